@@ -1,0 +1,279 @@
+/*
+ * flashc — FlashAttention operators in C.  The native API.
+ *
+ * One call describes a whole attention problem without layout strings: every operand is a strided
+ * view over (batch, head, position, feature), lengths may vary per batch, and visibility (causal,
+ * bands, prefixes, explicit masks) is stated on positions, not on mask tensors.
+ *
+ *   fc_attention_desc d = fc_attention_desc_init();   // sizes, views, options
+ *   fc_plan *plan;  size_t ws;
+ *   fc_plan_create(&d, NULL, &plan);                   // validate + lower, reusable
+ *   fc_plan_workspace_size(plan, &ws);
+ *   fc_plan_run(plan, NULL, workspace, ws);            // any number of times
+ *   fc_plan_destroy(plan);
+ *
+ * or simply fc_attention(&d), which plans, allocates the workspace and runs.
+ *
+ * Every function returns an fc_status; on failure fc_last_error() names the argument at fault.
+ */
+#ifndef FLASHC_H
+#define FLASHC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FLASHC_VERSION_MAJOR 0
+#define FLASHC_VERSION_MINOR 1
+#define FLASHC_VERSION_PATCH 0
+
+#if defined(_WIN32)
+#define FC_API __declspec(dllexport)
+#else
+#define FC_API __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Status and errors                                                                              */
+
+typedef enum fc_status {
+    FC_OK = 0,
+    FC_ERR_NULL_ARG = 1,     /* a required pointer is NULL */
+    FC_ERR_INVALID_ARG = 2,  /* a size, stride, dtype, value or combination is not supported */
+    FC_ERR_WORKSPACE = 3,    /* workspace missing or smaller than fc_plan_workspace_size() */
+    FC_ERR_NO_MEMORY = 4,    /* host memory exhausted */
+    FC_ERR_BACKEND = 5,      /* the selected backend is unavailable or failed */
+    FC_ERR_INTERNAL = 6
+} fc_status;
+
+/* Text of the most recent failure in the calling thread ("" when none). Valid until the next
+ * flashc call in that thread. */
+FC_API const char *fc_last_error(void);
+FC_API const char *fc_status_name(fc_status status);
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Data                                                                                           */
+
+typedef enum fc_dtype {
+    FC_F32 = 0,
+    FC_F16 = 1,
+    FC_BF16 = 2,
+    FC_I8 = 3,
+    FC_U8 = 4,
+    FC_BOOL = 5, /* one byte, nonzero = true */
+    FC_I32 = 6,
+    FC_I64 = 7
+} fc_dtype;
+
+FC_API size_t fc_dtype_size(fc_dtype dtype); /* 0 for an unknown dtype */
+
+/* A per-head sequence operand (query, key, value, rope parts, output).
+ * Element (b, n, s, e) — batch b, head n, position s of that batch, feature e — lives at
+ *     data + (base(b) + n*stride_head + s*stride_seq + e*stride_dim) elements,
+ * base(b) = b*stride_batch for padded batches, or tokens_before(b)*stride_seq for packed
+ * (varlen) batches, where stride_batch is ignored.  Strides are in elements and may be 0 for inputs
+ * (broadcast); outputs must not overlap themselves. */
+typedef struct fc_tensor {
+    void *data;
+    fc_dtype dtype;
+    int64_t stride_batch, stride_head, stride_seq, stride_dim;
+} fc_tensor;
+
+/* Contiguous row-major helpers for the common layouts (n = heads, e = features per head). */
+FC_API fc_tensor fc_tensor_bnsd(void *data, fc_dtype dtype, int64_t n, int64_t s, int64_t e);
+FC_API fc_tensor fc_tensor_bsnd(void *data, fc_dtype dtype, int64_t n, int64_t s, int64_t e);
+FC_API fc_tensor fc_tensor_sbnd(void *data, fc_dtype dtype, int64_t b, int64_t n, int64_t e);
+FC_API fc_tensor fc_tensor_tnd(void *data, fc_dtype dtype, int64_t n, int64_t e); /* packed */
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Score modifiers: x = modify(q·k)                                                               */
+
+typedef enum fc_bias_order {
+    FC_BIAS_AFTER_SCALE = 0,  /* x = s·scale + bias      (CANN pseType 0) */
+    FC_BIAS_BEFORE_SCALE = 1  /* x = (s + bias)·scale    (CANN pseType 1) */
+} fc_bias_order;
+
+/* An additive bias over (batch, query head, row, column), any float dtype.
+ * Row i and column j of batch b read element (b, n, i + row_shift, j + col_shift) where, with
+ * bottom_right set, row_shift = rows − Sq_b and col_shift = cols − Skv_b (the bias is aligned to
+ * the bottom-right corner of a rows × cols block); otherwise both are 0.  A row stride of 0
+ * broadcasts one row to all rows.  With compressed set (a Toeplitz bias stored as its last `rows`
+ * rows, the CANN "ALiBi 1024-row" form) rows whose shifted index is negative are recovered from the
+ * stored rows, and every batch with Sq_b > rows sees only columns j ≤ i. */
+typedef struct fc_bias {
+    const void *data; /* NULL = no bias */
+    fc_dtype dtype;
+    fc_bias_order order;
+    int64_t rows, cols; /* extents of the per-head block */
+    int64_t stride_batch, stride_head, stride_row, stride_col;
+    bool bottom_right;
+    bool compressed;
+} fc_bias;
+
+/* Generated ALiBi: x −= slope[b][n]·|Δ| (or ·sqrt|Δ|), Δ = global column − global row. */
+typedef struct fc_alibi {
+    const float *slopes; /* NULL = none */
+    int64_t stride_batch, stride_head; /* stride_batch 0: one slope per head for all batches */
+    bool sqrt_distance;
+} fc_alibi;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Visibility                                                                                     */
+
+typedef enum fc_align {
+    FC_ALIGN_TOP_LEFT = 0,     /* the diagonal is j = i */
+    FC_ALIGN_BOTTOM_RIGHT = 1  /* the diagonal is j = i + (Skv_b − Sq_b) (last row sees last column) */
+} fc_align;
+
+#define FC_UNBOUNDED INT64_MAX
+
+/* A band around the diagonal: column j is visible from row i iff
+ *     −left ≤ (j + kv_start) − (i + q_start) − diagonal ≤ right
+ * Causal is {left = FC_UNBOUNDED, right = 0}.  left/right may be negative (a band that excludes the
+ * diagonal).  enabled = false: every column is visible. */
+typedef struct fc_window {
+    bool enabled;
+    int64_t left, right;
+    fc_align align;
+} fc_window;
+
+FC_API fc_window fc_window_causal(fc_align align);
+FC_API fc_window fc_window_band(int64_t left, int64_t right, fc_align align);
+
+/* An explicit boolean mask over (batch, head, row, column); nonzero = hidden.  Strides may be 0
+ * (broadcast).  With packed batches and by_tokens set, batch b reads the block starting at
+ * (tokens_before_q(b), tokens_before_kv(b)) — the diagonal blocks of a [Tq, Tkv] mask. */
+typedef struct fc_mask {
+    const void *data; /* NULL = none */
+    fc_dtype dtype;   /* FC_BOOL, FC_U8 or FC_I8 */
+    int64_t stride_batch, stride_head, stride_row, stride_col;
+    bool by_tokens;
+} fc_mask;
+
+typedef struct fc_visibility {
+    fc_window window;              /* for every batch ... */
+    const fc_window *batch_window; /* ... or one per batch (NULL = use window) */
+    const int64_t *prefix;         /* optional, per batch: columns j < prefix[b] are always visible */
+    int64_t q_start, kv_start;     /* global position of row 0 and column 0 (context parallelism);
+                                      also the positions ALiBi measures */
+    fc_mask mask;                  /* hidden positions on top of the window */
+} fc_visibility;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Softmax statistics                                                                             */
+
+typedef enum fc_stats_order {
+    FC_STATS_HEAD_MAJOR = 0,  /* per batch a [heads, Sq_b, replicas] block (dense: [B, N, S, r]) */
+    FC_STATS_TOKEN_MAJOR = 1, /* [tokens, heads, replicas] over all batches' rows */
+    FC_STATS_KV_GROUP = 2     /* per batch [kv_heads, Sq_b, group] (replicas must be 1) */
+} fc_stats_order;
+
+/* Row maximum and sum of exp(x − max) (sink included), fp32.  Each value is written `replicas`
+ * times (1 or more; CANN uses 8).  A row that sees nothing gets max = −FLT_MAX, sum = +FLT_MAX. */
+typedef struct fc_stats {
+    float *max, *sum; /* both NULL = not wanted; both set = written */
+    fc_stats_order order;
+    int64_t replicas; /* 0 means 1 */
+} fc_stats;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Dropout from a caller-supplied keep mask                                                       */
+
+/* Bit e of the mask, bit (e mod 8) of byte e/8 (least significant first), 1 = keep.
+ * e enumerates (b, n, i, j) as per-batch [q_heads, Sq_b, Skv_b] blocks in batch order — for equal
+ * lengths the flat index of a [B, N, Sq, Skv] tensor. */
+typedef struct fc_dropout {
+    const uint8_t *keep_bits; /* NULL or keep_prob == 1: no dropout */
+    size_t keep_bits_bytes;   /* size of the mask buffer, checked against what is needed */
+    double keep_prob;         /* (0, 1]; 0 is read as 1 */
+} fc_dropout;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* The problem                                                                                    */
+
+typedef struct fc_attention_desc {
+    /* sizes */
+    int64_t batch;
+    int64_t q_heads, kv_heads; /* kv_heads divides q_heads: query head n uses kv head n / (q/kv) */
+    int64_t head_dim;          /* query/key feature size (without rope) */
+    int64_t v_head_dim;        /* value/output feature size; 0 means head_dim */
+    int64_t rope_dim;          /* extra query/key features in q_rope/k_rope; 0 = none */
+    int64_t q_len, kv_len;     /* padded batches: positions per batch (ignored when packed) */
+    const int64_t *q_lens;     /* optional per-batch lengths (padded: each ≤ q_len) */
+    const int64_t *kv_lens;
+    bool packed;               /* batches stored back to back along the position axis */
+
+    /* operands */
+    fc_tensor q, k, v;
+    fc_tensor q_rope, k_rope; /* when rope_dim > 0: q·k = q·k + q_rope·k_rope */
+    fc_tensor out;            /* [.., q_heads, .., v_head_dim]; any float dtype */
+
+    /* score: x = softcap(scale·(q·k + bias_before)) + bias_after − alibi, then visibility,
+     * softmax (with the sink), dropout of the probabilities */
+    double scale;             /* 0 means 1/sqrt(head_dim + rope_dim) */
+    fc_bias bias;
+    fc_alibi alibi;
+    float softcap;            /* > 0: y → softcap·tanh(y / softcap) on the scaled score */
+    const float *sink;        /* optional per query head: an extra logit in every row's softmax */
+    fc_visibility vis;
+    fc_dropout dropout;
+    fc_stats stats;
+} fc_attention_desc;
+
+/* A description with every option off and the scale defaulted; fill in sizes and operands. */
+FC_API fc_attention_desc fc_attention_desc_init(void);
+
+/* New data addresses for a planned problem (same shapes and strides).  NULL fields keep the
+ * planned address. */
+typedef struct fc_attention_io {
+    const void *q, *k, *v, *q_rope, *k_rope;
+    void *out;
+    const void *bias, *mask;
+    const float *slopes, *sink;
+    const uint8_t *keep_bits;
+    float *stats_max, *stats_sum;
+} fc_attention_io;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Plans                                                                                          */
+
+typedef enum fc_backend {
+    FC_BACKEND_DEFAULT = 0, /* CPU, or FLASHC_BACKEND from the environment */
+    FC_BACKEND_CPU = 1,
+    FC_BACKEND_CUDA = 2
+} fc_backend;
+
+typedef struct fc_options {
+    fc_backend backend;
+    int threads; /* CPU: 0 = OpenMP's default; results are identical for every count */
+} fc_options;
+
+typedef struct fc_plan fc_plan;
+
+FC_API fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *options,
+                                fc_plan **plan);
+FC_API fc_status fc_plan_workspace_size(const fc_plan *plan, size_t *bytes);
+/* io may be NULL (use the planned addresses); workspace may be NULL when its size is 0. */
+FC_API fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace,
+                             size_t workspace_bytes);
+FC_API void fc_plan_destroy(fc_plan *plan);
+
+/* Plan, allocate the workspace, run, free. */
+FC_API fc_status fc_attention(const fc_attention_desc *desc);
+
+/* FLOPs of the problem counted over visible positions only: 2·(Dqk+Dr)+2·Dv per visible score. */
+FC_API fc_status fc_plan_flops(const fc_plan *plan, double *flops);
+
+/* The CPU kernel path in use ("avx512", "avx2", "scalar") and a way to force one (tests/bench);
+ * returns false when the path is not available on this machine. */
+FC_API const char *fc_cpu_isa(void);
+FC_API bool fc_cpu_force_isa(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLASHC_H */

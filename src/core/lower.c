@@ -1,0 +1,57 @@
+#include "lower.h"
+
+#include "error.h"
+#include "visibility.h"
+
+void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t dpos)
+{
+    if (!enabled) {
+        bt->vis_lo = fc_band_clamp(INT64_MIN, bt->sq, bt->skv);
+        bt->vis_hi = fc_band_clamp(INT64_MAX, bt->sq, bt->skv);
+        return;
+    }
+    const int64_t diag = fc_sat_sub(bottom_right ? bt->skv - bt->sq : 0, dpos);
+    bt->vis_lo = fc_band_clamp(fc_sat_sub(diag, left), bt->sq, bt->skv);
+    bt->vis_hi = fc_band_clamp(fc_sat_add(diag, right), bt->sq, bt->skv);
+}
+
+bool fc_dims_disjoint(const int64_t *ext, const int64_t *stride, int n)
+{
+    int idx[8], m = 0;
+    for (int k = 0; k < n && m < 8; k++)
+        if (ext[k] > 1)
+            idx[m++] = k;
+    for (int a = 1; a < m; a++) /* insertion sort by stride */
+        for (int c = a; c > 0 && stride[idx[c]] < stride[idx[c - 1]]; c--) {
+            const int t = idx[c];
+            idx[c] = idx[c - 1];
+            idx[c - 1] = t;
+        }
+    for (int a = 0; a < m; a++) {
+        if (stride[idx[a]] <= 0)
+            return false;
+        if (a > 0 && stride[idx[a]] < stride[idx[a - 1]] * ext[idx[a - 1]])
+            return false;
+    }
+    return true;
+}
+
+fc_status fc_check_pse_extent(const char *fn, const char *name, const fc_batch *bt, int64_t b, int64_t rows,
+                              int64_t cols, bool has_rows, bool compressed)
+{
+    if (bt->sq == 0 || bt->skv == 0)
+        return FC_OK;
+    if (bt->pse_col_shift < 0 || bt->skv + bt->pse_col_shift > cols)
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: %s has %lld columns, batch %lld needs %lld", fn, name, (long long)cols,
+                       (long long)b, (long long)bt->skv);
+    if (!has_rows)
+        return FC_OK;
+    if (bt->sq + bt->pse_row_shift > rows || (!compressed && bt->pse_row_shift < 0))
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: %s has %lld rows, batch %lld needs %lld", fn, name, (long long)rows,
+                       (long long)b, (long long)bt->sq);
+    if (bt->pse_row_shift < 0 && bt->sq != bt->skv)
+        return fc_fail(FC_ERR_INVALID_ARG,
+                       "%s: %s is compressed to %lld rows, which needs equal query and key lengths, batch %lld has %lld and %lld",
+                       fn, name, (long long)rows, (long long)b, (long long)bt->sq, (long long)bt->skv);
+    return FC_OK;
+}

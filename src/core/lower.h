@@ -1,0 +1,40 @@
+/*
+ * Helpers every face uses while lowering into fc_problem: saturating position arithmetic, the
+ * window → band compilation, and extent checks that are the same whatever the face.
+ */
+#ifndef FC_CORE_LOWER_H
+#define FC_CORE_LOWER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "problem.h"
+
+static inline int64_t fc_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static inline int64_t fc_sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* Compiles "column j visible from row i iff −left ≤ (j − i) + dpos − diagonal ≤ right" into the
+ * batch's clamped band (diagonal = Skv_b − Sq_b when bottom_right, else 0).  Disabled = all. */
+void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t dpos);
+
+/* True when no two elements of a view with these extents and strides share an address. */
+bool fc_dims_disjoint(const int64_t *ext, const int64_t *stride, int n);
+
+/* Checks that every pse element batch b reads lies inside a rows × cols block (semantics §2.4). */
+fc_status fc_check_pse_extent(const char *fn, const char *name, const fc_batch *bt, int64_t b, int64_t rows,
+                              int64_t cols, bool has_rows, bool compressed);
+
+#endif /* FC_CORE_LOWER_H */

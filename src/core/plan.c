@@ -1,0 +1,83 @@
+/* Plan lifetime and routing to the backend. */
+#include "plan.h"
+
+#include <stdlib.h>
+
+#include "../cpu/cpu.h"
+#include "error.h"
+#include "visibility.h"
+
+fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_options *options, fc_plan **out)
+{
+    fc_plan *plan = calloc(1, sizeof *plan);
+    if (!plan) {
+        free(prob->batch);
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory");
+    }
+    plan->op = op;
+    plan->prob = *prob;
+    plan->backend = FC_BACKEND_CPU;
+    const fc_backend wanted = options ? options->backend : FC_BACKEND_DEFAULT;
+    if (wanted == FC_BACKEND_CUDA) {
+        fc_plan_destroy(plan);
+        return fc_fail(FC_ERR_BACKEND, "fc_plan_create: options.backend: the CUDA backend is not built in");
+    }
+    const fc_status st = fc_cpu_plan_create(plan, options ? options->threads : 0);
+    if (st != FC_OK) {
+        fc_plan_destroy(plan);
+        return st;
+    }
+    *out = plan;
+    return FC_OK;
+}
+
+fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *prob, void *workspace, size_t bytes)
+{
+    if (bytes < plan->workspace)
+        return fc_fail(FC_ERR_WORKSPACE, "fc_plan_run: workspace_bytes is %zu, the plan needs %zu", bytes,
+                       plan->workspace);
+    if (plan->workspace > 0 && workspace == NULL)
+        return fc_fail(FC_ERR_WORKSPACE, "fc_plan_run: workspace is NULL, the plan needs %zu bytes", plan->workspace);
+    return fc_cpu_run(plan, prob, workspace);
+}
+
+void fc_plan_destroy(fc_plan *plan)
+{
+    if (!plan)
+        return;
+    fc_cpu_plan_destroy(plan->cpu);
+    free(plan->prob.batch);
+    free(plan);
+}
+
+fc_status fc_plan_workspace_size(const fc_plan *plan, size_t *bytes)
+{
+    if (!plan)
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_workspace_size: plan is NULL");
+    if (!bytes)
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_workspace_size: bytes is NULL");
+    *bytes = plan->workspace;
+    return FC_OK;
+}
+
+double fc_problem_visible(const fc_problem *p)
+{
+    double total = 0;
+    for (int64_t b = 0; b < p->B; b++) {
+        const fc_batch *bt = &p->batch[b];
+        int64_t per_head = 0, sp[4];
+        for (int64_t i = 0; i < bt->sq; i++)
+            per_head += fc_row_spans(bt, i, sp);
+        total += (double)per_head * (double)p->Nq;
+    }
+    return total;
+}
+
+fc_status fc_plan_flops(const fc_plan *plan, double *flops)
+{
+    if (!plan || !flops)
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_flops: %s is NULL", plan ? "flops" : "plan");
+    const fc_problem *p = &plan->prob;
+    *flops = fc_problem_visible(p) * (double)(2 * (p->Dqk + p->Dr) + 2 * p->Dv);
+    return FC_OK;
+}

@@ -1,0 +1,109 @@
+/*
+ * The canonical problem: what every face lowers into and every backend consumes.
+ *
+ * Layout-free: operands are strided views over (batch, head, position, feature) whose per-batch
+ * base offsets were resolved by the face; visibility is a per-batch band on d = j − i plus a
+ * prefix, already aligned and clamped; all per-batch facts live in fc_batch.  Nothing here knows
+ * a layout string, an aclTensor or a tile size.
+ */
+#ifndef FC_CORE_PROBLEM_H
+#define FC_CORE_PROBLEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flashc.h"
+
+/* A strided operand.  Element (b, n, s, e) lives at
+ *     data + (b·sb + (tok + s)·ss + n·sn + e·se) elements
+ * where tok is the batch's token offset on this operand's side (q_tok or kv_tok; 0 for padded
+ * batches, whose views have sb set instead). */
+typedef struct fc_view {
+    char *data;
+    fc_dtype dtype;
+    int64_t sb, sn, ss, se;
+} fc_view;
+
+/* Per-batch facts.  Lengths are the real ones; rows in [sq, q_rows) are padding rows that are
+ * written as rows seeing nothing. */
+typedef struct fc_batch {
+    int64_t sq, skv, q_rows;
+    int64_t q_tok, kv_tok;            /* packed batches: tokens before this batch; else 0 */
+    int64_t vis_lo, vis_hi;           /* visible iff vis_lo <= j − i <= vis_hi (clamped) */
+    int64_t prefix;                   /* columns j < prefix are visible too */
+    int64_t mask_base;                /* element offset of this batch's explicit-mask block */
+    int64_t pse_base;                 /* element offset of this batch's pse block */
+    int64_t pse_row_shift, pse_col_shift;
+    int64_t alibi_dpos;               /* Δpos = j − i + alibi_dpos */
+    int64_t drop_bit0;                /* dropout bit of (n=0, i=0, j=0) */
+    int64_t stat_base;                /* element offset of this batch's statistics */
+} fc_batch;
+
+/* An explicit mask (nonzero = hidden), one byte per element. */
+typedef struct fc_mask_view {
+    const uint8_t *data; /* NULL = none */
+    int64_t sn, si, sj;
+} fc_mask_view;
+
+/* External pse / bias. */
+typedef struct fc_pse_view {
+    const char *data; /* NULL = none */
+    fc_dtype dtype;
+    bool before_scale;   /* x = (s + pse)·scale instead of s·scale + pse */
+    int64_t sn, si, sj;
+    int64_t compress_rows; /* > 0: Toeplitz compression period (rows stored) */
+} fc_pse_view;
+
+typedef struct fc_alibi_view {
+    const float *slopes; /* NULL = none */
+    int64_t sb, sn;
+    bool sqrt_distance;
+} fc_alibi_view;
+
+typedef struct fc_stats_view {
+    float *max, *sum; /* NULL = not written */
+    fc_stats_order order;
+    int64_t replicas;
+} fc_stats_view;
+
+typedef struct fc_problem {
+    int64_t B, Nq, Nkv, G;     /* G = Nq / Nkv */
+    int64_t Dqk, Dv, Dr;
+    int64_t max_sq, max_skv;   /* over batches (rows incl. padding for max_sq) */
+    fc_batch *batch;           /* B entries, owned by the plan */
+
+    fc_view q, k, v, q_rope, k_rope, out;
+
+    float scale;
+    float softcap;             /* 0 = off */
+    fc_pse_view pse;
+    fc_alibi_view alibi;
+    const float *sink;         /* per query head, NULL = none */
+    fc_mask_view mask;
+    const uint8_t *drop_bits;  /* NULL = no dropout */
+    float keep_prob;
+    fc_stats_view stats;
+} fc_problem;
+
+/* Element (b, n, s) of a view: the first feature of that row. */
+static inline char *fc_view_row(const fc_view *v, int64_t esize, int64_t b, int64_t tok, int64_t n, int64_t s)
+{
+    return v->data + (b * v->sb + (tok + s) * v->ss + n * v->sn) * esize;
+}
+
+/* The offset of (b, n1, i) in the statistics (replica 0). */
+static inline int64_t fc_stat_offset(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i)
+{
+    const int64_t r = p->stats.replicas;
+    switch (p->stats.order) {
+    case FC_STATS_TOKEN_MAJOR:
+        return bt->stat_base + (i * p->Nq + n1) * r;
+    case FC_STATS_KV_GROUP:
+        return bt->stat_base + ((n1 / p->G) * bt->q_rows + i) * p->G + n1 % p->G;
+    case FC_STATS_HEAD_MAJOR:
+    default:
+        return bt->stat_base + (n1 * bt->q_rows + i) * r;
+    }
+}
+
+#endif /* FC_CORE_PROBLEM_H */

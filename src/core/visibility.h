@@ -1,0 +1,47 @@
+/*
+ * The one visibility model: a row of a batch sees a band of columns around its diagonal plus an
+ * optional prefix, i.e. at most two disjoint spans.  Faces compile sparse modes, causal alignment,
+ * windows, start positions and prefixes into fc_batch (vis_lo, vis_hi, prefix); kernels and the
+ * FLOP count read them back only through fc_row_spans().  Explicit mask tensors act on top.
+ */
+#ifndef FC_CORE_VISIBILITY_H
+#define FC_CORE_VISIBILITY_H
+
+#include <stdint.h>
+
+#include "problem.h"
+
+/* Bound for band offsets: anything beyond ±(Sq + Skv) means "unbounded" and must not overflow
+ * when a row index is added (semantics §2.5: clamp before adding Δ). */
+static inline int64_t fc_band_clamp(int64_t v, int64_t sq, int64_t skv)
+{
+    const int64_t lim = sq + skv + 1;
+    return v > lim ? lim : v < -lim ? -lim : v;
+}
+
+/* Visible columns of row i: spans [sp[0], sp[1]) and [sp[2], sp[3]), sorted and disjoint; an empty
+ * span has equal ends.  Returns the number of visible columns. */
+static inline int64_t fc_row_spans(const fc_batch *bt, int64_t i, int64_t sp[4])
+{
+    sp[0] = sp[1] = sp[2] = sp[3] = 0;
+    if (i >= bt->sq)
+        return 0; /* padding row */
+    int64_t a = i + bt->vis_lo, z = i + bt->vis_hi + 1; /* band [a, z) */
+    a = a < 0 ? 0 : a;
+    z = z > bt->skv ? bt->skv : z;
+    if (a > z)
+        a = z;
+    const int64_t pz = bt->prefix < bt->skv ? bt->prefix : bt->skv; /* prefix [0, pz) */
+    if (pz <= 0 || a >= z) {
+        if (pz > 0)
+            a = 0, z = pz;
+        sp[0] = a, sp[1] = z;
+    } else if (a <= pz) { /* prefix and band touch: one span */
+        sp[0] = 0, sp[1] = z > pz ? z : pz;
+    } else {
+        sp[0] = 0, sp[1] = pz, sp[2] = a, sp[3] = z;
+    }
+    return (sp[1] - sp[0]) + (sp[3] - sp[2]);
+}
+
+#endif /* FC_CORE_VISIBILITY_H */

@@ -1,0 +1,61 @@
+/* Picks the best kernel set this CPU runs; FLASHC_ISA or fc_cpu_force_isa() can pin one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+static const fc_cpu_kernels *fc_forced;
+
+static bool fc_isa_available(const fc_cpu_kernels *k)
+{
+#if defined(FLASHC_X86)
+    __builtin_cpu_init();
+    if (k == &fc_cpu_kernels_avx512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    if (k == &fc_cpu_kernels_avx2)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#endif
+    return k == &fc_cpu_kernels_scalar;
+}
+
+static const fc_cpu_kernels *fc_isa_by_name(const char *name)
+{
+    const fc_cpu_kernels *all[] = {
+#if defined(FLASHC_X86)
+        &fc_cpu_kernels_avx512, &fc_cpu_kernels_avx2,
+#endif
+        &fc_cpu_kernels_scalar};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (name == NULL ? fc_isa_available(all[i]) : strcmp(name, all[i]->isa) == 0)
+            return fc_isa_available(all[i]) ? all[i] : NULL;
+    }
+    return NULL;
+}
+
+const fc_cpu_kernels *fc_cpu_active(void)
+{
+    if (fc_forced)
+        return fc_forced;
+    static const fc_cpu_kernels *chosen;
+    if (!chosen) {
+        const char *env = getenv("FLASHC_ISA");
+        const fc_cpu_kernels *k = env && *env ? fc_isa_by_name(env) : NULL;
+        chosen = k ? k : fc_isa_by_name(NULL);
+    }
+    return chosen;
+}
+
+const char *fc_cpu_isa(void) { return fc_cpu_active()->isa; }
+
+bool fc_cpu_force_isa(const char *name)
+{
+    if (name == NULL) {
+        fc_forced = NULL;
+        return true;
+    }
+    const fc_cpu_kernels *k = fc_isa_by_name(name);
+    if (k)
+        fc_forced = k;
+    return k != NULL;
+}

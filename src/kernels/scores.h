@@ -1,0 +1,119 @@
+/*
+ * The score pipeline on one transposed tile S[j][r] (j < jn kv columns from j0, r < Rp rows):
+ *
+ *     x = softcap(scale·(s + pse_before)) + pse_after − slope·|Δpos|   (or ·sqrt|Δpos|)
+ *     hidden (outside the row's spans, or set in the explicit mask) → −inf
+ *
+ * Forward and backward both call fc_scores(); nothing else knows pse, ALiBi or mask rules.
+ */
+#ifndef FC_KERNELS_SCORES_H
+#define FC_KERNELS_SCORES_H
+
+#include "tile.h"
+
+/* Element (i, j) of the external pse for row head n1 (semantics §2.4, incl. 1024-row compression). */
+static inline float fc_pse_at(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i, int64_t j)
+{
+    const fc_pse_view *ps = &p->pse;
+    int64_t row = i + bt->pse_row_shift, col = j + bt->pse_col_shift;
+    if (ps->si != 0 && row < 0) { /* compressed Toeplitz rows: recover from row i mod R */
+        const int64_t m = i % ps->compress_rows;
+        col += m - row;
+        row = m;
+    }
+    const char *e = ps->data + (bt->pse_base + n1 * ps->sn + row * ps->si + col * ps->sj) * fc_dtype_bytes(ps->dtype);
+    return fc_load_scalar(e, ps->dtype);
+}
+
+/* Adds the pse to every element of the tile. */
+static inline void fc_scores_add_pse(float *S, int jn, int64_t j0, const fc_problem *p, const fc_rows *rw)
+{
+    const int Rp = rw->padded;
+    for (int r = 0; r < rw->count; r++) {
+        const int64_t n1 = rw->head[r], i = rw->pos[r];
+        if (i >= rw->bt->sq)
+            continue;
+        for (int j = 0; j < jn; j++) {
+            if (rw->hi1[r] <= rw->lo1[r] && rw->hi2[r] <= rw->lo2[r])
+                break; /* the row sees nothing: its pse may lie outside the tensor */
+            const float jf = (float)(j0 + j);
+            if ((jf >= rw->lo1[r] && jf < rw->hi1[r]) || (jf >= rw->lo2[r] && jf < rw->hi2[r]))
+                S[(ptrdiff_t)j * Rp + r] += fc_pse_at(p, rw->bt, n1, i, j0 + j);
+        }
+    }
+}
+
+FC_INLINE fvec v_tanh(fvec t)
+{
+    const fvec a = v_abs(t);
+    const fvec e = v_exp(v_add(a, a));
+    const fvec th = v_sub(v_set1(1.0f), v_div(v_set1(2.0f), v_add(e, v_set1(1.0f))));
+    return v_select(v_lt(t, v_zero()), v_sub(v_zero(), th), th);
+}
+
+/* Turns raw dot products into final logits in place.  `kind` says whether the tile is fully
+ * visible to every row (no per-element visibility test needed). */
+static inline void fc_scores(float *S, int jn, int64_t j0, const fc_problem *p, const fc_rows *rw, fc_tile_kind kind)
+{
+    const int Rp = rw->padded;
+    const bool pse = p->pse.data != NULL;
+    if (pse && p->pse.before_scale)
+        fc_scores_add_pse(S, jn, j0, p, rw);
+
+    const fvec scale = v_set1(p->scale);
+    const float cap = p->softcap;
+    const fvec capv = v_set1(cap), inv_cap = v_set1(cap > 0 ? 1.0f / cap : 0.0f);
+    for (int j = 0; j < jn; j++) {
+        float *row = S + (ptrdiff_t)j * Rp;
+        if (cap > 0) {
+            for (int r = 0; r < Rp; r += FC_W)
+                v_store(row + r, v_mul(capv, v_tanh(v_mul(v_mul(v_load(row + r), scale), inv_cap))));
+        } else {
+            for (int r = 0; r < Rp; r += FC_W)
+                v_store(row + r, v_mul(v_load(row + r), scale));
+        }
+    }
+
+    if (pse && !p->pse.before_scale)
+        fc_scores_add_pse(S, jn, j0, p, rw);
+
+    if (p->alibi.slopes) {
+        for (int j = 0; j < jn; j++) {
+            float *row = S + (ptrdiff_t)j * Rp;
+            const fvec jf = v_set1((float)(j0 + j));
+            for (int r = 0; r < Rp; r += FC_W) {
+                fvec dist = v_abs(v_sub(jf, v_load(rw->apos + r)));
+                if (p->alibi.sqrt_distance)
+                    dist = v_sqrt(dist);
+                v_store(row + r, v_sub(v_load(row + r), v_mul(v_load(rw->slope + r), dist)));
+            }
+        }
+    }
+
+    if (kind == FC_TILE_PARTIAL) {
+        const fvec ninf = v_set1(-INFINITY);
+        for (int j = 0; j < jn; j++) {
+            float *row = S + (ptrdiff_t)j * Rp;
+            const fvec jf = v_set1((float)(j0 + j));
+            for (int r = 0; r < Rp; r += FC_W) {
+                const fmask in1 = m_and(v_le(v_load(rw->lo1 + r), jf), v_lt(jf, v_load(rw->hi1 + r)));
+                const fmask in2 = m_and(v_le(v_load(rw->lo2 + r), jf), v_lt(jf, v_load(rw->hi2 + r)));
+                v_store(row + r, v_select(m_or(in1, in2), v_load(row + r), ninf));
+            }
+        }
+    }
+
+    if (p->mask.data) {
+        const fc_mask_view *mk = &p->mask;
+        for (int r = 0; r < rw->count; r++) {
+            if (rw->pos[r] >= rw->bt->sq)
+                continue;
+            const uint8_t *mrow = mk->data + rw->bt->mask_base + rw->head[r] * mk->sn + rw->pos[r] * mk->si;
+            for (int j = 0; j < jn; j++)
+                if (mrow[(j0 + j) * mk->sj])
+                    S[(ptrdiff_t)j * Rp + r] = -INFINITY;
+        }
+    }
+}
+
+#endif /* FC_KERNELS_SCORES_H */

@@ -1,0 +1,187 @@
+/*
+ * One small vector vocabulary, three instruction sets.  The kernel sources are compiled once per
+ * ISA (scalar, AVX2+FMA+F16C, AVX-512) and written only against these names, so every path runs
+ * the same algorithm; the scalar path (FC_W = 1) is the portable reference of it.
+ *
+ * FC_ISA_FN(name) gives the exported, ISA-suffixed name of a kernel entry point.
+ */
+#ifndef FC_KERNELS_SIMD_H
+#define FC_KERNELS_SIMD_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "../core/half.h"
+
+#define FC_CAT_(a, b) a##_##b
+#define FC_CAT(a, b) FC_CAT_(a, b)
+#define FC_STR_(a) #a
+#define FC_STR(a) FC_STR_(a)
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#define FC_ISA avx512
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define FC_ISA avx2
+#else
+#define FC_ISA scalar
+#endif
+#define FC_ISA_FN(name) FC_CAT(name, FC_ISA)
+
+#define FC_INLINE static inline __attribute__((always_inline))
+
+/* ---------------------------------------------------------------------------------------------- */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#define FC_W 16
+typedef __m512 fvec;
+typedef __mmask16 fmask;
+
+FC_INLINE fvec v_zero(void) { return _mm512_setzero_ps(); }
+FC_INLINE fvec v_set1(float x) { return _mm512_set1_ps(x); }
+FC_INLINE fvec v_load(const float *p) { return _mm512_loadu_ps(p); }
+FC_INLINE void v_store(float *p, fvec v) { _mm512_storeu_ps(p, v); }
+FC_INLINE fvec v_load_n(const float *p, int n) { return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p); }
+FC_INLINE void v_store_n(float *p, fvec v, int n) { _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v); }
+FC_INLINE fvec v_bcast(const float *p) { return _mm512_set1_ps(*p); }
+FC_INLINE fvec v_add(fvec a, fvec b) { return _mm512_add_ps(a, b); }
+FC_INLINE fvec v_sub(fvec a, fvec b) { return _mm512_sub_ps(a, b); }
+FC_INLINE fvec v_mul(fvec a, fvec b) { return _mm512_mul_ps(a, b); }
+FC_INLINE fvec v_fma(fvec a, fvec b, fvec c) { return _mm512_fmadd_ps(a, b, c); }
+FC_INLINE fvec v_max(fvec a, fvec b) { return _mm512_max_ps(a, b); }
+FC_INLINE fvec v_min(fvec a, fvec b) { return _mm512_min_ps(a, b); }
+FC_INLINE fvec v_div(fvec a, fvec b) { return _mm512_div_ps(a, b); }
+FC_INLINE fvec v_sqrt(fvec a) { return _mm512_sqrt_ps(a); }
+FC_INLINE fvec v_abs(fvec a) { return _mm512_abs_ps(a); }
+FC_INLINE fvec v_round(fvec a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+FC_INLINE fmask v_lt(fvec a, fvec b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+FC_INLINE fmask v_le(fvec a, fvec b) { return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ); }
+FC_INLINE fmask v_eq(fvec a, fvec b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+FC_INLINE fmask m_and(fmask a, fmask b) { return (fmask)(a & b); }
+FC_INLINE fmask m_or(fmask a, fmask b) { return (fmask)(a | b); }
+FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return _mm512_mask_blend_ps(m, no, yes); }
+FC_INLINE fvec v_pow2i(fvec n) /* 2^n for integral n in [-126, 127] */
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+}
+FC_INLINE float v_hmax(fvec v) { return _mm512_reduce_max_ps(v); }
+FC_INLINE float v_hsum(fvec v) { return _mm512_reduce_add_ps(v); }
+FC_INLINE fvec v_load_f16(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
+FC_INLINE fvec v_load_bf16(const uint16_t *p)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define FC_W 8
+typedef __m256 fvec;
+typedef __m256 fmask;
+
+FC_INLINE __m256i fc_lane_mask(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+FC_INLINE fvec v_zero(void) { return _mm256_setzero_ps(); }
+FC_INLINE fvec v_set1(float x) { return _mm256_set1_ps(x); }
+FC_INLINE fvec v_load(const float *p) { return _mm256_loadu_ps(p); }
+FC_INLINE void v_store(float *p, fvec v) { _mm256_storeu_ps(p, v); }
+FC_INLINE fvec v_load_n(const float *p, int n) { return _mm256_maskload_ps(p, fc_lane_mask(n)); }
+FC_INLINE void v_store_n(float *p, fvec v, int n) { _mm256_maskstore_ps(p, fc_lane_mask(n), v); }
+FC_INLINE fvec v_bcast(const float *p) { return _mm256_broadcast_ss(p); }
+FC_INLINE fvec v_add(fvec a, fvec b) { return _mm256_add_ps(a, b); }
+FC_INLINE fvec v_sub(fvec a, fvec b) { return _mm256_sub_ps(a, b); }
+FC_INLINE fvec v_mul(fvec a, fvec b) { return _mm256_mul_ps(a, b); }
+FC_INLINE fvec v_fma(fvec a, fvec b, fvec c) { return _mm256_fmadd_ps(a, b, c); }
+FC_INLINE fvec v_max(fvec a, fvec b) { return _mm256_max_ps(a, b); }
+FC_INLINE fvec v_min(fvec a, fvec b) { return _mm256_min_ps(a, b); }
+FC_INLINE fvec v_div(fvec a, fvec b) { return _mm256_div_ps(a, b); }
+FC_INLINE fvec v_sqrt(fvec a) { return _mm256_sqrt_ps(a); }
+FC_INLINE fvec v_abs(fvec a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+FC_INLINE fvec v_round(fvec a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+FC_INLINE fmask v_lt(fvec a, fvec b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+FC_INLINE fmask v_le(fvec a, fvec b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+FC_INLINE fmask v_eq(fvec a, fvec b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+FC_INLINE fmask m_and(fmask a, fmask b) { return _mm256_and_ps(a, b); }
+FC_INLINE fmask m_or(fmask a, fmask b) { return _mm256_or_ps(a, b); }
+FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return _mm256_blendv_ps(no, yes, m); }
+FC_INLINE fvec v_pow2i(fvec n)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+}
+FC_INLINE float v_hmax(fvec v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+FC_INLINE float v_hsum(fvec v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+FC_INLINE fvec v_load_f16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+FC_INLINE fvec v_load_bf16(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+#else /* portable scalar path */
+#define FC_W 1
+typedef float fvec;
+typedef int fmask;
+
+FC_INLINE fvec v_zero(void) { return 0.0f; }
+FC_INLINE fvec v_set1(float x) { return x; }
+FC_INLINE fvec v_load(const float *p) { return *p; }
+FC_INLINE void v_store(float *p, fvec v) { *p = v; }
+FC_INLINE fvec v_load_n(const float *p, int n) { return n > 0 ? *p : 0.0f; }
+FC_INLINE void v_store_n(float *p, fvec v, int n) { if (n > 0) *p = v; }
+FC_INLINE fvec v_bcast(const float *p) { return *p; }
+FC_INLINE fvec v_add(fvec a, fvec b) { return a + b; }
+FC_INLINE fvec v_sub(fvec a, fvec b) { return a - b; }
+FC_INLINE fvec v_mul(fvec a, fvec b) { return a * b; }
+FC_INLINE fvec v_fma(fvec a, fvec b, fvec c) { return a * b + c; } /* no FMA unit assumed */
+FC_INLINE fvec v_max(fvec a, fvec b) { return a > b ? a : b; }
+FC_INLINE fvec v_min(fvec a, fvec b) { return a < b ? a : b; }
+FC_INLINE fvec v_div(fvec a, fvec b) { return a / b; }
+FC_INLINE fvec v_sqrt(fvec a) { return sqrtf(a); }
+FC_INLINE fvec v_abs(fvec a) { return fabsf(a); }
+FC_INLINE fvec v_round(fvec a) { return nearbyintf(a); }
+FC_INLINE fmask v_lt(fvec a, fvec b) { return a < b; }
+FC_INLINE fmask v_le(fvec a, fvec b) { return a <= b; }
+FC_INLINE fmask v_eq(fvec a, fvec b) { return a == b; }
+FC_INLINE fmask m_and(fmask a, fmask b) { return a & b; }
+FC_INLINE fmask m_or(fmask a, fmask b) { return a | b; }
+FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return m ? yes : no; }
+FC_INLINE fvec v_pow2i(fvec n) { return fc_bits_f32((uint32_t)((int32_t)n + 127) << 23); }
+FC_INLINE float v_hmax(fvec v) { return v; }
+FC_INLINE float v_hsum(fvec v) { return v; }
+FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32(*p); }
+FC_INLINE fvec v_load_bf16(const uint16_t *p) { return fc_bf16_to_f32(*p); }
+#endif
+
+/* ---------------------------------------------------------------------------------------------- */
+/* exp(x) for x ≤ 88 (larger x is clamped to 88): Cody–Waite reduction and the Cephes degree-6 polynomial, relative error
+ * below 2 ulp over the range; exactly 0 for x < −87.33 (so exp(−inf) = 0 and masked scores vanish
+ * without a separate blend). */
+FC_INLINE fvec v_exp(fvec x)
+{
+    const fvec lo = v_set1(-87.3365447f);
+    const fmask underflow = v_lt(x, lo);
+    x = v_min(v_max(x, lo), v_set1(88.0f));
+    const fvec n = v_round(v_mul(x, v_set1(1.44269504088896341f)));
+    fvec r = v_fma(n, v_set1(-0.693359375f), x);
+    r = v_fma(n, v_set1(2.12194440e-4f), r);
+    fvec y = v_set1(1.9875691500e-4f);
+    y = v_fma(y, r, v_set1(1.3981999507e-3f));
+    y = v_fma(y, r, v_set1(8.3334519073e-3f));
+    y = v_fma(y, r, v_set1(4.1665795894e-2f));
+    y = v_fma(y, r, v_set1(1.6666665459e-1f));
+    y = v_fma(y, r, v_set1(5.0000001201e-1f));
+    y = v_fma(y, v_mul(r, r), v_add(r, v_set1(1.0f)));
+    return v_select(underflow, v_zero(), v_mul(y, v_pow2i(n)));
+}
+
+#endif /* FC_KERNELS_SIMD_H */
