@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds flashc and runs the whole test suite.  FLASHC_SANITIZE=1 builds with ASan + UBSan
+# (in build-asan/).  Extra arguments go to ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./tools/deps.sh
+if [ "${FLASHC_SANITIZE:-0}" = 1 ]; then
+  dir=build-asan
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLASHC_SANITIZE=ON -DFLASHC_BUILD_BENCH=OFF >/dev/null
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+else
+  dir=build
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build "$dir" -j"$(nproc)"
+ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" "$@"
