@@ -1,0 +1,206 @@
+/*
+ * The forward operator: builds the problem through the native API (one plan, many runs), times
+ * it, then times the unfused OpenBLAS baseline on the same inputs and compares the outputs.
+ *
+ * Layouts: dense cases are BNSD (each head contiguous, the friendliest for the baseline's sgemm),
+ * varlen cases are packed TND.  fp16/bf16 inputs are converted to fp32 for the baseline before
+ * its timing starts, so the baseline's time holds no conversion (the ratio favours it).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseline.h"
+#include "bench.h"
+#include "data.h"
+#include "timer.h"
+
+typedef struct fwd_run {
+    fc_plan *plan;
+    void *ws;
+    size_t ws_bytes;
+    bench_unfused base;
+    float *scratch;
+    int threads;
+} fwd_run;
+
+static bool run_flashc(void *ctx)
+{
+    fwd_run *r = ctx;
+    return fc_plan_run(r->plan, NULL, r->ws, r->ws_bytes) == FC_OK;
+}
+
+static bool run_baseline(void *ctx)
+{
+    fwd_run *r = ctx;
+    return bench_unfused_run(&r->base, r->threads, r->scratch);
+}
+
+/* Sizes of one case, in elements. */
+typedef struct fwd_shape {
+    int64_t nb;                              /* batches */
+    int64_t q_lens[BENCH_MAX_BATCH], kv_lens[BENCH_MAX_BATCH];
+    int64_t q_base[BENCH_MAX_BATCH], kv_base[BENCH_MAX_BATCH]; /* element offsets per batch */
+    int64_t q_sh, q_ss, kv_sh, kv_ss;        /* head and position strides */
+    size_t q_elems, kv_elems;
+} fwd_shape;
+
+static bool shape_of(const bench_case *c, fwd_shape *s)
+{
+    const bool packed = c->lens[0] != 0;
+    const int64_t d = c->head_dim;
+    s->nb = bench_case_batches(c);
+    if (s->nb < 1 || s->nb > BENCH_MAX_BATCH)
+        return false;
+    int64_t tq = 0, tkv = 0;
+    for (int64_t b = 0; b < s->nb; b++) {
+        s->q_lens[b] = packed ? c->lens[b] : c->q_len;
+        s->kv_lens[b] = packed ? c->lens[b] : c->kv_len;
+        /* packed: batch b starts at token tokens_before(b); dense BNSD: at b·N·S·D */
+        s->q_base[b] = packed ? tq * c->q_heads * d : b * c->q_heads * c->q_len * d;
+        s->kv_base[b] = packed ? tkv * c->kv_heads * d : b * c->kv_heads * c->kv_len * d;
+        tq += s->q_lens[b];
+        tkv += s->kv_lens[b];
+    }
+    s->q_sh = packed ? d : c->q_len * d;
+    s->q_ss = packed ? c->q_heads * d : d;
+    s->kv_sh = packed ? d : c->kv_len * d;
+    s->kv_ss = packed ? c->kv_heads * d : d;
+    s->q_elems = (size_t)(tq * c->q_heads * d);
+    s->kv_elems = (size_t)(tkv * c->kv_heads * d);
+    return true;
+}
+
+static fc_tensor view(void *data, const bench_case *c, int64_t heads, int64_t len)
+{
+    return c->lens[0] ? fc_tensor_tnd(data, c->dtype, heads, c->head_dim)
+                      : fc_tensor_bnsd(data, c->dtype, heads, len, c->head_dim);
+}
+
+/* The baseline on the same inputs: fills r->has_baseline and the times, or r->note. */
+static void measure_baseline(const bench_case *c, const bench_config *cfg, const fwd_shape *s, void *const io[4],
+                             int repeat, bench_result *r)
+{
+    if (!cfg->baseline) {
+        snprintf(r->note, sizeof r->note, "baseline off (--no-baseline)");
+        return;
+    }
+    if (!bench_unfused_available()) {
+        snprintf(r->note, sizeof r->note, "no baseline: built without OpenBLAS");
+        return;
+    }
+    fwd_run run = {.threads = cfg->threads};
+    run.base = (bench_unfused){.batch = s->nb, .q_heads = c->q_heads, .kv_heads = c->kv_heads,
+                               .head_dim = c->head_dim, .q_lens = s->q_lens, .kv_lens = s->kv_lens,
+                               .q_base = s->q_base, .kv_base = s->kv_base, .q_sh = s->q_sh, .q_ss = s->q_ss,
+                               .kv_sh = s->kv_sh, .kv_ss = s->kv_ss, .scale = 1.0f / sqrtf((float)c->head_dim),
+                               .causal = c->causal};
+    const size_t scratch = bench_unfused_scratch_bytes(&run.base, cfg->threads);
+    if ((double)scratch > cfg->baseline_cap) {
+        snprintf(r->note, sizeof r->note, "baseline skipped: its score buffers need %.2f GiB > cap %.2f GiB",
+                 (double)scratch / (1 << 30), cfg->baseline_cap / (1 << 30));
+        return;
+    }
+    const bool f32 = c->dtype == FC_F32;
+    float *q = f32 ? io[0] : bench_alloc(s->q_elems * sizeof(float));
+    float *k = f32 ? io[1] : bench_alloc(s->kv_elems * sizeof(float));
+    float *v = f32 ? io[2] : bench_alloc(s->kv_elems * sizeof(float));
+    float *o = bench_alloc(s->q_elems * sizeof(float));
+    float *flash_o = bench_alloc(s->q_elems * sizeof(float));
+    run.scratch = bench_alloc(scratch);
+    if (!q || !k || !v || !o || !flash_o || !run.scratch) {
+        snprintf(r->note, sizeof r->note, "baseline skipped: out of memory");
+        goto done;
+    }
+    if (!f32) { /* outside the timing, see the top of this file */
+        bench_to_f32(io[0], c->dtype, s->q_elems, q);
+        bench_to_f32(io[1], c->dtype, s->kv_elems, k);
+        bench_to_f32(io[2], c->dtype, s->kv_elems, v);
+    }
+    run.base.q = q, run.base.k = k, run.base.v = v, run.base.out = o;
+    if (!bench_time(run_baseline, &run, cfg->warmup, repeat, &r->base_min, &r->base_median)) {
+        snprintf(r->note, sizeof r->note, "baseline failed");
+        goto done;
+    }
+    r->has_baseline = true;
+    /* Both outputs hold the same rows in the same layout: compare element by element. */
+    bench_to_f32(io[3], c->dtype, s->q_elems, flash_o);
+    double err = 0;
+    for (size_t i = 0; i < s->q_elems; i++) {
+        const double e = fabs((double)flash_o[i] - (double)o[i]);
+        err = e > err || e != e ? e : err; /* a NaN sticks */
+    }
+    r->max_abs_err = err;
+done:
+    if (!f32) {
+        free(q), free(k), free(v);
+    }
+    free(o), free(flash_o), free(run.scratch);
+}
+
+bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_result *r)
+{
+    fwd_shape s;
+    if (!shape_of(c, &s)) {
+        snprintf(r->note, sizeof r->note, "bad case: batch count");
+        return false;
+    }
+    const int repeat = cfg->repeat > 0 ? cfg->repeat : c->repeat > 0 ? c->repeat : 5;
+    const size_t es = fc_dtype_size(c->dtype);
+    void *io[4] = {bench_alloc(s.q_elems * es), bench_alloc(s.kv_elems * es), bench_alloc(s.kv_elems * es),
+                   bench_alloc(s.q_elems * es)};
+    fwd_run run = {.threads = cfg->threads};
+    bool ok = false;
+    if (!io[0] || !io[1] || !io[2] || !io[3]) {
+        snprintf(r->note, sizeof r->note, "out of memory for the inputs");
+        goto done;
+    }
+    bench_fill_random(io[0], c->dtype, s.q_elems, 1);
+    bench_fill_random(io[1], c->dtype, s.kv_elems, 2);
+    bench_fill_random(io[2], c->dtype, s.kv_elems, 3);
+
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = s.nb;
+    d.q_heads = c->q_heads;
+    d.kv_heads = c->kv_heads;
+    d.head_dim = c->head_dim;
+    if (c->lens[0]) {
+        d.packed = true;
+        d.q_lens = s.q_lens;
+        d.kv_lens = s.kv_lens;
+    } else {
+        d.q_len = c->q_len;
+        d.kv_len = c->kv_len;
+    }
+    d.q = view(io[0], c, c->q_heads, c->q_len);
+    d.k = view(io[1], c, c->kv_heads, c->kv_len);
+    d.v = view(io[2], c, c->kv_heads, c->kv_len);
+    d.out = view(io[3], c, c->q_heads, c->q_len);
+    if (c->causal)
+        d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
+    const fc_options opt = {.backend = FC_BACKEND_CPU, .threads = cfg->threads};
+    if (fc_plan_create(&d, &opt, &run.plan) != FC_OK || fc_plan_workspace_size(run.plan, &run.ws_bytes) != FC_OK ||
+        fc_plan_flops(run.plan, &r->work) != FC_OK) {
+        snprintf(r->note, sizeof r->note, "flashc: %s", fc_last_error());
+        goto done;
+    }
+    run.ws = run.ws_bytes ? bench_alloc(run.ws_bytes) : NULL;
+    if (run.ws_bytes && !run.ws) {
+        snprintf(r->note, sizeof r->note, "out of memory for the workspace");
+        goto done;
+    }
+    if (!bench_time(run_flashc, &run, cfg->warmup, repeat, &r->flashc_min, &r->flashc_median)) {
+        snprintf(r->note, sizeof r->note, "flashc: %s", fc_last_error());
+        goto done;
+    }
+    r->runs = repeat;
+    ok = true;
+    measure_baseline(c, cfg, &s, io, repeat, r);
+done:
+    fc_plan_destroy(run.plan);
+    free(run.ws);
+    for (int i = 0; i < 4; i++)
+        free(io[i]);
+    return ok;
+}

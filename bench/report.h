@@ -1,0 +1,33 @@
+/* Writing results: a human table, CSV, or JSON (one object with the run's settings and a list). */
+#ifndef FLASHC_BENCH_REPORT_H
+#define FLASHC_BENCH_REPORT_H
+
+#include <stdio.h>
+
+#include "bench.h"
+
+typedef enum bench_format { BENCH_FORMAT_TABLE, BENCH_FORMAT_CSV, BENCH_FORMAT_JSON } bench_format;
+
+/* What a reader needs to reproduce or compare a run. */
+typedef struct bench_meta {
+    const char *version;
+    const char *isa;
+    int threads;
+    int warmup;
+    int repeat;             /* 0: per case (5 unless the suite says otherwise) */
+    const char *blas;
+    double baseline_cap;    /* bytes */
+    char cpu[128];
+    char date[40];
+    char command[512];
+} bench_meta;
+
+bool bench_format_parse(const char *name, bench_format *out);
+
+/* Progress on stderr: "[3/12] suite case ..." before a case, its headline after. */
+void bench_progress_start(size_t i, size_t n, const bench_result *r);
+void bench_progress_done(const bench_result *r);
+
+void bench_report(FILE *f, bench_format fmt, const bench_meta *m, const bench_result *r, size_t n);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * The named suites.  A suite is a list of cases; a case is an operator kind + shape + options.
+ * To add an operator: a bench_op_kind, its measure function in the op table (ops.c), and rows
+ * here.  Sizes are chosen for a 2-core machine: the large suites take a few minutes, `demo`
+ * under one.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* A case is CASE(shape, options...): the shape macros below give the designators, and optional
+ * designators follow (e.g. .repeat = 3 to keep a demo case short). */
+#define CASE(...) {__VA_ARGS__}
+/* Forward, dense: dtype, batch, query heads, kv heads, length (Sq = Skv), head dim, causal. */
+#define FWD(dt, b, n, nkv, s, d, causal_)                                                                 \
+    .op = BENCH_OP_FORWARD, .dtype = dt, .batch = b, .q_heads = n, .kv_heads = nkv, .q_len = s, .kv_len = s, \
+    .head_dim = d, .causal = causal_
+/* Forward, packed varlen (TND): the per-batch lengths (query = key) follow as the last arguments. */
+#define FWD_VARLEN(dt, n, nkv, d, causal_, ...)                                                         \
+    .op = BENCH_OP_FORWARD, .dtype = dt, .q_heads = n, .kv_heads = nkv, .head_dim = d, .causal = causal_, \
+    .lens = {__VA_ARGS__}
+
+#define MIXED_8 512, 1536, 256, 3072, 1024, 768, 2048, 128 /* 9344 tokens, 128..3072 */
+#define MIXED_4 256, 1024, 512, 128                        /* 1920 tokens */
+
+static const bench_case prefill_fp32[] = {
+    CASE(FWD(FC_F32, 1, 8, 8, 1024, 128, false)),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, false)),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, false)),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, true)),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 64, false)),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 64, true)),
+    CASE(FWD(FC_F32, 4, 16, 16, 512, 128, false)),
+};
+
+static const bench_case prefill_fp16[] = {
+    CASE(FWD(FC_F16, 1, 8, 8, 1024, 128, false)),
+    CASE(FWD(FC_F16, 1, 8, 8, 4096, 128, false)),
+    CASE(FWD(FC_F16, 1, 8, 8, 4096, 128, true)),
+    CASE(FWD(FC_F16, 1, 8, 8, 4096, 64, false)),
+};
+
+static const bench_case prefill_bf16[] = {
+    CASE(FWD(FC_BF16, 1, 8, 8, 1024, 128, false)),
+    CASE(FWD(FC_BF16, 1, 8, 8, 4096, 128, false)),
+    CASE(FWD(FC_BF16, 1, 8, 8, 4096, 128, true)),
+    CASE(FWD(FC_BF16, 1, 8, 8, 4096, 64, false)),
+};
+
+static const bench_case causal[] = {
+    CASE(FWD(FC_F32, 1, 8, 8, 1024, 128, true)),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, true)),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, true)),
+    CASE(FWD(FC_F32, 1, 8, 8, 8192, 128, true), .repeat = 3),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 64, true)),
+    CASE(FWD(FC_BF16, 1, 8, 8, 4096, 128, true)),
+};
+
+static const bench_case gqa[] = {
+    CASE(FWD(FC_F32, 1, 32, 8, 2048, 128, false)),
+    CASE(FWD(FC_F32, 1, 32, 8, 2048, 128, true)),
+    CASE(FWD(FC_F32, 1, 32, 4, 2048, 128, false)),
+    CASE(FWD(FC_F32, 1, 16, 1, 2048, 128, false)), /* multi-query */
+    CASE(FWD(FC_BF16, 1, 32, 8, 2048, 128, true)),
+};
+
+static const bench_case varlen[] = {
+    CASE(FWD_VARLEN(FC_F32, 8, 8, 128, false, MIXED_8)),
+    CASE(FWD_VARLEN(FC_F32, 8, 8, 128, true, MIXED_8)),
+    CASE(FWD_VARLEN(FC_BF16, 8, 8, 128, true, MIXED_8)),
+    CASE(FWD_VARLEN(FC_F32, 32, 8, 128, true, MIXED_8)),
+    CASE(FWD_VARLEN(FC_F32, 16, 16, 64, false, MIXED_4, 64, 2048, 32, 896)),
+};
+
+static const bench_case headdim[] = {
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 64, false)),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, false)),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 256, false)),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 64, true)),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, true)),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 256, true)),
+};
+
+/* A quick tour at moderate sizes: under a minute on the 2-core reference machine. */
+static const bench_case demo[] = {
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, false), .repeat = 3),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, true), .repeat = 3),
+    CASE(FWD(FC_F16, 1, 8, 8, 2048, 128, false), .repeat = 3),
+    CASE(FWD(FC_BF16, 1, 8, 8, 2048, 128, true), .repeat = 3),
+    CASE(FWD(FC_F32, 1, 32, 8, 1024, 128, true), .repeat = 3),
+    CASE(FWD_VARLEN(FC_F32, 8, 8, 128, true, MIXED_4), .repeat = 3),
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 64, false), .repeat = 3),
+    CASE(FWD(FC_F32, 1, 8, 8, 1024, 256, false), .repeat = 3),
+};
+
+#define SUITE(name, about, cases) {name, about, cases, sizeof cases / sizeof cases[0]}
+
+static const bench_suite suites[] = {
+    SUITE("demo", "a quick tour over the suites below at moderate sizes (under a minute)", demo),
+    SUITE("prefill-fp32", "fp32 forward, dense, S = 512..4096, D = 64/128, causal and not", prefill_fp32),
+    SUITE("prefill-fp16", "fp16 in and out (fp32 accumulation), dense", prefill_fp16),
+    SUITE("prefill-bf16", "bf16 in and out (fp32 accumulation), dense", prefill_bf16),
+    SUITE("causal", "top-left causal, S = 1K..8K: FLOPs count the visible half only", causal),
+    SUITE("gqa", "grouped-query and multi-query attention (query heads / kv heads)", gqa),
+    SUITE("varlen", "packed (TND) batches of mixed lengths", varlen),
+    SUITE("headdim", "head dim 64, 128, 256 at S = 2048", headdim),
+};
+
+const bench_suite *bench_suites(size_t *count)
+{
+    *count = sizeof suites / sizeof suites[0];
+    return suites;
+}
+
+const bench_suite *bench_suite_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+        if (strcmp(suites[i].name, name) == 0)
+            return &suites[i];
+    return NULL;
+}
+
+int64_t bench_case_batches(const bench_case *c)
+{
+    if (c->lens[0] == 0)
+        return c->batch;
+    int64_t b = 0;
+    while (b < BENCH_MAX_BATCH && c->lens[b] > 0)
+        b++;
+    return b;
+}
+
+static const char *dtype_name(fc_dtype t)
+{
+    return t == FC_F16 ? "f16" : t == FC_BF16 ? "bf16" : t == FC_F32 ? "f32" : "?";
+}
+
+void bench_case_describe(const bench_case *c, char *buf, size_t size)
+{
+    const bench_op *op = bench_op_get(c->op);
+    char heads[32], shape[64];
+    if (c->kv_heads == c->q_heads)
+        snprintf(heads, sizeof heads, "N=%lld", (long long)c->q_heads);
+    else
+        snprintf(heads, sizeof heads, "N=%lld/%lld", (long long)c->q_heads, (long long)c->kv_heads);
+    if (c->lens[0] == 0) {
+        if (c->q_len == c->kv_len)
+            snprintf(shape, sizeof shape, "B=%lld %s S=%lld", (long long)c->batch, heads, (long long)c->q_len);
+        else
+            snprintf(shape, sizeof shape, "B=%lld %s Sq=%lld Skv=%lld", (long long)c->batch, heads,
+                     (long long)c->q_len, (long long)c->kv_len);
+    } else {
+        const int64_t nb = bench_case_batches(c);
+        int64_t total = 0, lo = c->lens[0], hi = c->lens[0];
+        for (int64_t b = 0; b < nb; b++) {
+            total += c->lens[b];
+            lo = c->lens[b] < lo ? c->lens[b] : lo;
+            hi = c->lens[b] > hi ? c->lens[b] : hi;
+        }
+        snprintf(shape, sizeof shape, "varlen B=%lld %s T=%lld (%lld..%lld)", (long long)nb, heads,
+                 (long long)total, (long long)lo, (long long)hi);
+    }
+    snprintf(buf, size, "%s %s %s D=%lld%s", op ? op->name : "?", dtype_name(c->dtype), shape,
+             (long long)c->head_dim, c->causal ? " causal" : "");
+}
