@@ -1,0 +1,108 @@
+/* Attention per semantics §2.3 (scores), §2.6 (softmax, sink, fully masked rows), §2.7 (dropout). */
+#include "reference.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+int ref_s1(const ref_fwd *p, int b) { return p->S1 ? p->S1[b] : p->S1cap; }
+int ref_s2(const ref_fwd *p, int b) { return p->S2 ? p->S2[b] : p->S2cap; }
+
+bool ref_has_sink(const ref_fwd *p, int n1) { return p->sink && !(isinf(p->sink[n1]) && p->sink[n1] < 0); }
+
+static bool hidden(const ref_fwd *p, int b, int n1, int i, int j)
+{
+    return p->hidden && p->hidden(p->ctx, b, n1, i, j);
+}
+
+int ref_visible(const ref_fwd *p, int b, int n1, int i)
+{
+    int n = 0;
+    for (int j = 0; j < ref_s2(p, b); j++)
+        n += !hidden(p, b, n1, i, j);
+    return n;
+}
+
+/* x(i,j) of §2.3 extended by the native softcap: softcap(scale·(s + before)) + after. */
+static double score(const ref_fwd *p, int b, int n1, int i, int j)
+{
+    const int n2 = n1 / (p->N1 / p->N2);
+    const double *q = p->q + (((int64_t)b * p->N1 + n1) * p->S1cap + i) * p->D;
+    const double *k = p->k + (((int64_t)b * p->N2 + n2) * p->S2cap + j) * p->D;
+    double s = 0;
+    for (int e = 0; e < p->D; e++)
+        s += q[e] * k[e];
+    if (p->Dr > 0) {
+        const double *qr = p->q_rope + (((int64_t)b * p->N1 + n1) * p->S1cap + i) * p->Dr;
+        const double *kr = p->k_rope + (((int64_t)b * p->N2 + n2) * p->S2cap + j) * p->Dr;
+        for (int e = 0; e < p->Dr; e++)
+            s += qr[e] * kr[e];
+    }
+    if (p->bias_before)
+        s += p->bias_before(p->ctx, b, n1, i, j);
+    double x = p->scale * s;
+    if (p->softcap > 0)
+        x = p->softcap * tanh(x / p->softcap);
+    if (p->bias_after)
+        x += p->bias_after(p->ctx, b, n1, i, j);
+    return x;
+}
+
+static void row(const ref_fwd *p, int b, int n1, int i, double *x, double *out, double *smax, double *ssum)
+{
+    const int S2 = ref_s2(p, b), n2 = n1 / (p->N1 / p->N2);
+    const bool sink = ref_has_sink(p, n1);
+    const bool drop = p->keep_prob > 0 && p->keep_prob < 1;
+    double m = sink ? p->sink[n1] : -INFINITY;
+    int nvis = 0;
+    for (int j = 0; j < S2; j++) {
+        x[j] = NAN;
+        if (hidden(p, b, n1, i, j))
+            continue;
+        x[j] = score(p, b, n1, i, j);
+        m = x[j] > m ? x[j] : m;
+        nvis++;
+    }
+    for (int e = 0; e < p->Dv; e++)
+        out[e] = 0;
+    if (nvis == 0 && !sink) { /* fully masked row (§2.6) */
+        *smax = -FLT_MAX;
+        *ssum = FLT_MAX;
+        return;
+    }
+    double l = sink ? exp(p->sink[n1] - m) : 0;
+    for (int j = 0; j < S2; j++)
+        if (!isnan(x[j]))
+            l += exp(x[j] - m);
+    for (int j = 0; j < S2; j++) {
+        if (isnan(x[j]))
+            continue;
+        double pj = exp(x[j] - m) / l;
+        if (drop)
+            pj = p->keep && !p->keep(p->ctx, b, n1, i, j) ? 0 : pj / p->keep_prob;
+        const double *v = p->v + (((int64_t)b * p->N2 + n2) * p->S2cap + j) * p->Dv;
+        for (int e = 0; e < p->Dv; e++)
+            out[e] += pj * v[e];
+    }
+    *smax = m;
+    *ssum = l;
+}
+
+void ref_forward(const ref_fwd *p, double *out, double *smax, double *ssum)
+{
+    double *x = malloc(sizeof(double) * (size_t)(p->S2cap > 0 ? p->S2cap : 1));
+    for (int b = 0; b < p->B; b++)
+        for (int n1 = 0; n1 < p->N1; n1++)
+            for (int i = 0; i < ref_s1(p, b); i++) {
+                if (p->row_wanted && !p->row_wanted(p->ctx, b, n1, i))
+                    continue;
+                const int64_t r = ((int64_t)b * p->N1 + n1) * p->S1cap + i;
+                double mx, sm;
+                row(p, b, n1, i, x, out + r * p->Dv, &mx, &sm);
+                if (smax)
+                    smax[r] = mx;
+                if (ssum)
+                    ssum[r] = sm;
+            }
+    free(x);
+}
