@@ -101,7 +101,16 @@ bool bench_unfused_run(const bench_unfused *p, int threads, float *scratch)
 
 bool bench_unfused_available(void) { return false; }
 const char *bench_blas_info(void) { return "none (OpenBLAS was not found at build time)"; }
-size_t bench_unfused_scratch_bytes(const bench_unfused *p, int threads) { return 0; }
-bool bench_unfused_run(const bench_unfused *p, int threads, float *scratch) { return false; }
+size_t bench_unfused_scratch_bytes(const bench_unfused *p, int threads)
+{
+    (void)p, (void)threads;
+    return 0;
+}
+
+bool bench_unfused_run(const bench_unfused *p, int threads, float *scratch)
+{
+    (void)p, (void)threads, (void)scratch;
+    return false;
+}
 
 #endif

@@ -98,8 +98,8 @@ static void measure_baseline(const bench_case *c, const bench_config *cfg, const
                                .causal = c->causal};
     const size_t scratch = bench_unfused_scratch_bytes(&run.base, cfg->threads);
     if ((double)scratch > cfg->baseline_cap) {
-        snprintf(r->note, sizeof r->note, "baseline skipped: its score buffers need %.2f GiB > cap %.2f GiB",
-                 (double)scratch / (1 << 30), cfg->baseline_cap / (1 << 30));
+        snprintf(r->note, sizeof r->note, "baseline skipped: its score buffers need %.0f MiB > cap %.0f MiB",
+                 (double)scratch / (1 << 20), cfg->baseline_cap / (1 << 20));
         return;
     }
     const bool f32 = c->dtype == FC_F32;

@@ -15,6 +15,7 @@
 #include "baseline.h"
 #include "bench.h"
 #include "report.h"
+#include "timer.h"
 
 static void usage(FILE *f)
 {
@@ -104,7 +105,17 @@ static bool ends_with(const char *s, const char *tail)
     return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
-int main(int argc, char **argv)
+/* Everything the command line sets. */
+typedef struct cli {
+    bench_config cfg;
+    selection sel;
+    const char *filter, *isa, *out;
+    bench_format fmt;
+    bool list;
+} cli;
+
+/* Returns 0 to go on, or the exit status (0 after --help, 2 on a bad command line). */
+static int parse_args(int argc, char **argv, cli *o)
 {
     enum { OPT_LIST = 256, OPT_NO_BASELINE, OPT_CAP, OPT_WARMUP };
     static const struct option longopts[] = {
@@ -115,117 +126,151 @@ int main(int argc, char **argv)
         {"out", required_argument, 0, 'o'},     {"no-baseline", no_argument, 0, OPT_NO_BASELINE},
         {"baseline-cap", required_argument, 0, OPT_CAP}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    bench_config cfg = {.threads = omp_get_max_threads(), .repeat = 0, .warmup = 1, .baseline = true,
-                        .baseline_cap = 2048.0 * (1 << 20)};
-    selection sel = {.count = 0};
-    const char *filter = NULL, *isa = NULL, *out = NULL;
-    bench_format fmt = BENCH_FORMAT_TABLE;
-    bool list = false;
-    int opt, cap_mib;
-    while ((opt = getopt_long(argc, argv, "s:f:t:r:i:F:o:h", longopts, NULL)) != -1) {
+    int opt, cap_mib, which = -1;
+    while ((opt = getopt_long(argc, argv, "s:f:t:r:i:F:o:h", longopts, &which)) != -1) {
         bool ok = true;
         switch (opt) {
-        case 's': ok = select_suites(&sel, optarg); break;
-        case 'f': filter = optarg; break;
-        case 't': ok = parse_int(optarg, 1, 4096, &cfg.threads); break;
-        case 'r': ok = parse_int(optarg, 1, 1000, &cfg.repeat); break;
-        case OPT_WARMUP: ok = parse_int(optarg, 0, 1000, &cfg.warmup); break;
-        case 'i': isa = optarg; break;
-        case 'F': ok = bench_format_parse(optarg, &fmt); break;
-        case 'o': out = optarg; break;
-        case OPT_LIST: list = true; break;
-        case OPT_NO_BASELINE: cfg.baseline = false; break;
+        case 's': ok = select_suites(&o->sel, optarg); break;
+        case 'f': o->filter = optarg; break;
+        case 't': ok = parse_int(optarg, 1, 4096, &o->cfg.threads); break;
+        case 'r': ok = parse_int(optarg, 1, BENCH_MAX_REPEAT, &o->cfg.repeat); break;
+        case OPT_WARMUP: ok = parse_int(optarg, 0, 1000, &o->cfg.warmup); break;
+        case 'i': o->isa = optarg; break;
+        case 'F': ok = bench_format_parse(optarg, &o->fmt); break;
+        case 'o': o->out = optarg; break;
+        case OPT_LIST: o->list = true; break;
+        case OPT_NO_BASELINE: o->cfg.baseline = false; break;
         case OPT_CAP:
             ok = parse_int(optarg, 1, 1 << 22, &cap_mib);
-            cfg.baseline_cap = (double)cap_mib * (1 << 20);
+            o->cfg.baseline_cap = (double)cap_mib * (1 << 20);
             break;
         case 'h': usage(stdout); return 0;
         default: opt = '?', ok = false; /* getopt has said what is wrong */
         }
         if (!ok) {
-            if (opt != 's' && opt != '?')
-                fprintf(stderr, "flashc-bench: bad value for an option%s%s\n", optarg ? ": " : "", optarg ? optarg : "");
+            if (opt != 's' && opt != '?') { /* select_suites has said it */
+                char name[40] = {'-', (char)opt, 0};
+                if (which >= 0)
+                    snprintf(name, sizeof name, "--%s", longopts[which].name);
+                fprintf(stderr, "flashc-bench: bad value for %s: '%s'\n", name, optarg ? optarg : "");
+            }
             usage(stderr);
             return 2;
         }
+        which = -1;
     }
     if (optind < argc) {
         fprintf(stderr, "flashc-bench: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }
-    if (sel.count == 0)
-        select_suites(&sel, list ? "demo,all" : "demo");
-    if (isa && !fc_cpu_force_isa(isa)) {
-        fprintf(stderr, "flashc-bench: --isa %s: not available on this CPU (or unknown)\n", isa);
-        return 2;
-    }
+    if (o->sel.count == 0)
+        select_suites(&o->sel, o->list ? "demo,all" : "demo");
+    return -1;
+}
 
-    /* The cases to run, described once (the description is what --filter matches). */
-    size_t total = 0;
-    for (size_t s = 0; s < sel.count; s++)
-        total += sel.suites[s]->count;
+/* The cases of the selected suites that pass the filter, described once (the description is
+ * what --filter matches).  Returns NULL when out of memory. */
+static bench_result *collect_cases(const cli *o, size_t *count)
+{
+    size_t total = 0, n = 0;
+    for (size_t s = 0; s < o->sel.count; s++)
+        total += o->sel.suites[s]->count;
     bench_result *res = calloc(total ? total : 1, sizeof *res);
-    size_t n = 0;
-    for (size_t s = 0; s < sel.count; s++)
-        for (size_t i = 0; i < sel.suites[s]->count; i++) {
-            bench_result *r = &res[n];
-            r->suite = sel.suites[s]->name;
-            r->c = &sel.suites[s]->cases[i];
+    for (size_t s = 0; res && s < o->sel.count; s++)
+        for (size_t i = 0; i < o->sel.suites[s]->count; i++) {
+            bench_result *r = &res[n]; /* overwritten by the next case unless kept */
+            r->suite = o->sel.suites[s]->name;
+            r->c = &o->sel.suites[s]->cases[i];
             r->unit = bench_op_get(r->c->op)->unit;
             bench_case_describe(r->c, r->name, sizeof r->name);
             char text[256];
             snprintf(text, sizeof text, "%s %s", r->suite, r->name);
-            if (!filter || strstr(text, filter))
+            if (!o->filter || strstr(text, o->filter))
                 n++;
         }
-    if (list) {
-        const char *last = NULL;
-        for (size_t i = 0; i < n; i++) {
-            if (res[i].suite != last)
-                printf("%s%s: %s\n", last ? "\n" : "", res[i].suite, bench_suite_find(res[i].suite)->about);
-            last = res[i].suite;
-            printf("  %s\n", res[i].name);
-        }
-        free(res);
-        return 0;
+    *count = n;
+    return res;
+}
+
+static void list_cases(const bench_result *res, size_t n)
+{
+    const char *last = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (res[i].suite != last)
+            printf("%s%s: %s\n", last ? "\n" : "", res[i].suite, bench_suite_find(res[i].suite)->about);
+        last = res[i].suite;
+        printf("  %s\n", res[i].name);
     }
-    if (n == 0) {
-        fprintf(stderr, "flashc-bench: no case matches\n");
-        free(res);
+}
+
+/* Runs every case with progress on stderr; returns the number that failed. */
+static int run_cases(const bench_config *cfg, bench_result *res, size_t n)
+{
+    int failures = 0;
+    for (size_t i = 0; i < n; i++) {
+        bench_progress_start(i, n, &res[i]);
+        res[i].failed = !bench_op_get(res[i].c->op)->measure(res[i].c, cfg, &res[i]);
+        failures += res[i].failed;
+        bench_progress_done(&res[i]);
+    }
+    return failures;
+}
+
+static bool write_file(const char *path, const bench_meta *meta, const bench_result *res, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "flashc-bench: cannot write %s\n", path);
+        return false;
+    }
+    bench_report(f, ends_with(path, ".csv") ? BENCH_FORMAT_CSV : BENCH_FORMAT_JSON, meta, res, n);
+    const bool ok = fclose(f) == 0;
+    fprintf(stderr, ok ? "flashc-bench: results written to %s\n" : "flashc-bench: error writing %s\n", path);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    cli o = {.cfg = {.threads = omp_get_max_threads(), .repeat = 0, .warmup = 1, .baseline = true,
+                     .baseline_cap = 2048.0 * (1 << 20)},
+             .fmt = BENCH_FORMAT_TABLE};
+    const int st = parse_args(argc, argv, &o);
+    if (st >= 0)
+        return st;
+    if (o.isa && !fc_cpu_force_isa(o.isa)) {
+        fprintf(stderr, "flashc-bench: --isa %s: not available on this CPU (or unknown)\n", o.isa);
         return 2;
     }
+    size_t n;
+    bench_result *res = collect_cases(&o, &n);
+    if (!res) {
+        fprintf(stderr, "flashc-bench: out of memory\n");
+        return 1;
+    }
+    if (o.list || n == 0) {
+        if (n == 0)
+            fprintf(stderr, "flashc-bench: no case matches\n");
+        else
+            list_cases(res, n);
+        free(res);
+        return n == 0 ? 2 : 0;
+    }
 
-    bench_meta meta = {.isa = fc_cpu_isa(), .threads = cfg.threads, .warmup = cfg.warmup, .repeat = cfg.repeat,
-                       .blas = bench_blas_info(), .baseline_cap = cfg.baseline_cap};
+    bench_meta meta = {.isa = fc_cpu_isa(), .threads = o.cfg.threads, .warmup = o.cfg.warmup,
+                       .repeat = o.cfg.repeat, .blas = bench_blas_info(), .baseline_cap = o.cfg.baseline_cap};
     char version[32];
     snprintf(version, sizeof version, "%d.%d.%d", FLASHC_VERSION_MAJOR, FLASHC_VERSION_MINOR, FLASHC_VERSION_PATCH);
     meta.version = version;
     machine(&meta, argc, argv);
-    fprintf(stderr, "flashc-bench: %zu cases, isa %s, %d threads\n", n, meta.isa, cfg.threads);
-    if (cfg.baseline && !bench_unfused_available())
+    fprintf(stderr, "flashc-bench: %zu cases, isa %s, %d threads\n", n, meta.isa, o.cfg.threads);
+    if (o.cfg.baseline && !bench_unfused_available())
         fprintf(stderr, "flashc-bench: built without OpenBLAS: no baseline, no ratios\n");
 
-    int failures = 0;
-    for (size_t i = 0; i < n; i++) {
-        bench_progress_start(i, n, &res[i]);
-        res[i].failed = !bench_op_get(res[i].c->op)->measure(res[i].c, &cfg, &res[i]);
-        failures += res[i].failed;
-        bench_progress_done(&res[i]);
-    }
-
-    bench_report(stdout, fmt, &meta, res, n);
-    if (out) {
-        FILE *f = fopen(out, "w");
-        if (!f) {
-            fprintf(stderr, "flashc-bench: cannot write %s\n", out);
-            failures++;
-        } else {
-            bench_report(f, ends_with(out, ".csv") ? BENCH_FORMAT_CSV : BENCH_FORMAT_JSON, &meta, res, n);
-            fclose(f);
-            fprintf(stderr, "flashc-bench: results written to %s\n", out);
-        }
-    }
+    int failures = run_cases(&o.cfg, res, n);
+    bench_report(stdout, o.fmt, &meta, res, n);
+    if (o.out && !write_file(o.out, &meta, res, n))
+        failures++;
     free(res);
     return failures ? 1 : 0;
 }

@@ -97,7 +97,7 @@ static void csv(FILE *f, const bench_result *r, size_t n)
         const bench_case *c = x->c;
         char lens[200];
         lens_text(c, lens, sizeof lens, ";");
-        fprintf(f, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%.6g,%s,%d,%.6g,%.6g,%.6g,", x->suite, x->name,
+        fprintf(f, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%.17g,%s,%d,%.6g,%.6g,%.6g,", x->suite, x->name,
                 bench_op_get(c->op)->name, dtype_name(c->dtype), (long long)bench_case_batches(c),
                 (long long)c->q_heads, (long long)c->kv_heads, (long long)(c->lens[0] ? 0 : c->q_len),
                 (long long)(c->lens[0] ? 0 : c->kv_len), (long long)c->head_dim, c->causal, lens, x->work, x->unit,
@@ -167,7 +167,7 @@ static void json(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
             fprintf(f, "\"varlen_lens\": [%s], ", lens);
         else
             fprintf(f, "\"q_len\": %lld, \"kv_len\": %lld, ", (long long)c->q_len, (long long)c->kv_len);
-        fprintf(f, "\"head_dim\": %lld, \"causal\": %s,\n     \"work\": %.6g, \"unit\": \"%s\", \"ok\": %s",
+        fprintf(f, "\"head_dim\": %lld, \"causal\": %s,\n     \"work\": %.17g, \"unit\": \"%s\", \"ok\": %s",
                 (long long)c->head_dim, c->causal ? "true" : "false", x->work, x->unit, x->failed ? "false" : "true");
         if (!x->failed)
             fprintf(f, ", \"runs\": %d, \"flashc\": {\"min_s\": %.6g, \"median_s\": %.6g, \"rate\": %.6g}", x->runs,
