@@ -1,0 +1,49 @@
+/* Library-versus-library comparisons and the per-ISA test driver. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/check.h"
+#include "common/tolerance.h"
+#include "harness_geom.h"
+
+int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result *b, const nt_case *c, bool stats)
+{
+    char label[160];
+    const int64_t rows = (int64_t)c->B * c->N1 * a->S1cap;
+    if (!TC_CHECK(a->S1cap == b->S1cap && a->Dv == b->Dv, "%s: results of different shapes", what))
+        return 1;
+    snprintf(label, sizeof label, "%s: out", what);
+    int64_t bad = tc_compare(label, a->out, b->out, rows * a->Dv, tc_tol_out(nt_tc(c->out_dt)), 1);
+    if (stats) {
+        snprintf(label, sizeof label, "%s: softmax max", what);
+        bad += tc_compare(label, a->smax, b->smax, rows, tc_tol_max(), 1);
+        snprintf(label, sizeof label, "%s: softmax sum", what);
+        bad += tc_compare(label, a->ssum, b->ssum, rows, tc_tol_sum(), 1);
+    }
+    return bad;
+}
+
+bool nt_bitwise_equal(const nt_result *a, const nt_result *b)
+{
+    if (a->out_bytes != b->out_bytes || memcmp(a->out_raw, b->out_raw, a->out_bytes) != 0)
+        return false;
+    if (a->stats_count != b->stats_count)
+        return false;
+    if (a->stats_count && (memcmp(a->stats_raw_max, b->stats_raw_max, a->stats_count * 4) != 0 ||
+                           memcmp(a->stats_raw_sum, b->stats_raw_sum, a->stats_count * 4) != 0))
+        return false;
+    return true;
+}
+
+int nt_main(int argc, char **argv, const char *name, void (*body)(void))
+{
+    const char *isa = argc > 1 ? argv[1] : NULL;
+    if (isa && !fc_cpu_force_isa(isa)) {
+        printf("%s: the %s kernels are not available on this CPU; skipped\n", name, isa);
+        return TC_SKIP;
+    }
+    char full[128];
+    snprintf(full, sizeof full, "%s[%s]", name, fc_cpu_isa());
+    body();
+    return tc_summary(full);
+}
