@@ -17,6 +17,7 @@
 
 #include "simd.h"
 
+#ifndef FC_MR
 #if FC_W == 16
 #define FC_MR 6
 #define FC_NV 4
@@ -26,6 +27,7 @@
 #else
 #define FC_MR 4
 #define FC_NV 4
+#endif
 #endif
 #define FC_NR (FC_NV * FC_W)
 
@@ -64,29 +66,91 @@ FC_INLINE void fc_micro_tile(const int mr, const int nv, const int tail, int K, 
             v_store(C + m * ldc + v * FC_W, c[m][v]);
 }
 
-#define FC_TILE(MR_, NV_)                                                                              \
+/* The full FC_MR × FC_NV tile, the hot path, spelled out so that every accumulator is a named
+ * register variable (compilers otherwise tend to split or spill the array form). */
+#define FC_VECS1(X, m) X(m, 0)
+#define FC_VECS2(X, m) FC_VECS1(X, m) X(m, 1)
+#define FC_VECS3(X, m) FC_VECS2(X, m) X(m, 2)
+#define FC_VECS4(X, m) FC_VECS3(X, m) X(m, 3)
+#define FC_VECS(X, m) FC_PASTE(FC_VECS, FC_NV)(X, m)
+#define FC_ROWS1(X, a) X(0, a)
+#define FC_ROWS2(X, a) FC_ROWS1(X, a) X(1, a)
+#define FC_ROWS3(X, a) FC_ROWS2(X, a) X(2, a)
+#define FC_ROWS4(X, a) FC_ROWS3(X, a) X(3, a)
+#define FC_ROWS5(X, a) FC_ROWS4(X, a) X(4, a)
+#define FC_ROWS6(X, a) FC_ROWS5(X, a) X(5, a)
+#define FC_ROWS7(X, a) FC_ROWS6(X, a) X(6, a)
+#define FC_ROWS8(X, a) FC_ROWS7(X, a) X(7, a)
+#define FC_ROWS(X, a) FC_PASTE(FC_ROWS, FC_MR)(X, a)
+#define FC_ACC_INIT(m, v) fvec c##m##v = accumulate ? v_load(C + m * ldc + v * FC_W) : v_zero();
+#define FC_ACC_STORE(m, v) v_store(C + m * ldc + v * FC_W, c##m##v);
+#define FC_B_LOAD(m, v) const fvec b##v = v_load(brow + v * FC_W);
+#define FC_FMA(m, v) c##m##v = v_fma(a##m, b##v, c##m##v);
+#define FC_ROW_INIT(m, _) FC_VECS(FC_ACC_INIT, m)
+#define FC_ROW_STORE(m, _) FC_VECS(FC_ACC_STORE, m)
+#define FC_ROW_FMA(m, _) { const fvec a##m = v_bcast(acol + m * a_rs); FC_VECS(FC_FMA, m) }
+
+FC_INLINE void fc_micro_full(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B, ptrdiff_t ldb,
+                             float *C, ptrdiff_t ldc, bool accumulate)
+{
+    FC_ROWS(FC_ROW_INIT, _)
+    const float *brow = B, *acol = A;
+    int k = 0;
+    for (; k + 2 <= K; k += 2) {
+        {
+            FC_VECS(FC_B_LOAD, _)
+            FC_ROWS(FC_ROW_FMA, _)
+        }
+        brow += ldb, acol += a_ks;
+        {
+            FC_VECS(FC_B_LOAD, _)
+            FC_ROWS(FC_ROW_FMA, _)
+        }
+        brow += ldb, acol += a_ks;
+    }
+    for (; k < K; k++, brow += ldb, acol += a_ks) {
+        FC_VECS(FC_B_LOAD, _)
+        FC_ROWS(FC_ROW_FMA, _)
+    }
+    FC_ROWS(FC_ROW_STORE, _)
+}
+
+#undef FC_VECS
+#undef FC_ROWS
+#undef FC_ACC_INIT
+#undef FC_ACC_STORE
+#undef FC_B_LOAD
+#undef FC_FMA
+#undef FC_ROW_INIT
+#undef FC_ROW_STORE
+#undef FC_ROW_FMA
+
+/* Edge tiles: the loop form with compile-time extents, one instantiation per (rows, vectors). */
+#define FC_EDGE(MR_, NV_)                                                                              \
     do {                                                                                               \
         if (tail)                                                                                      \
             fc_micro_tile(MR_, NV_, tail, K, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);               \
         else                                                                                           \
             fc_micro_tile(MR_, NV_, 0, K, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);                  \
     } while (0)
-
-#if FC_NV == 4
-#define FC_TILE_NV(MR_)                                                                                \
-    switch (nv) {                                                                                      \
-    case 1: FC_TILE(MR_, 1); break;                                                                    \
-    case 2: FC_TILE(MR_, 2); break;                                                                    \
-    case 3: FC_TILE(MR_, 3); break;                                                                    \
-    default: FC_TILE(MR_, 4); break;                                                                   \
-    }
+#if FC_NV >= 4
+#define FC_EDGE_NV4(MR_) case 4: FC_EDGE(MR_, 4); break;
 #else
-#define FC_TILE_NV(MR_)                                                                                \
-    switch (nv) {                                                                                      \
-    case 1: FC_TILE(MR_, 1); break;                                                                    \
-    default: FC_TILE(MR_, 2); break;                                                                   \
-    }
+#define FC_EDGE_NV4(MR_)
 #endif
+#if FC_NV >= 3
+#define FC_EDGE_NV3(MR_) case 3: FC_EDGE(MR_, 3); break;
+#else
+#define FC_EDGE_NV3(MR_)
+#endif
+#define FC_EDGE_NV(MR_)                                                                                \
+    case MR_:                                                                                          \
+        switch (nv) {                                                                                  \
+        case 1: FC_EDGE(MR_, 1); break;                                                                \
+        case 2: FC_EDGE(MR_, 2); break;                                                                \
+        FC_EDGE_NV3(MR_) FC_EDGE_NV4(MR_)                                                              \
+        }                                                                                              \
+        break;
 
 /* C[M×N] (+)= A[M×K]·B[K×N] with the layouts described at the top of this file. */
 static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B,
@@ -100,23 +164,36 @@ static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, 
         for (int m0 = 0; m0 < M; m0 += FC_MR) {
             const float *a = A + (ptrdiff_t)m0 * a_rs;
             float *c = C + (ptrdiff_t)m0 * ldc + n0;
-            switch (M - m0 < FC_MR ? M - m0 : FC_MR) {
-            case 1: FC_TILE_NV(1); break;
-            case 2: FC_TILE_NV(2); break;
-            case 3: FC_TILE_NV(3); break;
-#if FC_MR == 6
-            case 4: FC_TILE_NV(4); break;
-            case 5: FC_TILE_NV(5); break;
-            default: FC_TILE_NV(6); break;
-#else
-            default: FC_TILE_NV(4); break;
+            const int mr = M - m0 < FC_MR ? M - m0 : FC_MR;
+            if (mr == FC_MR && nv == FC_NV && !tail) {
+                fc_micro_full(K, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);
+                continue;
+            }
+            switch (mr) {
+                FC_EDGE_NV(1) FC_EDGE_NV(2) FC_EDGE_NV(3)
+#if FC_MR >= 4
+                FC_EDGE_NV(4)
+#endif
+#if FC_MR >= 5
+                FC_EDGE_NV(5)
+#endif
+#if FC_MR >= 6
+                FC_EDGE_NV(6)
+#endif
+#if FC_MR >= 7
+                FC_EDGE_NV(7)
+#endif
+#if FC_MR >= 8
+                FC_EDGE_NV(8)
 #endif
             }
         }
     }
 }
 
-#undef FC_TILE
-#undef FC_TILE_NV
+#undef FC_EDGE
+#undef FC_EDGE_NV
+#undef FC_EDGE_NV3
+#undef FC_EDGE_NV4
 
 #endif /* FC_KERNELS_GEMM_H */

@@ -15,6 +15,8 @@
 
 #define FC_CAT_(a, b) a##_##b
 #define FC_CAT(a, b) FC_CAT_(a, b)
+#define FC_PASTE_(a, b) a##b
+#define FC_PASTE(a, b) FC_PASTE_(a, b)
 #define FC_STR_(a) #a
 #define FC_STR(a) FC_STR_(a)
 

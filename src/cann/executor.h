@@ -1,0 +1,60 @@
+/*
+ * aclOpExecutor and the second phase of the two-phase contract (semantics §6.6), for every
+ * operator.  An operator's first phase builds an executor around its own payload (for example a
+ * planned fc_problem) with a run and a release function, records the byte ranges of its operands
+ * for the phase-2 allocation re-check, and publishes it.  The operator's second-phase entry point
+ * is then one call to cann_executor_run.
+ */
+#ifndef FC_CANN_EXECUTOR_H
+#define FC_CANN_EXECUTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
+#include "operand.h"
+
+typedef struct cann_exec_ops {
+    /* Runs the captured work; all checks have passed and workspace holds >= the required size. */
+    aclnnStatus (*run)(void *payload, void *workspace, uint64_t bytes, const char *fn);
+    void (*release)(void *payload);
+} cann_exec_ops;
+
+typedef struct cann_range {
+    const char *name;
+    uintptr_t lo;
+    size_t bytes;
+    int tracked;
+} cann_range;
+
+struct aclOpExecutor {
+    const char *run_fn;          /* the only second-phase function that may run it */
+    const cann_exec_ops *ops;
+    void *payload;
+    uint64_t workspace;          /* bytes required */
+    int64_t deterministic;       /* ACL_OPT_DETERMINISTIC captured in the first phase */
+    bool repeatable;
+    cann_range *ranges;
+    int nranges, cap;
+};
+
+/* A new, unpublished executor (NULL with a message when out of memory). */
+aclOpExecutor *cann_executor_new(const char *fn, const char *run_fn, const cann_exec_ops *ops, void *payload,
+                                 uint64_t workspace);
+
+/* Records a present operand's byte range for the phase-2 re-check. */
+aclnnStatus cann_executor_add(aclOpExecutor *ex, const cann_operand *op);
+
+/* Registers ex and hands it out; frees it (and its payload) on failure. */
+aclnnStatus cann_executor_publish(aclOpExecutor *ex, const char *fn, uint64_t *workspaceSize, aclOpExecutor **executor);
+
+/* Frees an unpublished or unregistered executor and its payload. */
+void cann_executor_free(aclOpExecutor *ex);
+
+/* The whole second phase for the function run_fn. */
+aclnnStatus cann_executor_run(const char *run_fn, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                              aclrtStream stream);
+
+#endif /* FC_CANN_EXECUTOR_H */

@@ -1,0 +1,97 @@
+/* A sorted array of live allocations; lookups by binary search under one lock. */
+#include "alloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Requests beyond this are refused as exhaustion without asking the allocator (sanitizer
+ * allocators abort on absurd sizes instead of returning NULL). */
+#define FC_RT_MAX_ALLOC ((size_t)1 << 40)
+
+static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
+static fc_rt_alloc *tab;
+static size_t tab_len, tab_cap;
+
+/* Number of entries with base <= p. */
+static size_t tab_upper(uintptr_t p)
+{
+    size_t lo = 0, hi = tab_len;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (tab[mid].base <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const char *fc_rt_mem_name(fc_rt_mem kind) { return kind == FC_RT_MEM_HOST ? "host" : "device"; }
+
+fc_rt_status fc_rt_malloc(void **out, size_t size, fc_rt_mem kind, int device)
+{
+    void *p = NULL;
+    if (size > FC_RT_MAX_ALLOC || posix_memalign(&p, 64, size) != 0 || !p)
+        return fc_rt_fail(FC_RT_NO_MEMORY, "cannot allocate %zu bytes of %s memory", size, fc_rt_mem_name(kind));
+    pthread_mutex_lock(&tab_lock);
+    if (tab_len == tab_cap) {
+        const size_t cap = tab_cap ? tab_cap * 2 : 64;
+        fc_rt_alloc *grown = realloc(tab, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&tab_lock);
+            free(p);
+            return fc_rt_fail(FC_RT_NO_MEMORY, "out of host memory for the allocation table");
+        }
+        tab = grown;
+        tab_cap = cap;
+    }
+    const size_t at = tab_upper((uintptr_t)p);
+    memmove(tab + at + 1, tab + at, (tab_len - at) * sizeof *tab);
+    tab[at] = (fc_rt_alloc){(uintptr_t)p, size, kind, device};
+    tab_len++;
+    pthread_mutex_unlock(&tab_lock);
+    *out = p;
+    return FC_RT_OK;
+}
+
+fc_rt_status fc_rt_free(void *base, fc_rt_mem kind)
+{
+    const char *want = fc_rt_mem_name(kind);
+    if (!base)
+        return fc_rt_fail(FC_RT_INVALID, "the pointer is NULL, expected the base of a live %s allocation", want);
+    pthread_mutex_lock(&tab_lock);
+    const size_t n = tab_upper((uintptr_t)base);
+    const fc_rt_alloc *a = n ? &tab[n - 1] : NULL;
+    const bool inside = a && (uintptr_t)base - a->base < a->size;
+    if (!inside || a->base != (uintptr_t)base || a->kind != kind) {
+        const fc_rt_alloc found = inside ? *a : (fc_rt_alloc){0};
+        pthread_mutex_unlock(&tab_lock);
+        if (!inside)
+            return fc_rt_fail(FC_RT_INVALID, "%p is not a live %s allocation (foreign or already freed)", base, want);
+        if (found.base != (uintptr_t)base)
+            return fc_rt_fail(FC_RT_INVALID, "%p lies %zu bytes inside the %zu-byte %s allocation at %p, expected its base",
+                              base, (size_t)((uintptr_t)base - found.base), found.size, fc_rt_mem_name(found.kind),
+                              (void *)found.base);
+        return fc_rt_fail(FC_RT_INVALID, "%p is a %s allocation, expected a %s allocation", base,
+                          fc_rt_mem_name(found.kind), want);
+    }
+    memmove(tab + n - 1, tab + n, (tab_len - n) * sizeof *tab);
+    tab_len--;
+    pthread_mutex_unlock(&tab_lock);
+    free(base);
+    return FC_RT_OK;
+}
+
+bool fc_rt_alloc_find(const void *p, fc_rt_alloc *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&tab_lock);
+    const size_t n = tab_upper((uintptr_t)p);
+    if (n && (uintptr_t)p - tab[n - 1].base < tab[n - 1].size) {
+        *out = tab[n - 1];
+        found = true;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    return found;
+}

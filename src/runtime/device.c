@@ -1,0 +1,177 @@
+#include "device.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "registry.h"
+
+struct fc_rt_context {
+    int device;
+    int64_t option[FC_RT_OPTIONS];
+};
+
+struct fc_rt_stream {
+    int device;
+};
+
+static const fc_rt_kind kind_context = {"context"};
+static const fc_rt_kind kind_stream = {"stream"};
+
+/* The CPU backend's single device and its default context. */
+#define FC_RT_DEVICES 1
+static fc_rt_context default_ctx[FC_RT_DEVICES];
+static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
+
+/* Guards option reads and writes against a concurrent context destroy. */
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static _Thread_local int tl_device;
+static _Thread_local fc_rt_context *tl_ctx; /* NULL = the device's default context */
+
+static void register_defaults(void)
+{
+    for (int d = 0; d < FC_RT_DEVICES; d++) {
+        default_ctx[d].device = d;
+        fc_rt_registry_add(&default_ctx[d], &kind_context);
+    }
+}
+
+static bool is_default(const fc_rt_context *ctx)
+{
+    return ctx >= default_ctx && ctx < default_ctx + FC_RT_DEVICES;
+}
+
+int fc_rt_device_count(void) { return FC_RT_DEVICES; }
+
+fc_rt_status fc_rt_check_device(int device)
+{
+    if (device < 0 || device >= FC_RT_DEVICES)
+        return fc_rt_fail(FC_RT_BAD_DEVICE, "device id %d is out of range [0, %d)", device, FC_RT_DEVICES);
+    return FC_RT_OK;
+}
+
+int fc_rt_current_device(void) { return tl_device; }
+
+fc_rt_status fc_rt_set_device(int device)
+{
+    const fc_rt_status st = fc_rt_check_device(device);
+    if (st == FC_RT_OK) {
+        tl_device = device;
+        tl_ctx = NULL;
+    }
+    return st;
+}
+
+fc_rt_status fc_rt_context_create(int device, fc_rt_context **out)
+{
+    fc_rt_status st = fc_rt_check_device(device);
+    if (st != FC_RT_OK)
+        return st;
+    fc_rt_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return fc_rt_fail(FC_RT_NO_MEMORY, "out of host memory for a context");
+    ctx->device = device;
+    if (!fc_rt_registry_add(ctx, &kind_context)) {
+        free(ctx);
+        return fc_rt_fail(FC_RT_NO_MEMORY, "out of host memory for the handle registry");
+    }
+    tl_device = device;
+    tl_ctx = ctx;
+    *out = ctx;
+    return FC_RT_OK;
+}
+
+fc_rt_status fc_rt_context_destroy(fc_rt_context *ctx)
+{
+    pthread_once(&defaults_once, register_defaults);
+    if (is_default(ctx))
+        return fc_rt_fail(FC_RT_INVALID, "context %p is a device's default context and cannot be destroyed", (void *)ctx);
+    pthread_mutex_lock(&ctx_lock);
+    const bool live = fc_rt_registry_remove(ctx, &kind_context);
+    pthread_mutex_unlock(&ctx_lock);
+    if (!live)
+        return fc_rt_fail(FC_RT_INVALID, "context %p is not a live context", (void *)ctx);
+    if (tl_ctx == ctx)
+        tl_ctx = NULL;
+    free(ctx);
+    return FC_RT_OK;
+}
+
+fc_rt_status fc_rt_context_set_current(fc_rt_context *ctx)
+{
+    pthread_once(&defaults_once, register_defaults);
+    pthread_mutex_lock(&ctx_lock);
+    const bool live = fc_rt_registry_has(ctx, &kind_context);
+    const int device = live ? ctx->device : 0;
+    pthread_mutex_unlock(&ctx_lock);
+    if (!live)
+        return fc_rt_fail(FC_RT_INVALID, "context %p is not a live context", (void *)ctx);
+    tl_device = device;
+    tl_ctx = is_default(ctx) ? NULL : ctx;
+    return FC_RT_OK;
+}
+
+/* Caller holds ctx_lock.  A context destroyed by another thread falls back to the default. */
+static fc_rt_context *current_locked(void)
+{
+    if (tl_ctx && fc_rt_registry_has(tl_ctx, &kind_context))
+        return tl_ctx;
+    return &default_ctx[tl_device];
+}
+
+fc_rt_context *fc_rt_context_current(void)
+{
+    pthread_once(&defaults_once, register_defaults);
+    pthread_mutex_lock(&ctx_lock);
+    fc_rt_context *ctx = current_locked();
+    pthread_mutex_unlock(&ctx_lock);
+    return ctx;
+}
+
+void fc_rt_option_set(int opt, int64_t value)
+{
+    if (opt < 0 || opt >= FC_RT_OPTIONS)
+        return;
+    pthread_once(&defaults_once, register_defaults);
+    pthread_mutex_lock(&ctx_lock);
+    current_locked()->option[opt] = value;
+    pthread_mutex_unlock(&ctx_lock);
+}
+
+int64_t fc_rt_option_get(int opt)
+{
+    if (opt < 0 || opt >= FC_RT_OPTIONS)
+        return 0;
+    pthread_once(&defaults_once, register_defaults);
+    pthread_mutex_lock(&ctx_lock);
+    const int64_t v = current_locked()->option[opt];
+    pthread_mutex_unlock(&ctx_lock);
+    return v;
+}
+
+fc_rt_status fc_rt_stream_create(fc_rt_stream **out)
+{
+    fc_rt_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return fc_rt_fail(FC_RT_NO_MEMORY, "out of host memory for a stream");
+    s->device = tl_device;
+    if (!fc_rt_registry_add(s, &kind_stream)) {
+        free(s);
+        return fc_rt_fail(FC_RT_NO_MEMORY, "out of host memory for the handle registry");
+    }
+    *out = s;
+    return FC_RT_OK;
+}
+
+fc_rt_status fc_rt_stream_destroy(fc_rt_stream *stream)
+{
+    if (!fc_rt_registry_remove(stream, &kind_stream))
+        return fc_rt_fail(FC_RT_INVALID, "stream %p is not a live stream", (void *)stream);
+    free(stream);
+    return FC_RT_OK;
+}
+
+bool fc_rt_stream_live(const fc_rt_stream *stream)
+{
+    return stream == NULL || fc_rt_registry_has(stream, &kind_stream);
+}

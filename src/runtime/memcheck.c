@@ -1,0 +1,78 @@
+#include "memcheck.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc.h"
+
+static fc_rt_side classify(const void *p, fc_rt_side side)
+{
+    fc_rt_alloc a;
+    if (side != FC_RT_SIDE_AUTO)
+        return side;
+    return fc_rt_alloc_find(p, &a) && a.kind == FC_RT_MEM_DEVICE ? FC_RT_SIDE_DEVICE : FC_RT_SIDE_HOST;
+}
+
+static fc_rt_status outside(const char *what, const void *p, size_t count, const fc_rt_alloc *a)
+{
+    return fc_rt_fail(FC_RT_INVALID, "%s range [%p, +%zu) leaves the %zu-byte %s allocation at %p (%zu bytes available)",
+                      what, p, count, a->size, fc_rt_mem_name(a->kind), (void *)a->base,
+                      a->size - (size_t)((uintptr_t)p - a->base));
+}
+
+static fc_rt_status check_device(const char *what, const void *p, size_t count)
+{
+    fc_rt_alloc a;
+    if (!fc_rt_alloc_find(p, &a) || a.kind != FC_RT_MEM_DEVICE)
+        return fc_rt_fail(FC_RT_INVALID, "%s %p (range of %zu bytes) is device-side but lies in no live device allocation",
+                          what, p, count);
+    if (count > a.size - ((uintptr_t)p - a.base))
+        return outside(what, p, count, &a);
+    return FC_RT_OK;
+}
+
+static fc_rt_status check_host(const char *what, const void *p, size_t count)
+{
+    fc_rt_alloc a;
+    if (!fc_rt_alloc_find(p, &a))
+        return FC_RT_OK; /* untracked host memory cannot be checked */
+    if (a.kind == FC_RT_MEM_DEVICE)
+        return fc_rt_fail(FC_RT_INVALID, "%s %p is host-side but lies in the %zu-byte device allocation at %p", what, p,
+                          a.size, (void *)a.base);
+    if (count > a.size - ((uintptr_t)p - a.base))
+        return outside(what, p, count, &a);
+    return FC_RT_OK;
+}
+
+fc_rt_status fc_rt_copy(void *dst, fc_rt_side dst_side, const void *src, fc_rt_side src_side, size_t count)
+{
+    const fc_rt_side ds = classify(dst, dst_side), ss = classify(src, src_side);
+    fc_rt_status st;
+    if ((ds == FC_RT_SIDE_DEVICE && (st = check_device("dst", dst, count))) ||
+        (ss == FC_RT_SIDE_DEVICE && (st = check_device("src", src, count))) ||
+        (ds == FC_RT_SIDE_HOST && (st = check_host("dst", dst, count))) ||
+        (ss == FC_RT_SIDE_HOST && (st = check_host("src", src, count))))
+        return st;
+    memmove(dst, src, count);
+    return FC_RT_OK;
+}
+
+fc_rt_status fc_rt_fill(void *p, int value, size_t count)
+{
+    fc_rt_alloc a;
+    if (!fc_rt_alloc_find(p, &a))
+        return fc_rt_fail(FC_RT_INVALID, "%p (range of %zu bytes) lies in no live allocation", p, count);
+    if (count > a.size - ((uintptr_t)p - a.base))
+        return outside("the", p, count, &a);
+    memset(p, value, count);
+    return FC_RT_OK;
+}
+
+fc_rt_status fc_rt_check_operand(const void *p, size_t bytes, int *tracked)
+{
+    fc_rt_alloc a;
+    *tracked = fc_rt_alloc_find(p, &a);
+    if (*tracked && bytes > a.size - ((uintptr_t)p - a.base))
+        return outside("operand", p, bytes, &a);
+    return FC_RT_OK;
+}
