@@ -131,10 +131,11 @@ static fc_attention_desc make_desc(const nt_case *c, const nt_data *d, lib_bufs 
     if (c->alibi.on)
         a.alibi = (fc_alibi){.slopes = d->slopes, .stride_batch = d->slope_st[0], .stride_head = d->slope_st[1],
                              .sqrt_distance = c->alibi.sqrt_distance};
-    a.sink = d->sink;
+    /* optional data is used only when the case enables it (tests may share nt_data) */
+    a.sink = c->sink != NT_SINK_NONE ? d->sink : NULL;
     a.vis.window = c->window;
-    a.vis.batch_window = d->bwin;
-    a.vis.prefix = d->prefix;
+    a.vis.batch_window = c->batch_windows ? d->bwin : NULL;
+    a.vis.prefix = c->prefix ? d->prefix : NULL;
     a.vis.q_start = c->q_start, a.vis.kv_start = c->kv_start;
     if (c->mask.on)
         a.vis.mask = (fc_mask){.data = d->mask, .dtype = c->mask.dtype, .stride_batch = d->mask_st[0],
@@ -176,25 +177,25 @@ static void run_reference(const nt_case *c, const nt_data *d, nt_result *r)
 {
     const int64_t rows = (int64_t)c->B * c->N1 * d->S1cap;
     ref_window *bw = NULL;
-    if (d->bwin) {
+    if (c->batch_windows) {
         bw = xmalloc(sizeof(ref_window) * (size_t)c->B);
         for (int b = 0; b < c->B; b++)
             bw[b] = ref_win(&d->bwin[b]);
     }
     double *slopes = NULL, *sink = NULL;
-    if (d->slopes) {
+    if (c->alibi.on) {
         slopes = xmalloc(sizeof(double) * (size_t)d->slopes_n);
         for (int64_t k = 0; k < d->slopes_n; k++)
             slopes[k] = d->slopes[k];
     }
-    if (d->sink) {
+    if (c->sink != NT_SINK_NONE) {
         sink = xmalloc(sizeof(double) * (size_t)c->N1);
         for (int n = 0; n < c->N1; n++)
             sink[n] = d->sink[n];
     }
     ref_native rn = {
         .B = c->B, .N1 = c->N1, .S1 = d->s1, .S2 = d->s2,
-        .window = ref_win(&c->window), .batch_window = bw, .prefix = d->prefix,
+        .window = ref_win(&c->window), .batch_window = bw, .prefix = c->prefix ? d->prefix : NULL,
         .q_start = c->q_start, .kv_start = c->kv_start,
         .mask = c->mask.on ? d->mask : NULL, .mask_sb = d->mask_st[0], .mask_sh = d->mask_st[1],
         .mask_sr = d->mask_st[2], .mask_sc = d->mask_st[3], .mask_by_tokens = c->mask.by_tokens,
@@ -256,7 +257,7 @@ static void compare(const nt_case *c, const nt_data *d, const lib_bufs *L, nt_re
             for (int i = 0; i < nt_q_rows(c, d, b); i++) {
                 const int64_t row = nt_row(c, d->S1cap, b, n, i);
                 const int vis = r->nvis[row];
-                const bool sink = d->sink && !(isinf(d->sink[n]) && d->sink[n] < 0); /* -inf: no sink */
+                const bool sink = c->sink != NT_SINK_NONE && !(isinf(d->sink[n]) && d->sink[n] < 0); /* -inf: no sink */
                 const bool pad_row = vis < 0, empty = vis == 0 && !sink, sink_empty = vis == 0 && sink;
                 for (int e = 0; e < Dv; e++) {
                     const int64_t off = nt_offset(c, d, &L->gout, NT_OUT, b, n, i, e);
@@ -338,6 +339,15 @@ static void describe(const nt_case *c)
 int64_t nt_execute(const nt_case *c, const nt_data *d, nt_result *res)
 {
     const int before = tc_failures();
+    const bool drop = (c->keep_prob > 0 && c->keep_prob < 1) || c->keep_bits_with_p1;
+    if (!TC_CHECK((!c->bias.on || d->bias) && (!c->mask.on || d->mask) && (!c->alibi.on || d->slopes) &&
+                      (c->sink == NT_SINK_NONE || d->sink) && (!c->prefix || d->prefix) &&
+                      (!c->batch_windows || d->bwin) && (!drop || d->keep),
+                  "test bug: the case enables a feature its nt_data was not prepared for")) {
+        if (res)
+            memset(res, 0, sizeof *res);
+        return 1;
+    }
     lib_bufs L;
     memset(&L, 0, sizeof L);
     nt_result r;
