@@ -2,13 +2,21 @@
 
 #include "errmsg.h"
 
+const char *cann_sig_name(const cann_signature *s, int id)
+{
+    for (int k = 0; k < s->count; k++)
+        if (s->params[k].id == id)
+            return s->params[k].name;
+    return NULL;
+}
+
 aclnnStatus cann_check_required(const cann_signature *s, const void *const *ptr)
 {
     for (int k = 0; k < s->count; k++) {
-        const int id = s->order[k];
+        const int id = s->params[k].id;
         if ((s->required & CANN_BIT(id)) && ptr[id] == NULL)
             return cann_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL, expected a valid pointer (it is required)", s->fn,
-                             s->names[id]);
+                             s->params[k].name);
     }
     return ACLNN_SUCCESS;
 }
@@ -21,7 +29,7 @@ aclnnStatus cann_run_rules(const cann_signature *s, const cann_rule *rules, int 
     for (int r = 0; r < n; r++) {
         charged[r] = -1;
         for (int k = 0; k < s->count; k++)
-            if (rules[r].involves & CANN_BIT(s->order[k]))
+            if (rules[r].involves & CANN_BIT(s->params[k].id))
                 charged[r] = k; /* the last declared one */
     }
     for (int k = 0; k < s->count; k++)

@@ -20,16 +20,22 @@
 #define CANN_BIT(id) ((uint64_t)1 << (id))
 #define CANN_MAX_RULES 128
 
+typedef struct cann_param {
+    signed char id;
+    const char *name; /* as spelled in the declaration */
+} cann_param;
+
 typedef struct cann_signature {
-    const char *fn;            /* first phase, e.g. "aclnnFlashAttentionScoreV2GetWorkspaceSize" */
-    const char *run_fn;        /* second phase, e.g. "aclnnFlashAttentionScoreV2" */
-    const signed char *order;  /* parameter ids in declaration order */
+    const char *fn;           /* first phase, e.g. "aclnnFlashAttentionScoreV2GetWorkspaceSize" */
+    const char *run_fn;       /* second phase, e.g. "aclnnFlashAttentionScoreV2" */
+    const cann_param *params; /* in declaration order */
     int count;
-    const char *const *names;  /* spelled names, indexed by id (NULL = not declared) */
-    uint64_t required;         /* ids whose NULL gives ACLNN_ERR_PARAM_NULLPTR */
+    uint64_t required;        /* ids whose NULL gives ACLNN_ERR_PARAM_NULLPTR */
 } cann_signature;
 
-static inline bool cann_sig_has(const cann_signature *s, int id) { return s->names[id] != NULL; }
+/* The declared name of parameter id; NULL when the function does not declare it. */
+const char *cann_sig_name(const cann_signature *s, int id);
+static inline bool cann_sig_has(const cann_signature *s, int id) { return cann_sig_name(s, id) != NULL; }
 
 /* A check and the parameters it relates (a mask of CANN_BIT(id)). */
 typedef aclnnStatus (*cann_rule_fn)(void *ctx);
