@@ -1,6 +1,6 @@
 /*
  * The forward operator: builds the problem through the native API (one plan, many runs), times
- * it, then times the unfused OpenBLAS baseline on the same inputs and compares the outputs.
+ * it in turns with the unfused OpenBLAS baseline on the same inputs, and compares the outputs.
  *
  * Layouts: dense cases are BNSD (each head contiguous, the friendliest for the baseline's sgemm),
  * varlen cases are packed TND.  fp16/bf16 inputs are converted to fp32 for the baseline before
@@ -16,25 +16,30 @@
 #include "data.h"
 #include "timer.h"
 
-typedef struct fwd_run {
+typedef struct flashc_run {
     fc_plan *plan;
     void *ws;
     size_t ws_bytes;
-    bench_unfused base;
-    float *scratch;
+} flashc_run;
+
+/* The baseline's fp32 copies (or aliases, for fp32 cases) of the inputs, its output and scores. */
+typedef struct baseline_run {
+    bench_unfused p;
     int threads;
-} fwd_run;
+    float *q, *k, *v, *out, *scratch;
+    bool own_inputs;
+} baseline_run;
 
 static bool run_flashc(void *ctx)
 {
-    fwd_run *r = ctx;
+    flashc_run *r = ctx;
     return fc_plan_run(r->plan, NULL, r->ws, r->ws_bytes) == FC_OK;
 }
 
 static bool run_baseline(void *ctx)
 {
-    fwd_run *r = ctx;
-    return bench_unfused_run(&r->base, r->threads, r->scratch);
+    baseline_run *r = ctx;
+    return bench_unfused_run(&r->p, r->threads, r->scratch);
 }
 
 /* Sizes of one case, in elements. */
@@ -78,65 +83,74 @@ static fc_tensor view(void *data, const bench_case *c, int64_t heads, int64_t le
                       : fc_tensor_bnsd(data, c->dtype, heads, len, c->head_dim);
 }
 
-/* The baseline on the same inputs: fills r->has_baseline and the times, or r->note. */
-static void measure_baseline(const bench_case *c, const bench_config *cfg, const fwd_shape *s, void *const io[4],
-                             int repeat, bench_result *r)
+static void baseline_free(baseline_run *b)
+{
+    if (b->own_inputs) {
+        free(b->q), free(b->k), free(b->v);
+    }
+    free(b->out), free(b->scratch);
+    *b = (baseline_run){0};
+}
+
+/* Readies the baseline on the same inputs; false (with r->note saying why) when it won't run. */
+static bool baseline_prepare(const bench_case *c, const bench_config *cfg, const fwd_shape *s, void *const io[3],
+                             baseline_run *b, bench_result *r)
 {
     if (!cfg->baseline) {
         snprintf(r->note, sizeof r->note, "baseline off (--no-baseline)");
-        return;
+        return false;
     }
     if (!bench_unfused_available()) {
         snprintf(r->note, sizeof r->note, "no baseline: built without OpenBLAS");
-        return;
+        return false;
     }
-    fwd_run run = {.threads = cfg->threads};
-    run.base = (bench_unfused){.batch = s->nb, .q_heads = c->q_heads, .kv_heads = c->kv_heads,
-                               .head_dim = c->head_dim, .q_lens = s->q_lens, .kv_lens = s->kv_lens,
-                               .q_base = s->q_base, .kv_base = s->kv_base, .q_sh = s->q_sh, .q_ss = s->q_ss,
-                               .kv_sh = s->kv_sh, .kv_ss = s->kv_ss, .scale = 1.0f / sqrtf((float)c->head_dim),
-                               .causal = c->causal};
-    const size_t scratch = bench_unfused_scratch_bytes(&run.base, cfg->threads);
+    b->threads = cfg->threads;
+    b->p = (bench_unfused){.batch = s->nb, .q_heads = c->q_heads, .kv_heads = c->kv_heads,
+                           .head_dim = c->head_dim, .q_lens = s->q_lens, .kv_lens = s->kv_lens,
+                           .q_base = s->q_base, .kv_base = s->kv_base, .q_sh = s->q_sh, .q_ss = s->q_ss,
+                           .kv_sh = s->kv_sh, .kv_ss = s->kv_ss, .scale = 1.0f / sqrtf((float)c->head_dim),
+                           .causal = c->causal};
+    const size_t scratch = bench_unfused_scratch_bytes(&b->p, cfg->threads);
     if ((double)scratch > cfg->baseline_cap) {
         snprintf(r->note, sizeof r->note, "baseline skipped: its score buffers need %.0f MiB > cap %.0f MiB",
                  (double)scratch / (1 << 20), cfg->baseline_cap / (1 << 20));
-        return;
+        return false;
     }
-    const bool f32 = c->dtype == FC_F32;
-    float *q = f32 ? io[0] : bench_alloc(s->q_elems * sizeof(float));
-    float *k = f32 ? io[1] : bench_alloc(s->kv_elems * sizeof(float));
-    float *v = f32 ? io[2] : bench_alloc(s->kv_elems * sizeof(float));
-    float *o = bench_alloc(s->q_elems * sizeof(float));
-    float *flash_o = bench_alloc(s->q_elems * sizeof(float));
-    run.scratch = bench_alloc(scratch);
-    if (!q || !k || !v || !o || !flash_o || !run.scratch) {
+    b->own_inputs = c->dtype != FC_F32;
+    b->q = b->own_inputs ? bench_alloc(s->q_elems * sizeof(float)) : io[0];
+    b->k = b->own_inputs ? bench_alloc(s->kv_elems * sizeof(float)) : io[1];
+    b->v = b->own_inputs ? bench_alloc(s->kv_elems * sizeof(float)) : io[2];
+    b->out = bench_alloc(s->q_elems * sizeof(float));
+    b->scratch = bench_alloc(scratch);
+    if (!b->q || !b->k || !b->v || !b->out || !b->scratch) {
         snprintf(r->note, sizeof r->note, "baseline skipped: out of memory");
-        goto done;
+        baseline_free(b);
+        return false;
     }
-    if (!f32) { /* outside the timing, see the top of this file */
-        bench_to_f32(io[0], c->dtype, s->q_elems, q);
-        bench_to_f32(io[1], c->dtype, s->kv_elems, k);
-        bench_to_f32(io[2], c->dtype, s->kv_elems, v);
+    if (b->own_inputs) { /* outside the timing, see the top of this file */
+        bench_to_f32(io[0], c->dtype, s->q_elems, b->q);
+        bench_to_f32(io[1], c->dtype, s->kv_elems, b->k);
+        bench_to_f32(io[2], c->dtype, s->kv_elems, b->v);
     }
-    run.base.q = q, run.base.k = k, run.base.v = v, run.base.out = o;
-    if (!bench_time(run_baseline, &run, cfg->warmup, repeat, &r->base_min, &r->base_median)) {
-        snprintf(r->note, sizeof r->note, "baseline failed");
-        goto done;
-    }
-    r->has_baseline = true;
-    /* Both outputs hold the same rows in the same layout: compare element by element. */
-    bench_to_f32(io[3], c->dtype, s->q_elems, flash_o);
+    b->p.q = b->q, b->p.k = b->k, b->p.v = b->v, b->p.out = b->out;
+    return true;
+}
+
+/* Largest |flashc − baseline| over the output (both hold the same rows in the same layout);
+ * NaN when either produced one. */
+static double max_abs_diff(const void *flash_out, fc_dtype dtype, const float *base_out, size_t n)
+{
+    float *f = bench_alloc(n * sizeof(float));
+    if (!f)
+        return NAN;
+    bench_to_f32(flash_out, dtype, n, f);
     double err = 0;
-    for (size_t i = 0; i < s->q_elems; i++) {
-        const double e = fabs((double)flash_o[i] - (double)o[i]);
+    for (size_t i = 0; i < n; i++) {
+        const double e = fabs((double)f[i] - (double)base_out[i]);
         err = e > err || e != e ? e : err; /* a NaN sticks */
     }
-    r->max_abs_err = err;
-done:
-    if (!f32) {
-        free(q), free(k), free(v);
-    }
-    free(o), free(flash_o), free(run.scratch);
+    free(f);
+    return err;
 }
 
 bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_result *r)
@@ -150,7 +164,8 @@ bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_r
     const size_t es = fc_dtype_size(c->dtype);
     void *io[4] = {bench_alloc(s.q_elems * es), bench_alloc(s.kv_elems * es), bench_alloc(s.kv_elems * es),
                    bench_alloc(s.q_elems * es)};
-    fwd_run run = {.threads = cfg->threads};
+    flashc_run fl = {0};
+    baseline_run base = {0};
     bool ok = false;
     if (!io[0] || !io[1] || !io[2] || !io[3]) {
         snprintf(r->note, sizeof r->note, "out of memory for the inputs");
@@ -180,26 +195,48 @@ bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_r
     if (c->causal)
         d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
     const fc_options opt = {.backend = FC_BACKEND_CPU, .threads = cfg->threads};
-    if (fc_plan_create(&d, &opt, &run.plan) != FC_OK || fc_plan_workspace_size(run.plan, &run.ws_bytes) != FC_OK ||
-        fc_plan_flops(run.plan, &r->work) != FC_OK) {
+    if (fc_plan_create(&d, &opt, &fl.plan) != FC_OK || fc_plan_workspace_size(fl.plan, &fl.ws_bytes) != FC_OK ||
+        fc_plan_flops(fl.plan, &r->work) != FC_OK) {
         snprintf(r->note, sizeof r->note, "flashc: %s", fc_last_error());
         goto done;
     }
-    run.ws = run.ws_bytes ? bench_alloc(run.ws_bytes) : NULL;
-    if (run.ws_bytes && !run.ws) {
+    fl.ws = fl.ws_bytes ? bench_alloc(fl.ws_bytes) : NULL;
+    if (fl.ws_bytes && !fl.ws) {
         snprintf(r->note, sizeof r->note, "out of memory for the workspace");
         goto done;
     }
-    if (!bench_time(run_flashc, &run, cfg->warmup, repeat, &r->flashc_min, &r->flashc_median)) {
+
+    /* flashc and the baseline take turns, see bench_time_interleaved */
+    const bool with_base = baseline_prepare(c, cfg, &s, io, &base, r);
+    const bench_fn fns[2] = {run_flashc, run_baseline};
+    void *const ctxs[2] = {&fl, &base};
+    double mins[2], medians[2];
+    const int failed = bench_time_interleaved(with_base ? 2 : 1, fns, ctxs, cfg->warmup, repeat, mins, medians);
+    if (failed == 0) {
         snprintf(r->note, sizeof r->note, "flashc: %s", fc_last_error());
         goto done;
     }
-    r->runs = repeat;
+    bool base_ok = with_base;
+    if (failed == 1) { /* flashc's timing was cut short with it: time flashc alone */
+        snprintf(r->note, sizeof r->note, "baseline failed");
+        base_ok = false;
+        if (bench_time_interleaved(1, fns, ctxs, 0, repeat, mins, medians) == 0) {
+            snprintf(r->note, sizeof r->note, "flashc: %s", fc_last_error());
+            goto done;
+        }
+    }
     ok = true;
-    measure_baseline(c, cfg, &s, io, repeat, r);
+    r->runs = repeat;
+    r->flashc_min = mins[0], r->flashc_median = medians[0];
+    if (base_ok) {
+        r->has_baseline = true;
+        r->base_min = mins[1], r->base_median = medians[1];
+        r->max_abs_err = max_abs_diff(io[3], c->dtype, base.out, s.q_elems);
+    }
 done:
-    fc_plan_destroy(run.plan);
-    free(run.ws);
+    baseline_free(&base);
+    fc_plan_destroy(fl.plan);
+    free(fl.ws);
     for (int i = 0; i < 4; i++)
         free(io[i]);
     return ok;

@@ -1,5 +1,5 @@
 /*
- * Wall-clock timing of a callback: warm-up runs, then the min and median of timed repeats.
+ * Wall-clock timing of callbacks: warm-up runs, then the min and median of timed repeats.
  * The min is the headline number because the machine is shared (noise only ever adds time);
  * the median shows how noisy the run was.
  */
@@ -27,28 +27,37 @@ static inline int bench_cmp_double(const void *a, const void *b)
 
 #define BENCH_MAX_REPEAT 1000
 
-/* Runs fn warmup times untimed, then repeat (1..BENCH_MAX_REPEAT) times timed.  Returns false as
- * soon as fn does. */
-static inline bool bench_time(bench_fn fn, void *ctx, int warmup, int repeat, double *min, double *median)
+/* Times k functions (k <= BENCH_MAX_FNS) side by side: each warms up `warmup` times, then the
+ * timed runs alternate fn[0], fn[1], ..., fn[0], ...  Interleaving matters on a shared machine:
+ * a burst of someone else's load then slows every contender alike, so the ratio of their mins
+ * stays meaningful.  Returns the index of the first function that failed, or -1. */
+#define BENCH_MAX_FNS 4
+
+static inline int bench_time_interleaved(int k, const bench_fn *fn, void *const *ctx, int warmup, int repeat,
+                                         double *min, double *median)
 {
-    double t[BENCH_MAX_REPEAT];
+    double t[BENCH_MAX_FNS][BENCH_MAX_REPEAT]; /* 32 KiB of stack */
     if (repeat < 1)
         repeat = 1;
     if (repeat > BENCH_MAX_REPEAT)
         repeat = BENCH_MAX_REPEAT;
-    for (int i = 0; i < warmup; i++)
-        if (!fn(ctx))
-            return false;
-    for (int i = 0; i < repeat; i++) {
-        const double t0 = bench_now();
-        if (!fn(ctx))
-            return false;
-        t[i] = bench_now() - t0;
+    for (int f = 0; f < k; f++)
+        for (int i = 0; i < warmup; i++)
+            if (!fn[f](ctx[f]))
+                return f;
+    for (int i = 0; i < repeat; i++)
+        for (int f = 0; f < k; f++) {
+            const double t0 = bench_now();
+            if (!fn[f](ctx[f]))
+                return f;
+            t[f][i] = bench_now() - t0;
+        }
+    for (int f = 0; f < k; f++) {
+        qsort(t[f], (size_t)repeat, sizeof t[f][0], bench_cmp_double);
+        min[f] = t[f][0];
+        median[f] = repeat % 2 ? t[f][repeat / 2] : 0.5 * (t[f][repeat / 2 - 1] + t[f][repeat / 2]);
     }
-    qsort(t, (size_t)repeat, sizeof t[0], bench_cmp_double);
-    *min = t[0];
-    *median = repeat % 2 ? t[repeat / 2] : 0.5 * (t[repeat / 2 - 1] + t[repeat / 2]);
-    return true;
+    return -1;
 }
 
 #endif
