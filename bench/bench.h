@@ -41,6 +41,7 @@ typedef struct bench_suite {
     const char *about;
     const bench_case *cases;
     size_t count;
+    bool in_all;        /* part of --suite all (demo and smoke repeat or shrink the others) */
 } bench_suite;
 
 /* Settings that apply to every case of a run. */
@@ -64,6 +65,7 @@ typedef struct bench_result {
     bool has_baseline;
     double base_min, base_median;
     double max_abs_err;     /* flashc output vs the baseline's, when both ran */
+    bool mismatch;          /* max_abs_err above what the output dtype's rounding explains */
     char note[160];         /* why the baseline is missing, or an error */
     bool failed;
 } bench_result;

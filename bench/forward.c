@@ -153,6 +153,13 @@ static double max_abs_diff(const void *flash_out, fc_dtype dtype, const float *b
     return err;
 }
 
+/* What rounding the output to its dtype explains, with margin: outputs are averages of values in
+ * [-1, 1), so half an ulp at 1 bounds the rounding. */
+static double tolerance(fc_dtype dtype)
+{
+    return dtype == FC_BF16 ? 1.6e-2 : dtype == FC_F16 ? 2e-3 : 1e-4;
+}
+
 bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_result *r)
 {
     fwd_shape s;
@@ -232,6 +239,10 @@ bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_r
         r->has_baseline = true;
         r->base_min = mins[1], r->base_median = medians[1];
         r->max_abs_err = max_abs_diff(io[3], c->dtype, base.out, s.q_elems);
+        r->mismatch = !(r->max_abs_err <= tolerance(c->dtype)); /* NaN too */
+        if (r->mismatch)
+            snprintf(r->note, sizeof r->note, "MISMATCH: flashc and the baseline differ by %.3g (tolerance %.3g)",
+                     r->max_abs_err, tolerance(c->dtype));
     }
 done:
     baseline_free(&base);

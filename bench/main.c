@@ -21,7 +21,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: flashc-bench [options]\n"
-            "  --suite NAME      suite to run; repeatable or a comma list; 'all' = every suite but demo\n"
+            "  --suite NAME      suite to run; repeatable or a comma list; 'all' = all but demo and smoke\n"
             "                    (default: demo)\n"
             "  --list            list the suites and their cases (after --filter) and exit\n"
             "  --filter SUBSTR   only the cases whose \"suite case\" text contains SUBSTR\n"
@@ -61,8 +61,7 @@ static bool select_suites(selection *sel, const char *list)
         size_t n;
         const bench_suite *all = bench_suites(&n);
         for (size_t i = 0; i < n; i++) {
-            const bool wanted = strcmp(name, "all") == 0 ? strcmp(all[i].name, "demo") != 0
-                                                         : strcmp(name, all[i].name) == 0;
+            const bool wanted = strcmp(name, "all") == 0 ? all[i].in_all : strcmp(name, all[i].name) == 0;
             bool seen = false;
             for (size_t j = 0; j < sel->count; j++)
                 seen |= sel->suites[j] == &all[i];
@@ -165,7 +164,7 @@ static int parse_args(int argc, char **argv, cli *o)
         return 2;
     }
     if (o->sel.count == 0)
-        select_suites(&o->sel, o->list ? "demo,all" : "demo");
+        select_suites(&o->sel, o->list ? "demo,all,smoke" : "demo");
     return -1;
 }
 
@@ -204,14 +203,15 @@ static void list_cases(const bench_result *res, size_t n)
     }
 }
 
-/* Runs every case with progress on stderr; returns the number that failed. */
+/* Runs every case with progress on stderr; returns the number that failed or whose output
+ * disagrees with the baseline's. */
 static int run_cases(const bench_config *cfg, bench_result *res, size_t n)
 {
     int failures = 0;
     for (size_t i = 0; i < n; i++) {
         bench_progress_start(i, n, &res[i]);
         res[i].failed = !bench_op_get(res[i].c->op)->measure(res[i].c, cfg, &res[i]);
-        failures += res[i].failed;
+        failures += res[i].failed || res[i].mismatch;
         bench_progress_done(&res[i]);
     }
     return failures;

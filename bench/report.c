@@ -35,12 +35,20 @@ void bench_progress_done(const bench_result *r)
     fprintf(stderr, "        flashc %.1f %s", rate(r, r->flashc_min), r->unit);
     if (r->has_baseline)
         fprintf(stderr, ", baseline %.1f, ratio %.2f", rate(r, r->base_min), ratio(r));
-    else if (r->note[0])
+    if (r->note[0])
         fprintf(stderr, " (%s)", r->note);
     fputc('\n', stderr);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+
+/* "min (median)" in ms with three significant-ish digits for tiny and large times alike. */
+static void ms_pair(char *buf, size_t size, double min_s, double median_s)
+{
+    const double a = min_s * 1e3, b = median_s * 1e3;
+    const int digits = a >= 100 ? 1 : a >= 1 ? 2 : 3;
+    snprintf(buf, size, "%.*f (%.*f)", digits, a, digits, b);
+}
 
 static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
 {
@@ -64,11 +72,12 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
             continue;
         }
         char t[2][40];
-        snprintf(t[0], sizeof t[0], "%.1f (%.1f)", x->flashc_min * 1e3, x->flashc_median * 1e3);
+        ms_pair(t[0], sizeof t[0], x->flashc_min, x->flashc_median);
         fprintf(f, "%19s  %8.1f  ", t[0], rate(x, x->flashc_min));
         if (x->has_baseline) {
-            snprintf(t[1], sizeof t[1], "%.1f (%.1f)", x->base_min * 1e3, x->base_median * 1e3);
-            fprintf(f, "%19s  %8.1f  %6.2f  %8.1e\n", t[1], rate(x, x->base_min), ratio(x), x->max_abs_err);
+            ms_pair(t[1], sizeof t[1], x->base_min, x->base_median);
+            fprintf(f, "%19s  %8.1f  %6.2f  %8.1e%s%s\n", t[1], rate(x, x->base_min), ratio(x), x->max_abs_err,
+                    x->note[0] ? "  " : "", x->note);
         } else {
             fprintf(f, "%19s  %8s  %6s  %8s  %s\n", "-", "-", "-", "-", x->note);
         }

@@ -94,10 +94,21 @@ static const bench_case demo[] = {
     CASE(FWD(FC_F32, 1, 8, 8, 1024, 256, false), .repeat = 3),
 };
 
-#define SUITE(name, about, cases) {name, about, cases, sizeof cases / sizeof cases[0]}
+/* Tiny shapes over every path (dtypes, causal, GQA, varlen, odd sizes), for CI: seconds. */
+static const bench_case smoke[] = {
+    CASE(FWD(FC_F32, 2, 4, 4, 128, 64, false)),
+    CASE(FWD(FC_F32, 1, 4, 2, 200, 128, true)),
+    CASE(FWD(FC_F16, 1, 4, 4, 128, 64, true)),
+    CASE(FWD(FC_BF16, 1, 4, 1, 96, 256, false)),
+    CASE(FWD_VARLEN(FC_F32, 4, 2, 64, true, 17, 130, 1, 64)),
+    CASE(FWD_VARLEN(FC_BF16, 2, 2, 32, false, 33, 5)),
+};
+
+#define SUITE(name, about, cases) {name, about, cases, sizeof cases / sizeof cases[0], true}
+#define EXTRA_SUITE(name, about, cases) {name, about, cases, sizeof cases / sizeof cases[0], false}
 
 static const bench_suite suites[] = {
-    SUITE("demo", "a quick tour over the suites below at moderate sizes (under a minute)", demo),
+    EXTRA_SUITE("demo", "a quick tour over the suites below at moderate sizes (under a minute)", demo),
     SUITE("prefill-fp32", "fp32 forward, dense, S = 512..4096, D = 64/128, causal and not", prefill_fp32),
     SUITE("prefill-fp16", "fp16 in and out (fp32 accumulation), dense", prefill_fp16),
     SUITE("prefill-bf16", "bf16 in and out (fp32 accumulation), dense", prefill_bf16),
@@ -105,6 +116,7 @@ static const bench_suite suites[] = {
     SUITE("gqa", "grouped-query and multi-query attention (query heads / kv heads)", gqa),
     SUITE("varlen", "packed (TND) batches of mixed lengths", varlen),
     SUITE("headdim", "head dim 64, 128, 256 at S = 2048", headdim),
+    EXTRA_SUITE("smoke", "tiny shapes over every path, a correctness check for CI (seconds)", smoke),
 };
 
 const bench_suite *bench_suites(size_t *count)
