@@ -227,6 +227,21 @@ typedef struct fc_attention_desc {
 /* A description with every option off and the scale defaulted; fill in sizes and operands. */
 FC_API fc_attention_desc fc_attention_desc_init(void);
 
+/* ---------------------------------------------------------------------------------------------- */
+/* Backward                                                                                       */
+
+/* The gradients of an attention call.  The backward takes the forward's description: desc.out
+ * then holds the forward output and desc.stats its statistics (both read; the statistics are used
+ * exactly as given).  Gradients have the shapes of their operands and any float dtype; key and
+ * value gradients are summed over the query heads sharing a kv head.  dsink (per query head) is
+ * written when desc.sink is set. */
+typedef struct fc_attention_grads {
+    fc_tensor d_out;          /* gradient of the output, shaped like desc.out */
+    fc_tensor dq, dk, dv;
+    fc_tensor dq_rope, dk_rope; /* when desc.rope_dim > 0 */
+    float *dsink;
+} fc_attention_grads;
+
 /* New data addresses for a planned problem (same shapes and strides).  NULL fields keep the
  * planned address. */
 typedef struct fc_attention_io {
@@ -236,6 +251,10 @@ typedef struct fc_attention_io {
     const float *slopes, *sink;
     const uint8_t *keep_bits;
     float *stats_max, *stats_sum;
+    /* backward */
+    const void *d_out;
+    void *dq, *dk, *dv, *dq_rope, *dk_rope;
+    float *dsink;
 } fc_attention_io;
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -262,10 +281,17 @@ FC_API fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *wor
                              size_t workspace_bytes);
 FC_API void fc_plan_destroy(fc_plan *plan);
 
+/* A backward plan: run it like a forward plan. Deterministic: bit-identical for every thread
+ * count. */
+FC_API fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,
+                                         const fc_options *options, fc_plan **plan);
+
 /* Plan, allocate the workspace, run, free. */
 FC_API fc_status fc_attention(const fc_attention_desc *desc);
+FC_API fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads);
 
-/* FLOPs of the problem counted over visible positions only: 2·(Dqk+Dr)+2·Dv per visible score. */
+/* FLOPs of the problem counted over visible positions only: 2·(Dqk+Dr)+2·Dv per visible score,
+ * times 2.5 for a backward plan. */
 FC_API fc_status fc_plan_flops(const fc_plan *plan, double *flops);
 
 /* The CPU kernel path in use ("avx512", "avx2", "scalar") and a way to force one (tests/bench);

@@ -79,5 +79,7 @@ fc_status fc_plan_flops(const fc_plan *plan, double *flops)
         return fc_fail(FC_ERR_NULL_ARG, "fc_plan_flops: %s is NULL", plan ? "flops" : "plan");
     const fc_problem *p = &plan->prob;
     *flops = fc_problem_visible(p) * (double)(2 * (p->Dqk + p->Dr) + 2 * p->Dv);
+    if (plan->op == FC_OP_BACKWARD)
+        *flops *= 2.5;
     return FC_OK;
 }

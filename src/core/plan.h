@@ -9,7 +9,7 @@
 
 #include "problem.h"
 
-typedef enum fc_op { FC_OP_FORWARD = 0 } fc_op;
+typedef enum fc_op { FC_OP_FORWARD = 0, FC_OP_BACKWARD = 1 } fc_op;
 
 struct fc_cpu_plan;
 

@@ -82,7 +82,11 @@ typedef struct fc_problem {
     fc_mask_view mask;
     const uint8_t *drop_bits;  /* NULL = no dropout */
     float keep_prob;
-    fc_stats_view stats;
+    fc_stats_view stats;       /* forward: written; backward: the forward's, read */
+
+    /* backward only: the output gradient (out holds the forward output) and the gradients */
+    fc_view dout, dq, dk, dv, dq_rope, dk_rope;
+    float *dsink;              /* per query head, when sink */
 } fc_problem;
 
 /* Element (b, n, s) of a view: the first feature of that row. */

@@ -44,4 +44,15 @@ static inline int64_t fc_row_spans(const fc_batch *bt, int64_t i, int64_t sp[4])
     return (sp[1] - sp[0]) + (sp[3] - sp[2]);
 }
 
+/* The rows [*i0, *i1) of a batch that may see a column in [j0, j1) (a superset is fine: kernels
+ * still test every row; this only bounds the search). */
+static inline void fc_col_rows(const fc_batch *bt, int64_t j0, int64_t j1, int64_t *i0, int64_t *i1)
+{
+    int64_t lo = j0 - bt->vis_hi, hi = j1 - bt->vis_lo; /* i ∈ [j0 − vis_hi, j1 − 1 − vis_lo] */
+    if (bt->prefix > j0)
+        lo = 0, hi = bt->sq;
+    *i0 = lo < 0 ? 0 : lo > bt->sq ? bt->sq : lo;
+    *i1 = hi < *i0 ? *i0 : hi > bt->sq ? bt->sq : hi;
+}
+
 #endif /* FC_CORE_VISIBILITY_H */

@@ -1,9 +1,10 @@
 /*
- * CPU plans: tile sizes, items and the threaded loop over them.
+ * CPU plans: tile sizes, work items and the threaded loops over them.
  *
  * Items never share outputs, so any schedule gives bit-identical results; OpenMP hands them out
  * dynamically, heaviest first within a batch (later query tiles see more columns under causal
- * masks), which balances causal and banded problems without a cost model.
+ * masks, earlier kv tiles are seen by more rows), which balances causal and banded problems
+ * without a cost model.
  */
 #include <stdlib.h>
 
@@ -18,8 +19,9 @@ typedef struct fc_cpu_plan {
     const fc_cpu_kernels *k;
     fc_tiles tiles;
     int threads;
-    size_t ws_thread;     /* bytes per thread */
-    int64_t *item_start;  /* B + 1 prefix sums of items per batch */
+    size_t ws_thread;    /* bytes per thread */
+    int64_t *q_start;    /* B + 1 prefix sums of query items per batch */
+    int64_t *kv_start;   /* B + 1 prefix sums of kv items per batch (backward) */
 } fc_cpu_plan;
 
 /* How batch b's rows are cut: i_count positions × n_count heads per item. */
@@ -31,7 +33,7 @@ static void fc_item_shape(const fc_problem *p, const fc_batch *bt, fc_tiles t, i
     *n_count = n < 1 ? 1 : n > p->G ? p->G : n;
 }
 
-static int64_t fc_items_in_batch(const fc_problem *p, const fc_batch *bt, fc_tiles t)
+static int64_t fc_q_items(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 {
     if (bt->q_rows == 0)
         return 0;
@@ -40,26 +42,50 @@ static int64_t fc_items_in_batch(const fc_problem *p, const fc_batch *bt, fc_til
     return p->Nkv * ((p->G + nc - 1) / nc) * ((bt->q_rows + ic - 1) / ic);
 }
 
-static void fc_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t idx, fc_item *it)
+static int64_t fc_kv_items(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 {
-    int64_t lo = 0, hi = p->B; /* last batch whose first item is <= idx */
+    return p->Nkv * ((bt->skv + t.cols - 1) / t.cols);
+}
+
+/* The batch whose items contain idx: the last b with start[b] <= idx. */
+static int64_t fc_batch_of(const int64_t *start, int64_t B, int64_t idx)
+{
+    int64_t lo = 0, hi = B;
     while (hi - lo > 1) {
         const int64_t mid = (lo + hi) / 2;
-        if (cp->item_start[mid] <= idx) lo = mid; else hi = mid;
+        if (start[mid] <= idx) lo = mid; else hi = mid;
     }
-    const fc_batch *bt = &p->batch[lo];
+    return lo;
+}
+
+static void fc_q_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t idx, fc_item *it)
+{
+    const int64_t b = fc_batch_of(cp->q_start, p->B, idx);
+    const fc_batch *bt = &p->batch[b];
     int64_t ic, nc;
     fc_item_shape(p, bt, cp->tiles, &ic, &nc);
     const int64_t tiles = (bt->q_rows + ic - 1) / ic, hblocks = (p->G + nc - 1) / nc;
-    int64_t local = idx - cp->item_start[lo];
+    int64_t local = idx - cp->q_start[b];
     const int64_t tile = tiles - 1 - local % tiles; /* heaviest (last) tile first */
     local /= tiles;
     const int64_t hb = local % hblocks, n2 = local / hblocks;
-    it->b = lo;
+    it->b = b;
     it->i0 = tile * ic;
     it->i_count = bt->q_rows - it->i0 < ic ? bt->q_rows - it->i0 : ic;
     it->n_first = n2 * p->G + hb * nc;
     it->n_count = p->G - hb * nc < nc ? p->G - hb * nc : nc;
+}
+
+static void fc_kv_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t idx, fc_kv_item *it)
+{
+    const int64_t b = fc_batch_of(cp->kv_start, p->B, idx);
+    const fc_batch *bt = &p->batch[b];
+    const int64_t tiles = (bt->skv + cp->tiles.cols - 1) / cp->tiles.cols;
+    const int64_t local = idx - cp->kv_start[b];
+    it->b = b;
+    it->n2 = local / tiles;
+    it->j0 = (local % tiles) * cp->tiles.cols;
+    it->j_count = bt->skv - it->j0 < cp->tiles.cols ? bt->skv - it->j0 : cp->tiles.cols;
 }
 
 static fc_tiles fc_choose_tiles(const fc_problem *p)
@@ -69,29 +95,47 @@ static fc_tiles fc_choose_tiles(const fc_problem *p)
     return t;
 }
 
+static bool fc_prefix_items(const fc_problem *p, fc_tiles t, int64_t **out,
+                            int64_t (*count)(const fc_problem *, const fc_batch *, fc_tiles))
+{
+    int64_t *start = malloc((size_t)(p->B + 1) * sizeof(int64_t));
+    if (!start)
+        return false;
+    start[0] = 0;
+    for (int64_t b = 0; b < p->B; b++)
+        start[b + 1] = start[b] + count(p, &p->batch[b], t);
+    *out = start;
+    return true;
+}
+
 fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
 {
     const fc_problem *p = &plan->prob;
+    const bool backward = plan->op == FC_OP_BACKWARD;
     fc_cpu_plan *cp = calloc(1, sizeof *cp);
-    if (!cp || !(cp->item_start = malloc((size_t)(p->B + 1) * sizeof(int64_t)))) {
-        free(cp);
+    if (!cp)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory for the CPU plan");
-    }
+    plan->cpu = cp;
     cp->k = fc_cpu_active();
     cp->tiles = fc_choose_tiles(p);
+    if (!fc_prefix_items(p, cp->tiles, &cp->q_start, fc_q_items) ||
+        (backward && !fc_prefix_items(p, cp->tiles, &cp->kv_start, fc_kv_items)))
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory for the CPU plan");
 #ifdef _OPENMP
     cp->threads = threads > 0 ? threads : omp_get_max_threads();
 #else
     cp->threads = 1;
     (void)threads;
 #endif
-    cp->item_start[0] = 0;
-    for (int64_t b = 0; b < p->B; b++)
-        cp->item_start[b + 1] = cp->item_start[b] + fc_items_in_batch(p, &p->batch[b], cp->tiles);
-    if (cp->item_start[p->B] < cp->threads)
-        cp->threads = cp->item_start[p->B] > 0 ? (int)cp->item_start[p->B] : 1;
-    cp->ws_thread = (cp->k->fwd_workspace(p, cp->tiles) + 63) & ~(size_t)63;
-    plan->cpu = cp;
+    int64_t most = cp->q_start[p->B];
+    if (backward && cp->kv_start[p->B] > most)
+        most = cp->kv_start[p->B];
+    if (backward && p->dsink && p->Nq > most)
+        most = p->Nq;
+    if (most < cp->threads)
+        cp->threads = most > 0 ? (int)most : 1;
+    const size_t ws = backward ? cp->k->bwd_workspace(p, cp->tiles) : cp->k->fwd_workspace(p, cp->tiles);
+    cp->ws_thread = (ws + 63) & ~(size_t)63;
     plan->workspace = cp->ws_thread * (size_t)cp->threads;
     return FC_OK;
 }
@@ -99,24 +143,57 @@ fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
 void fc_cpu_plan_destroy(fc_cpu_plan *cp)
 {
     if (cp) {
-        free(cp->item_start);
+        free(cp->q_start);
+        free(cp->kv_start);
         free(cp);
     }
+}
+
+static int fc_thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
 }
 
 fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace)
 {
     const fc_cpu_plan *cp = plan->cpu;
-    const int64_t n = cp->item_start[p->B];
+    const fc_cpu_kernels *k = cp->k;
+    const int64_t nq = cp->q_start[p->B];
+    char *ws = workspace;
+    if (plan->op == FC_OP_FORWARD) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(cp->threads)
-    for (int64_t idx = 0; idx < n; idx++) {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        fc_item it;
-        fc_item_at(p, cp, idx, &it);
-        cp->k->fwd_item(p, &it, cp->tiles, (char *)workspace + (size_t)tid * cp->ws_thread);
+        for (int64_t idx = 0; idx < nq; idx++) {
+            fc_item it;
+            fc_q_item_at(p, cp, idx, &it);
+            k->fwd_item(p, &it, cp->tiles, ws + (size_t)fc_thread_id() * cp->ws_thread);
+        }
+        return FC_OK;
+    }
+    const int64_t nkv = cp->kv_start[p->B];
+#pragma omp parallel num_threads(cp->threads)
+    {
+        char *mine = ws + (size_t)fc_thread_id() * cp->ws_thread;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t idx = 0; idx < nq; idx++) {
+            fc_item it;
+            fc_q_item_at(p, cp, idx, &it);
+            k->bwd_dq_item(p, &it, cp->tiles, mine);
+        }
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t idx = 0; idx < nkv; idx++) {
+            fc_kv_item it;
+            fc_kv_item_at(p, cp, idx, &it);
+            k->bwd_dkv_item(p, &it, cp->tiles, mine);
+        }
+        if (p->dsink) {
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t n1 = 0; n1 < p->Nq; n1++)
+                k->bwd_dsink_head(p, n1, mine);
+        }
     }
     return FC_OK;
 }

@@ -18,6 +18,12 @@ typedef struct fc_item {
     int64_t i0, i_count;
 } fc_item;
 
+/* kv rows [j0, j0 + j_count) of kv head n2 of batch b (backward dk/dv pass). */
+typedef struct fc_kv_item {
+    int64_t b, n2;
+    int64_t j0, j_count;
+} fc_kv_item;
+
 /* Tile geometry chosen by the backend for one problem. */
 typedef struct fc_tiles {
     int rows; /* query rows per item (≤) */
@@ -28,6 +34,10 @@ typedef struct fc_cpu_kernels {
     const char *isa;
     size_t (*fwd_workspace)(const fc_problem *p, fc_tiles t);
     void (*fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
+    size_t (*bwd_workspace)(const fc_problem *p, fc_tiles t);
+    void (*bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
+    void (*bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
+    void (*bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws);
 } fc_cpu_kernels;
 
 extern const fc_cpu_kernels fc_cpu_kernels_scalar, fc_cpu_kernels_avx2, fc_cpu_kernels_avx512;

@@ -6,7 +6,9 @@
 #include <float.h>
 
 #include "dropout.h"
+#include "entry.h"
 #include "gemm.h"
+#include "qk.h"
 #include "scores.h"
 #include "softmax.h"
 
@@ -21,13 +23,6 @@ typedef struct fc_fwd_bufs {
     float *m, *l, *alpha;
     fc_rows rows;
 } fc_fwd_bufs;
-
-static size_t fc_take(char **cur, size_t bytes)
-{
-    const size_t at = (size_t)*cur;
-    *cur += (bytes + 63) & ~(size_t)63;
-    return at;
-}
 
 static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_bufs *b)
 {
@@ -44,15 +39,8 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     TAKE(m, float, Rp);
     TAKE(l, float, Rp);
     TAKE(alpha, float, Rp);
-    TAKE(rows.head, int32_t, Rp);
-    TAKE(rows.pos, int64_t, Rp);
-    TAKE(rows.lo1, float, Rp);
-    TAKE(rows.hi1, float, Rp);
-    TAKE(rows.lo2, float, Rp);
-    TAKE(rows.hi2, float, Rp);
-    TAKE(rows.slope, float, Rp);
-    TAKE(rows.apos, float, Rp);
 #undef TAKE
+    fc_rows_carve(&b->rows, &cur, Rp);
     return (size_t)(cur - base) + 64; /* + alignment slack of the base */
 }
 
@@ -60,30 +48,6 @@ size_t FC_ISA_FN(fc_fwd_workspace)(const fc_problem *p, fc_tiles t)
 {
     fc_fwd_bufs b;
     return fc_fwd_carve(NULL, p, t, &b);
-}
-
-/* S[jn][Rp] = K[j0 .. j0+jn) · QT over the query and rope features. */
-static void fc_fwd_scores(const fc_problem *p, fc_fwd_bufs *b, int64_t j0, int jn)
-{
-    const fc_rows *rw = &b->rows;
-    const int Rp = rw->padded, Dqk = (int)p->Dqk, Dr = (int)p->Dr, Dt = Dqk + Dr;
-    int64_t ldk;
-    const float *k = fc_kv_rows(b->kb, Dt, &p->k, rw, j0, jn, Dqk, &ldk);
-    if (Dr == 0) {
-        fc_gemm(jn, Rp, Dqk, k, ldk, 1, b->qt, Rp, b->s, Rp, false);
-        return;
-    }
-    if (k == b->kb) { /* converted: append the rope features and run one product */
-        for (int j = 0; j < jn; j++)
-            fc_load_row(b->kb + (ptrdiff_t)j * Dt + Dqk, fc_kv_row(&p->k_rope, rw, rw->n2, j0 + j),
-                        p->k_rope.dtype, p->k_rope.se, Dr);
-        fc_gemm(jn, Rp, Dt, k, Dt, 1, b->qt, Rp, b->s, Rp, false);
-        return;
-    }
-    fc_gemm(jn, Rp, Dqk, k, ldk, 1, b->qt, Rp, b->s, Rp, false);
-    int64_t ldr;
-    const float *kr = fc_kv_rows(b->kb, Dt, &p->k_rope, rw, j0, jn, Dr, &ldr);
-    fc_gemm(jn, Rp, Dr, kr, ldr, 1, b->qt + (ptrdiff_t)Dqk * Rp, Rp, b->s, Rp, true);
 }
 
 /* Writes the item's output rows and statistics (semantics §2.6, §2.8). */
@@ -116,15 +80,15 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
 void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws)
 {
     fc_fwd_bufs b;
-    fc_fwd_carve((char *)(((uintptr_t)ws + 63) & ~(uintptr_t)63), p, t, &b);
+    fc_fwd_carve(fc_align64(ws), p, t, &b);
     fc_rows *rw = &b.rows;
     fc_rows_init(rw, p, it);
     const int R = rw->count, Rp = rw->padded, Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
 
-    for (int r = 0; r < Rp; r++) {
-        const bool sink = p->sink && r < R && rw->pos[r] < rw->bt->sq;
-        b.m[r] = sink ? p->sink[rw->head[r]] : -INFINITY;
-        b.l[r] = sink ? 1.0f : 0.0f;
+    for (int r = 0; r < Rp; r++) { /* a sink starts every real row at (sink, 1); −inf = no sink */
+        const float sink = p->sink && r < R && rw->pos[r] < rw->bt->sq ? p->sink[rw->head[r]] : -INFINITY;
+        b.m[r] = sink;
+        b.l[r] = sink > -INFINITY ? 1.0f : 0.0f;
     }
     memset(b.o, 0, (size_t)R * Dvp * sizeof(float));
 
@@ -135,8 +99,10 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
         const fc_tile_kind kind = fc_rows_classify(rw, j0, j0 + jn);
         if (kind == FC_TILE_SKIP)
             continue;
-        fc_fwd_scores(p, &b, j0, jn);
-        fc_scores(b.s, jn, j0, p, rw, kind);
+        fc_kv_tile kv;
+        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb);
+        fc_qk(b.s, &kv, b.qt, p, rw, jn);
+        fc_scores(b.s, NULL, jn, j0, p, rw, kind);
         if (fc_softmax_step(b.s, jn, Rp, b.m, b.l, b.alpha))
             for (int r = 0; r < R; r++)
                 if (b.alpha[r] != 1.0f)
@@ -144,15 +110,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
                         b.o[(ptrdiff_t)r * Dvp + e] *= b.alpha[r];
         if (p->drop_bits)
             fc_dropout_tile(b.s, jn, j0, p, rw);
-        int64_t ldv;
-        const float *v = fc_kv_rows(b.vb, Dvp, &p->v, rw, j0, jn, Dv, &ldv);
-        fc_gemm(R, Dv, jn, b.s, 1, Rp, v, ldv, b.o, Dvp, true);
+        fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
     }
     fc_fwd_finish(p, &b);
 }
-
-const fc_cpu_kernels FC_ISA_FN(fc_cpu_kernels) = {
-    .isa = FC_STR(FC_ISA),
-    .fwd_workspace = FC_ISA_FN(fc_fwd_workspace),
-    .fwd_item = FC_ISA_FN(fc_fwd_item),
-};

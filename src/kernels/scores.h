@@ -52,8 +52,10 @@ FC_INLINE fvec v_tanh(fvec t)
 }
 
 /* Turns raw dot products into final logits in place.  `kind` says whether the tile is fully
- * visible to every row (no per-element visibility test needed). */
-static inline void fc_scores(float *S, int jn, int64_t j0, const fc_problem *p, const fc_rows *rw, fc_tile_kind kind)
+ * visible to every row (no per-element visibility test needed).  With softcap on and capgrad
+ * non-NULL, capgrad[j][r] receives d softcap(y) / dy = 1 − tanh²(y / cap) for the backward. */
+static inline void fc_scores(float *S, float *capgrad, int jn, int64_t j0, const fc_problem *p, const fc_rows *rw,
+                             fc_tile_kind kind)
 {
     const int Rp = rw->padded;
     const bool pse = p->pse.data != NULL;
@@ -66,8 +68,12 @@ static inline void fc_scores(float *S, int jn, int64_t j0, const fc_problem *p, 
     for (int j = 0; j < jn; j++) {
         float *row = S + (ptrdiff_t)j * Rp;
         if (cap > 0) {
-            for (int r = 0; r < Rp; r += FC_W)
-                v_store(row + r, v_mul(capv, v_tanh(v_mul(v_mul(v_load(row + r), scale), inv_cap))));
+            for (int r = 0; r < Rp; r += FC_W) {
+                const fvec th = v_tanh(v_mul(v_mul(v_load(row + r), scale), inv_cap));
+                v_store(row + r, v_mul(capv, th));
+                if (capgrad)
+                    v_store(capgrad + (ptrdiff_t)j * Rp + r, v_sub(v_set1(1.0f), v_mul(th, th)));
+            }
         } else {
             for (int r = 0; r < Rp; r += FC_W)
                 v_store(row + r, v_mul(v_load(row + r), scale));

@@ -23,6 +23,17 @@
 
 static inline int64_t fc_round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+/* Workspace carving: kernels lay out their per-thread buffers with fc_take from a 64-byte aligned
+ * base; carving from NULL measures the layout. */
+static inline void *fc_take(char **cur, size_t bytes)
+{
+    char *at = *cur;
+    *cur += (bytes + 63) & ~(size_t)63;
+    return at;
+}
+
+static inline char *fc_align64(void *p) { return (char *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
 /* What one row sees: columns in [lo1, hi1) ∪ [lo2, hi2), stored as floats (exact below 2^24)
  * so that visibility tests vectorize. */
 typedef struct fc_rows {
@@ -35,6 +46,15 @@ typedef struct fc_rows {
     float *slope, *apos;     /* ALiBi: x −= slope·|j − apos| per row (when the problem has ALiBi) */
     int64_t kv_begin, kv_end; /* union of the rows' visible columns, [kv_begin, kv_end) */
 } fc_rows;
+
+static inline void fc_rows_carve(fc_rows *rw, char **cur, int64_t Rp)
+{
+    rw->head = fc_take(cur, (size_t)Rp * sizeof(int32_t));
+    rw->pos = fc_take(cur, (size_t)Rp * sizeof(int64_t));
+    float **f[] = {&rw->lo1, &rw->hi1, &rw->lo2, &rw->hi2, &rw->slope, &rw->apos};
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+        *f[k] = fc_take(cur, (size_t)Rp * sizeof(float));
+}
 
 /* The rows of an item and their visible spans. */
 static inline void fc_rows_init(fc_rows *rw, const fc_problem *p, const fc_item *it)
@@ -98,9 +118,20 @@ static inline const char *fc_q_row(const fc_view *v, const fc_rows *rw, int64_t 
 {
     return fc_view_row(v, fc_dtype_bytes(v->dtype), rw->b, rw->bt->q_tok, n, s);
 }
-static inline const char *fc_kv_row(const fc_view *v, const fc_rows *rw, int64_t n, int64_t s)
+/* Where a kv tile lives: batch, its kv token offset and the kv head. */
+typedef struct fc_kv_at {
+    int64_t b, tok, n2;
+} fc_kv_at;
+
+static inline fc_kv_at fc_kv_at_rows(const fc_rows *rw)
 {
-    return fc_view_row(v, fc_dtype_bytes(v->dtype), rw->b, rw->bt->kv_tok, n, s);
+    fc_kv_at at = {rw->b, rw->bt->kv_tok, rw->n2};
+    return at;
+}
+
+static inline const char *fc_kv_row(const fc_view *v, fc_kv_at at, int64_t s)
+{
+    return fc_view_row(v, fc_dtype_bytes(v->dtype), at.b, at.tok, at.n2, s);
 }
 
 static inline float fc_load_scalar(const char *p, fc_dtype dt)
@@ -154,38 +185,73 @@ static inline void fc_store_row(char *row, fc_dtype dt, int64_t se, const float 
     }
 }
 
-/* QT[e][r] (row stride Rp): the item's query rows, transposed, with the rope features appended
- * after the first Dqk features; padding rows are zero. */
+/* The item's rows of a query-side operand a (width wa), optionally followed by the features of a
+ * second operand b (width wb, e.g. the rope part), as fp32: transposed into t[e][r] (row stride
+ * Rp) and/or row-major into rows[r][e] (row stride ldr).  Padding rows are zero. */
+static inline void fc_pack_rows(const fc_rows *rw, const fc_view *a, int wa, const fc_view *b, int wb, float *t,
+                                float *rows, int64_t ldr, float *scratch)
+{
+    const int Rp = rw->padded, w = wa + wb;
+    for (int r = 0; r < Rp; r++) {
+        float *dst = rows ? rows + r * ldr : scratch;
+        if (r < rw->count) {
+            fc_load_row(dst, fc_q_row(a, rw, rw->head[r], rw->pos[r]), a->dtype, a->se, wa);
+            if (wb)
+                fc_load_row(dst + wa, fc_q_row(b, rw, rw->head[r], rw->pos[r]), b->dtype, b->se, wb);
+        } else {
+            memset(dst, 0, (size_t)w * 4);
+        }
+        if (t)
+            for (int e = 0; e < w; e++)
+                t[(ptrdiff_t)e * Rp + r] = dst[e];
+    }
+}
+
+/* QT[e][r]: the rows' query features followed by their rope features, transposed. */
 static inline void fc_pack_q_transposed(float *qt, float *scratch, const fc_problem *p, const fc_rows *rw)
 {
-    const int Dqk = (int)p->Dqk, Dr = (int)p->Dr, Rp = rw->padded;
-    for (int r = 0; r < Rp; r++) {
-        if (r < rw->count) {
-            fc_load_row(scratch, fc_q_row(&p->q, rw, rw->head[r], rw->pos[r]), p->q.dtype, p->q.se, Dqk);
-            if (Dr)
-                fc_load_row(scratch + Dqk, fc_q_row(&p->q_rope, rw, rw->head[r], rw->pos[r]),
-                            p->q_rope.dtype, p->q_rope.se, Dr);
-        } else {
-            memset(scratch, 0, (size_t)(Dqk + Dr) * 4);
-        }
-        for (int e = 0; e < Dqk + Dr; e++)
-            qt[(ptrdiff_t)e * Rp + r] = scratch[e];
-    }
+    fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, qt, NULL, 0, scratch);
 }
 
 /* A kv-tile operand as fp32 rows: either the caller's memory itself (fp32 with unit feature
  * stride) or rows converted into buf.  Returns the row pointer base and sets *ld. */
-static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, const fc_rows *rw, int64_t j0,
-                                      int rows, int width, int64_t *ld)
+static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, fc_kv_at at, int64_t j0, int rows,
+                                      int width, int64_t *ld)
 {
     if (v->dtype == FC_F32 && v->se == 1 && v->ss > 0) {
         *ld = v->ss;
-        return (const float *)fc_kv_row(v, rw, rw->n2, j0);
+        return (const float *)fc_kv_row(v, at, j0);
     }
     for (int j = 0; j < rows; j++)
-        fc_load_row(buf + j * ldbuf, fc_kv_row(v, rw, rw->n2, j0 + j), v->dtype, v->se, width);
+        fc_load_row(buf + j * ldbuf, fc_kv_row(v, at, j0 + j), v->dtype, v->se, width);
     *ld = ldbuf;
     return buf;
+}
+
+/* The key (+ rope) and value rows of one kv tile as fp32 operands. */
+typedef struct fc_kv_tile {
+    const float *k, *kr, *v; /* kr NULL when there is no rope or it was appended to k's rows */
+    int64_t ldk, ldkr, ldv;
+    int k_width;             /* features per k row: Dqk, or Dqk + Dr when rope was appended */
+} fc_kv_tile;
+
+/* Loads kv rows [j0, j0 + jn) of one kv head; kb holds [cols][Dt], vb [cols][Dvp]. */
+static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, float *kb,
+                                   float *vb)
+{
+    const int Dqk = (int)p->Dqk, Dr = (int)p->Dr, Dt = Dqk + Dr, Dvp = (int)fc_round_up(p->Dv, FC_W);
+    t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, Dqk, &t->ldk);
+    t->k_width = Dqk;
+    t->kr = NULL;
+    if (Dr && t->k == kb) { /* converted: append the rope features to the same rows */
+        for (int j = 0; j < jn; j++)
+            fc_load_row(kb + (ptrdiff_t)j * Dt + Dqk, fc_kv_row(&p->k_rope, at, j0 + j), p->k_rope.dtype,
+                        p->k_rope.se, Dr);
+        t->k_width = Dt;
+    } else if (Dr) {
+        t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, Dr, &t->ldkr);
+    }
+    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, (int)p->Dv, &t->ldv);
 }
 
 #endif /* FC_KERNELS_TILE_H */

@@ -107,16 +107,27 @@ static fc_status check_operands(const fc_attention_desc *d)
     return FC_OK;
 }
 
-/* The output must not overlap itself: sorted by stride, each dim must step past the previous. */
-static fc_status check_out_layout(const fc_attention_desc *d, int64_t rows_total)
+/* An output must not overlap itself: sorted by stride, each dim must step past the previous. */
+static fc_status check_out_layout(const char *fn, const char *name, const fc_tensor *t, const fc_attention_desc *d,
+                                  int64_t heads, int64_t rows, int64_t width)
 {
-    const int64_t dv = d->v_head_dim ? d->v_head_dim : d->head_dim;
-    int64_t ext[4] = {d->packed ? 1 : d->batch, d->q_heads, rows_total, dv};
-    int64_t str[4] = {d->out.stride_batch, d->out.stride_head, d->out.stride_seq, d->out.stride_dim};
+    int64_t ext[4] = {d->packed ? 1 : d->batch, heads, rows, width};
+    int64_t str[4] = {t->stride_batch, t->stride_head, t->stride_seq, t->stride_dim};
     if (!fc_dims_disjoint(ext, str, 4))
-        return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.out strides (%lld, %lld, %lld, %lld) make output elements overlap",
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: %s strides (%lld, %lld, %lld, %lld) make output elements overlap", fn, name,
                        (long long)str[0], (long long)str[1], (long long)str[2], (long long)str[3]);
     return FC_OK;
+}
+
+/* Rows along the sequence axis of query-side and kv-side operands. */
+static void seq_rows(const fc_attention_desc *d, int64_t *q_rows, int64_t *kv_rows)
+{
+    *q_rows = d->q_len, *kv_rows = d->kv_len;
+    if (d->packed) {
+        *q_rows = *kv_rows = 0;
+        for (int64_t b = 0; b < d->batch; b++)
+            *q_rows += d->q_lens[b], *kv_rows += d->kv_lens[b];
+    }
 }
 
 static fc_status check_options(const fc_attention_desc *d)
@@ -284,9 +295,9 @@ static fc_status lower(const fc_attention_desc *d, fc_problem *p)
     return st;
 }
 
-fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *options, fc_plan **plan)
+/* Validation shared by the forward and backward plans. */
+static fc_status check_desc(const fc_attention_desc *desc, const fc_options *options, fc_plan **plan)
 {
-    fc_clear_error();
     if (!desc)
         return fc_fail(FC_ERR_NULL_ARG, FN ": desc is NULL");
     if (!plan)
@@ -295,17 +306,91 @@ fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *option
     fc_status st;
     if ((st = check_sizes(desc)) || (st = check_operands(desc)) || (st = check_options(desc)))
         return st;
-    int64_t rows_total = 0;
-    for (int64_t b = 0; b < desc->batch; b++)
-        rows_total += desc->packed ? desc->q_lens[b] : 0;
-    if ((st = check_out_layout(desc, desc->packed ? rows_total : desc->q_len)))
-        return st;
     if (options && (options->threads < 0 || options->threads > 4096))
         return fc_fail(FC_ERR_INVALID_ARG, FN ": options.threads must be in [0, 4096], got %d", options->threads);
+    return FC_OK;
+}
+
+fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *options, fc_plan **plan)
+{
+    fc_clear_error();
+    fc_status st;
+    if ((st = check_desc(desc, options, plan)))
+        return st;
+    int64_t q_rows, kv_rows;
+    seq_rows(desc, &q_rows, &kv_rows);
+    const int64_t dv = desc->v_head_dim ? desc->v_head_dim : desc->head_dim;
+    if ((st = check_out_layout(FN, "desc.out", &desc->out, desc, desc->q_heads, q_rows, dv)))
+        return st;
     fc_problem p;
     if ((st = lower(desc, &p)))
         return st;
     return fc_plan_from_problem(&p, FC_OP_FORWARD, options, plan);
+}
+
+#undef FN
+#define FN "fc_plan_create_backward"
+
+fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,
+                                  const fc_options *options, fc_plan **plan)
+{
+    fc_clear_error();
+    fc_status st;
+    if ((st = check_desc(desc, options, plan)))
+        return st;
+    if (!grads)
+        return fc_fail(FC_ERR_NULL_ARG, FN ": grads is NULL");
+    if (!desc->stats.max)
+        return fc_fail(FC_ERR_NULL_ARG, FN ": desc.stats.max and sum are NULL; the backward needs the forward's statistics");
+    if ((st = check_tensor(&grads->d_out, "grads.d_out", desc->packed)) || (st = check_tensor(&grads->dq, "grads.dq", desc->packed)) ||
+        (st = check_tensor(&grads->dk, "grads.dk", desc->packed)) || (st = check_tensor(&grads->dv, "grads.dv", desc->packed)))
+        return st;
+    if (desc->rope_dim > 0 && ((st = check_tensor(&grads->dq_rope, "grads.dq_rope", desc->packed)) ||
+                               (st = check_tensor(&grads->dk_rope, "grads.dk_rope", desc->packed))))
+        return st;
+    if (desc->sink && !grads->dsink)
+        return fc_fail(FC_ERR_NULL_ARG, FN ": grads.dsink is NULL but desc.sink is set");
+    int64_t q_rows, kv_rows;
+    seq_rows(desc, &q_rows, &kv_rows);
+    const int64_t D = desc->head_dim, Dv = desc->v_head_dim ? desc->v_head_dim : D, Dr = desc->rope_dim;
+    if ((st = check_out_layout(FN, "grads.dq", &grads->dq, desc, desc->q_heads, q_rows, D)) ||
+        (st = check_out_layout(FN, "grads.dk", &grads->dk, desc, desc->kv_heads, kv_rows, D)) ||
+        (st = check_out_layout(FN, "grads.dv", &grads->dv, desc, desc->kv_heads, kv_rows, Dv)))
+        return st;
+    if (Dr && ((st = check_out_layout(FN, "grads.dq_rope", &grads->dq_rope, desc, desc->q_heads, q_rows, Dr)) ||
+               (st = check_out_layout(FN, "grads.dk_rope", &grads->dk_rope, desc, desc->kv_heads, kv_rows, Dr))))
+        return st;
+    fc_problem p;
+    if ((st = lower(desc, &p)))
+        return st;
+    p.dout = to_view(&grads->d_out, desc->packed);
+    p.dq = to_view(&grads->dq, desc->packed);
+    p.dk = to_view(&grads->dk, desc->packed);
+    p.dv = to_view(&grads->dv, desc->packed);
+    if (Dr) {
+        p.dq_rope = to_view(&grads->dq_rope, desc->packed);
+        p.dk_rope = to_view(&grads->dk_rope, desc->packed);
+    }
+    p.dsink = desc->sink ? grads->dsink : NULL;
+    return fc_plan_from_problem(&p, FC_OP_BACKWARD, options, plan);
+}
+
+fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads)
+{
+    fc_plan *plan;
+    fc_status st = fc_plan_create_backward(desc, grads, NULL, &plan);
+    if (st != FC_OK)
+        return st;
+    size_t bytes = plan->workspace;
+    void *ws = bytes ? malloc(bytes) : NULL;
+    if (bytes && !ws) {
+        fc_plan_destroy(plan);
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_attention_backward: cannot allocate a %zu-byte workspace", bytes);
+    }
+    st = fc_plan_run(plan, NULL, ws, bytes);
+    free(ws);
+    fc_plan_destroy(plan);
+    return st;
 }
 
 fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace, size_t workspace_bytes)
@@ -331,6 +416,14 @@ fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace,
         REBIND(keep_bits, p.drop_bits, const uint8_t *)
         REBIND(stats_max, p.stats.max, float *)
         REBIND(stats_sum, p.stats.sum, float *)
+        REBIND(d_out, p.dout.data, char *)
+        REBIND(dq, p.dq.data, char *)
+        REBIND(dk, p.dk.data, char *)
+        REBIND(dv, p.dv.data, char *)
+        REBIND(dq_rope, p.dq_rope.data, char *)
+        REBIND(dk_rope, p.dk_rope.data, char *)
+        if (p.dsink)
+            REBIND(dsink, p.dsink, float *)
 #undef REBIND
     }
     return fc_plan_execute(plan, &p, workspace, workspace_bytes);

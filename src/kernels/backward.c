@@ -1,0 +1,256 @@
+/*
+ * Backward attention (semantics §3.3) in two deterministic passes, each recomputing
+ * P = exp(x − m) / l from the given statistics:
+ *
+ *   dq pass, per query item (as the forward):  for each visible kv tile
+ *       dP = dO·Vᵀ,  dS = P ∘ (dP·keep/kp − D),  dQ += dS·K
+ *   dk/dv pass, per kv tile of one kv head:     for each query head of the group and query tile
+ *       dV += (P·keep/kp)ᵀ·dO,  dK += dSᵀ·Q
+ *
+ * with D = rowsum(dO ∘ O).  Every output row is owned by one item and summed in a fixed order,
+ * so results are bit-identical for any thread count; no atomics, no O(S²) state.
+ * Compiled once per instruction set (see simd.h).
+ */
+#include <float.h>
+
+#include "dropout.h"
+#include "entry.h"
+#include "gemm.h"
+#include "qk.h"
+#include "scores.h"
+
+typedef struct fc_bwd_bufs {
+    float *qt, *qrows;    /* [Dt][Rp] and [Rp][ldq]: query (+ rope) rows */
+    float *dot, *dorows;  /* [Dv][Rp] and [Rp][Dvp]: output-gradient rows */
+    float *p, *ds, *gcap; /* [cols][Rp]: probabilities, dP then dS, softcap derivative */
+    float *kb, *vb;       /* converted kv rows */
+    float *acc_q;         /* dq pass: [rows][ldq] */
+    float *acc_k, *acc_v; /* dk/dv pass: [cols][ldq], [cols][Dvp] */
+    float *row;           /* scratch row */
+    float *m, *linv, *dsum; /* per row: max, 1/sum, D */
+    fc_rows rows;
+} fc_bwd_bufs;
+
+/* Row stride of query-feature accumulators: the rope part starts at column Dqk and whole vectors
+ * are stored past either part's end. */
+static int64_t fc_ldq(const fc_problem *p)
+{
+    return fc_round_up(p->Dqk + fc_round_up(p->Dr, FC_W), FC_W);
+}
+
+static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_bufs *b)
+{
+    const int64_t Rp = fc_round_up(t.rows, FC_W), Dt = p->Dqk + p->Dr, Dvp = fc_round_up(p->Dv, FC_W);
+    const int64_t ldq = fc_ldq(p), wide = ldq > Dvp ? ldq : Dvp;
+    char *cur = base;
+#define TAKE(field, n) b->field = (float *)fc_take(&cur, (size_t)(n) * sizeof(float))
+    TAKE(qt, Dt * Rp);
+    TAKE(qrows, Rp * ldq);
+    TAKE(dot, p->Dv * Rp);
+    TAKE(dorows, Rp * Dvp);
+    TAKE(p, t.cols * Rp);
+    TAKE(ds, t.cols * Rp);
+    TAKE(gcap, p->softcap > 0 ? t.cols * Rp : 0);
+    TAKE(kb, t.cols * Dt);
+    TAKE(vb, t.cols * Dvp);
+    TAKE(acc_q, Rp * ldq);
+    TAKE(acc_k, t.cols * ldq);
+    TAKE(acc_v, t.cols * Dvp);
+    TAKE(row, wide);
+    TAKE(m, Rp);
+    TAKE(linv, Rp);
+    TAKE(dsum, Rp);
+#undef TAKE
+    fc_rows_carve(&b->rows, &cur, Rp);
+    return (size_t)(cur - base) + 64;
+}
+
+size_t FC_ISA_FN(fc_bwd_workspace)(const fc_problem *p, fc_tiles t)
+{
+    fc_bwd_bufs b;
+    return fc_bwd_carve(NULL, p, t, &b);
+}
+
+/* Packs the rows' query and output-gradient features and reads their statistics and D. */
+static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
+{
+    const fc_rows *rw = &b->rows;
+    const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
+    fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b->qt, b->qrows, fc_ldq(p), b->row);
+    fc_pack_rows(rw, &p->dout, Dv, NULL, 0, b->dot, b->dorows, Dvp, b->row);
+    for (int r = 0; r < rw->padded; r++) {
+        b->m[r] = 0.0f, b->linv[r] = 0.0f, b->dsum[r] = 0.0f;
+        if (r >= rw->count || rw->pos[r] >= rw->bt->sq)
+            continue; /* padding rows: P = 0 */
+        const int64_t at = fc_stat_offset(p, rw->bt, rw->head[r], rw->pos[r]);
+        b->m[r] = p->stats.max[at];
+        b->linv[r] = 1.0f / p->stats.sum[at];
+        fc_load_row(b->row, fc_q_row(&p->out, rw, rw->head[r], rw->pos[r]), p->out.dtype, p->out.se, Dv);
+        float d = 0.0f;
+        for (int e = 0; e < Dv; e++)
+            d += b->dorows[(ptrdiff_t)r * Dvp + e] * b->row[e];
+        b->dsum[r] = d;
+    }
+}
+
+/* For one (rows, kv tile) pair: P into b->p, dS into b->ds; with dropout b->p then holds
+ * P·keep/kp (what dV needs).  Returns false when the pair has nothing visible. */
+static bool fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn)
+{
+    const fc_rows *rw = &b->rows;
+    const fc_tile_kind kind = fc_rows_classify(rw, j0, j0 + jn);
+    if (kind == FC_TILE_SKIP)
+        return false;
+    const int Rp = rw->padded;
+    fc_qk(b->p, kv, b->qt, p, rw, jn);
+    fc_scores(b->p, b->gcap, jn, j0, p, rw, kind);
+    for (int j = 0; j < jn; j++) /* P = exp(x − m) / l */
+        for (int r = 0; r < Rp; r += FC_W) {
+            float *pj = b->p + (ptrdiff_t)j * Rp + r;
+            v_store(pj, v_mul(v_exp(v_sub(v_load(pj), v_load(b->m + r))), v_load(b->linv + r)));
+        }
+    fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
+    if (p->drop_bits) { /* dP and P of dropped positions vanish; kept ones scale by 1/kp */
+        fc_dropout_tile(b->ds, jn, j0, p, rw);
+        const fvec inv_keep = v_set1(1.0f / p->keep_prob);
+        for (int j = 0; j < jn; j++)
+            for (int r = 0; r < Rp; r += FC_W) {
+                float *dp = b->ds + (ptrdiff_t)j * Rp + r;
+                v_store(dp, v_mul(v_load(dp), inv_keep));
+            }
+    }
+    for (int j = 0; j < jn; j++) /* dS = P ∘ (dP − D) (∘ softcap derivative) */
+        for (int r = 0; r < Rp; r += FC_W) {
+            float *dsj = b->ds + (ptrdiff_t)j * Rp + r;
+            fvec ds = v_mul(v_load(b->p + (ptrdiff_t)j * Rp + r), v_sub(v_load(dsj), v_load(b->dsum + r)));
+            if (p->softcap > 0)
+                ds = v_mul(ds, v_load(b->gcap + (ptrdiff_t)j * Rp + r));
+            v_store(dsj, ds);
+        }
+    if (p->drop_bits) {
+        fc_dropout_tile(b->p, jn, j0, p, rw);
+        const fvec inv_keep = v_set1(1.0f / p->keep_prob);
+        for (int j = 0; j < jn; j++)
+            for (int r = 0; r < Rp; r += FC_W) {
+                float *pj = b->p + (ptrdiff_t)j * Rp + r;
+                v_store(pj, v_mul(v_load(pj), inv_keep));
+            }
+    }
+    return true;
+}
+
+/* Stores scale·acc rows as a gradient split into its main and rope parts. */
+static void fc_store_grad_rows(float *row, const float *acc, int64_t ld, int n, float scale, const fc_view *main_v,
+                               const fc_view *rope_v, int64_t dmain, int64_t drope, char *(*addr)(const fc_view *, int64_t, void *),
+                               void *ctx)
+{
+    for (int r = 0; r < n; r++) {
+        for (int64_t e = 0; e < dmain + drope; e++)
+            row[e] = acc[r * ld + e] * scale;
+        char *dst = addr(main_v, r, ctx);
+        if (dst)
+            fc_store_row(dst, main_v->dtype, main_v->se, row, (int)dmain);
+        if (drope && (dst = addr(rope_v, r, ctx)))
+            fc_store_row(dst, rope_v->dtype, rope_v->se, row + dmain, (int)drope);
+    }
+}
+
+static char *fc_dq_addr(const fc_view *v, int64_t r, void *ctx)
+{
+    const fc_rows *rw = ctx;
+    return (char *)fc_q_row(v, rw, rw->head[r], rw->pos[r]);
+}
+
+void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws)
+{
+    fc_bwd_bufs b;
+    fc_bwd_carve(fc_align64(ws), p, t, &b);
+    fc_rows *rw = &b.rows;
+    fc_rows_init(rw, p, it);
+    const int64_t ldq = fc_ldq(p);
+    memset(b.acc_q, 0, (size_t)(rw->count * ldq) * sizeof(float));
+    if (rw->kv_begin < rw->kv_end)
+        fc_bwd_load_rows(p, &b);
+    for (int64_t j0 = rw->kv_begin; j0 < rw->kv_end; j0 += t.cols) {
+        const int jn = (int)(rw->kv_end - j0 < t.cols ? rw->kv_end - j0 : t.cols);
+        fc_kv_tile kv;
+        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb);
+        if (!fc_bwd_pair(p, &b, &kv, j0, jn))
+            continue;
+        fc_gemm(rw->count, kv.k_width, jn, b.ds, 1, rw->padded, kv.k, kv.ldk, b.acc_q, ldq, true); /* dQ += dS·K */
+        if (kv.kr)
+            fc_gemm(rw->count, (int)p->Dr, jn, b.ds, 1, rw->padded, kv.kr, kv.ldkr, b.acc_q + p->Dqk, ldq, true);
+    }
+    fc_store_grad_rows(b.row, b.acc_q, ldq, rw->count, p->scale, &p->dq, &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, rw);
+}
+
+typedef struct fc_kv_rows_at {
+    fc_kv_at at;
+    int64_t j0;
+} fc_kv_rows_at;
+
+static char *fc_dkv_addr(const fc_view *v, int64_t r, void *ctx)
+{
+    const fc_kv_rows_at *k = ctx;
+    return (char *)fc_kv_row(v, k->at, k->j0 + r);
+}
+
+void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws)
+{
+    fc_bwd_bufs b;
+    fc_bwd_carve(fc_align64(ws), p, t, &b);
+    const fc_batch *bt = &p->batch[it->b];
+    const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
+    const int jn = (int)it->j_count;
+    const fc_kv_at at = {it->b, bt->kv_tok, it->n2};
+    memset(b.acc_k, 0, (size_t)(jn * ldq) * sizeof(float));
+    memset(b.acc_v, 0, (size_t)(jn * Dvp) * sizeof(float));
+
+    int64_t i_lo, i_hi;
+    fc_col_rows(bt, it->j0, it->j0 + jn, &i_lo, &i_hi);
+    if (i_lo < i_hi) {
+        fc_kv_tile kv;
+        fc_kv_tile_load(&kv, p, at, it->j0, jn, b.kb, b.vb);
+        for (int64_t n1 = it->n2 * p->G; n1 < (it->n2 + 1) * p->G; n1++)
+            for (int64_t i0 = i_lo; i0 < i_hi; i0 += t.rows) {
+                const fc_item q = {.b = it->b, .n_first = n1, .n_count = 1, .i0 = i0,
+                                   .i_count = i_hi - i0 < t.rows ? i_hi - i0 : t.rows};
+                fc_rows_init(&b.rows, p, &q);
+                if (fc_rows_classify(&b.rows, it->j0, it->j0 + jn) == FC_TILE_SKIP)
+                    continue;
+                fc_bwd_load_rows(p, &b);
+                fc_bwd_pair(p, &b, &kv, it->j0, jn);
+                const int R = b.rows.count, Rp = b.rows.padded;
+                fc_gemm(jn, (int)p->Dv, R, b.p, Rp, 1, b.dorows, Dvp, b.acc_v, Dvp, true);                /* dV += Pdᵀ·dO */
+                fc_gemm(jn, (int)(p->Dqk + p->Dr), R, b.ds, Rp, 1, b.qrows, ldq, b.acc_k, ldq, true); /* dK += dSᵀ·Q */
+            }
+    }
+    fc_kv_rows_at ctx = {at, it->j0};
+    fc_store_grad_rows(b.row, b.acc_k, ldq, jn, p->scale, &p->dk, &p->dk_rope, p->Dqk, p->Dr, fc_dkv_addr, &ctx);
+    fc_store_grad_rows(b.row, b.acc_v, Dvp, jn, 1.0f, &p->dv, NULL, p->Dv, 0, fc_dkv_addr, &ctx);
+}
+
+/* dsink[n1] = −Σ_b Σ_i exp(sink − m_i) / l_i · D_i, summed in a fixed order (double). */
+void FC_ISA_FN(fc_bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws)
+{
+    float *dout = (float *)fc_align64(ws), *out = dout + fc_round_up(p->Dv, 16);
+    double total = 0.0;
+    const float sink = p->sink[n1];
+    for (int64_t b = 0; b < p->B; b++) {
+        const fc_batch *bt = &p->batch[b];
+        for (int64_t i = 0; i < bt->sq; i++) {
+            const int64_t at = fc_stat_offset(p, bt, n1, i);
+            const double ps = exp((double)sink - p->stats.max[at]) / p->stats.sum[at];
+            if (ps == 0.0)
+                continue;
+            const int64_t esz_o = fc_dtype_bytes(p->out.dtype), esz_d = fc_dtype_bytes(p->dout.dtype);
+            fc_load_row(out, fc_view_row(&p->out, esz_o, b, bt->q_tok, n1, i), p->out.dtype, p->out.se, (int)p->Dv);
+            fc_load_row(dout, fc_view_row(&p->dout, esz_d, b, bt->q_tok, n1, i), p->dout.dtype, p->dout.se, (int)p->Dv);
+            double d = 0.0;
+            for (int64_t e = 0; e < p->Dv; e++)
+                d += (double)dout[e] * out[e];
+            total -= ps * d;
+        }
+    }
+    p->dsink[n1] = (float)total;
+}

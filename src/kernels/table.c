@@ -1,0 +1,12 @@
+/* The kernel table of one instruction set (this file is compiled once per ISA, see simd.h). */
+#include "entry.h"
+
+const fc_cpu_kernels FC_ISA_FN(fc_cpu_kernels) = {
+    .isa = FC_STR(FC_ISA),
+    .fwd_workspace = FC_ISA_FN(fc_fwd_workspace),
+    .fwd_item = FC_ISA_FN(fc_fwd_item),
+    .bwd_workspace = FC_ISA_FN(fc_bwd_workspace),
+    .bwd_dq_item = FC_ISA_FN(fc_bwd_dq_item),
+    .bwd_dkv_item = FC_ISA_FN(fc_bwd_dkv_item),
+    .bwd_dsink_head = FC_ISA_FN(fc_bwd_dsink_head),
+};
