@@ -22,7 +22,10 @@
 typedef struct fc_bwd_bufs {
     float *qt, *qrows;    /* [Dt][Rp] and [Rp][ldq]: query (+ rope) rows */
     float *dot, *dorows;  /* [Dv][Rp] and [Rp][Dvp]: output-gradient rows */
+    const float *q_rows, *do_rows; /* the rows in use: packed above, or the caller's memory */
+    int64_t ld_q, ld_do;
     float *p, *ds, *gcap; /* [cols][Rp]: probabilities, dP then dS, softcap derivative */
+    float *pt, *dst;      /* [Rp][cols]: P·keep/kp and dS transposed (dk/dv pass) */
     float *kb, *vb;       /* converted kv rows */
     float *acc_q;         /* dq pass: [rows][ldq] */
     float *acc_k, *acc_v; /* dk/dv pass: [cols][ldq], [cols][Dvp] */
@@ -51,6 +54,8 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(p, t.cols * Rp);
     TAKE(ds, t.cols * Rp);
     TAKE(gcap, p->softcap > 0 ? t.cols * Rp : 0);
+    TAKE(pt, Rp * t.cols);
+    TAKE(dst, Rp * t.cols);
     TAKE(kb, t.cols * Dt);
     TAKE(vb, t.cols * Dvp);
     TAKE(acc_q, Rp * ldq);
@@ -76,8 +81,8 @@ static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
 {
     const fc_rows *rw = &b->rows;
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
-    fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b->qt, b->qrows, fc_ldq(p), b->row);
-    fc_pack_rows(rw, &p->dout, Dv, NULL, 0, b->dot, b->dorows, Dvp, b->row);
+    b->q_rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b->qrows, fc_ldq(p), b->qt, &b->ld_q);
+    b->do_rows = fc_pack_rows(rw, &p->dout, Dv, NULL, 0, b->dorows, Dvp, b->dot, &b->ld_do);
     for (int r = 0; r < rw->padded; r++) {
         b->m[r] = 0.0f, b->linv[r] = 0.0f, b->dsum[r] = 0.0f;
         if (r >= rw->count || rw->pos[r] >= rw->bt->sq)
@@ -85,10 +90,13 @@ static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
         const int64_t at = fc_stat_offset(p, rw->bt, rw->head[r], rw->pos[r]);
         b->m[r] = p->stats.max[at];
         b->linv[r] = 1.0f / p->stats.sum[at];
-        fc_load_row(b->row, fc_q_row(&p->out, rw, rw->head[r], rw->pos[r]), p->out.dtype, p->out.se, Dv);
-        float d = 0.0f;
-        for (int e = 0; e < Dv; e++)
-            d += b->dorows[(ptrdiff_t)r * Dvp + e] * b->row[e];
+        const char *o = fc_q_row(&p->out, rw, rw->head[r], rw->pos[r]);
+        const float *orow = (const float *)o;
+        if (p->out.dtype != FC_F32 || p->out.se != 1) {
+            fc_load_row(b->row, o, p->out.dtype, p->out.se, Dv);
+            orow = b->row;
+        }
+        const float d = fc_dot(b->do_rows + (ptrdiff_t)r * b->ld_do, orow, Dv);
         b->dsum[r] = d;
     }
 }
@@ -220,9 +228,12 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
                     continue;
                 fc_bwd_load_rows(p, &b);
                 fc_bwd_pair(p, &b, &kv, it->j0, jn);
+                /* transposed so that the products broadcast contiguous elements */
                 const int R = b.rows.count, Rp = b.rows.padded;
-                fc_gemm(jn, (int)p->Dv, R, b.p, Rp, 1, b.dorows, Dvp, b.acc_v, Dvp, true);                /* dV += Pdᵀ·dO */
-                fc_gemm(jn, (int)(p->Dqk + p->Dr), R, b.ds, Rp, 1, b.qrows, ldq, b.acc_k, ldq, true); /* dK += dSᵀ·Q */
+                fc_transpose(b.p, Rp, b.pt, t.cols, jn, R);
+                fc_transpose(b.ds, Rp, b.dst, t.cols, jn, R);
+                fc_gemm(jn, (int)p->Dv, R, b.pt, 1, t.cols, b.do_rows, b.ld_do, b.acc_v, Dvp, true);         /* dV += Pdᵀ·dO */
+                fc_gemm(jn, (int)(p->Dqk + p->Dr), R, b.dst, 1, t.cols, b.q_rows, b.ld_q, b.acc_k, ldq, true); /* dK += dSᵀ·Q */
             }
     }
     fc_kv_rows_at ctx = {at, it->j0};

@@ -15,6 +15,7 @@
 /* Per-thread buffers of one item; fc_fwd_carve(NULL, ...) measures them. */
 typedef struct fc_fwd_bufs {
     float *qt;    /* [Dt][Rp]   transposed query rows (+ rope features) */
+    float *qrows; /* [Rp][Dt]   the same rows before transposition */
     float *s;     /* [cols][Rp] scores, then probabilities */
     float *o;     /* [rows][Dvp] output accumulator */
     float *kb;    /* [cols][Dt] converted key rows (+ rope) */
@@ -31,6 +32,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     char *cur = base;
 #define TAKE(field, type, n) b->field = (type *)fc_take(&cur, (size_t)(n) * sizeof(type))
     TAKE(qt, float, Dt * Rp);
+    TAKE(qrows, float, Rp * Dt);
     TAKE(s, float, t.cols * Rp);
     TAKE(o, float, t.rows * Dvp);
     TAKE(kb, float, t.cols * Dt);
@@ -93,7 +95,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     memset(b.o, 0, (size_t)R * Dvp * sizeof(float));
 
     if (rw->kv_begin < rw->kv_end)
-        fc_pack_q_transposed(b.qt, b.row, p, rw);
+        fc_pack_q_transposed(b.qt, b.qrows, p, rw);
     for (int64_t j0 = rw->kv_begin; j0 < rw->kv_end; j0 += t.cols) {
         const int jn = (int)(rw->kv_end - j0 < t.cols ? rw->kv_end - j0 : t.cols);
         const fc_tile_kind kind = fc_rows_classify(rw, j0, j0 + jn);

@@ -9,6 +9,7 @@
 #define FC_KERNELS_SIMD_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../core/half.h"
@@ -184,6 +185,59 @@ FC_INLINE fvec v_exp(fvec x)
     y = v_fma(y, r, v_set1(5.0000001201e-1f));
     y = v_fma(y, v_mul(r, r), v_add(r, v_set1(1.0f)));
     return v_select(underflow, v_zero(), v_mul(y, v_pow2i(n)));
+}
+
+/* Σ a[e]·b[e] in fp32, vector lanes first (a fixed order for a given ISA). */
+static inline float fc_dot(const float *a, const float *b, int n)
+{
+    fvec acc = v_zero();
+    int e = 0;
+    for (; e + FC_W <= n; e += FC_W)
+        acc = v_fma(v_load(a + e), v_load(b + e), acc);
+    float s = v_hsum(acc);
+    for (; e < n; e++)
+        s += a[e] * b[e];
+    return s;
+}
+
+/* dst[c][r] = src[r][c] for r < rows, c < cols (row strides lds, ldd).  8×8 register transposes
+ * where AVX is available, a plain loop elsewhere and for the edges. */
+static inline void fc_transpose(const float *src, ptrdiff_t lds, float *dst, ptrdiff_t ldd, int rows, int cols)
+{
+    int r0 = 0;
+#if defined(__AVX2__)
+    for (; r0 + 8 <= rows; r0 += 8) {
+        int c0 = 0;
+        for (; c0 + 8 <= cols; c0 += 8) {
+            const float *s = src + r0 * lds + c0;
+            __m256 a0 = _mm256_loadu_ps(s), a1 = _mm256_loadu_ps(s + lds), a2 = _mm256_loadu_ps(s + 2 * lds),
+                   a3 = _mm256_loadu_ps(s + 3 * lds), a4 = _mm256_loadu_ps(s + 4 * lds), a5 = _mm256_loadu_ps(s + 5 * lds),
+                   a6 = _mm256_loadu_ps(s + 6 * lds), a7 = _mm256_loadu_ps(s + 7 * lds);
+            __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1), t2 = _mm256_unpacklo_ps(a2, a3),
+                   t3 = _mm256_unpackhi_ps(a2, a3), t4 = _mm256_unpacklo_ps(a4, a5), t5 = _mm256_unpackhi_ps(a4, a5),
+                   t6 = _mm256_unpacklo_ps(a6, a7), t7 = _mm256_unpackhi_ps(a6, a7);
+            a0 = _mm256_shuffle_ps(t0, t2, 0x44), a1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            a2 = _mm256_shuffle_ps(t1, t3, 0x44), a3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            a4 = _mm256_shuffle_ps(t4, t6, 0x44), a5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            a6 = _mm256_shuffle_ps(t5, t7, 0x44), a7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            float *d = dst + c0 * ldd + r0;
+            _mm256_storeu_ps(d, _mm256_permute2f128_ps(a0, a4, 0x20));
+            _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(a1, a5, 0x20));
+            _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(a2, a6, 0x20));
+            _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(a3, a7, 0x20));
+            _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(a0, a4, 0x31));
+            _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(a1, a5, 0x31));
+            _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(a2, a6, 0x31));
+            _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(a3, a7, 0x31));
+        }
+        for (; c0 < cols; c0++)
+            for (int r = r0; r < r0 + 8; r++)
+                dst[c0 * ldd + r] = src[r * lds + c0];
+    }
+#endif
+    for (; r0 < rows; r0++)
+        for (int c = 0; c < cols; c++)
+            dst[c * ldd + r0] = src[r0 * lds + c];
 }
 
 #endif /* FC_KERNELS_SIMD_H */

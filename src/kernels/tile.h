@@ -186,31 +186,40 @@ static inline void fc_store_row(char *row, fc_dtype dt, int64_t se, const float 
 }
 
 /* The item's rows of a query-side operand a (width wa), optionally followed by the features of a
- * second operand b (width wb, e.g. the rope part), as fp32: transposed into t[e][r] (row stride
- * Rp) and/or row-major into rows[r][e] (row stride ldr).  Padding rows are zero. */
-static inline void fc_pack_rows(const fc_rows *rw, const fc_view *a, int wa, const fc_view *b, int wb, float *t,
-                                float *rows, int64_t ldr, float *scratch)
+ * second operand b (width wb, e.g. the rope part), as fp32 rows[r][e] and, when t is given,
+ * transposed into t[e][r] (row stride Rp; padding rows zero).  Returns the row-major rows and
+ * their stride: the caller's memory itself when it already is fp32 rows of one head, else `rows`
+ * (stride ldr) filled here. */
+static inline const float *fc_pack_rows(const fc_rows *rw, const fc_view *a, int wa, const fc_view *b, int wb,
+                                        float *rows, int64_t ldr, float *t, int64_t *ld)
 {
-    const int Rp = rw->padded, w = wa + wb;
-    for (int r = 0; r < Rp; r++) {
-        float *dst = rows ? rows + r * ldr : scratch;
-        if (r < rw->count) {
-            fc_load_row(dst, fc_q_row(a, rw, rw->head[r], rw->pos[r]), a->dtype, a->se, wa);
+    const int Rp = rw->padded, R = rw->count;
+    const float *src = rows;
+    *ld = ldr;
+    if (a->dtype == FC_F32 && a->se == 1 && a->ss > 0 && wb == 0 && rw->head[0] == rw->head[R - 1]) {
+        src = (const float *)fc_q_row(a, rw, rw->head[0], rw->pos[0]);
+        *ld = a->ss;
+    } else {
+        for (int r = 0; r < R; r++) {
+            fc_load_row(rows + r * ldr, fc_q_row(a, rw, rw->head[r], rw->pos[r]), a->dtype, a->se, wa);
             if (wb)
-                fc_load_row(dst + wa, fc_q_row(b, rw, rw->head[r], rw->pos[r]), b->dtype, b->se, wb);
-        } else {
-            memset(dst, 0, (size_t)w * 4);
+                fc_load_row(rows + r * ldr + wa, fc_q_row(b, rw, rw->head[r], rw->pos[r]), b->dtype, b->se, wb);
         }
-        if (t)
-            for (int e = 0; e < w; e++)
-                t[(ptrdiff_t)e * Rp + r] = dst[e];
     }
+    if (t) {
+        fc_transpose(src, *ld, t, Rp, R, wa + wb);
+        for (int e = 0; e < wa + wb && R < Rp; e++)
+            memset(t + (ptrdiff_t)e * Rp + R, 0, (size_t)(Rp - R) * sizeof(float));
+    }
+    return src;
 }
 
-/* QT[e][r]: the rows' query features followed by their rope features, transposed. */
-static inline void fc_pack_q_transposed(float *qt, float *scratch, const fc_problem *p, const fc_rows *rw)
+/* QT[e][r]: the rows' query features followed by their rope features, transposed (qrows is
+ * scratch for them row-major, [Rp][Dqk + Dr]). */
+static inline void fc_pack_q_transposed(float *qt, float *qrows, const fc_problem *p, const fc_rows *rw)
 {
-    fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, qt, NULL, 0, scratch);
+    int64_t ld;
+    fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, qrows, p->Dqk + p->Dr, qt, &ld);
 }
 
 /* A kv-tile operand as fp32 rows: either the caller's memory itself (fp32 with unit feature
