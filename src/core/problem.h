@@ -14,14 +14,34 @@
 
 #include "flashc.h"
 
+/* Paged storage: position s of batch b lives in block table[b·table_stride + s / block_size],
+ * slot s mod block_size. */
+typedef struct fc_pages {
+    const int32_t *table;
+    int64_t table_stride, block_size;
+} fc_pages;
+
+/* A per-channel affine map applied while loading int8 data: x → (x + offset[n][e])·scale[n][e]
+ * (strides 0 broadcast a per-tensor value; offset NULL = 0).  Also used for int8 output
+ * quantisation, where y = x·scale + offset. */
+typedef struct fc_affine {
+    const char *scale, *offset;
+    fc_dtype dtype;
+    int64_t sn, se;
+} fc_affine;
+
 /* A strided operand.  Element (b, n, s, e) lives at
  *     data + (b·sb + (tok + s)·ss + n·sn + e·se) elements
  * where tok is the batch's token offset on this operand's side (q_tok or kv_tok; 0 for padded
- * batches, whose views have sb set instead). */
+ * batches, whose views have sb set instead).  Storage variants: per-batch base pointers
+ * (batch_data[b] replaces data + b·sb), or pages (block blk at data + blk·sb, slots at ss). */
 typedef struct fc_view {
     char *data;
     fc_dtype dtype;
     int64_t sb, sn, ss, se;
+    char *const *batch_data; /* NULL = one tensor */
+    fc_pages pages;          /* table NULL = not paged */
+    fc_affine dequant;       /* int8 data: scale non-NULL */
 } fc_view;
 
 /* Per-batch facts.  Lengths are the real ones; rows in [sq, q_rows) are padding rows that are
@@ -83,6 +103,7 @@ typedef struct fc_problem {
     const uint8_t *drop_bits;  /* NULL = no dropout */
     float keep_prob;
     fc_stats_view stats;       /* forward: written; backward: the forward's, read */
+    fc_affine out_quant;       /* int8 output: y = sat(round(x·scale + offset)) per (n1, e) */
 
     /* backward only: the output gradient (out holds the forward output) and the gradients */
     fc_view dout, dq, dk, dv, dq_rope, dk_rope;
@@ -92,6 +113,12 @@ typedef struct fc_problem {
 /* Element (b, n, s) of a view: the first feature of that row. */
 static inline char *fc_view_row(const fc_view *v, int64_t esize, int64_t b, int64_t tok, int64_t n, int64_t s)
 {
+    if (v->pages.table) {
+        const int64_t blk = v->pages.table[b * v->pages.table_stride + s / v->pages.block_size];
+        return v->data + (blk * v->sb + (s % v->pages.block_size) * v->ss + n * v->sn) * esize;
+    }
+    if (v->batch_data)
+        return v->batch_data[b] + ((tok + s) * v->ss + n * v->sn) * esize;
     return v->data + (b * v->sb + (tok + s) * v->ss + n * v->sn) * esize;
 }
 

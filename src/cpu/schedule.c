@@ -22,6 +22,9 @@ typedef struct fc_cpu_plan {
     size_t ws_thread;    /* bytes per thread */
     int64_t *q_start;    /* B + 1 prefix sums of query items per batch */
     int64_t *kv_start;   /* B + 1 prefix sums of kv items per batch (backward) */
+    int64_t nsplit;      /* forward: kv slices per query item (flash-decoding), 1 = none */
+    size_t partial_off;  /* forward with slices: offset of the partial slots in the workspace */
+    size_t slot_floats;
 } fc_cpu_plan;
 
 /* How batch b's rows are cut: i_count positions × n_count heads per item. */
@@ -74,6 +77,8 @@ static void fc_q_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t idx
     it->i_count = bt->q_rows - it->i0 < ic ? bt->q_rows - it->i0 : ic;
     it->n_first = n2 * p->G + hb * nc;
     it->n_count = p->G - hb * nc < nc ? p->G - hb * nc : nc;
+    it->split = 0;
+    it->nsplit = 1;
 }
 
 static void fc_kv_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t idx, fc_kv_item *it)
@@ -86,6 +91,20 @@ static void fc_kv_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t id
     it->n2 = local / tiles;
     it->j0 = (local % tiles) * cp->tiles.cols;
     it->j_count = bt->skv - it->j0 < cp->tiles.cols ? bt->skv - it->j0 : cp->tiles.cols;
+}
+
+/* Flash-decoding: with fewer query items than FC_MIN_ITEMS, slice the kv axis so that there are
+ * about that many, each slice at least FC_MIN_SLICE tiles long.  A function of the problem only
+ * (never of the thread count), so results stay identical for every thread count. */
+#define FC_MIN_ITEMS 16
+#define FC_MIN_SLICE 4
+static int64_t fc_choose_splits(const fc_problem *p, fc_tiles t, int64_t q_items)
+{
+    if (q_items <= 0 || q_items >= FC_MIN_ITEMS)
+        return 1;
+    int64_t n = (FC_MIN_ITEMS + q_items - 1) / q_items;
+    const int64_t most = (p->max_skv + FC_MIN_SLICE * t.cols - 1) / (FC_MIN_SLICE * t.cols);
+    return n < most ? n : most < 1 ? 1 : most;
 }
 
 static fc_tiles fc_choose_tiles(const fc_problem *p)
@@ -127,7 +146,8 @@ fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
     cp->threads = 1;
     (void)threads;
 #endif
-    int64_t most = cp->q_start[p->B];
+    cp->nsplit = backward ? 1 : fc_choose_splits(p, cp->tiles, cp->q_start[p->B]);
+    int64_t most = cp->q_start[p->B] * cp->nsplit;
     if (backward && cp->kv_start[p->B] > most)
         most = cp->kv_start[p->B];
     if (backward && p->dsink && p->Nq > most)
@@ -137,6 +157,11 @@ fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
     const size_t ws = backward ? cp->k->bwd_workspace(p, cp->tiles) : cp->k->fwd_workspace(p, cp->tiles);
     cp->ws_thread = (ws + 63) & ~(size_t)63;
     plan->workspace = cp->ws_thread * (size_t)cp->threads;
+    if (cp->nsplit > 1) {
+        cp->slot_floats = cp->k->fwd_partial_floats(p, cp->tiles);
+        cp->partial_off = plan->workspace;
+        plan->workspace += 64 + cp->slot_floats * sizeof(float) * (size_t)(cp->q_start[p->B] * cp->nsplit);
+    }
     return FC_OK;
 }
 
@@ -165,11 +190,28 @@ fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace)
     const int64_t nq = cp->q_start[p->B];
     char *ws = workspace;
     if (plan->op == FC_OP_FORWARD) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(cp->threads)
-        for (int64_t idx = 0; idx < nq; idx++) {
-            fc_item it;
-            fc_q_item_at(p, cp, idx, &it);
-            k->fwd_item(p, &it, cp->tiles, ws + (size_t)fc_thread_id() * cp->ws_thread);
+        const int64_t ns = cp->nsplit;
+        float *slots = ns > 1 ? (float *)(((uintptr_t)(ws + cp->partial_off) + 63) & ~(uintptr_t)63) : NULL;
+#pragma omp parallel num_threads(cp->threads)
+        {
+            char *mine = ws + (size_t)fc_thread_id() * cp->ws_thread;
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t idx = 0; idx < nq * ns; idx++) {
+                fc_item it;
+                fc_q_item_at(p, cp, idx / ns, &it);
+                it.split = idx % ns;
+                it.nsplit = ns;
+                k->fwd_item(p, &it, cp->tiles, mine, slots ? slots + (size_t)idx * cp->slot_floats : NULL);
+            }
+            if (ns > 1) {
+#pragma omp for schedule(dynamic, 1)
+                for (int64_t idx = 0; idx < nq; idx++) {
+                    fc_item it;
+                    fc_q_item_at(p, cp, idx, &it);
+                    it.nsplit = ns;
+                    k->fwd_merge(p, &it, cp->tiles, mine, slots + (size_t)(idx * ns) * cp->slot_floats);
+                }
+            }
         }
         return FC_OK;
     }

@@ -11,11 +11,12 @@
 #include "../core/problem.h"
 
 /* Query heads [n_first, n_first + n_count) × positions [i0, i0 + i_count) of batch b; all heads
- * of an item share one kv head. */
+ * of an item share one kv head.  With nsplit > 1 the item covers kv slice `split` of nsplit. */
 typedef struct fc_item {
     int64_t b;
     int64_t n_first, n_count;
     int64_t i0, i_count;
+    int64_t split, nsplit;
 } fc_item;
 
 /* kv rows [j0, j0 + j_count) of kv head n2 of batch b (backward dk/dv pass). */
@@ -33,7 +34,9 @@ typedef struct fc_tiles {
 typedef struct fc_cpu_kernels {
     const char *isa;
     size_t (*fwd_workspace)(const fc_problem *p, fc_tiles t);
-    void (*fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
+    size_t (*fwd_partial_floats)(const fc_problem *p, fc_tiles t);
+    void (*fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial);
+    void (*fwd_merge)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, const float *partial);
     size_t (*bwd_workspace)(const fc_problem *p, fc_tiles t);
     void (*bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
     void (*bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);

@@ -30,6 +30,7 @@ typedef struct fc_bwd_bufs {
     float *acc_q;         /* dq pass: [rows][ldq] */
     float *acc_k, *acc_v; /* dk/dv pass: [cols][ldq], [cols][Dvp] */
     float *row;           /* scratch row */
+    float *aff;           /* int8 dequantisation scratch */
     float *m, *linv, *dsum; /* per row: max, 1/sum, D */
     fc_rows rows;
 } fc_bwd_bufs;
@@ -62,6 +63,7 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(acc_k, t.cols * ldq);
     TAKE(acc_v, t.cols * Dvp);
     TAKE(row, wide);
+    TAKE(aff, 2 * wide);
     TAKE(m, Rp);
     TAKE(linv, Rp);
     TAKE(dsum, Rp);
@@ -182,7 +184,7 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
     for (int64_t j0 = rw->kv_begin; j0 < rw->kv_end; j0 += t.cols) {
         const int jn = (int)(rw->kv_end - j0 < t.cols ? rw->kv_end - j0 : t.cols);
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb);
+        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb, b.aff);
         if (!fc_bwd_pair(p, &b, &kv, j0, jn))
             continue;
         fc_gemm(rw->count, kv.k_width, jn, b.ds, 1, rw->padded, kv.k, kv.ldk, b.acc_q, ldq, true); /* dQ += dS·K */
@@ -218,7 +220,7 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
     fc_col_rows(bt, it->j0, it->j0 + jn, &i_lo, &i_hi);
     if (i_lo < i_hi) {
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, at, it->j0, jn, b.kb, b.vb);
+        fc_kv_tile_load(&kv, p, at, it->j0, jn, b.kb, b.vb, b.aff);
         for (int64_t n1 = it->n2 * p->G; n1 < (it->n2 + 1) * p->G; n1++)
             for (int64_t i0 = i_lo; i0 < i_hi; i0 += t.rows) {
                 const fc_item q = {.b = it->b, .n_first = n1, .n_count = 1, .i0 = i0,

@@ -6,7 +6,9 @@
 #include "simd.h"
 
 size_t FC_ISA_FN(fc_fwd_workspace)(const fc_problem *p, fc_tiles t);
-void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
+size_t FC_ISA_FN(fc_fwd_partial_floats)(const fc_problem *p, fc_tiles t);
+void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial);
+void FC_ISA_FN(fc_fwd_merge)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, const float *partial);
 size_t FC_ISA_FN(fc_bwd_workspace)(const fc_problem *p, fc_tiles t);
 void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
 void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);

@@ -1,7 +1,10 @@
 /*
  * Forward attention for one work item (FlashAttention-2): the item's query rows stream the kv
  * tiles they can see; per tile S = K·Qᵀ, the score pipeline, an online-softmax step, O += P·V;
- * one division at the end.  Compiled once per instruction set (see simd.h).
+ * one division at the end.  An item may cover only one slice of the kv axis (flash-decoding
+ * when there are too few rows to keep the threads busy): it then leaves its (O, m, l) in a
+ * partial slot, and fc_fwd_merge combines the slots in a fixed order.
+ * Compiled once per instruction set (see simd.h).
  */
 #include <float.h>
 
@@ -20,7 +23,8 @@ typedef struct fc_fwd_bufs {
     float *o;     /* [rows][Dvp] output accumulator */
     float *kb;    /* [cols][Dt] converted key rows (+ rope) */
     float *vb;    /* [cols][Dvp] converted value rows */
-    float *row;   /* [max(Dt, Dvp)] scratch for one row */
+    float *row;   /* [wide] scratch for one row */
+    float *aff;   /* [2·wide] int8 (de)quantisation scale and offset */
     float *m, *l, *alpha;
     fc_rows rows;
 } fc_fwd_bufs;
@@ -30,17 +34,18 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     const int64_t Rp = fc_round_up(t.rows, FC_W), Dt = p->Dqk + p->Dr, Dvp = fc_round_up(p->Dv, FC_W);
     const int64_t wide = Dt > Dvp ? Dt : Dvp;
     char *cur = base;
-#define TAKE(field, type, n) b->field = (type *)fc_take(&cur, (size_t)(n) * sizeof(type))
-    TAKE(qt, float, Dt * Rp);
-    TAKE(qrows, float, Rp * Dt);
-    TAKE(s, float, t.cols * Rp);
-    TAKE(o, float, t.rows * Dvp);
-    TAKE(kb, float, t.cols * Dt);
-    TAKE(vb, float, t.cols * Dvp);
-    TAKE(row, float, wide);
-    TAKE(m, float, Rp);
-    TAKE(l, float, Rp);
-    TAKE(alpha, float, Rp);
+#define TAKE(field, n) b->field = (float *)fc_take(&cur, (size_t)(n) * sizeof(float))
+    TAKE(qt, Dt * Rp);
+    TAKE(qrows, Rp * Dt);
+    TAKE(s, t.cols * Rp);
+    TAKE(o, Rp * Dvp);
+    TAKE(kb, t.cols * Dt);
+    TAKE(vb, t.cols * Dvp);
+    TAKE(row, wide);
+    TAKE(aff, 2 * wide);
+    TAKE(m, Rp);
+    TAKE(l, Rp);
+    TAKE(alpha, Rp);
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
     return (size_t)(cur - base) + 64; /* + alignment slack of the base */
@@ -52,7 +57,14 @@ size_t FC_ISA_FN(fc_fwd_workspace)(const fc_problem *p, fc_tiles t)
     return fc_fwd_carve(NULL, p, t, &b);
 }
 
-/* Writes the item's output rows and statistics (semantics §2.6, §2.8). */
+size_t FC_ISA_FN(fc_fwd_partial_floats)(const fc_problem *p, fc_tiles t)
+{
+    const int64_t Rp = fc_round_up(t.rows, FC_W);
+    return (size_t)(Rp * (fc_round_up(p->Dv, FC_W) + 2));
+}
+
+/* Writes the rows' outputs and statistics from the accumulator and (m, l) (semantics §2.6, §2.8,
+ * and §4.6 for int8 outputs). */
 static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
 {
     const fc_rows *rw = &b->rows;
@@ -63,11 +75,16 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
         const float scale = empty ? 0.0f : inv_keep / b->l[r];
         const float *acc = b->o + (ptrdiff_t)r * Dvp;
         for (int e = 0; e < Dv; e++)
-            b->row[e] = acc[e] * scale;
-        if (empty)
-            memset(b->row, 0, (size_t)Dv * 4);
+            b->row[e] = empty ? 0.0f : acc[e] * scale;
         char *dst = (char *)fc_q_row(&p->out, rw, rw->head[r], rw->pos[r]);
-        fc_store_row(dst, p->out.dtype, p->out.se, b->row, Dv);
+        if (p->out.dtype == FC_I8) {
+            float *qs = b->aff, *qo = b->aff + Dvp;
+            fc_affine_load(&p->out_quant, rw->head[r], Dv, qs, qo);
+            for (int e = 0; e < Dv; e++)
+                dst[e * p->out.se] = empty ? 0 : fc_quantize_i8(b->row[e], qs[e], qo[e]);
+        } else {
+            fc_store_row(dst, p->out.dtype, p->out.se, b->row, Dv);
+        }
         if (p->stats.max) {
             const int64_t at = fc_stat_offset(p, rw->bt, rw->head[r], rw->pos[r]);
             const float mx = empty ? -FLT_MAX : b->m[r], sm = empty ? FLT_MAX : b->l[r];
@@ -79,7 +96,15 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
     }
 }
 
-void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws)
+/* The kv columns of split `split` out of `nsplit` equal slices of the batch's kv axis. */
+static void fc_split_range(const fc_batch *bt, const fc_item *it, fc_tiles t, int64_t *lo, int64_t *hi)
+{
+    const int64_t chunk = fc_round_up((bt->skv + it->nsplit - 1) / it->nsplit, t.cols);
+    *lo = it->split * chunk;
+    *hi = *lo + chunk;
+}
+
+void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
 {
     fc_fwd_bufs b;
     fc_fwd_carve(fc_align64(ws), p, t, &b);
@@ -88,21 +113,29 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     const int R = rw->count, Rp = rw->padded, Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
 
     for (int r = 0; r < Rp; r++) { /* a sink starts every real row at (sink, 1); −inf = no sink */
-        const float sink = p->sink && r < R && rw->pos[r] < rw->bt->sq ? p->sink[rw->head[r]] : -INFINITY;
+        const bool counts = p->sink && it->split == 0 && r < R && rw->pos[r] < rw->bt->sq;
+        const float sink = counts ? p->sink[rw->head[r]] : -INFINITY;
         b.m[r] = sink;
         b.l[r] = sink > -INFINITY ? 1.0f : 0.0f;
     }
-    memset(b.o, 0, (size_t)R * Dvp * sizeof(float));
+    memset(b.o, 0, (size_t)Rp * Dvp * sizeof(float));
 
-    if (rw->kv_begin < rw->kv_end)
+    int64_t kv_lo = rw->kv_begin, kv_hi = rw->kv_end;
+    if (it->nsplit > 1) {
+        int64_t lo, hi;
+        fc_split_range(rw->bt, it, t, &lo, &hi);
+        kv_lo = kv_lo > lo ? kv_lo : lo;
+        kv_hi = kv_hi < hi ? kv_hi : hi;
+    }
+    if (kv_lo < kv_hi)
         fc_pack_q_transposed(b.qt, b.qrows, p, rw);
-    for (int64_t j0 = rw->kv_begin; j0 < rw->kv_end; j0 += t.cols) {
-        const int jn = (int)(rw->kv_end - j0 < t.cols ? rw->kv_end - j0 : t.cols);
+    for (int64_t j0 = kv_lo; j0 < kv_hi; j0 += t.cols) {
+        const int jn = (int)(kv_hi - j0 < t.cols ? kv_hi - j0 : t.cols);
         const fc_tile_kind kind = fc_rows_classify(rw, j0, j0 + jn);
         if (kind == FC_TILE_SKIP)
             continue;
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb);
+        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb, b.aff);
         fc_qk(b.s, &kv, b.qt, p, rw, jn);
         fc_scores(b.s, NULL, jn, j0, p, rw, kind);
         if (fc_softmax_step(b.s, jn, Rp, b.m, b.l, b.alpha))
@@ -113,6 +146,42 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
         if (p->drop_bits)
             fc_dropout_tile(b.s, jn, j0, p, rw);
         fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
+    }
+    if (it->nsplit > 1) { /* leave (O, m, l) for the merge */
+        memcpy(partial, b.o, (size_t)Rp * Dvp * sizeof(float));
+        memcpy(partial + Rp * Dvp, b.m, (size_t)Rp * sizeof(float));
+        memcpy(partial + Rp * (Dvp + 1), b.l, (size_t)Rp * sizeof(float));
+        return;
+    }
+    fc_fwd_finish(p, &b);
+}
+
+/* Combines the nsplit partial slots of an item (split 0 .. nsplit−1, in that order) like the
+ * online softmax combines tiles, then writes the rows. */
+void FC_ISA_FN(fc_fwd_merge)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, const float *partial)
+{
+    fc_fwd_bufs b;
+    fc_fwd_carve(fc_align64(ws), p, t, &b);
+    fc_rows *rw = &b.rows;
+    fc_rows_init(rw, p, it);
+    const int Rp = rw->padded, Dvp = (int)fc_round_up(p->Dv, FC_W);
+    const size_t slot = FC_ISA_FN(fc_fwd_partial_floats)(p, t);
+    for (int r = 0; r < rw->count; r++) {
+        float m = -INFINITY, l = 0.0f;
+        for (int64_t s = 0; s < it->nsplit; s++)
+            m = fmaxf(m, partial[s * slot + Rp * Dvp + r]);
+        const float m_ref = m == -INFINITY ? 0.0f : m;
+        float *o = b.o + (ptrdiff_t)r * Dvp;
+        memset(o, 0, (size_t)Dvp * sizeof(float));
+        for (int64_t s = 0; s < it->nsplit; s++) {
+            const float *ps = partial + s * slot;
+            const float w = fc_exp1(ps[Rp * Dvp + r] - m_ref);
+            l += ps[Rp * (Dvp + 1) + r] * w;
+            for (int e = 0; e < Dvp; e++)
+                o[e] += ps[(ptrdiff_t)r * Dvp + e] * w;
+        }
+        b.m[r] = m;
+        b.l[r] = l;
     }
     fc_fwd_finish(p, &b);
 }

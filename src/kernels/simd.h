@@ -69,6 +69,7 @@ FC_INLINE fvec v_pow2i(fvec n) /* 2^n for integral n in [-126, 127] */
 FC_INLINE float v_hmax(fvec v) { return _mm512_reduce_max_ps(v); }
 FC_INLINE float v_hsum(fvec v) { return _mm512_reduce_add_ps(v); }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
+FC_INLINE fvec v_load_i8(const int8_t *p) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p))); }
 FC_INLINE fvec v_load_bf16(const uint16_t *p)
 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
@@ -124,6 +125,7 @@ FC_INLINE float v_hsum(fvec v)
     return _mm_cvtss_f32(s);
 }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+FC_INLINE fvec v_load_i8(const int8_t *p) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p))); }
 FC_INLINE fvec v_load_bf16(const uint16_t *p)
 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
@@ -163,6 +165,7 @@ FC_INLINE float v_hmax(fvec v) { return v; }
 FC_INLINE float v_hsum(fvec v) { return v; }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32(*p); }
 FC_INLINE fvec v_load_bf16(const uint16_t *p) { return fc_bf16_to_f32(*p); }
+FC_INLINE fvec v_load_i8(const int8_t *p) { return (float)*p; }
 #endif
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -185,6 +188,14 @@ FC_INLINE fvec v_exp(fvec x)
     y = v_fma(y, r, v_set1(5.0000001201e-1f));
     y = v_fma(y, v_mul(r, r), v_add(r, v_set1(1.0f)));
     return v_select(underflow, v_zero(), v_mul(y, v_pow2i(n)));
+}
+
+/* v_exp for one value, so scalar code agrees with vector code. */
+static inline float fc_exp1(float x)
+{
+    float out[FC_W];
+    v_store(out, v_exp(v_set1(x)));
+    return out[0];
 }
 
 /* Σ a[e]·b[e] in fp32, vector lanes first (a fixed order for a given ISA). */

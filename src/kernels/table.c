@@ -4,7 +4,9 @@
 const fc_cpu_kernels FC_ISA_FN(fc_cpu_kernels) = {
     .isa = FC_STR(FC_ISA),
     .fwd_workspace = FC_ISA_FN(fc_fwd_workspace),
+    .fwd_partial_floats = FC_ISA_FN(fc_fwd_partial_floats),
     .fwd_item = FC_ISA_FN(fc_fwd_item),
+    .fwd_merge = FC_ISA_FN(fc_fwd_merge),
     .bwd_workspace = FC_ISA_FN(fc_bwd_workspace),
     .bwd_dq_item = FC_ISA_FN(fc_bwd_dq_item),
     .bwd_dkv_item = FC_ISA_FN(fc_bwd_dkv_item),

@@ -166,6 +166,17 @@ static inline void fc_load_row(float *dst, const char *row, fc_dtype dt, int64_t
         dst[e] = fc_load_scalar(row + e * es, dt);
 }
 
+/* int8 output quantisation (semantics §4.6): x·scale + offset in fp32, rounded to fp16, then to
+ * an integer half-to-even, saturated to [−128, 127]; NaN → 0. */
+static inline int8_t fc_quantize_i8(float x, float scale, float offset)
+{
+    const float h = fc_f16_to_f32(fc_f32_to_f16(x * scale + offset));
+    if (h != h)
+        return 0;
+    const float r = nearbyintf(h); /* the default rounding mode: to nearest, ties to even */
+    return (int8_t)(r > 127.0f ? 127 : r < -128.0f ? -128 : (int)r);
+}
+
 /* Store n fp32 values to a row of any float dtype, rounding to nearest even. */
 static inline void fc_store_row(char *row, fc_dtype dt, int64_t se, const float *src, int n)
 {
@@ -222,14 +233,45 @@ static inline void fc_pack_q_transposed(float *qt, float *qrows, const fc_proble
     fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, qrows, p->Dqk + p->Dr, qt, &ld);
 }
 
-/* A kv-tile operand as fp32 rows: either the caller's memory itself (fp32 with unit feature
- * stride) or rows converted into buf.  Returns the row pointer base and sets *ld. */
-static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, fc_kv_at at, int64_t j0, int rows,
-                                      int width, int64_t *ld)
+/* The per-channel values of an affine map for head n: scale[e], offset[e] (0 without offsets). */
+static inline void fc_affine_load(const fc_affine *a, int64_t n, int width, float *scale, float *offset)
 {
-    if (v->dtype == FC_F32 && v->se == 1 && v->ss > 0) {
+    const int64_t es = fc_dtype_bytes(a->dtype);
+    for (int e = 0; e < width; e++) {
+        const int64_t at = (n * a->sn + e * a->se) * es;
+        scale[e] = fc_load_scalar(a->scale + at, a->dtype);
+        offset[e] = a->offset ? fc_load_scalar(a->offset + at, a->dtype) : 0.0f;
+    }
+}
+
+/* dst[e] = (x[e] + offset[e])·scale[e] for an int8 row (unit stride vectorised). */
+static inline void fc_load_row_i8(float *dst, const int8_t *row, int64_t se, int n, const float *scale,
+                                  const float *offset)
+{
+    int e = 0;
+    if (se == 1)
+        for (; e + FC_W <= n; e += FC_W)
+            v_store(dst + e, v_mul(v_add(v_load_i8(row + e), v_load(offset + e)), v_load(scale + e)));
+    for (; e < n; e++)
+        dst[e] = ((float)row[e * se] + offset[e]) * scale[e];
+}
+
+/* A kv-tile operand as fp32 rows: either the caller's memory itself (fp32 rows at a fixed stride)
+ * or rows converted into buf (aff: 2·width floats of scratch for int8 dequantisation).  Returns
+ * the row pointer base and sets *ld. */
+static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, fc_kv_at at, int64_t j0, int rows,
+                                      int width, int64_t *ld, float *aff)
+{
+    if (v->dtype == FC_F32 && v->se == 1 && v->ss > 0 && !v->pages.table) {
         *ld = v->ss;
         return (const float *)fc_kv_row(v, at, j0);
+    }
+    if (v->dtype == FC_I8) {
+        fc_affine_load(&v->dequant, at.n2, width, aff, aff + width);
+        for (int j = 0; j < rows; j++)
+            fc_load_row_i8(buf + j * ldbuf, (const int8_t *)fc_kv_row(v, at, j0 + j), v->se, width, aff, aff + width);
+        *ld = ldbuf;
+        return buf;
     }
     for (int j = 0; j < rows; j++)
         fc_load_row(buf + j * ldbuf, fc_kv_row(v, at, j0 + j), v->dtype, v->se, width);
@@ -244,12 +286,13 @@ typedef struct fc_kv_tile {
     int k_width;             /* features per k row: Dqk, or Dqk + Dr when rope was appended */
 } fc_kv_tile;
 
-/* Loads kv rows [j0, j0 + jn) of one kv head; kb holds [cols][Dt], vb [cols][Dvp]. */
+/* Loads kv rows [j0, j0 + jn) of one kv head; kb holds [cols][Dt], vb [cols][Dvp], aff
+ * 2·max(Dt, Dv) floats of scratch. */
 static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, float *kb,
-                                   float *vb)
+                                   float *vb, float *aff)
 {
     const int Dqk = (int)p->Dqk, Dr = (int)p->Dr, Dt = Dqk + Dr, Dvp = (int)fc_round_up(p->Dv, FC_W);
-    t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, Dqk, &t->ldk);
+    t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, Dqk, &t->ldk, aff);
     t->k_width = Dqk;
     t->kr = NULL;
     if (Dr && t->k == kb) { /* converted: append the rope features to the same rows */
@@ -258,9 +301,9 @@ static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at 
                         p->k_rope.se, Dr);
         t->k_width = Dt;
     } else if (Dr) {
-        t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, Dr, &t->ldkr);
+        t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, Dr, &t->ldkr, aff);
     }
-    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, (int)p->Dv, &t->ldv);
+    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, (int)p->Dv, &t->ldv, aff);
 }
 
 #endif /* FC_KERNELS_TILE_H */
