@@ -193,6 +193,31 @@ typedef struct fc_dropout {
 } fc_dropout;
 
 /* ---------------------------------------------------------------------------------------------- */
+/* KV-cache storage (decode) and int8 data                                                        */
+
+/* A per-channel affine map over (head, feature); strides 0 give one value for all.
+ * Dequantising int8 key/value data: x → (x + offset)·scale.  Quantising an int8 output:
+ * y = saturate(round_half_even(fp16(x·scale + offset))).  offset NULL = 0. */
+typedef struct fc_affine {
+    const void *scale, *offset; /* scale NULL = not used */
+    fc_dtype dtype;             /* FC_F32, FC_F16 or FC_BF16 */
+    int64_t stride_head, stride_dim;
+} fc_affine;
+
+/* How key/value (and k_rope) rows are stored when not in one strided tensor.
+ *  - per-batch tensors: k_batches[b] / v_batches[b] replace k.data + b·stride_batch;
+ *  - pages: position s of batch b lives in block block_table[b·table_stride + s / block_size]
+ *    at slot s mod block_size; k.stride_batch is then the distance between blocks and
+ *    stride_seq the distance between slots (same for v and k_rope). */
+typedef struct fc_kv_storage {
+    const void *const *k_batches, *const *v_batches;
+    const int32_t *block_table;
+    int64_t table_stride, block_size;
+    int64_t num_blocks;             /* block-table entries must lie in [0, num_blocks) */
+    fc_affine k_dequant, v_dequant; /* for FC_I8 key / value data */
+} fc_kv_storage;
+
+/* ---------------------------------------------------------------------------------------------- */
 /* The problem                                                                                    */
 
 typedef struct fc_attention_desc {
@@ -205,12 +230,15 @@ typedef struct fc_attention_desc {
     int64_t q_len, kv_len;     /* padded batches: positions per batch (ignored when packed) */
     const int64_t *q_lens;     /* optional per-batch lengths (padded: each ≤ q_len) */
     const int64_t *kv_lens;
+    const int64_t *kv_starts;  /* optional per batch: columns before it are hidden (left padding) */
     bool packed;               /* batches stored back to back along the position axis */
 
     /* operands */
     fc_tensor q, k, v;
     fc_tensor q_rope, k_rope; /* when rope_dim > 0: q·k = q·k + q_rope·k_rope */
-    fc_tensor out;            /* [.., q_heads, .., v_head_dim]; any float dtype */
+    fc_tensor out;            /* [.., q_heads, .., v_head_dim]; any float dtype, or FC_I8 with out_quant */
+    fc_affine out_quant;      /* quantisation of an FC_I8 output */
+    fc_kv_storage kv;         /* paged / per-batch / int8 key-value storage */
 
     /* score: x = softcap(scale·(q·k + bias_before)) + bias_after − alibi, then visibility,
      * softmax (with the sink), dropout of the probabilities */

@@ -31,6 +31,32 @@ fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_option
     return FC_OK;
 }
 
+/* Device data that addresses memory (block tables) is checked before anything is written. */
+static fc_status fc_check_pages(const fc_problem *p, const fc_view *v, const char *name)
+{
+    if (!v->pages.table)
+        return FC_OK;
+    for (int64_t b = 0; b < p->B; b++) {
+        const int64_t used = (p->batch[b].skv + v->pages.block_size - 1) / v->pages.block_size;
+        for (int64_t k = 0; k < used; k++) {
+            const int32_t blk = v->pages.table[b * v->pages.table_stride + k];
+            if (blk < 0 || blk >= v->pages.blocks)
+                return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_run: %s block table entry [%lld][%lld] is %d, outside [0, %lld)",
+                               name, (long long)b, (long long)k, blk, (long long)v->pages.blocks);
+        }
+    }
+    return FC_OK;
+}
+
+fc_status fc_plan_check_data(const fc_problem *p)
+{
+    fc_status st;
+    if ((st = fc_check_pages(p, &p->k, "key")) || (st = fc_check_pages(p, &p->v, "value")) ||
+        (st = fc_check_pages(p, &p->k_rope, "key rope")))
+        return st;
+    return FC_OK;
+}
+
 fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *prob, void *workspace, size_t bytes)
 {
     if (bytes < plan->workspace)
@@ -38,6 +64,9 @@ fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *prob, void *wor
                        plan->workspace);
     if (plan->workspace > 0 && workspace == NULL)
         return fc_fail(FC_ERR_WORKSPACE, "fc_plan_run: workspace is NULL, the plan needs %zu bytes", plan->workspace);
+    const fc_status st = fc_plan_check_data(prob);
+    if (st != FC_OK)
+        return st;
     return fc_cpu_run(plan, prob, workspace);
 }
 

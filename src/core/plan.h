@@ -24,6 +24,10 @@ struct fc_plan {
 /* A plan around a lowered problem (takes ownership of prob->batch); prepares the backend. */
 fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_options *options, fc_plan **out);
 
+/* Checks the device data that addresses memory (block-table entries); FC_ERR_INVALID_ARG with a
+ * message when an entry is out of range.  fc_plan_execute calls it before writing anything. */
+fc_status fc_plan_check_data(const fc_problem *p);
+
 /* Runs a plan on a (possibly rebound) problem with the given workspace. */
 fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *prob, void *workspace, size_t bytes);
 

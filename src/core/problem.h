@@ -19,16 +19,17 @@
 typedef struct fc_pages {
     const int32_t *table;
     int64_t table_stride, block_size;
+    int64_t blocks; /* entries must lie in [0, blocks) (checked before every run) */
 } fc_pages;
 
 /* A per-channel affine map applied while loading int8 data: x → (x + offset[n][e])·scale[n][e]
  * (strides 0 broadcast a per-tensor value; offset NULL = 0).  Also used for int8 output
  * quantisation, where y = x·scale + offset. */
-typedef struct fc_affine {
+typedef struct fc_affine_view {
     const char *scale, *offset;
     fc_dtype dtype;
     int64_t sn, se;
-} fc_affine;
+} fc_affine_view;
 
 /* A strided operand.  Element (b, n, s, e) lives at
  *     data + (b·sb + (tok + s)·ss + n·sn + e·se) elements
@@ -41,7 +42,7 @@ typedef struct fc_view {
     int64_t sb, sn, ss, se;
     char *const *batch_data; /* NULL = one tensor */
     fc_pages pages;          /* table NULL = not paged */
-    fc_affine dequant;       /* int8 data: scale non-NULL */
+    fc_affine_view dequant;       /* int8 data: scale non-NULL */
 } fc_view;
 
 /* Per-batch facts.  Lengths are the real ones; rows in [sq, q_rows) are padding rows that are
@@ -51,6 +52,7 @@ typedef struct fc_batch {
     int64_t q_tok, kv_tok;            /* packed batches: tokens before this batch; else 0 */
     int64_t vis_lo, vis_hi;           /* visible iff vis_lo <= j − i <= vis_hi (clamped) */
     int64_t prefix;                   /* columns j < prefix are visible too */
+    int64_t col_lo;                   /* columns j < col_lo are hidden from every row */
     int64_t mask_base;                /* element offset of this batch's explicit-mask block */
     int64_t pse_base;                 /* element offset of this batch's pse block */
     int64_t pse_row_shift, pse_col_shift;
@@ -103,7 +105,7 @@ typedef struct fc_problem {
     const uint8_t *drop_bits;  /* NULL = no dropout */
     float keep_prob;
     fc_stats_view stats;       /* forward: written; backward: the forward's, read */
-    fc_affine out_quant;       /* int8 output: y = sat(round(x·scale + offset)) per (n1, e) */
+    fc_affine_view out_quant;       /* int8 output: y = sat(round(x·scale + offset)) per (n1, e) */
 
     /* backward only: the output gradient (out holds the forward output) and the gradients */
     fc_view dout, dq, dk, dv, dq_rope, dk_rope;

@@ -27,19 +27,19 @@ static inline int64_t fc_row_spans(const fc_batch *bt, int64_t i, int64_t sp[4])
     if (i >= bt->sq)
         return 0; /* padding row */
     int64_t a = i + bt->vis_lo, z = i + bt->vis_hi + 1; /* band [a, z) */
-    a = a < 0 ? 0 : a;
+    a = a < bt->col_lo ? bt->col_lo : a;
     z = z > bt->skv ? bt->skv : z;
     if (a > z)
         a = z;
-    const int64_t pz = bt->prefix < bt->skv ? bt->prefix : bt->skv; /* prefix [0, pz) */
-    if (pz <= 0 || a >= z) {
-        if (pz > 0)
-            a = 0, z = pz;
+    const int64_t p0 = bt->col_lo, pz = bt->prefix < bt->skv ? bt->prefix : bt->skv; /* prefix [p0, pz) */
+    if (pz <= p0 || a >= z) {
+        if (pz > p0)
+            a = p0, z = pz;
         sp[0] = a, sp[1] = z;
     } else if (a <= pz) { /* prefix and band touch: one span */
-        sp[0] = 0, sp[1] = z > pz ? z : pz;
+        sp[0] = p0, sp[1] = z > pz ? z : pz;
     } else {
-        sp[0] = 0, sp[1] = pz, sp[2] = a, sp[3] = z;
+        sp[0] = p0, sp[1] = pz, sp[2] = a, sp[3] = z;
     }
     return (sp[1] - sp[0]) + (sp[3] - sp[2]);
 }

@@ -234,7 +234,7 @@ static inline void fc_pack_q_transposed(float *qt, float *qrows, const fc_proble
 }
 
 /* The per-channel values of an affine map for head n: scale[e], offset[e] (0 without offsets). */
-static inline void fc_affine_load(const fc_affine *a, int64_t n, int width, float *scale, float *offset)
+static inline void fc_affine_load(const fc_affine_view *a, int64_t n, int width, float *scale, float *offset)
 {
     const int64_t es = fc_dtype_bytes(a->dtype);
     for (int e = 0; e < width; e++) {

@@ -38,17 +38,41 @@ fc_window fc_window_band(int64_t left, int64_t right, fc_align align)
 
 /* ---------------------------------------------------------------------------------------------- */
 
-static fc_status check_tensor(const fc_tensor *t, const char *name, bool packed)
+static fc_status check_tensor_as(const fc_tensor *t, const char *name, bool packed, bool int8_ok, bool data_needed)
 {
-    if (!t->data)
+    if (!t->data && data_needed)
         return fc_fail(FC_ERR_NULL_ARG, FN ": %s.data is NULL", name);
-    if (!fc_dtype_is_float(t->dtype))
-        return fc_fail(FC_ERR_INVALID_ARG, FN ": %s.dtype must be FC_F32, FC_F16 or FC_BF16, got %d", name, (int)t->dtype);
+    if (!fc_dtype_is_float(t->dtype) && !(int8_ok && t->dtype == FC_I8))
+        return fc_fail(FC_ERR_INVALID_ARG, FN ": %s.dtype must be FC_F32, FC_F16 or FC_BF16%s, got %d", name,
+                       int8_ok ? " (or FC_I8 with its quantisation map)" : "", (int)t->dtype);
     if ((!packed && t->stride_batch < 0) || t->stride_head < 0 || t->stride_seq < 0 || t->stride_dim < 0)
         return fc_fail(FC_ERR_INVALID_ARG, FN ": %s has a negative stride", name);
     if ((uintptr_t)t->data % (uintptr_t)fc_dtype_bytes(t->dtype) != 0)
         return fc_fail(FC_ERR_INVALID_ARG, FN ": %s.data is not aligned to its element size", name);
     return FC_OK;
+}
+
+static fc_status check_tensor(const fc_tensor *t, const char *name, bool packed)
+{
+    return check_tensor_as(t, name, packed, false, true);
+}
+
+static fc_status check_affine(const fc_affine *a, const char *name)
+{
+    if (!a->scale)
+        return fc_fail(FC_ERR_NULL_ARG, FN ": %s.scale is NULL but the data it maps is FC_I8", name);
+    if (!fc_dtype_is_float(a->dtype))
+        return fc_fail(FC_ERR_INVALID_ARG, FN ": %s.dtype must be FC_F32, FC_F16 or FC_BF16", name);
+    if (a->stride_head < 0 || a->stride_dim < 0)
+        return fc_fail(FC_ERR_INVALID_ARG, FN ": %s has a negative stride", name);
+    return FC_OK;
+}
+
+static fc_affine_view to_affine(const fc_affine *a)
+{
+    fc_affine_view v = {.scale = a->scale, .offset = a->offset, .dtype = a->dtype, .sn = a->stride_head,
+                        .se = a->stride_dim};
+    return v;
 }
 
 static fc_view to_view(const fc_tensor *t, bool packed)
@@ -98,12 +122,39 @@ static fc_status check_sizes(const fc_attention_desc *d)
 static fc_status check_operands(const fc_attention_desc *d)
 {
     fc_status st;
-    if ((st = check_tensor(&d->q, "desc.q", d->packed)) || (st = check_tensor(&d->k, "desc.k", d->packed)) ||
-        (st = check_tensor(&d->v, "desc.v", d->packed)) || (st = check_tensor(&d->out, "desc.out", d->packed)))
+    const fc_kv_storage *kv = &d->kv;
+    const bool paged = kv->block_table != NULL;
+    if ((st = check_tensor(&d->q, "desc.q", d->packed)) ||
+        (st = check_tensor_as(&d->k, "desc.k", d->packed || paged, true, !kv->k_batches)) ||
+        (st = check_tensor_as(&d->v, "desc.v", d->packed || paged, true, !kv->v_batches)) ||
+        (st = check_tensor_as(&d->out, "desc.out", d->packed, true, true)))
         return st;
     if (d->rope_dim > 0 && ((st = check_tensor(&d->q_rope, "desc.q_rope", d->packed)) ||
-                            (st = check_tensor(&d->k_rope, "desc.k_rope", d->packed))))
+                            (st = check_tensor(&d->k_rope, "desc.k_rope", d->packed || paged))))
         return st;
+    if ((d->k.dtype == FC_I8 && (st = check_affine(&kv->k_dequant, "desc.kv.k_dequant"))) ||
+        (d->v.dtype == FC_I8 && (st = check_affine(&kv->v_dequant, "desc.kv.v_dequant"))) ||
+        (d->out.dtype == FC_I8 && (st = check_affine(&d->out_quant, "desc.out_quant"))))
+        return st;
+    if ((kv->k_batches == NULL) != (kv->v_batches == NULL))
+        return fc_fail(FC_ERR_NULL_ARG, FN ": desc.kv.%s is NULL; per-batch key and value tensors come together",
+                       kv->k_batches ? "v_batches" : "k_batches");
+    for (int64_t b = 0; kv->k_batches && b < d->batch; b++)
+        if (!kv->k_batches[b] || !kv->v_batches[b])
+            return fc_fail(FC_ERR_NULL_ARG, FN ": desc.kv.%s[%lld] is NULL", kv->k_batches[b] ? "v_batches" : "k_batches",
+                           (long long)b);
+    if (paged) {
+        if (kv->k_batches || d->packed)
+            return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.kv.block_table cannot be combined with %s",
+                           d->packed ? "desc.packed" : "desc.kv.k_batches");
+        if (kv->block_size < 1 || kv->num_blocks < 1)
+            return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.kv.block_size and num_blocks must be >= 1, got %lld and %lld",
+                           (long long)kv->block_size, (long long)kv->num_blocks);
+        const int64_t need = (d->kv_len + kv->block_size - 1) / kv->block_size;
+        if (kv->table_stride < need)
+            return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.kv.table_stride is %lld, kv_len %lld needs %lld blocks per batch",
+                           (long long)kv->table_stride, (long long)d->kv_len, (long long)need);
+    }
     return FC_OK;
 }
 
@@ -209,6 +260,10 @@ static fc_status lower_batches(const fc_attention_desc *d, fc_problem *p)
         fc_lower_window(bt, w->enabled, w->left, w->right, w->align == FC_ALIGN_BOTTOM_RIGHT,
                         fc_sat_sub(d->vis.kv_start, d->vis.q_start));
         bt->prefix = d->vis.prefix ? d->vis.prefix[b] : 0;
+        bt->col_lo = d->kv_starts ? d->kv_starts[b] : 0;
+        if (bt->col_lo < 0 || bt->col_lo > bt->skv)
+            return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.kv_starts[%lld] must be in [0, %lld], got %lld", (long long)b,
+                           (long long)bt->skv, (long long)bt->col_lo);
         bt->alibi_dpos = fc_sat_sub(d->vis.kv_start, d->vis.q_start);
 
         const fc_mask *mk = &d->vis.mask;
@@ -260,6 +315,27 @@ static fc_status lower(const fc_attention_desc *d, fc_problem *p)
         p->q_rope = to_view(&d->q_rope, d->packed);
         p->k_rope = to_view(&d->k_rope, d->packed);
     }
+    const fc_kv_storage *kv = &d->kv;
+    if (kv->k_batches) {
+        p->k.batch_data = (char *const *)kv->k_batches;
+        p->v.batch_data = (char *const *)kv->v_batches;
+    }
+    if (kv->block_table) {
+        const fc_pages pages = {.table = kv->block_table, .table_stride = kv->table_stride,
+                                .block_size = kv->block_size, .blocks = kv->num_blocks};
+        p->k.pages = p->v.pages = pages;
+        if (p->Dr)
+            p->k_rope.pages = pages;
+        p->k.sb = d->k.stride_batch, p->v.sb = d->v.stride_batch;
+        if (p->Dr)
+            p->k_rope.sb = d->k_rope.stride_batch;
+    }
+    if (d->k.dtype == FC_I8)
+        p->k.dequant = to_affine(&kv->k_dequant);
+    if (d->v.dtype == FC_I8)
+        p->v.dequant = to_affine(&kv->v_dequant);
+    if (d->out.dtype == FC_I8)
+        p->out_quant = to_affine(&d->out_quant);
     p->scale = (float)(d->scale != 0 ? d->scale : 1.0 / sqrt((double)(p->Dqk + p->Dr)));
     p->softcap = d->softcap;
     if (d->bias.data) {
