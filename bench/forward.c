@@ -164,7 +164,7 @@ bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_r
 {
     fwd_shape s;
     if (!shape_of(c, &s)) {
-        snprintf(r->note, sizeof r->note, "bad case: batch count");
+        snprintf(r->note, sizeof r->note, "bad case: 1 to %d batches", BENCH_MAX_BATCH);
         return false;
     }
     const int repeat = cfg->repeat > 0 ? cfg->repeat : c->repeat > 0 ? c->repeat : 5;
