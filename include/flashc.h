@@ -169,7 +169,8 @@ typedef struct fc_visibility {
 typedef enum fc_stats_order {
     FC_STATS_HEAD_MAJOR = 0,  /* per batch a [heads, Sq_b, replicas] block (dense: [B, N, S, r]) */
     FC_STATS_TOKEN_MAJOR = 1, /* [tokens, heads, replicas] over all batches' rows */
-    FC_STATS_KV_GROUP = 2     /* per batch [kv_heads, Sq_b, group] (replicas must be 1) */
+    FC_STATS_KV_GROUP = 2,    /* per batch [kv_heads, Sq_b, group] (replicas must be 1) */
+    FC_STATS_KV_TOKEN_GROUP = 3 /* [kv_heads, tokens, group] over all batches' rows (replicas 1) */
 } fc_stats_order;
 
 /* Row maximum and sum of exp(x − max) (sink included), fp32.  Each value is written `replicas`
@@ -191,6 +192,23 @@ typedef struct fc_dropout {
     size_t keep_bits_bytes;   /* size of the mask buffer, checked against what is needed */
     double keep_prob;         /* (0, 1]; 0 is read as 1 */
 } fc_dropout;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Top-k block-sparse selection (DeepSeek-style sparse attention)                                 */
+
+/* Each query row (b, i) of kv head n2 sees only the kv blocks listed in its index row
+ * indices[b][i][n2][0..count): block numbers in units of block_size, relative to the batch's kv
+ * start; the list ends at the first negative entry; a block listed twice counts twice.  With
+ * causal set, positions at or after Skv_b − Sq_b + i + 1 are dropped (blocks starting there are
+ * skipped, the block across it is cut).  Packed batches address rows by token:
+ * indices + (tokens_before(b) + i)·stride_seq + n2·stride_head + k·stride_entry. */
+typedef struct fc_sparse {
+    const void *indices; /* NULL = dense attention */
+    fc_dtype dtype;      /* FC_I32 or FC_I64 */
+    int64_t count, block_size;
+    int64_t stride_batch, stride_seq, stride_head, stride_entry;
+    bool causal;
+} fc_sparse;
 
 /* ---------------------------------------------------------------------------------------------- */
 /* KV-cache storage (decode) and int8 data                                                        */
@@ -248,6 +266,8 @@ typedef struct fc_attention_desc {
     float softcap;            /* > 0: y → softcap·tanh(y / softcap) on the scaled score */
     const float *sink;        /* optional per query head: an extra logit in every row's softmax */
     fc_visibility vis;
+    fc_sparse sparse;         /* replaces vis when set (it cannot be combined with windows, masks,
+                                 biases, ALiBi, dropout or sinks) */
     fc_dropout dropout;
     fc_stats stats;
 } fc_attention_desc;

@@ -89,8 +89,29 @@ fc_status fc_plan_workspace_size(const fc_plan *plan, size_t *bytes)
     return FC_OK;
 }
 
+/* Selected positions of a sparse problem, counted the way the kernels walk them. */
+static double fc_sparse_visible(const fc_problem *p)
+{
+    double total = 0;
+    for (int64_t b = 0; b < p->B; b++) {
+        const fc_batch *bt = &p->batch[b];
+        for (int64_t i = 0; i < bt->sq; i++)
+            for (int64_t n2 = 0; n2 < p->Nkv; n2++) {
+                const char *row = fc_sparse_row(&p->sparse, bt, b, i, n2);
+                const int64_t thr = fc_sparse_threshold(&p->sparse, bt, i);
+                int64_t a, z;
+                int got;
+                for (int64_t k = 0; thr > 0 && (got = fc_sparse_span(&p->sparse, row, k, thr, &a, &z)) >= 0; k++)
+                    total += got ? (double)(z - a) * (double)p->G : 0.0;
+            }
+    }
+    return total;
+}
+
 double fc_problem_visible(const fc_problem *p)
 {
+    if (p->sparse.data)
+        return fc_sparse_visible(p);
     double total = 0;
     for (int64_t b = 0; b < p->B; b++) {
         const fc_batch *bt = &p->batch[b];

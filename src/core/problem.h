@@ -86,7 +86,18 @@ typedef struct fc_stats_view {
     float *max, *sum; /* NULL = not written */
     fc_stats_order order;
     int64_t replicas;
+    int64_t tokens;   /* rows of all batches (FC_STATS_KV_TOKEN_GROUP) */
 } fc_stats_view;
+
+/* Top-k block selection: the index row of (b, position i, kv head n2) is at
+ * data + (b·sb + (q_tok + i)·si + n2·sn) elements, entries sk apart. */
+typedef struct fc_sparse_view {
+    const char *data; /* NULL = dense */
+    fc_dtype dtype;   /* FC_I32 or FC_I64 */
+    int64_t sb, si, sn, sk;
+    int64_t count, block_size;
+    bool causal;
+} fc_sparse_view;
 
 typedef struct fc_problem {
     int64_t B, Nq, Nkv, G;     /* G = Nq / Nkv */
@@ -102,6 +113,7 @@ typedef struct fc_problem {
     fc_alibi_view alibi;
     const float *sink;         /* per query head, NULL = none */
     fc_mask_view mask;
+    fc_sparse_view sparse;     /* selected kv blocks per row (then every selected column is visible) */
     const uint8_t *drop_bits;  /* NULL = no dropout */
     float keep_prob;
     fc_stats_view stats;       /* forward: written; backward: the forward's, read */
@@ -133,6 +145,8 @@ static inline int64_t fc_stat_offset(const fc_problem *p, const fc_batch *bt, in
         return bt->stat_base + (i * p->Nq + n1) * r;
     case FC_STATS_KV_GROUP:
         return bt->stat_base + ((n1 / p->G) * bt->q_rows + i) * p->G + n1 % p->G;
+    case FC_STATS_KV_TOKEN_GROUP:
+        return ((n1 / p->G) * p->stats.tokens + bt->q_tok + i) * p->G + n1 % p->G;
     case FC_STATS_HEAD_MAJOR:
     default:
         return bt->stat_base + (n1 * bt->q_rows + i) * r;

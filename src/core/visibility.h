@@ -55,4 +55,34 @@ static inline void fc_col_rows(const fc_batch *bt, int64_t j0, int64_t j1, int64
     *i1 = hi < *i0 ? *i0 : hi > bt->sq ? bt->sq : hi;
 }
 
+/* Sparse selection (semantics §5.3): the index row of (b, i, n2), and entry k of it read as a
+ * span of columns [*a, *z) below the causal threshold thr.  Returns 1 for a span, 0 for an entry
+ * that selects nothing (a block at or after the threshold), −1 at the end of the list. */
+static inline const char *fc_sparse_row(const fc_sparse_view *sv, const fc_batch *bt, int64_t b, int64_t i, int64_t n2)
+{
+    const int64_t es = sv->dtype == FC_I64 ? 8 : 4;
+    return sv->data + (b * sv->sb + (bt->q_tok + i) * sv->si + n2 * sv->sn) * es;
+}
+
+static inline int64_t fc_sparse_threshold(const fc_sparse_view *sv, const fc_batch *bt, int64_t i)
+{
+    return sv->causal ? bt->skv - bt->sq + i + 1 : bt->skv;
+}
+
+static inline int fc_sparse_span(const fc_sparse_view *sv, const char *row, int64_t k, int64_t thr, int64_t *a,
+                                 int64_t *z)
+{
+    if (k >= sv->count)
+        return -1;
+    const int64_t at = k * sv->sk, bs = sv->block_size;
+    const int64_t idx = sv->dtype == FC_I64 ? ((const int64_t *)row)[at] : ((const int32_t *)row)[at];
+    if (idx < 0)
+        return -1; /* −1 pads the list: valid entries come first */
+    if (idx >= (thr + bs - 1) / bs)
+        return 0; /* starts at or after the threshold (also keeps idx·bs from overflowing) */
+    *a = idx * bs;
+    *z = *a + bs < thr ? *a + bs : thr;
+    return 1;
+}
+
 #endif /* FC_CORE_VISIBILITY_H */

@@ -31,7 +31,7 @@ typedef struct fc_cpu_plan {
 static void fc_item_shape(const fc_problem *p, const fc_batch *bt, fc_tiles t, int64_t *i_count, int64_t *n_count)
 {
     const int64_t rows = bt->q_rows > 0 ? bt->q_rows : 1;
-    *i_count = rows < t.rows ? rows : t.rows;
+    *i_count = p->sparse.data ? 1 : rows < t.rows ? rows : t.rows; /* sparse rows: one position each */
     int64_t n = t.rows / *i_count;
     *n_count = n < 1 ? 1 : n > p->G ? p->G : n;
 }
@@ -47,7 +47,7 @@ static int64_t fc_q_items(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 
 static int64_t fc_kv_items(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 {
-    return p->Nkv * ((bt->skv + t.cols - 1) / t.cols);
+    return p->Nkv * ((bt->skv + t.kv_rows - 1) / t.kv_rows);
 }
 
 /* The batch whose items contain idx: the last b with start[b] <= idx. */
@@ -85,12 +85,12 @@ static void fc_kv_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t id
 {
     const int64_t b = fc_batch_of(cp->kv_start, p->B, idx);
     const fc_batch *bt = &p->batch[b];
-    const int64_t tiles = (bt->skv + cp->tiles.cols - 1) / cp->tiles.cols;
+    const int64_t rows = cp->tiles.kv_rows, tiles = (bt->skv + rows - 1) / rows;
     const int64_t local = idx - cp->kv_start[b];
     it->b = b;
     it->n2 = local / tiles;
-    it->j0 = (local % tiles) * cp->tiles.cols;
-    it->j_count = bt->skv - it->j0 < cp->tiles.cols ? bt->skv - it->j0 : cp->tiles.cols;
+    it->j0 = (local % tiles) * rows;
+    it->j_count = bt->skv - it->j0 < rows ? bt->skv - it->j0 : rows;
 }
 
 /* Flash-decoding: with fewer query items than FC_MIN_ITEMS, slice the kv axis so that there are
@@ -111,6 +111,8 @@ static fc_tiles fc_choose_tiles(const fc_problem *p)
 {
     const int64_t d = p->Dqk + p->Dr > p->Dv ? p->Dqk + p->Dr : p->Dv;
     fc_tiles t = {.rows = d > 256 ? 32 : 64, .cols = d > 512 ? 32 : 64};
+    /* sparse dk/dv items scan every query's index row, so they own wider kv ranges */
+    t.kv_rows = p->sparse.data ? 8 * t.cols : t.cols;
     return t;
 }
 
@@ -229,7 +231,10 @@ fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace)
         for (int64_t idx = 0; idx < nkv; idx++) {
             fc_kv_item it;
             fc_kv_item_at(p, cp, idx, &it);
-            k->bwd_dkv_item(p, &it, cp->tiles, mine);
+            if (p->sparse.data)
+                k->bwd_sparse_dkv_item(p, &it, cp->tiles, mine);
+            else
+                k->bwd_dkv_item(p, &it, cp->tiles, mine);
         }
         if (p->dsink) {
 #pragma omp for schedule(dynamic, 1)

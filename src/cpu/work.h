@@ -27,8 +27,9 @@ typedef struct fc_kv_item {
 
 /* Tile geometry chosen by the backend for one problem. */
 typedef struct fc_tiles {
-    int rows; /* query rows per item (≤) */
-    int cols; /* kv columns per tile */
+    int rows;    /* query rows per item (≤) */
+    int cols;    /* kv columns per tile */
+    int kv_rows; /* kv rows per backward dk/dv item: cols, or a multiple of it for sparse problems */
 } fc_tiles;
 
 typedef struct fc_cpu_kernels {
@@ -40,6 +41,7 @@ typedef struct fc_cpu_kernels {
     size_t (*bwd_workspace)(const fc_problem *p, fc_tiles t);
     void (*bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
     void (*bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
+    void (*bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
     void (*bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws);
 } fc_cpu_kernels;
 

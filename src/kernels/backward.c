@@ -60,8 +60,8 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(kb, t.cols * Dt);
     TAKE(vb, t.cols * Dvp);
     TAKE(acc_q, Rp * ldq);
-    TAKE(acc_k, t.cols * ldq);
-    TAKE(acc_v, t.cols * Dvp);
+    TAKE(acc_k, t.kv_rows * ldq);
+    TAKE(acc_v, t.kv_rows * Dvp);
     TAKE(row, wide);
     TAKE(aff, 2 * wide);
     TAKE(m, Rp);
@@ -103,14 +103,12 @@ static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
     }
 }
 
-/* For one (rows, kv tile) pair: P into b->p, dS into b->ds; with dropout b->p then holds
- * P·keep/kp (what dV needs).  Returns false when the pair has nothing visible. */
-static bool fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn)
+/* For one (rows, kv tile) pair that the rows see (`kind` FULL or PARTIAL): P into b->p, dS into
+ * b->ds; with dropout b->p then holds P·keep/kp (what dV needs). */
+static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn,
+                        fc_tile_kind kind)
 {
     const fc_rows *rw = &b->rows;
-    const fc_tile_kind kind = fc_rows_classify(rw, j0, j0 + jn);
-    if (kind == FC_TILE_SKIP)
-        return false;
     const int Rp = rw->padded;
     fc_qk(b->p, kv, b->qt, p, rw, jn);
     fc_scores(b->p, b->gcap, jn, j0, p, rw, kind);
@@ -146,7 +144,6 @@ static bool fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
                 v_store(pj, v_mul(v_load(pj), inv_keep));
             }
     }
-    return true;
 }
 
 /* Stores scale·acc rows as a gradient split into its main and rope parts. */
@@ -179,19 +176,37 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
     fc_rows_init(rw, p, it);
     const int64_t ldq = fc_ldq(p);
     memset(b.acc_q, 0, (size_t)(rw->count * ldq) * sizeof(float));
-    if (rw->kv_begin < rw->kv_end)
-        fc_bwd_load_rows(p, &b);
-    for (int64_t j0 = rw->kv_begin; j0 < rw->kv_end; j0 += t.cols) {
-        const int jn = (int)(rw->kv_end - j0 < t.cols ? rw->kv_end - j0 : t.cols);
+    fc_kv_walk walk;
+    fc_walk_init(&walk, p, rw, t.cols, 0, rw->bt->skv);
+    int64_t j0;
+    int jn;
+    fc_tile_kind kind;
+    bool loaded = false;
+    while (fc_walk_next(&walk, &j0, &jn, &kind)) {
+        if (!loaded) {
+            fc_bwd_load_rows(p, &b);
+            loaded = true;
+        }
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb, b.aff);
-        if (!fc_bwd_pair(p, &b, &kv, j0, jn))
-            continue;
+        fc_bwd_pair(p, &b, &kv, j0, jn, kind);
         fc_gemm(rw->count, kv.k_width, jn, b.ds, 1, rw->padded, kv.k, kv.ldk, b.acc_q, ldq, true); /* dQ += dS·K */
         if (kv.kr)
             fc_gemm(rw->count, (int)p->Dr, jn, b.ds, 1, rw->padded, kv.kr, kv.ldkr, b.acc_q + p->Dqk, ldq, true);
     }
     fc_store_grad_rows(b.row, b.acc_q, ldq, rw->count, p->scale, &p->dq, &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, rw);
+}
+
+/* dV += Pdᵀ·dO and dK += dSᵀ·Q for the pair just computed, into accumulator rows from `row0`.
+ * P and dS are transposed first so that the products broadcast contiguous elements. */
+static void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t, int jn, int64_t row0)
+{
+    const int R = b->rows.count, Rp = b->rows.padded;
+    const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
+    fc_transpose(b->p, Rp, b->pt, t.cols, jn, R);
+    fc_transpose(b->ds, Rp, b->dst, t.cols, jn, R);
+    fc_gemm(jn, (int)p->Dv, R, b->pt, 1, t.cols, b->do_rows, b->ld_do, b->acc_v + row0 * Dvp, Dvp, true);
+    fc_gemm(jn, (int)(p->Dqk + p->Dr), R, b->dst, 1, t.cols, b->q_rows, b->ld_q, b->acc_k + row0 * ldq, ldq, true);
 }
 
 typedef struct fc_kv_rows_at {
@@ -226,21 +241,66 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
                 const fc_item q = {.b = it->b, .n_first = n1, .n_count = 1, .i0 = i0,
                                    .i_count = i_hi - i0 < t.rows ? i_hi - i0 : t.rows};
                 fc_rows_init(&b.rows, p, &q);
-                if (fc_rows_classify(&b.rows, it->j0, it->j0 + jn) == FC_TILE_SKIP)
+                const fc_tile_kind kind = fc_rows_classify(&b.rows, it->j0, it->j0 + jn);
+                if (kind == FC_TILE_SKIP)
                     continue;
                 fc_bwd_load_rows(p, &b);
-                fc_bwd_pair(p, &b, &kv, it->j0, jn);
-                /* transposed so that the products broadcast contiguous elements */
-                const int R = b.rows.count, Rp = b.rows.padded;
-                fc_transpose(b.p, Rp, b.pt, t.cols, jn, R);
-                fc_transpose(b.ds, Rp, b.dst, t.cols, jn, R);
-                fc_gemm(jn, (int)p->Dv, R, b.pt, 1, t.cols, b.do_rows, b.ld_do, b.acc_v, Dvp, true);         /* dV += Pdᵀ·dO */
-                fc_gemm(jn, (int)(p->Dqk + p->Dr), R, b.dst, 1, t.cols, b.q_rows, b.ld_q, b.acc_k, ldq, true); /* dK += dSᵀ·Q */
+                fc_bwd_pair(p, &b, &kv, it->j0, jn, kind);
+                fc_bwd_accumulate_kv(p, &b, t, jn, 0);
             }
     }
     fc_kv_rows_at ctx = {at, it->j0};
     fc_store_grad_rows(b.row, b.acc_k, ldq, jn, p->scale, &p->dk, &p->dk_rope, p->Dqk, p->Dr, fc_dkv_addr, &ctx);
     fc_store_grad_rows(b.row, b.acc_v, Dvp, jn, 1.0f, &p->dv, NULL, p->Dv, 0, fc_dkv_addr, &ctx);
+}
+
+/* Sparse dk/dv: the item owns kv rows [j0, j0 + j_count) of one kv head and scans every query
+ * position of the batch in order, adding the contributions of the selected blocks that fall in
+ * its rows (a block listed twice contributes twice).  The fixed scan order keeps it
+ * deterministic; the statistics given make each block's P computable on its own. */
+void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws)
+{
+    fc_bwd_bufs b;
+    fc_bwd_carve(fc_align64(ws), p, t, &b);
+    const fc_batch *bt = &p->batch[it->b];
+    const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W), lo = it->j0, hi = it->j0 + it->j_count;
+    const fc_kv_at at = {it->b, bt->kv_tok, it->n2};
+    memset(b.acc_k, 0, (size_t)(it->j_count * ldq) * sizeof(float));
+    memset(b.acc_v, 0, (size_t)(it->j_count * Dvp) * sizeof(float));
+
+    for (int64_t i = 0; i < bt->sq; i++) {
+        const char *ind = fc_sparse_row(&p->sparse, bt, it->b, i, it->n2);
+        const int64_t thr = fc_sparse_threshold(&p->sparse, bt, i);
+        for (int64_t h0 = 0; h0 < p->G; h0 += t.rows) { /* the group's heads, at most t.rows at a time */
+            const fc_item q = {.b = it->b, .n_first = it->n2 * p->G + h0, .n_count = p->G - h0 < t.rows ? p->G - h0 : t.rows,
+                               .i0 = i, .i_count = 1};
+            bool loaded = false;
+            int64_t a, z;
+            int got;
+            for (int64_t k = 0; thr > 0 && (got = fc_sparse_span(&p->sparse, ind, k, thr, &a, &z)) >= 0; k++) {
+                a = a > lo ? a : lo;
+                z = z < hi ? z : hi;
+                if (!got || a >= z)
+                    continue;
+                if (!loaded) {
+                    fc_rows_init(&b.rows, p, &q);
+                    fc_bwd_load_rows(p, &b);
+                    loaded = true;
+                }
+                for (int64_t j0 = a; j0 < z; j0 += t.cols) {
+                    const int jn = (int)(z - j0 < t.cols ? z - j0 : t.cols);
+                    fc_kv_tile kv;
+                    fc_kv_tile_load(&kv, p, at, j0, jn, b.kb, b.vb, b.aff);
+                    fc_bwd_pair(p, &b, &kv, j0, jn, FC_TILE_FULL);
+                    fc_bwd_accumulate_kv(p, &b, t, jn, j0 - lo);
+                }
+            }
+        }
+    }
+    fc_kv_rows_at ctx = {at, it->j0};
+    fc_store_grad_rows(b.row, b.acc_k, ldq, (int)it->j_count, p->scale, &p->dk, &p->dk_rope, p->Dqk, p->Dr, fc_dkv_addr,
+                       &ctx);
+    fc_store_grad_rows(b.row, b.acc_v, Dvp, (int)it->j_count, 1.0f, &p->dv, NULL, p->Dv, 0, fc_dkv_addr, &ctx);
 }
 
 /* dsink[n1] = −Σ_b Σ_i exp(sink − m_i) / l_i · D_i, summed in a fixed order (double). */

@@ -12,6 +12,7 @@ void FC_ISA_FN(fc_fwd_merge)(const fc_problem *p, const fc_item *it, fc_tiles t,
 size_t FC_ISA_FN(fc_bwd_workspace)(const fc_problem *p, fc_tiles t);
 void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
 void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
+void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
 void FC_ISA_FN(fc_bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws);
 
 #endif /* FC_KERNELS_ENTRY_H */

@@ -120,20 +120,20 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     }
     memset(b.o, 0, (size_t)Rp * Dvp * sizeof(float));
 
-    int64_t kv_lo = rw->kv_begin, kv_hi = rw->kv_end;
-    if (it->nsplit > 1) {
-        int64_t lo, hi;
+    int64_t lo = 0, hi = rw->bt->skv;
+    if (it->nsplit > 1)
         fc_split_range(rw->bt, it, t, &lo, &hi);
-        kv_lo = kv_lo > lo ? kv_lo : lo;
-        kv_hi = kv_hi < hi ? kv_hi : hi;
-    }
-    if (kv_lo < kv_hi)
-        fc_pack_q_transposed(b.qt, b.qrows, p, rw);
-    for (int64_t j0 = kv_lo; j0 < kv_hi; j0 += t.cols) {
-        const int jn = (int)(kv_hi - j0 < t.cols ? kv_hi - j0 : t.cols);
-        const fc_tile_kind kind = fc_rows_classify(rw, j0, j0 + jn);
-        if (kind == FC_TILE_SKIP)
-            continue;
+    fc_kv_walk walk;
+    fc_walk_init(&walk, p, rw, t.cols, lo, hi);
+    int64_t j0;
+    int jn;
+    fc_tile_kind kind;
+    bool packed = false;
+    while (fc_walk_next(&walk, &j0, &jn, &kind)) {
+        if (!packed) {
+            fc_pack_q_transposed(b.qt, b.qrows, p, rw);
+            packed = true;
+        }
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb, b.aff);
         fc_qk(b.s, &kv, b.qt, p, rw, jn);

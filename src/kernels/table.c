@@ -10,5 +10,6 @@ const fc_cpu_kernels FC_ISA_FN(fc_cpu_kernels) = {
     .bwd_workspace = FC_ISA_FN(fc_bwd_workspace),
     .bwd_dq_item = FC_ISA_FN(fc_bwd_dq_item),
     .bwd_dkv_item = FC_ISA_FN(fc_bwd_dkv_item),
+    .bwd_sparse_dkv_item = FC_ISA_FN(fc_bwd_sparse_dkv_item),
     .bwd_dsink_head = FC_ISA_FN(fc_bwd_dsink_head),
 };

@@ -224,6 +224,27 @@ static fc_status check_options(const fc_attention_desc *d)
         if (d->vis.prefix[b] < 0)
             return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.vis.prefix[%lld] must be >= 0, got %lld", (long long)b,
                            (long long)d->vis.prefix[b]);
+    const fc_sparse *sp = &d->sparse;
+    if (sp->indices) {
+        if (sp->dtype != FC_I32 && sp->dtype != FC_I64)
+            return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.sparse.dtype must be FC_I32 or FC_I64");
+        if (sp->count < 1 || sp->block_size < 1)
+            return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.sparse.count and block_size must be >= 1, got %lld and %lld",
+                           (long long)sp->count, (long long)sp->block_size);
+        if (sp->stride_batch < 0 || sp->stride_seq < 0 || sp->stride_head < 0 || sp->stride_entry < 0)
+            return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.sparse has a negative stride");
+        const char *other = d->vis.window.enabled || d->vis.batch_window ? "desc.vis.window"
+                            : d->vis.prefix                              ? "desc.vis.prefix"
+                            : d->vis.mask.data                           ? "desc.vis.mask"
+                            : d->kv_starts                               ? "desc.kv_starts"
+                            : d->bias.data                               ? "desc.bias"
+                            : d->alibi.slopes                            ? "desc.alibi"
+                            : d->sink                                    ? "desc.sink"
+                            : d->dropout.keep_bits && d->dropout.keep_prob < 1 ? "desc.dropout"
+                                                                               : NULL;
+        if (other)
+            return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.sparse cannot be combined with %s", other);
+    }
     const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
     if (!(kp > 0 && kp <= 1))
         return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.dropout.keep_prob must be in (0, 1], got %g", kp);
@@ -234,9 +255,10 @@ static fc_status check_options(const fc_attention_desc *d)
                        d->stats.max ? "sum" : "max");
     if (d->stats.max) {
         if (d->stats.order != FC_STATS_HEAD_MAJOR && d->stats.order != FC_STATS_TOKEN_MAJOR &&
-            d->stats.order != FC_STATS_KV_GROUP)
+            d->stats.order != FC_STATS_KV_GROUP && d->stats.order != FC_STATS_KV_TOKEN_GROUP)
             return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.stats.order is not an fc_stats_order");
-        if (d->stats.replicas < 0 || d->stats.replicas > 64 || (d->stats.order == FC_STATS_KV_GROUP && d->stats.replicas > 1))
+        const bool grouped = d->stats.order == FC_STATS_KV_GROUP || d->stats.order == FC_STATS_KV_TOKEN_GROUP;
+        if (d->stats.replicas < 0 || d->stats.replicas > 64 || (grouped && d->stats.replicas > 1))
             return fc_fail(FC_ERR_INVALID_ARG, FN ": desc.stats.replicas must be in [0, 64] (1 for FC_STATS_KV_GROUP), got %lld",
                            (long long)d->stats.replicas);
     }
@@ -287,6 +309,7 @@ static fc_status lower_batches(const fc_attention_desc *d, fc_problem *p)
         kv_tok += bt->skv;
         drop += d->q_heads * bt->sq * bt->skv;
         stat += d->q_heads * bt->q_rows * rep;
+        p->stats.tokens += bt->q_rows;
         p->max_sq = bt->q_rows > p->max_sq ? bt->q_rows : p->max_sq;
         p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
     }
@@ -360,6 +383,12 @@ static fc_status lower(const fc_attention_desc *d, fc_problem *p)
     }
     p->stats = (fc_stats_view){.max = d->stats.max, .sum = d->stats.sum, .order = d->stats.order,
                                .replicas = d->stats.replicas > 0 ? d->stats.replicas : 1};
+    if (d->sparse.indices) {
+        const fc_sparse *sp = &d->sparse;
+        p->sparse = (fc_sparse_view){.data = sp->indices, .dtype = sp->dtype, .sb = d->packed ? 0 : sp->stride_batch,
+                                     .si = sp->stride_seq, .sn = sp->stride_head, .sk = sp->stride_entry,
+                                     .count = sp->count, .block_size = sp->block_size, .causal = sp->causal};
+    }
     p->batch = calloc((size_t)p->B, sizeof(fc_batch));
     if (!p->batch)
         return fc_fail(FC_ERR_NO_MEMORY, FN ": out of host memory for %lld batch records", (long long)p->B);
