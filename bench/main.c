@@ -98,6 +98,19 @@ static void machine(bench_meta *m, int argc, char **argv)
         used += (size_t)snprintf(m->command + used, sizeof m->command - used, "%s%s", i ? " " : "", argv[i]);
 }
 
+/* Other people's work on a shared machine shows up here; the report records it. */
+static double load_average(void)
+{
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    return load;
+}
+
 static bool ends_with(const char *s, const char *tail)
 {
     const size_t a = strlen(s), b = strlen(tail);
@@ -267,7 +280,9 @@ int main(int argc, char **argv)
     if (o.cfg.baseline && !bench_unfused_available())
         fprintf(stderr, "flashc-bench: built without OpenBLAS: no baseline, no ratios\n");
 
+    meta.load_start = load_average();
     int failures = run_cases(&o.cfg, res, n);
+    meta.load_end = load_average();
     bench_report(stdout, o.fmt, &meta, res, n);
     if (o.out && !write_file(o.out, &meta, res, n))
         failures++;

@@ -60,6 +60,8 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
     }
     fprintf(f, "flashc %s bench, %s, isa %s, %d threads, %s\n", m->version, m->date, m->isa, m->threads, m->cpu);
     fprintf(f, "baseline: unfused sgemm + softmax + sgemm, fp32, %s\n", m->blas);
+    fprintf(f, "load average (1 min) before / after: %.2f / %.2f on a machine others share\n", m->load_start,
+            m->load_end);
     fprintf(f, "rates: FLOPs over visible positions (4*Sq*Skv*D per head) / min time of the timed runs;\n"
                "ms: min (median); ratio = baseline time / flashc time (> 1: flashc is faster)\n\n");
     fprintf(f, "%-*s  %-*s  %8s  %19s  %8s  %19s  %8s  %6s  %8s\n", wsuite, "suite", wcase, "case", "GFLOP", "flashc ms",
@@ -156,7 +158,8 @@ static void json(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
     fprintf(f, ", \"threads\": %d, \"warmup\": %d, \"repeat\": %d,\n    \"baseline\": ", m->threads, m->warmup,
             m->repeat);
     json_string(f, m->blas);
-    fprintf(f, ", \"baseline_cap_bytes\": %.0f, \"command\": ", m->baseline_cap);
+    fprintf(f, ", \"baseline_cap_bytes\": %.0f, \"load_start\": %.2f, \"load_end\": %.2f, \"command\": ",
+            m->baseline_cap, m->load_start, m->load_end);
     json_string(f, m->command);
     fprintf(f, ",\n    \"flops\": \"4*Sq*Skv*D per head over visible positions\", \"rate\": \"work / min time\"},\n"
                "  \"results\": [");

@@ -17,6 +17,7 @@ typedef struct bench_meta {
     int repeat;             /* 0: per case (5 unless the suite says otherwise) */
     const char *blas;
     double baseline_cap;    /* bytes */
+    double load_start, load_end; /* 1-minute load average before and after (-1: unknown) */
     char cpu[128];
     char date[40];
     char command[512];
