@@ -18,7 +18,7 @@ void fa_geom_free(fa_geom *g)
 
 bool fa_layout_parse(const char *s, fa_layout *out)
 {
-    if (!s || strnlen(s, 65) > 64)
+    if (!s || strnlen(s, 64) == 64)
         return false;
     for (int k = 0; k < 5; k++)
         if (strcmp(s, layout_names[k]) == 0) {

@@ -12,7 +12,7 @@ bool fa_softmax_layout_parse(const char *s, bool *token_major)
         *token_major = false;
         return true;
     }
-    if (strnlen(s, 65) > 64 || strcmp(s, "same_as_input") != 0)
+    if (strnlen(s, 64) == 64 || strcmp(s, "same_as_input") != 0)
         return false;
     *token_major = true;
     return true;

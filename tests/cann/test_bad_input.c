@@ -212,6 +212,11 @@ static void attributes(void)
     memset(longs, 'B', 199), longs[199] = 0;
     a.layout = longs, fa_expect(&a, INVALID, "inputLayout", NULL);
     free(longs);
+    char *unterminated = malloc(64); /* at most 64 bytes are read: ASan checks the 65th is not */
+    memset(unterminated, 'B', 64);
+    a.layout = unterminated, fa_expect(&a, INVALID, "inputLayout", NULL);
+    a = tnd(FA_V5), a.sml = unterminated, fa_expect(&a, INVALID, "softmaxOutLayout", NULL);
+    free(unterminated);
     a = tnd(FA_VARLEN), a.layout = bsnd, fa_expect(&a, INVALID, "inputLayout", "\"TND\"");
     a = dense(FA_V2), a.scale = NAN, fa_expect(&a, INVALID, "scaleValueOptional must be finite", NULL);
     a = dense(FA_V1), a.scale = INFINITY, fa_expect(&a, INVALID, "scaleValue must be finite", NULL);
