@@ -157,18 +157,24 @@ aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
             return cann_fail_null("%s: value[%llu] is not a live aclTensor", fn, (unsigned long long)k);
     aclTensorList *l = calloc(1, sizeof *l);
     aclTensor **copy = malloc(size ? size * sizeof *copy : 1);
-    if (!l || !copy) {
+    unsigned long long *serial = malloc(size ? size * sizeof *serial : 1);
+    if (!l || !copy || !serial) {
         free(l);
         free(copy);
+        free(serial);
         return cann_fail_null("%s: out of host memory", fn);
     }
-    for (uint64_t k = 0; k < size; k++)
+    for (uint64_t k = 0; k < size; k++) {
         copy[k] = (aclTensor *)value[k];
+        serial[k] = fc_rt_registry_serial(value[k], &cann_kind_tensor);
+    }
     l->size = size;
     l->value = copy;
+    l->serial = serial;
     aclTensorList *out = publish(l, &cann_kind_tensor_list, fn);
     if (!out) {
         free(copy);
+        free(serial);
         free(l);
     }
     return out;
@@ -232,15 +238,17 @@ aclnnStatus aclDestroyBoolArray(const aclBoolArray *array)
     return st;
 }
 
-/* The list owns its tensors: those still live are destroyed, those destroyed already skipped. */
+/* The list owns its tensors: those still live are destroyed, those destroyed already skipped
+ * (also when a new tensor now lives at the same address: the serial tells them apart). */
 aclnnStatus aclDestroyTensorList(const aclTensorList *array)
 {
     const aclnnStatus st = destroy(array, &cann_kind_tensor_list, "aclDestroyTensorList", "array");
     if (st == ACLNN_SUCCESS && array) {
         for (uint64_t k = 0; k < array->size; k++)
-            if (fc_rt_registry_remove(array->value[k], &cann_kind_tensor))
+            if (fc_rt_registry_remove_serial(array->value[k], &cann_kind_tensor, array->serial[k]))
                 free(array->value[k]);
         free(array->value);
+        free(array->serial);
         free((void *)array);
     }
     return st;

@@ -49,6 +49,7 @@ struct aclScalar {
 struct aclTensorList {
     uint64_t size;
     aclTensor **value;
+    unsigned long long *serial; /* registry serial of each member when the list was made */
 };
 
 extern const fc_rt_kind cann_kind_tensor, cann_kind_int_array, cann_kind_float_array, cann_kind_bool_array,

@@ -18,6 +18,7 @@
 #include "gemm.h"
 #include "qk.h"
 #include "scores.h"
+#include "walk.h"
 
 typedef struct fc_bwd_bufs {
     float *qt, *qrows;    /* [Dt][Rp] and [Rp][ldq]: query (+ rope) rows */

@@ -5,7 +5,7 @@
 #ifndef FC_KERNELS_DROPOUT_H
 #define FC_KERNELS_DROPOUT_H
 
-#include "tile.h"
+#include "rows.h"
 
 static inline bool fc_keep_bit(const uint8_t *bits, int64_t e) { return (bits[e >> 3] >> (e & 7)) & 1; }
 

@@ -13,6 +13,7 @@
 #include "gemm.h"
 #include "qk.h"
 #include "scores.h"
+#include "walk.h"
 #include "softmax.h"
 
 /* Per-thread buffers of one item; fc_fwd_carve(NULL, ...) measures them. */

@@ -3,7 +3,7 @@
 #define FC_KERNELS_QK_H
 
 #include "gemm.h"
-#include "tile.h"
+#include "pack.h"
 
 /* qt is the rows' transposed query (fc_pack_q_transposed): [Dqk + Dr][Rp]. */
 static inline void fc_qk(float *S, const fc_kv_tile *kv, const float *qt, const fc_problem *p, const fc_rows *rw, int jn)

@@ -9,7 +9,7 @@
 #ifndef FC_KERNELS_SCORES_H
 #define FC_KERNELS_SCORES_H
 
-#include "tile.h"
+#include "pack.h"
 
 /* Element (i, j) of the external pse for row head n1 (semantics §2.4, incl. 1024-row compression). */
 static inline float fc_pse_at(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i, int64_t j)

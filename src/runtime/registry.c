@@ -8,11 +8,13 @@
 typedef struct slot {
     uintptr_t key; /* 0 = empty */
     const fc_rt_kind *kind;
+    unsigned long long serial;
 } slot;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static slot *reg_slots;
 static size_t reg_cap, reg_count; /* cap is 0 or a power of two */
+static unsigned long long reg_next_serial = 1;
 
 static size_t reg_hash(uintptr_t k)
 {
@@ -61,7 +63,7 @@ bool fc_rt_registry_add(const void *p, const fc_rt_kind *kind)
         const size_t i = reg_find((uintptr_t)p);
         if (reg_slots[i].key == 0)
             reg_count++;
-        reg_slots[i] = (slot){(uintptr_t)p, kind};
+        reg_slots[i] = (slot){(uintptr_t)p, kind, reg_next_serial++};
     }
     pthread_mutex_unlock(&reg_lock);
     return ok;
@@ -81,7 +83,24 @@ bool fc_rt_registry_has(const void *p, const fc_rt_kind *kind)
     return live;
 }
 
-bool fc_rt_registry_remove(const void *p, const fc_rt_kind *kind)
+unsigned long long fc_rt_registry_serial(const void *p, const fc_rt_kind *kind)
+{
+    unsigned long long serial = 0;
+    if (!p)
+        return 0;
+    pthread_mutex_lock(&reg_lock);
+    if (reg_cap) {
+        const slot *s = &reg_slots[reg_find((uintptr_t)p)];
+        if (s->key != 0 && s->kind == kind)
+            serial = s->serial;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return serial;
+}
+
+bool fc_rt_registry_remove(const void *p, const fc_rt_kind *kind) { return fc_rt_registry_remove_serial(p, kind, 0); }
+
+bool fc_rt_registry_remove_serial(const void *p, const fc_rt_kind *kind, unsigned long long serial)
 {
     if (!p)
         return false;
@@ -89,7 +108,7 @@ bool fc_rt_registry_remove(const void *p, const fc_rt_kind *kind)
     pthread_mutex_lock(&reg_lock);
     if (reg_cap) {
         size_t i = reg_find((uintptr_t)p);
-        if (reg_slots[i].key && reg_slots[i].kind == kind) {
+        if (reg_slots[i].key && reg_slots[i].kind == kind && (serial == 0 || reg_slots[i].serial == serial)) {
             found = true;
             reg_count--;
             /* backward shift: pull later members of the probe run into the hole */
@@ -105,7 +124,7 @@ bool fc_rt_registry_remove(const void *p, const fc_rt_kind *kind)
                     hole = j;
                 }
             }
-            reg_slots[hole] = (slot){0, NULL};
+            reg_slots[hole] = (slot){0, NULL, 0};
         }
     }
     pthread_mutex_unlock(&reg_lock);

@@ -1,0 +1,138 @@
+/*
+ * infiniopCreateFlashAttentionDescriptor, GetFlashAttentionWorkspaceSize, FlashAttention and both
+ * destroy spellings (semantics §7.3–§7.5).  Each call checks in the order of §7.5.
+ */
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "fa.h"
+
+const fc_rt_kind infini_kind_flash_attention = {"infiniopFlashAttentionDescriptor_t"};
+
+#define TRY(call)                                                                                                      \
+    if ((st = (call)) != INFINI_STATUS_SUCCESS)                                                                        \
+        return st;
+
+/* NULL_POINTER for the required pointers, then BAD_PARAM for objects that are not live. */
+static infiniStatus_t check_args(infiniopHandle_t handle, infiniopFlashAttentionDescriptor_t *desc_ptr,
+                                 const struct InfiniopTensorDescriptor *const t[FA_TENSORS])
+{
+    static const char fn[] = "infiniopCreateFlashAttentionDescriptor";
+    static const char *const names[FA_TENSORS] = {"out_desc", "q_desc", "k_desc", "v_desc", "mask_desc"};
+    infiniStatus_t st;
+    if (!handle || !desc_ptr)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, handle ? "desc_ptr" : "handle");
+    for (int x = FA_OUT; x <= FA_V; x++)
+        if (!t[x])
+            return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, names[x]);
+    TRY(infini_check_live(handle, &infini_kind_handle, fn, "handle"))
+    for (int x = 0; x < FA_TENSORS; x++)
+        if (t[x])
+            TRY(infini_check_live(t[x], &infini_kind_tensor, fn, names[x]))
+    if (!infini_device_supported(handle->device))
+        return infini_fail(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, "%s: the handle's device type %d is not supported", fn,
+                           handle->device);
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniopCreateFlashAttentionDescriptor(infiniopHandle_t handle, infiniopFlashAttentionDescriptor_t *desc_ptr,
+                                                      infiniopTensorDescriptor_t out_desc, infiniopTensorDescriptor_t q_desc,
+                                                      infiniopTensorDescriptor_t k_desc, infiniopTensorDescriptor_t v_desc,
+                                                      infiniopTensorDescriptor_t mask_desc)
+{
+    fc_clear_error();
+    const struct InfiniopTensorDescriptor *const t[FA_TENSORS] = {out_desc, q_desc, k_desc, v_desc, mask_desc};
+    infiniStatus_t st;
+    if (desc_ptr)
+        *desc_ptr = NULL;
+    TRY(check_args(handle, desc_ptr, t))
+    infini_fa *d = calloc(1, sizeof *d);
+    if (!d)
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infiniopCreateFlashAttentionDescriptor: out of host memory");
+    d->base.device = handle->device;
+    d->base.device_id = handle->device_id;
+    if ((st = infini_fa_check(t, &d->g)) || (st = infini_fa_plan(&d->g, &d->plan))) {
+        free(d);
+        return st;
+    }
+    d->workspace = d->plan->workspace + infini_mask_scratch_bytes(&d->g);
+    if (!fc_rt_registry_add(d, &infini_kind_flash_attention)) {
+        fc_plan_destroy(d->plan);
+        free(d);
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR,
+                           "infiniopCreateFlashAttentionDescriptor: out of host memory for the handle registry");
+    }
+    *desc_ptr = &d->base;
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniopGetFlashAttentionWorkspaceSize(infiniopFlashAttentionDescriptor_t desc, size_t *size)
+{
+    static const char fn[] = "infiniopGetFlashAttentionWorkspaceSize";
+    fc_clear_error();
+    infiniStatus_t st;
+    if (desc && !size)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: size is NULL", fn);
+    TRY(infini_check_live(desc, &infini_kind_flash_attention, fn, "desc"))
+    *size = ((const infini_fa *)desc)->workspace;
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, void *workspace, size_t workspace_size,
+                                      void *out, const void *q, const void *k, const void *v, const void *mask,
+                                      void *stream)
+{
+    static const char fn[] = "infiniopFlashAttention";
+    fc_clear_error();
+    (void)stream; /* CPU: the work completes before the call returns; the stream is not examined */
+    const void *const ptr[FA_TENSORS] = {out, q, k, v, mask};
+    static const char *const names[FA_TENSORS] = {"out", "q", "k", "v", "mask"};
+    infiniStatus_t st;
+    if (!desc)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: desc is NULL", fn);
+    for (int x = FA_OUT; x <= FA_V; x++)
+        if (!ptr[x])
+            return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, names[x]);
+    TRY(infini_check_live(desc, &infini_kind_flash_attention, fn, "desc"))
+    const infini_fa *d = (const infini_fa *)desc;
+    if (workspace_size < d->workspace)
+        return infini_fail(INFINI_STATUS_INSUFFICIENT_WORKSPACE, "%s: workspace_size is %zu, the descriptor needs %zu", fn,
+                           workspace_size, d->workspace);
+    if (!infini_workspace_fits(workspace, d->workspace))
+        return infini_fail(INFINI_STATUS_INSUFFICIENT_WORKSPACE,
+                           "%s: workspace lies in a runtime allocation with fewer than the %zu bytes needed", fn, d->workspace);
+    if (d->workspace > 0 && !workspace)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: workspace is NULL, the descriptor needs %zu bytes", fn,
+                           d->workspace);
+    /* a NULL mask means no mask; a mask without a mask descriptor is ignored */
+    const void *const used[FA_TENSORS] = {out, q, k, v, d->g.has_mask ? mask : NULL};
+    TRY(infini_fa_check_operands(&d->g, used))
+
+    fc_problem p = d->plan->prob;
+    p.out.data = out;
+    p.q.data = (char *)q, p.k.data = (char *)k, p.v.data = (char *)v;
+    if (used[FA_MASK])
+        p.mask.data = infini_mask_bytes(&d->g, mask, (uint8_t *)workspace + d->plan->workspace);
+    if (fc_plan_execute(d->plan, &p, workspace, d->plan->workspace) != FC_OK)
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn, fc_last_error());
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniopDestroyFlashAttentionDescriptor(infiniopFlashAttentionDescriptor_t desc)
+{
+    static const char fn[] = "infiniopDestroyFlashAttentionDescriptor";
+    if (!desc)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: desc is NULL", fn);
+    if (!fc_rt_registry_remove(desc, &infini_kind_flash_attention))
+        return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: desc (%p) is not a live %s", fn, (void *)desc,
+                           infini_kind_flash_attention.name);
+    infini_fa *d = (infini_fa *)desc;
+    fc_plan_destroy(d->plan);
+    free(d);
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infiniopDestoryFlashAttentionDescriptor(infiniopFlashAttentionDescriptor_t desc)
+{
+    return infiniopDestroyFlashAttentionDescriptor(desc);
+}

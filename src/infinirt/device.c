@@ -1,0 +1,88 @@
+/*
+ * infinirt devices and streams (semantics §7.6) over the face-neutral runtime, which aclrt uses
+ * too: one current device per thread, registered streams.  This build runs on the CPU only, so
+ * the CPU is the only device type that can be current.
+ */
+#include "infiniop/infini.h"
+#include "runtime/device.h"
+
+static _Thread_local infiniDevice_t tl_type = INFINI_DEVICE_CPU;
+
+infiniDevice_t infini_current_device_type(void) { return tl_type; }
+
+infiniStatus_t infinirtInit(void) { return INFINI_STATUS_SUCCESS; /* nothing to set up */ }
+
+static infiniStatus_t unsupported(const char *fn, infiniDevice_t device)
+{
+    return infini_fail(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, "%s: device type %d is not supported by this build", fn,
+                       (int)device);
+}
+
+infiniStatus_t infinirtGetAllDeviceCount(int *count_array)
+{
+    if (!count_array)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "infinirtGetAllDeviceCount: count_array is NULL");
+    for (int d = 0; d < INFINI_DEVICE_TYPE_COUNT; d++)
+        count_array[d] = infini_device_supported(d) ? fc_rt_device_count() : 0;
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infinirtGetDeviceCount(infiniDevice_t device, int *count)
+{
+    if (!count)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "infinirtGetDeviceCount: count is NULL");
+    if (!infini_device_supported(device))
+        return unsupported("infinirtGetDeviceCount", device);
+    *count = fc_rt_device_count();
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infinirtSetDevice(infiniDevice_t device, int device_id)
+{
+    if (!infini_device_supported(device))
+        return unsupported("infinirtSetDevice", device);
+    if (fc_rt_set_device(device_id) != FC_RT_OK)
+        return infini_fail(INFINI_STATUS_DEVICE_NOT_FOUND, "infinirtSetDevice: %s", fc_rt_message());
+    tl_type = device;
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infinirtGetDevice(infiniDevice_t *device_ptr, int *device_id_ptr)
+{
+    if (!device_ptr || !device_id_ptr)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "infinirtGetDevice: %s is NULL",
+                           device_ptr ? "device_id_ptr" : "device_ptr");
+    *device_ptr = tl_type;
+    *device_id_ptr = fc_rt_current_device();
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infinirtDeviceSynchronize(void) { return INFINI_STATUS_SUCCESS; /* CPU work is already done */ }
+
+infiniStatus_t infinirtStreamCreate(infinirtStream_t *stream_ptr)
+{
+    if (!stream_ptr)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "infinirtStreamCreate: stream_ptr is NULL");
+    fc_rt_stream *s = NULL;
+    if (fc_rt_stream_create(&s) != FC_RT_OK)
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infinirtStreamCreate: %s", fc_rt_message());
+    *stream_ptr = s;
+    return INFINI_STATUS_SUCCESS;
+}
+
+/* NULL is the default stream: it cannot be destroyed. */
+infiniStatus_t infinirtStreamDestroy(infinirtStream_t stream)
+{
+    if (!stream)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "infinirtStreamDestroy: stream is NULL (the default stream)");
+    if (fc_rt_stream_destroy(stream) != FC_RT_OK)
+        return infini_fail(INFINI_STATUS_BAD_PARAM, "infinirtStreamDestroy: %s", fc_rt_message());
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infinirtStreamSynchronize(infinirtStream_t stream)
+{
+    if (!fc_rt_stream_live(stream))
+        return infini_fail(INFINI_STATUS_BAD_PARAM, "infinirtStreamSynchronize: stream %p is not a live stream", stream);
+    return INFINI_STATUS_SUCCESS; /* CPU work is already done */
+}

@@ -1,0 +1,98 @@
+/*
+ * The operands of one (rows, kv tile) pair as fp32 GEMM inputs: the rows' query-side features
+ * (row-major and transposed) and the key/value rows of a kv tile — used in place when they
+ * already are fp32 rows at a fixed stride, converted into workspace buffers otherwise.
+ */
+#ifndef FC_KERNELS_PACK_H
+#define FC_KERNELS_PACK_H
+
+#include "operand.h"
+
+/* The item's rows of a query-side operand a (width wa), optionally followed by the features of a
+ * second operand b (width wb, e.g. the rope part), as fp32 rows[r][e] and, when t is given,
+ * transposed into t[e][r] (row stride Rp; padding rows zero).  Returns the row-major rows and
+ * their stride: the caller's memory itself when it already is fp32 rows of one head, else `rows`
+ * (stride ldr) filled here. */
+static inline const float *fc_pack_rows(const fc_rows *rw, const fc_view *a, int wa, const fc_view *b, int wb,
+                                        float *rows, int64_t ldr, float *t, int64_t *ld)
+{
+    const int Rp = rw->padded, R = rw->count;
+    const float *src = rows;
+    *ld = ldr;
+    if (a->dtype == FC_F32 && a->se == 1 && a->ss > 0 && wb == 0 && rw->head[0] == rw->head[R - 1]) {
+        src = (const float *)fc_q_row(a, rw, rw->head[0], rw->pos[0]);
+        *ld = a->ss;
+    } else {
+        for (int r = 0; r < R; r++) {
+            fc_load_row(rows + r * ldr, fc_q_row(a, rw, rw->head[r], rw->pos[r]), a->dtype, a->se, wa);
+            if (wb)
+                fc_load_row(rows + r * ldr + wa, fc_q_row(b, rw, rw->head[r], rw->pos[r]), b->dtype, b->se, wb);
+        }
+    }
+    if (t) {
+        fc_transpose(src, *ld, t, Rp, R, wa + wb);
+        for (int e = 0; e < wa + wb && R < Rp; e++)
+            memset(t + (ptrdiff_t)e * Rp + R, 0, (size_t)(Rp - R) * sizeof(float));
+    }
+    return src;
+}
+
+/* QT[e][r]: the rows' query features followed by their rope features, transposed (qrows is
+ * scratch for them row-major, [Rp][Dqk + Dr]). */
+static inline void fc_pack_q_transposed(float *qt, float *qrows, const fc_problem *p, const fc_rows *rw)
+{
+    int64_t ld;
+    fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, qrows, p->Dqk + p->Dr, qt, &ld);
+}
+
+/* A kv-tile operand as fp32 rows: either the caller's memory itself (fp32 rows at a fixed stride)
+ * or rows converted into buf (aff: 2·width floats of scratch for int8 dequantisation).  Returns
+ * the row pointer base and sets *ld. */
+static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, fc_kv_at at, int64_t j0, int rows,
+                                      int width, int64_t *ld, float *aff)
+{
+    if (v->dtype == FC_F32 && v->se == 1 && v->ss > 0 && !v->pages.table) {
+        *ld = v->ss;
+        return (const float *)fc_kv_row(v, at, j0);
+    }
+    if (v->dtype == FC_I8) {
+        fc_affine_load(&v->dequant, at.n2, width, aff, aff + width);
+        for (int j = 0; j < rows; j++)
+            fc_load_row_i8(buf + j * ldbuf, (const int8_t *)fc_kv_row(v, at, j0 + j), v->se, width, aff, aff + width);
+        *ld = ldbuf;
+        return buf;
+    }
+    for (int j = 0; j < rows; j++)
+        fc_load_row(buf + j * ldbuf, fc_kv_row(v, at, j0 + j), v->dtype, v->se, width);
+    *ld = ldbuf;
+    return buf;
+}
+
+/* The key (+ rope) and value rows of one kv tile as fp32 operands. */
+typedef struct fc_kv_tile {
+    const float *k, *kr, *v; /* kr NULL when there is no rope or it was appended to k's rows */
+    int64_t ldk, ldkr, ldv;
+    int k_width;             /* features per k row: Dqk, or Dqk + Dr when rope was appended */
+} fc_kv_tile;
+
+/* Loads kv rows [j0, j0 + jn) of one kv head; kb holds [cols][Dt], vb [cols][Dvp], aff
+ * 2·max(Dt, Dv) floats of scratch. */
+static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, float *kb,
+                                   float *vb, float *aff)
+{
+    const int Dqk = (int)p->Dqk, Dr = (int)p->Dr, Dt = Dqk + Dr, Dvp = (int)fc_round_up(p->Dv, FC_W);
+    t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, Dqk, &t->ldk, aff);
+    t->k_width = Dqk;
+    t->kr = NULL;
+    if (Dr && t->k == kb) { /* converted: append the rope features to the same rows */
+        for (int j = 0; j < jn; j++)
+            fc_load_row(kb + (ptrdiff_t)j * Dt + Dqk, fc_kv_row(&p->k_rope, at, j0 + j), p->k_rope.dtype,
+                        p->k_rope.se, Dr);
+        t->k_width = Dt;
+    } else if (Dr) {
+        t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, Dr, &t->ldkr, aff);
+    }
+    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, (int)p->Dv, &t->ldv, aff);
+}
+
+#endif /* FC_KERNELS_PACK_H */

@@ -1,0 +1,160 @@
+/* Lowering of a validated native description into the canonical problem. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/dtype.h"
+#include "../core/error.h"
+#include "../core/lower.h"
+#include "../core/plan.h"
+#include "native.h"
+
+static fc_affine_view to_affine(const fc_affine *a)
+{
+    fc_affine_view v = {.scale = a->scale, .offset = a->offset, .dtype = a->dtype, .sn = a->stride_head,
+                        .se = a->stride_dim};
+    return v;
+}
+
+fc_view fc_native_view(const fc_tensor *t, bool packed)
+{
+    fc_view v = {.data = (char *)t->data, .dtype = t->dtype, .sb = packed ? 0 : t->stride_batch,
+                 .sn = t->stride_head, .ss = t->stride_seq, .se = t->stride_dim};
+    return v;
+}
+
+/* Per-batch facts: lengths, offsets, visibility, pse alignment, dropout and statistics bases. */
+static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_problem *p)
+{
+    int64_t q_tok = 0, kv_tok = 0, drop = 0, stat = 0;
+    const int64_t rep = p->stats.replicas;
+    for (int64_t b = 0; b < d->batch; b++) {
+        fc_batch *bt = &p->batch[b];
+        bt->sq = d->q_lens ? d->q_lens[b] : d->q_len;
+        bt->skv = d->kv_lens ? d->kv_lens[b] : d->kv_len;
+        bt->q_rows = d->packed ? bt->sq : d->q_len;
+        bt->q_tok = d->packed ? q_tok : 0;
+        bt->kv_tok = d->packed ? kv_tok : 0;
+
+        const fc_window *w = d->vis.batch_window ? &d->vis.batch_window[b] : &d->vis.window;
+        fc_lower_window(bt, w->enabled, w->left, w->right, w->align == FC_ALIGN_BOTTOM_RIGHT,
+                        fc_sat_sub(d->vis.kv_start, d->vis.q_start));
+        bt->prefix = d->vis.prefix ? d->vis.prefix[b] : 0;
+        bt->col_lo = d->kv_starts ? d->kv_starts[b] : 0;
+        if (bt->col_lo < 0 || bt->col_lo > bt->skv)
+            return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.kv_starts[%lld] must be in [0, %lld], got %lld", fn, (long long)b,
+                           (long long)bt->skv, (long long)bt->col_lo);
+        bt->alibi_dpos = fc_sat_sub(d->vis.kv_start, d->vis.q_start);
+
+        const fc_mask *mk = &d->vis.mask;
+        bt->mask_base = mk->by_tokens ? bt->q_tok * mk->stride_row + bt->kv_tok * mk->stride_col : b * mk->stride_batch;
+
+        const fc_bias *bs = &d->bias;
+        if (bs->data) {
+            bt->pse_base = b * bs->stride_batch;
+            bt->pse_row_shift = bs->bottom_right && bs->stride_row ? bs->rows - bt->sq : 0;
+            bt->pse_col_shift = bs->bottom_right ? bs->cols - bt->skv : 0;
+            const fc_status st = fc_check_pse_extent(fn, "desc.bias", bt, b, bs->rows, bs->cols, bs->stride_row != 0,
+                                                     bs->compressed);
+            if (st != FC_OK)
+                return st;
+            if (bs->compressed && bt->sq > bs->rows && bt->vis_hi > 0)
+                bt->vis_hi = 0; /* compressed rows are defined for j <= i only */
+        }
+        bt->drop_bit0 = drop;
+        bt->stat_base = stat;
+        q_tok += bt->sq;
+        kv_tok += bt->skv;
+        drop += d->q_heads * bt->sq * bt->skv;
+        stat += d->q_heads * bt->q_rows * rep;
+        p->stats.tokens += bt->q_rows;
+        p->max_sq = bt->q_rows > p->max_sq ? bt->q_rows : p->max_sq;
+        p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
+    }
+    const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
+    if (kp < 1 && d->dropout.keep_bits_bytes < (size_t)((drop + 7) / 8))
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.dropout.keep_bits_bytes is %zu, the problem needs %lld bytes", fn,
+                       d->dropout.keep_bits_bytes, (long long)((drop + 7) / 8));
+    return FC_OK;
+}
+
+fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    p->B = d->batch;
+    p->Nq = d->q_heads;
+    p->Nkv = d->kv_heads;
+    p->G = d->q_heads / d->kv_heads;
+    p->Dqk = d->head_dim;
+    p->Dv = d->v_head_dim ? d->v_head_dim : d->head_dim;
+    p->Dr = d->rope_dim;
+    p->q = fc_native_view(&d->q, d->packed);
+    p->k = fc_native_view(&d->k, d->packed);
+    p->v = fc_native_view(&d->v, d->packed);
+    p->out = fc_native_view(&d->out, d->packed);
+    if (p->Dr) {
+        p->q_rope = fc_native_view(&d->q_rope, d->packed);
+        p->k_rope = fc_native_view(&d->k_rope, d->packed);
+    }
+    const fc_kv_storage *kv = &d->kv;
+    if (kv->k_batches) {
+        p->k.batch_data = (char *const *)kv->k_batches;
+        p->v.batch_data = (char *const *)kv->v_batches;
+    }
+    if (kv->block_table) {
+        const fc_pages pages = {.table = kv->block_table, .table_stride = kv->table_stride,
+                                .block_size = kv->block_size, .blocks = kv->num_blocks};
+        p->k.pages = p->v.pages = pages;
+        if (p->Dr)
+            p->k_rope.pages = pages;
+        p->k.sb = d->k.stride_batch, p->v.sb = d->v.stride_batch;
+        if (p->Dr)
+            p->k_rope.sb = d->k_rope.stride_batch;
+    }
+    if (d->k.dtype == FC_I8)
+        p->k.dequant = to_affine(&kv->k_dequant);
+    if (d->v.dtype == FC_I8)
+        p->v.dequant = to_affine(&kv->v_dequant);
+    if (d->out.dtype == FC_I8)
+        p->out_quant = to_affine(&d->out_quant);
+    p->scale = (float)(d->scale != 0 ? d->scale : 1.0 / sqrt((double)(p->Dqk + p->Dr)));
+    p->softcap = d->softcap;
+    if (d->bias.data) {
+        const fc_bias *bs = &d->bias;
+        p->pse = (fc_pse_view){.data = bs->data, .dtype = bs->dtype, .before_scale = bs->order == FC_BIAS_BEFORE_SCALE,
+                               .sn = bs->stride_head, .si = bs->stride_row, .sj = bs->stride_col,
+                               .compress_rows = bs->compressed ? bs->rows : 0};
+    }
+    if (d->alibi.slopes)
+        p->alibi = (fc_alibi_view){.slopes = d->alibi.slopes, .sb = d->alibi.stride_batch, .sn = d->alibi.stride_head,
+                                   .sqrt_distance = d->alibi.sqrt_distance};
+    p->sink = d->sink;
+    if (d->vis.mask.data)
+        p->mask = (fc_mask_view){.data = d->vis.mask.data, .sn = d->vis.mask.stride_head,
+                                 .si = d->vis.mask.stride_row, .sj = d->vis.mask.stride_col};
+    const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
+    if (kp < 1) {
+        p->drop_bits = d->dropout.keep_bits;
+        p->keep_prob = (float)kp;
+    } else {
+        p->keep_prob = 1.0f;
+    }
+    p->stats = (fc_stats_view){.max = d->stats.max, .sum = d->stats.sum, .order = d->stats.order,
+                               .replicas = d->stats.replicas > 0 ? d->stats.replicas : 1};
+    if (d->sparse.indices) {
+        const fc_sparse *sp = &d->sparse;
+        p->sparse = (fc_sparse_view){.data = sp->indices, .dtype = sp->dtype, .sb = d->packed ? 0 : sp->stride_batch,
+                                     .si = sp->stride_seq, .sn = sp->stride_head, .sk = sp->stride_entry,
+                                     .count = sp->count, .block_size = sp->block_size, .causal = sp->causal};
+    }
+    p->batch = calloc((size_t)p->B, sizeof(fc_batch));
+    if (!p->batch)
+        return fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory for %lld batch records", fn, (long long)p->B);
+    const fc_status st = lower_batches(fn, d, p);
+    if (st != FC_OK) {
+        free(p->batch);
+        p->batch = NULL;
+    }
+    return st;
+}

@@ -1,0 +1,163 @@
+/* The native API: descriptions, plans (forward and backward), runs and one-call forms. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/dtype.h"
+#include "../core/error.h"
+#include "../core/lower.h"
+#include "../core/plan.h"
+#include "native.h"
+
+fc_attention_desc fc_attention_desc_init(void)
+{
+    fc_attention_desc d;
+    memset(&d, 0, sizeof d);
+    d.dropout.keep_prob = 1.0;
+    d.stats.replicas = 1;
+    return d;
+}
+
+fc_window fc_window_causal(fc_align align) { return fc_window_band(FC_UNBOUNDED, 0, align); }
+
+fc_window fc_window_band(int64_t left, int64_t right, fc_align align)
+{
+    fc_window w = {.enabled = true, .left = left, .right = right, .align = align};
+    return w;
+}
+
+fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *options, fc_plan **plan)
+{
+    const char *fn = "fc_plan_create";
+    fc_clear_error();
+    fc_status st;
+    if ((st = fc_native_check_desc(fn, desc, options, plan)))
+        return st;
+    int64_t q_rows, kv_rows;
+    fc_native_seq_rows(desc, &q_rows, &kv_rows);
+    const int64_t dv = desc->v_head_dim ? desc->v_head_dim : desc->head_dim;
+    if ((st = fc_native_check_out_layout(fn, "desc.out", &desc->out, desc, desc->q_heads, q_rows, dv)))
+        return st;
+    fc_problem p;
+    if ((st = fc_native_lower(fn, desc, &p)))
+        return st;
+    return fc_plan_from_problem(&p, FC_OP_FORWARD, options, plan);
+}
+
+fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,
+                                  const fc_options *options, fc_plan **plan)
+{
+    const char *fn = "fc_plan_create_backward";
+    fc_clear_error();
+    fc_status st;
+    if ((st = fc_native_check_desc(fn, desc, options, plan)))
+        return st;
+    if (!grads)
+        return fc_fail(FC_ERR_NULL_ARG, "%s: grads is NULL", fn);
+    if (!desc->stats.max)
+        return fc_fail(FC_ERR_NULL_ARG, "%s: desc.stats.max and sum are NULL; the backward needs the forward's statistics", fn);
+    if ((st = fc_native_check_tensor(fn, &grads->d_out, "grads.d_out", desc->packed)) || (st = fc_native_check_tensor(fn, &grads->dq, "grads.dq", desc->packed)) ||
+        (st = fc_native_check_tensor(fn, &grads->dk, "grads.dk", desc->packed)) || (st = fc_native_check_tensor(fn, &grads->dv, "grads.dv", desc->packed)))
+        return st;
+    if (desc->rope_dim > 0 && ((st = fc_native_check_tensor(fn, &grads->dq_rope, "grads.dq_rope", desc->packed)) ||
+                               (st = fc_native_check_tensor(fn, &grads->dk_rope, "grads.dk_rope", desc->packed))))
+        return st;
+    if (desc->sink && !grads->dsink)
+        return fc_fail(FC_ERR_NULL_ARG, "%s: grads.dsink is NULL but desc.sink is set", fn);
+    int64_t q_rows, kv_rows;
+    fc_native_seq_rows(desc, &q_rows, &kv_rows);
+    const int64_t D = desc->head_dim, Dv = desc->v_head_dim ? desc->v_head_dim : D, Dr = desc->rope_dim;
+    if ((st = fc_native_check_out_layout(fn, "grads.dq", &grads->dq, desc, desc->q_heads, q_rows, D)) ||
+        (st = fc_native_check_out_layout(fn, "grads.dk", &grads->dk, desc, desc->kv_heads, kv_rows, D)) ||
+        (st = fc_native_check_out_layout(fn, "grads.dv", &grads->dv, desc, desc->kv_heads, kv_rows, Dv)))
+        return st;
+    if (Dr && ((st = fc_native_check_out_layout(fn, "grads.dq_rope", &grads->dq_rope, desc, desc->q_heads, q_rows, Dr)) ||
+               (st = fc_native_check_out_layout(fn, "grads.dk_rope", &grads->dk_rope, desc, desc->kv_heads, kv_rows, Dr))))
+        return st;
+    fc_problem p;
+    if ((st = fc_native_lower(fn, desc, &p)))
+        return st;
+    p.dout = fc_native_view(&grads->d_out, desc->packed);
+    p.dq = fc_native_view(&grads->dq, desc->packed);
+    p.dk = fc_native_view(&grads->dk, desc->packed);
+    p.dv = fc_native_view(&grads->dv, desc->packed);
+    if (Dr) {
+        p.dq_rope = fc_native_view(&grads->dq_rope, desc->packed);
+        p.dk_rope = fc_native_view(&grads->dk_rope, desc->packed);
+    }
+    p.dsink = desc->sink ? grads->dsink : NULL;
+    return fc_plan_from_problem(&p, FC_OP_BACKWARD, options, plan);
+}
+
+fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads)
+{
+    fc_plan *plan;
+    fc_status st = fc_plan_create_backward(desc, grads, NULL, &plan);
+    if (st != FC_OK)
+        return st;
+    size_t bytes = plan->workspace;
+    void *ws = bytes ? malloc(bytes) : NULL;
+    if (bytes && !ws) {
+        fc_plan_destroy(plan);
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_attention_backward: cannot allocate a %zu-byte workspace", bytes);
+    }
+    st = fc_plan_run(plan, NULL, ws, bytes);
+    free(ws);
+    fc_plan_destroy(plan);
+    return st;
+}
+
+fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace, size_t workspace_bytes)
+{
+    fc_clear_error();
+    if (!plan)
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_run: plan is NULL");
+    fc_problem p = plan->prob;
+    if (io) {
+#define REBIND(field, target, type)                                                                                    \
+    if (io->field)                                                                                                     \
+        target = (type)io->field;
+        REBIND(q, p.q.data, char *)
+        REBIND(k, p.k.data, char *)
+        REBIND(v, p.v.data, char *)
+        REBIND(q_rope, p.q_rope.data, char *)
+        REBIND(k_rope, p.k_rope.data, char *)
+        REBIND(out, p.out.data, char *)
+        REBIND(bias, p.pse.data, const char *)
+        REBIND(mask, p.mask.data, const uint8_t *)
+        REBIND(slopes, p.alibi.slopes, const float *)
+        REBIND(sink, p.sink, const float *)
+        REBIND(keep_bits, p.drop_bits, const uint8_t *)
+        REBIND(stats_max, p.stats.max, float *)
+        REBIND(stats_sum, p.stats.sum, float *)
+        REBIND(d_out, p.dout.data, char *)
+        REBIND(dq, p.dq.data, char *)
+        REBIND(dk, p.dk.data, char *)
+        REBIND(dv, p.dv.data, char *)
+        REBIND(dq_rope, p.dq_rope.data, char *)
+        REBIND(dk_rope, p.dk_rope.data, char *)
+        if (p.dsink)
+            REBIND(dsink, p.dsink, float *)
+#undef REBIND
+    }
+    return fc_plan_execute(plan, &p, workspace, workspace_bytes);
+}
+
+fc_status fc_attention(const fc_attention_desc *desc)
+{
+    fc_plan *plan;
+    fc_status st = fc_plan_create(desc, NULL, &plan);
+    if (st != FC_OK)
+        return st;
+    size_t bytes = plan->workspace;
+    void *ws = bytes ? malloc(bytes) : NULL;
+    if (bytes && !ws) {
+        fc_plan_destroy(plan);
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_attention: cannot allocate a %zu-byte workspace", bytes);
+    }
+    st = fc_plan_run(plan, NULL, ws, bytes);
+    free(ws);
+    fc_plan_destroy(plan);
+    return st;
+}
