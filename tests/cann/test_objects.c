@@ -142,6 +142,15 @@ static void lists(void)
     TC_CHECK(aclDestroyTensorList(l) == ACLNN_SUCCESS, "the list skips destroyed members");
     TC_CHECK(aclDestroyTensor(b) == INVALID, "the list destroyed its live member");
     TC_CHECK(aclDestroyTensorList(l) == INVALID, "double destroy of a list");
+    /* a tensor created after a member died (possibly at the same address) is not the list's */
+    aclTensor *m = aclCreateTensor(dims, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, data);
+    const aclTensor *one[1] = {m};
+    aclTensorList *l2 = aclCreateTensorList(one, 1);
+    aclDestroyTensor(m);
+    aclTensor *c = aclCreateTensor(dims, 1, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, NULL, 0, data);
+    TC_CHECK(aclDestroyTensorList(l2) == ACLNN_SUCCESS, "destroy the list");
+    TC_CHECK(aclDestroyTensor(c) == ACLNN_SUCCESS, "a newer tensor%s survives the list",
+             c == m ? " at the dead member's address" : "");
     const aclTensor *dead[1] = {a};
     TC_CHECK(aclCreateTensorList(dead, 1) == NULL && msg_has("value[0]"), "members must be live");
     TC_CHECK(aclCreateTensorList(NULL, 1) == NULL, "NULL values");
