@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "infini.h"
+#include "runtime/device.h"
 
 const fc_rt_kind infini_kind_handle = {"infiniopHandle_t"};
 
@@ -11,9 +12,8 @@ infiniStatus_t infiniopCreateHandle(infiniopHandle_t *handle_ptr)
     if (!handle_ptr)
         return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: handle_ptr is NULL", fn);
     *handle_ptr = NULL;
-    infiniDevice_t device;
-    int device_id;
-    infinirtGetDevice(&device, &device_id); /* cannot fail with both pointers given */
+    const infiniDevice_t device = infini_current_device_type();
+    const int device_id = fc_rt_current_device();
     if (!infini_device_supported(device))
         return infini_fail(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, "%s: device type %d is not supported", fn, (int)device);
     struct InfiniopHandle *h = malloc(sizeof *h);

@@ -17,6 +17,7 @@
 
 #include "common/check.h"
 #include "common/halfconv.h"
+#include "flashc.h"
 #include "infiniop.h"
 #include "infinirt.h"
 
@@ -81,6 +82,13 @@ ifa_case ifa_case_default(void); /* 4-D F32, B 2, heads 2, Sq = Skv = 8, D 16, n
 
 /* Runs and checks the case (TC checks under the given name).  False when a library call failed. */
 bool ifa_run_case(const char *name, const ifa_case *c);
+
+/* One TC check that a call returned the wanted status; the message carries fc_last_error(). */
+#define EXPECT(call, want)                                                                                             \
+    do {                                                                                                               \
+        const infiniStatus_t got_ = (call);                                                                            \
+        TC_CHECK(got_ == (want), "%s returned %d, want %d (%s)", #call, (int)got_, (int)(want), fc_last_error());   \
+    } while (0)
 
 /* The process-wide handle the tests share. */
 infiniopHandle_t ifa_handle(void);

@@ -6,7 +6,6 @@
 
 #include "common/rng.h"
 #include "common/tolerance.h"
-#include "flashc.h"
 #include "harness.h"
 #include "reference/reference.h"
 

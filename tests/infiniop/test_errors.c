@@ -13,14 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flashc.h"
 #include "harness.h"
-
-#define EXPECT(call, want)                                                                                             \
-    do {                                                                                                               \
-        const infiniStatus_t got_ = (call);                                                                            \
-        TC_CHECK(got_ == (want), "%s returned %d, want %d (%s)", #call, (int)got_, (int)(want), fc_last_error());   \
-    } while (0)
 
 #define F32 INFINI_DTYPE_F32
 

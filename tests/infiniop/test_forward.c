@@ -6,7 +6,6 @@
  */
 #include <stdio.h>
 
-#include "flashc.h"
 #include "harness.h"
 
 static const tc_dtype dtypes[3] = {TC_F32, TC_F16, TC_BF16};

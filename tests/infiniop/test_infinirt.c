@@ -9,14 +9,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
-#include "flashc.h"
 #include "harness.h"
-
-#define EXPECT(call, want)                                                                                             \
-    do {                                                                                                               \
-        const infiniStatus_t got_ = (call);                                                                            \
-        TC_CHECK(got_ == (want), "%s returned %d, want %d (%s)", #call, (int)got_, (int)(want), fc_last_error());   \
-    } while (0)
 
 static void *other_thread(void *arg)
 {
