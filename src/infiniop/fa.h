@@ -15,6 +15,10 @@
 /* The operands of the call, in declaration order. */
 enum { FA_OUT, FA_Q, FA_K, FA_V, FA_MASK, FA_TENSORS };
 
+/* Parameter names as declared: of the descriptors ("out_desc", ...) and of the data ("out", ...). */
+extern const char *const infini_fa_desc_names[FA_TENSORS];
+extern const char *const infini_fa_data_names[FA_TENSORS];
+
 /* Everything Create learns from the tensor descriptors. */
 typedef struct infini_fa_geom {
     int rank;                        /* 3 or 4 */

@@ -1,6 +1,7 @@
 /*
- * Create's tensor checks (semantics §7.4, §7.5): dtypes, then shapes, then strides, each in
- * declaration order (out, q, k, v, mask).  Sizes follow the limits of §1.6.
+ * Create's tensor checks (semantics §7.4, §7.5): dtypes, then shapes, then strides.  Dtypes and
+ * strides go in declaration order (out, q, k, v, mask); shapes start from q, which fixes the sizes,
+ * then k, v, out, mask.  Sizes follow the limits of §1.6.
  */
 #include <stdlib.h>
 
@@ -8,12 +9,11 @@
 #include "fa.h"
 
 #define FN "infiniopCreateFlashAttentionDescriptor"
+#define NAME(x) infini_fa_desc_names[x]
 #define FA_MAX_BATCH 2097152
 #define FA_MAX_HEADS 256
 #define FA_MAX_LEN 1048576
 #define FA_MAX_DIM 1024
-
-static const char *const names[FA_TENSORS] = {"out_desc", "q_desc", "k_desc", "v_desc", "mask_desc"};
 
 typedef const struct InfiniopTensorDescriptor *tdesc;
 
@@ -37,7 +37,7 @@ static infiniStatus_t check_dtypes(const tdesc t[FA_TENSORS], infini_fa_geom *g)
     for (int x = FA_Q; x <= FA_V; x++)
         if (t[x]->dtype != g->dtype)
             return infini_fail(INFINI_STATUS_BAD_TENSOR_DTYPE, FN ": %s dtype must equal out_desc's (%d), got %d",
-                               names[x], (int)g->dtype, (int)t[x]->dtype);
+                               NAME(x), (int)g->dtype, (int)t[x]->dtype);
     if (t[FA_MASK] && !is_mask_dtype(t[FA_MASK]->dtype))
         return infini_fail(INFINI_STATUS_BAD_TENSOR_DTYPE, FN ": mask_desc dtype must be BOOL, BYTE or an integer type, got %d",
                            (int)t[FA_MASK]->dtype);
@@ -57,7 +57,7 @@ static int64_t dim(tdesc x, int k)
 
 static infiniStatus_t bad_dim(int x, const char *what, int64_t got, int64_t lo, int64_t hi)
 {
-    return infini_fail(INFINI_STATUS_BAD_TENSOR_SHAPE, FN ": %s %s must be in [%lld, %lld], got %lld", names[x], what,
+    return infini_fail(INFINI_STATUS_BAD_TENSOR_SHAPE, FN ": %s %s must be in [%lld, %lld], got %lld", NAME(x), what,
                        (long long)lo, (long long)hi, (long long)got);
 }
 
@@ -65,7 +65,7 @@ static infiniStatus_t must_equal(int x, const char *what, int64_t got, int64_t w
 {
     if (got == want)
         return INFINI_STATUS_SUCCESS;
-    return infini_fail(INFINI_STATUS_BAD_TENSOR_SHAPE, FN ": %s %s must equal %s (%lld), got %lld", names[x], what, from,
+    return infini_fail(INFINI_STATUS_BAD_TENSOR_SHAPE, FN ": %s %s must equal %s (%lld), got %lld", NAME(x), what, from,
                        (long long)want, (long long)got);
 }
 
@@ -84,7 +84,7 @@ static infiniStatus_t check_shapes(const tdesc t[FA_TENSORS], infini_fa_geom *g)
         return infini_fail(INFINI_STATUS_BAD_TENSOR_SHAPE, FN ": out_desc must be 3-D or 4-D, got %zu dims", r);
     for (int x = FA_Q; x <= FA_V; x++)
         if (t[x]->ndim != r)
-            return infini_fail(INFINI_STATUS_BAD_TENSOR_SHAPE, FN ": %s must have out_desc's %zu dims, got %zu", names[x], r,
+            return infini_fail(INFINI_STATUS_BAD_TENSOR_SHAPE, FN ": %s must have out_desc's %zu dims, got %zu", NAME(x), r,
                                t[x]->ndim);
     g->rank = (int)r;
     const tdesc q = t[FA_Q], k = t[FA_K], v = t[FA_V], o = t[FA_OUT];
@@ -146,10 +146,10 @@ static infiniStatus_t check_strides(const tdesc t[FA_TENSORS], infini_fa_geom *g
         if (!t[x])
             continue;
         if (t[x]->strides[t[x]->ndim - 1] != 1)
-            return infini_fail(INFINI_STATUS_BAD_TENSOR_STRIDES, FN ": %s last dim must have stride 1, got %td", names[x],
+            return infini_fail(INFINI_STATUS_BAD_TENSOR_STRIDES, FN ": %s last dim must have stride 1, got %td", NAME(x),
                                t[x]->strides[t[x]->ndim - 1]);
         if (!view_span(t[x], g->esize[x], &g->lo[x], &g->hi[x]))
-            return infini_fail(INFINI_STATUS_BAD_TENSOR_STRIDES, FN ": %s strides address beyond the int64 range", names[x]);
+            return infini_fail(INFINI_STATUS_BAD_TENSOR_STRIDES, FN ": %s strides address beyond the int64 range", NAME(x));
     }
     for (int x = FA_OUT; x <= FA_V; x++) {
         const int off = g->rank - 3;

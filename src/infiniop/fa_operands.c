@@ -7,8 +7,6 @@
 #include "fa.h"
 #include "runtime/alloc.h"
 
-static const char *const names[FA_TENSORS] = {"out", "q", "k", "v", "mask"};
-
 infiniStatus_t infini_fa_check_operands(const infini_fa_geom *g, const void *const ptr[FA_TENSORS])
 {
     for (int x = 0; x < FA_TENSORS; x++) {
@@ -17,7 +15,7 @@ infiniStatus_t infini_fa_check_operands(const infini_fa_geom *g, const void *con
             continue;
         if (p % (uintptr_t)g->esize[x] != 0)
             return infini_fail(INFINI_STATUS_BAD_PARAM, "infiniopFlashAttention: %s (%p) is not aligned to its %lld-byte elements",
-                               names[x], ptr[x], (long long)g->esize[x]);
+                               infini_fa_data_names[x], ptr[x], (long long)g->esize[x]);
         fc_rt_alloc a;
         if (!fc_rt_alloc_find(ptr[x], &a))
             continue;
@@ -26,7 +24,7 @@ infiniStatus_t infini_fa_check_operands(const infini_fa_geom *g, const void *con
         if ((uintptr_t)0 - (uintptr_t)g->lo[x] > below || (uintptr_t)g->hi[x] > above)
             return infini_fail(INFINI_STATUS_BAD_PARAM,
                                "infiniopFlashAttention: %s (%p) spans bytes [%lld, %lld) around it, leaving its %zu-byte %s allocation at %p",
-                               names[x], ptr[x], (long long)g->lo[x], (long long)g->hi[x], a.size, fc_rt_mem_name(a.kind),
+                               infini_fa_data_names[x], ptr[x], (long long)g->lo[x], (long long)g->hi[x], a.size, fc_rt_mem_name(a.kind),
                                (void *)a.base);
     }
     return INFINI_STATUS_SUCCESS;

@@ -8,6 +8,8 @@
 #include "fa.h"
 
 const fc_rt_kind infini_kind_flash_attention = {"infiniopFlashAttentionDescriptor_t"};
+const char *const infini_fa_desc_names[FA_TENSORS] = {"out_desc", "q_desc", "k_desc", "v_desc", "mask_desc"};
+const char *const infini_fa_data_names[FA_TENSORS] = {"out", "q", "k", "v", "mask"};
 
 #define TRY(call)                                                                                                      \
     if ((st = (call)) != INFINI_STATUS_SUCCESS)                                                                        \
@@ -18,17 +20,16 @@ static infiniStatus_t check_args(infiniopHandle_t handle, infiniopFlashAttention
                                  const struct InfiniopTensorDescriptor *const t[FA_TENSORS])
 {
     static const char fn[] = "infiniopCreateFlashAttentionDescriptor";
-    static const char *const names[FA_TENSORS] = {"out_desc", "q_desc", "k_desc", "v_desc", "mask_desc"};
     infiniStatus_t st;
     if (!handle || !desc_ptr)
         return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, handle ? "desc_ptr" : "handle");
     for (int x = FA_OUT; x <= FA_V; x++)
         if (!t[x])
-            return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, names[x]);
+            return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, infini_fa_desc_names[x]);
     TRY(infini_check_live(handle, &infini_kind_handle, fn, "handle"))
     for (int x = 0; x < FA_TENSORS; x++)
         if (t[x])
-            TRY(infini_check_live(t[x], &infini_kind_tensor, fn, names[x]))
+            TRY(infini_check_live(t[x], &infini_kind_tensor, fn, infini_fa_desc_names[x]))
     if (!infini_device_supported(handle->device))
         return infini_fail(INFINI_STATUS_DEVICE_TYPE_NOT_SUPPORTED, "%s: the handle's device type %d is not supported", fn,
                            handle->device);
@@ -86,13 +87,12 @@ infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, v
     fc_clear_error();
     (void)stream; /* CPU: the work completes before the call returns; the stream is not examined */
     const void *const ptr[FA_TENSORS] = {out, q, k, v, mask};
-    static const char *const names[FA_TENSORS] = {"out", "q", "k", "v", "mask"};
     infiniStatus_t st;
     if (!desc)
         return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: desc is NULL", fn);
     for (int x = FA_OUT; x <= FA_V; x++)
         if (!ptr[x])
-            return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, names[x]);
+            return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, infini_fa_data_names[x]);
     TRY(infini_check_live(desc, &infini_kind_flash_attention, fn, "desc"))
     const infini_fa *d = (const infini_fa *)desc;
     if (workspace_size < d->workspace)
