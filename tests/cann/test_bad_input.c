@@ -111,7 +111,7 @@ static void handles_and_formats(void)
     a = dense(FA_V2), a.smax = ho.t, fa_expect(&a, INVALID, "softmaxMaxOut dtype", "FLOAT");
     a = dense(FA_V2), a.ssum = ho.t, fa_expect(&a, INVALID, "softmaxSumOut dtype", NULL);
     aclDestroyTensor(nz), aclDestroyTensor(undef), aclDestroyTensor(nchw), aclDestroyTensor(i32), aclDestroyTensor(c64);
-    dt_free(&h), dt_free(&ho);
+    dt_free(&h), dt_free(&ho), dt_free(&dead);
 }
 
 static void extents(void)
