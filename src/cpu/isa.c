@@ -8,6 +8,10 @@ static const fc_cpu_kernels *fc_forced;
 
 static bool fc_isa_available(const fc_cpu_kernels *k)
 {
+#if defined(FLASHC_VEC16)
+    if (k == &fc_cpu_kernels_vec16)
+        return true;
+#endif
 #if defined(FLASHC_X86)
     __builtin_cpu_init();
     if (k == &fc_cpu_kernels_avx512)
@@ -25,7 +29,11 @@ static const fc_cpu_kernels *fc_isa_by_name(const char *name)
 #if defined(FLASHC_X86)
         &fc_cpu_kernels_avx512, &fc_cpu_kernels_avx2,
 #endif
-        &fc_cpu_kernels_scalar};
+        &fc_cpu_kernels_scalar,
+#if defined(FLASHC_VEC16)
+        &fc_cpu_kernels_vec16, /* last: only ever chosen by name */
+#endif
+    };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         if (name == NULL ? fc_isa_available(all[i]) : strcmp(name, all[i]->isa) == 0)
             return fc_isa_available(all[i]) ? all[i] : NULL;

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../core/half.h"
 
@@ -21,7 +22,9 @@
 #define FC_STR_(a) #a
 #define FC_STR(a) FC_STR_(a)
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#if defined(FC_SIMD_VEC16)
+#define FC_ISA vec16
+#elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #define FC_ISA avx512
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define FC_ISA avx2
@@ -33,7 +36,46 @@
 #define FC_INLINE static inline __attribute__((always_inline))
 
 /* ---------------------------------------------------------------------------------------------- */
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#if defined(FC_SIMD_VEC16)
+/* 16 lanes in portable GCC/Clang vector extensions: the AVX-512 geometry (lane count, register
+ * tile, masks and tails) on any machine, so tests exercise the wide-vector logic everywhere. */
+#define FC_W 16
+typedef float fvec __attribute__((vector_size(64)));
+typedef int32_t fmask __attribute__((vector_size(64)));
+#define FC_LANES(expr) do { for (int l_ = 0; l_ < 16; l_++) { expr; } } while (0)
+
+FC_INLINE fvec v_zero(void) { return (fvec){0}; }
+FC_INLINE fvec v_set1(float x) { return (fvec){0} + x; }
+FC_INLINE fvec v_load(const float *p) { fvec v; memcpy(&v, p, sizeof v); return v; }
+FC_INLINE void v_store(float *p, fvec v) { memcpy(p, &v, sizeof v); }
+FC_INLINE fvec v_load_n(const float *p, int n) { fvec v = v_zero(); FC_LANES(if (l_ < n) v[l_] = p[l_]); return v; }
+FC_INLINE void v_store_n(float *p, fvec v, int n) { FC_LANES(if (l_ < n) p[l_] = v[l_]); }
+FC_INLINE fvec v_bcast(const float *p) { return v_set1(*p); }
+FC_INLINE fvec v_add(fvec a, fvec b) { return a + b; }
+FC_INLINE fvec v_sub(fvec a, fvec b) { return a - b; }
+FC_INLINE fvec v_mul(fvec a, fvec b) { return a * b; }
+FC_INLINE fvec v_fma(fvec a, fvec b, fvec c) { return a * b + c; }
+FC_INLINE fvec v_div(fvec a, fvec b) { return a / b; }
+FC_INLINE fvec v_sqrt(fvec a) { FC_LANES(a[l_] = sqrtf(a[l_])); return a; }
+FC_INLINE fvec v_abs(fvec a) { FC_LANES(a[l_] = fabsf(a[l_])); return a; }
+FC_INLINE fvec v_max(fvec a, fvec b) { FC_LANES(a[l_] = a[l_] > b[l_] ? a[l_] : b[l_]); return a; }
+FC_INLINE fvec v_min(fvec a, fvec b) { FC_LANES(a[l_] = a[l_] < b[l_] ? a[l_] : b[l_]); return a; }
+FC_INLINE fvec v_round(fvec a) { FC_LANES(a[l_] = nearbyintf(a[l_])); return a; }
+FC_INLINE fmask v_lt(fvec a, fvec b) { return a < b; }
+FC_INLINE fmask v_le(fvec a, fvec b) { return a <= b; }
+FC_INLINE fmask v_eq(fvec a, fvec b) { return a == b; }
+FC_INLINE fmask m_and(fmask a, fmask b) { return a & b; }
+FC_INLINE fmask m_or(fmask a, fmask b) { return a | b; }
+FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { FC_LANES(no[l_] = m[l_] ? yes[l_] : no[l_]); return no; }
+FC_INLINE fvec v_pow2i(fvec n) { FC_LANES(n[l_] = fc_bits_f32((uint32_t)((int32_t)n[l_] + 127) << 23)); return n; }
+FC_INLINE float v_hmax(fvec v) { float m = v[0]; FC_LANES(m = v[l_] > m ? v[l_] : m); return m; }
+FC_INLINE float v_hsum(fvec v) { float s = 0.0f; FC_LANES(s += v[l_]); return s; }
+FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_to_f32(p[l_])); return v; }
+FC_INLINE fvec v_load_bf16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_bf16_to_f32(p[l_])); return v; }
+FC_INLINE fvec v_load_i8(const int8_t *p) { fvec v; FC_LANES(v[l_] = (float)p[l_]); return v; }
+
+/* ---------------------------------------------------------------------------------------------- */
+#elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #include <immintrin.h>
 #define FC_W 16
 typedef __m512 fvec;
