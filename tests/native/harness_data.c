@@ -89,8 +89,10 @@ static void make_bias(const nt_case *c, nt_data *d, tc_rng *rng)
 static void make_mask(const nt_case *c, nt_data *d, tc_rng *rng)
 {
     const nt_mask_spec *s = &c->mask;
-    const int64_t rows = s->by_tokens ? max_of((int[]){nt_total(d->s1, c->B)}, 1) : d->S1cap;
-    const int64_t cols = s->by_tokens ? max_of((int[]){nt_total(d->s2, c->B)}, 1) : d->S2cap;
+    /* by_tokens: one [T1, T2] block per head; otherwise [S1cap, S2cap] per (batch, head) */
+    const int64_t T1 = nt_total(d->s1, c->B), T2 = nt_total(d->s2, c->B);
+    const int64_t rows = s->by_tokens ? (T1 > 0 ? T1 : 1) : d->S1cap;
+    const int64_t cols = s->by_tokens ? (T2 > 0 ? T2 : 1) : d->S2cap;
     const int64_t Bm = s->bcast_batch || s->by_tokens ? 1 : c->B, Nm = s->bcast_head ? 1 : c->N1;
     int64_t *st = d->mask_st;
     st[3] = s->bcast_col ? 0 : 1;
