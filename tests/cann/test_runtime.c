@@ -269,6 +269,37 @@ static void messages(void)
     TC_CHECK(m != NULL && strlen(m) < 100 * 200, "a long queue stays bounded");
 }
 
+/* The allocation table and handle registry under concurrent use. */
+static void *churn(void *arg)
+{
+    bool *ok = arg;
+    unsigned char buf[64];
+    for (int k = 0; k < 2000; k++) {
+        void *d = NULL;
+        aclrtStream s = NULL;
+        *ok &= aclrtMalloc(&d, 64 + (size_t)(k % 7), ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS;
+        *ok &= aclrtMemcpy(d, 64, buf, 64, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS;
+        *ok &= aclrtMemcpy(buf, 64, d, 65 + (size_t)(k % 7), ACL_MEMCPY_DEVICE_TO_HOST) == BAD;
+        *ok &= aclrtCreateStream(&s) == ACL_SUCCESS && aclrtDestroyStream(s) == ACL_SUCCESS;
+        *ok &= aclrtFree(d) == ACL_SUCCESS && aclrtFree(d) == BAD;
+    }
+    aclGetRecentErrMsg();
+    return NULL;
+}
+
+static void concurrency(void)
+{
+    tc_context("concurrent runtime use");
+    pthread_t t[3];
+    bool ok[3] = {true, true, true};
+    for (int k = 0; k < 3; k++)
+        pthread_create(&t[k], NULL, churn, &ok[k]);
+    for (int k = 0; k < 3; k++) {
+        pthread_join(t[k], NULL);
+        TC_CHECK(ok[k], "thread %d saw a wrong result", k);
+    }
+}
+
 int main(void)
 {
     init_and_devices();
@@ -279,5 +310,6 @@ int main(void)
     memsets();
     conversions();
     messages();
+    concurrency();
     return tc_summary("cann_runtime");
 }
