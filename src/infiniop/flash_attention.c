@@ -57,11 +57,10 @@ infiniStatus_t infiniopCreateFlashAttentionDescriptor(infiniopHandle_t handle, i
         return st;
     }
     d->workspace = d->plan->workspace + infini_mask_scratch_bytes(&d->g);
-    if (!fc_rt_registry_add(d, &infini_kind_flash_attention)) {
+    if ((st = infini_register(d, &infini_kind_flash_attention, "infiniopCreateFlashAttentionDescriptor"))) {
         fc_plan_destroy(d->plan);
         free(d);
-        return infini_fail(INFINI_STATUS_INTERNAL_ERROR,
-                           "infiniopCreateFlashAttentionDescriptor: out of host memory for the handle registry");
+        return st;
     }
     *desc_ptr = &d->base;
     return INFINI_STATUS_SUCCESS;
@@ -120,16 +119,12 @@ infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, v
 
 infiniStatus_t infiniopDestroyFlashAttentionDescriptor(infiniopFlashAttentionDescriptor_t desc)
 {
-    static const char fn[] = "infiniopDestroyFlashAttentionDescriptor";
-    if (!desc)
-        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: desc is NULL", fn);
-    if (!fc_rt_registry_remove(desc, &infini_kind_flash_attention))
-        return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: desc (%p) is not a live %s", fn, (void *)desc,
-                           infini_kind_flash_attention.name);
-    infini_fa *d = (infini_fa *)desc;
-    fc_plan_destroy(d->plan);
-    free(d);
-    return INFINI_STATUS_SUCCESS;
+    const infiniStatus_t st = infini_unregister(desc, &infini_kind_flash_attention, "infiniopDestroyFlashAttentionDescriptor", "desc");
+    if (st == INFINI_STATUS_SUCCESS) {
+        fc_plan_destroy(((infini_fa *)desc)->plan);
+        free(desc);
+    }
+    return st;
 }
 
 infiniStatus_t infiniopDestoryFlashAttentionDescriptor(infiniopFlashAttentionDescriptor_t desc)

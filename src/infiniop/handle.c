@@ -21,9 +21,10 @@ infiniStatus_t infiniopCreateHandle(infiniopHandle_t *handle_ptr)
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory", fn);
     h->device = device;
     h->device_id = device_id;
-    if (!fc_rt_registry_add(h, &infini_kind_handle)) {
+    const infiniStatus_t st = infini_register(h, &infini_kind_handle, fn);
+    if (st != INFINI_STATUS_SUCCESS) {
         free(h);
-        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory for the handle registry", fn);
+        return st;
     }
     *handle_ptr = h;
     return INFINI_STATUS_SUCCESS;
@@ -32,13 +33,10 @@ infiniStatus_t infiniopCreateHandle(infiniopHandle_t *handle_ptr)
 /* Descriptors created from the handle copied its device and stay usable after this. */
 infiniStatus_t infiniopDestroyHandle(infiniopHandle_t handle)
 {
-    static const char fn[] = "infiniopDestroyHandle";
-    if (!handle)
-        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: handle is NULL", fn);
-    if (!fc_rt_registry_remove(handle, &infini_kind_handle))
-        return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: handle (%p) is not a live infiniopHandle_t", fn, (void *)handle);
-    free(handle);
-    return INFINI_STATUS_SUCCESS;
+    const infiniStatus_t st = infini_unregister(handle, &infini_kind_handle, "infiniopDestroyHandle", "handle");
+    if (st == INFINI_STATUS_SUCCESS)
+        free(handle);
+    return st;
 }
 
 /* NULL pointers first, then liveness (operator descriptors of every kind flashc provides). */

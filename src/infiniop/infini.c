@@ -45,3 +45,19 @@ infiniStatus_t infini_check_live(const void *p, const fc_rt_kind *kind, const ch
         return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: %s (%p) is not a live %s", fn, name, p, kind->name);
     return INFINI_STATUS_SUCCESS;
 }
+
+infiniStatus_t infini_register(const void *p, const fc_rt_kind *kind, const char *fn)
+{
+    if (!fc_rt_registry_add(p, kind))
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory for the handle registry", fn);
+    return INFINI_STATUS_SUCCESS;
+}
+
+infiniStatus_t infini_unregister(const void *p, const fc_rt_kind *kind, const char *fn, const char *name)
+{
+    if (!p)
+        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: %s is NULL", fn, name);
+    if (!fc_rt_registry_remove(p, kind))
+        return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: %s (%p) is not a live %s", fn, name, p, kind->name);
+    return INFINI_STATUS_SUCCESS;
+}

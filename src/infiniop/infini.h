@@ -31,6 +31,13 @@ infiniDevice_t infini_current_device_type(void);
 /* Whether p is a live object of kind; NULL_POINTER / BAD_PARAM with a message naming it if not. */
 infiniStatus_t infini_check_live(const void *p, const fc_rt_kind *kind, const char *fn, const char *name);
 
+/* Registers a new object; INTERNAL_ERROR (the caller frees the object) when out of memory. */
+infiniStatus_t infini_register(const void *p, const fc_rt_kind *kind, const char *fn);
+
+/* Takes an object out of the registry before it is freed: NULL_POINTER, BAD_PARAM (not live,
+ * a second destroy included) or SUCCESS (the caller now owns it). */
+infiniStatus_t infini_unregister(const void *p, const fc_rt_kind *kind, const char *fn, const char *name);
+
 struct InfiniopHandle {
     int device, device_id;
 };

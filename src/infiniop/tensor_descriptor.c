@@ -60,9 +60,10 @@ infiniStatus_t infiniopCreateTensorDescriptor(infiniopTensorDescriptor_t *desc_p
         free_tensor(t);
         return infini_fail(INFINI_STATUS_BAD_TENSOR_SHAPE, "%s: the contiguous strides of this shape overflow ptrdiff_t", fn);
     }
-    if (!fc_rt_registry_add(t, &infini_kind_tensor)) {
+    const infiniStatus_t st = infini_register(t, &infini_kind_tensor, fn);
+    if (st != INFINI_STATUS_SUCCESS) {
         free_tensor(t);
-        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory for the handle registry", fn);
+        return st;
     }
     *desc_ptr = t;
     return INFINI_STATUS_SUCCESS;
@@ -70,11 +71,8 @@ infiniStatus_t infiniopCreateTensorDescriptor(infiniopTensorDescriptor_t *desc_p
 
 infiniStatus_t infiniopDestroyTensorDescriptor(infiniopTensorDescriptor_t desc)
 {
-    static const char fn[] = "infiniopDestroyTensorDescriptor";
-    if (!desc)
-        return infini_fail(INFINI_STATUS_NULL_POINTER, "%s: desc is NULL", fn);
-    if (!fc_rt_registry_remove(desc, &infini_kind_tensor))
-        return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: desc (%p) is not a live infiniopTensorDescriptor_t", fn, (void *)desc);
-    free_tensor(desc);
-    return INFINI_STATUS_SUCCESS;
+    const infiniStatus_t st = infini_unregister(desc, &infini_kind_tensor, "infiniopDestroyTensorDescriptor", "desc");
+    if (st == INFINI_STATUS_SUCCESS)
+        free_tensor(desc);
+    return st;
 }

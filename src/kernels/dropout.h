@@ -23,4 +23,16 @@ static inline void fc_dropout_tile(float *S, int jn, int64_t j0, const fc_proble
     }
 }
 
+/* x·keep/keep_prob over the tile: dropped elements vanish, kept ones scale by 1/keep_prob. */
+static inline void fc_dropout_scaled_tile(float *S, int jn, int64_t j0, const fc_problem *p, const fc_rows *rw)
+{
+    fc_dropout_tile(S, jn, j0, p, rw);
+    const fvec inv_keep = v_set1(1.0f / p->keep_prob);
+    for (int j = 0; j < jn; j++)
+        for (int r = 0; r < rw->padded; r += FC_W) {
+            float *x = S + (ptrdiff_t)j * rw->padded + r;
+            v_store(x, v_mul(v_load(x), inv_keep));
+        }
+}
+
 #endif /* FC_KERNELS_DROPOUT_H */

@@ -10,6 +10,21 @@
 #include "../core/plan.h"
 #include "native.h"
 
+/* The one-call forms: allocate the plan's workspace, run, free everything. */
+static fc_status run_once(fc_plan *plan, const char *fn)
+{
+    const size_t bytes = plan->workspace;
+    void *ws = bytes ? malloc(bytes) : NULL;
+    fc_status st = FC_ERR_NO_MEMORY;
+    if (bytes && !ws)
+        fc_fail(st, "%s: cannot allocate a %zu-byte workspace", fn, bytes);
+    else
+        st = fc_plan_run(plan, NULL, ws, bytes);
+    free(ws);
+    fc_plan_destroy(plan);
+    return st;
+}
+
 fc_attention_desc fc_attention_desc_init(void)
 {
     fc_attention_desc d;
@@ -93,19 +108,8 @@ fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attent
 fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads)
 {
     fc_plan *plan;
-    fc_status st = fc_plan_create_backward(desc, grads, NULL, &plan);
-    if (st != FC_OK)
-        return st;
-    size_t bytes = plan->workspace;
-    void *ws = bytes ? malloc(bytes) : NULL;
-    if (bytes && !ws) {
-        fc_plan_destroy(plan);
-        return fc_fail(FC_ERR_NO_MEMORY, "fc_attention_backward: cannot allocate a %zu-byte workspace", bytes);
-    }
-    st = fc_plan_run(plan, NULL, ws, bytes);
-    free(ws);
-    fc_plan_destroy(plan);
-    return st;
+    const fc_status st = fc_plan_create_backward(desc, grads, NULL, &plan);
+    return st == FC_OK ? run_once(plan, "fc_attention_backward") : st;
 }
 
 fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace, size_t workspace_bytes)
@@ -147,17 +151,6 @@ fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace,
 fc_status fc_attention(const fc_attention_desc *desc)
 {
     fc_plan *plan;
-    fc_status st = fc_plan_create(desc, NULL, &plan);
-    if (st != FC_OK)
-        return st;
-    size_t bytes = plan->workspace;
-    void *ws = bytes ? malloc(bytes) : NULL;
-    if (bytes && !ws) {
-        fc_plan_destroy(plan);
-        return fc_fail(FC_ERR_NO_MEMORY, "fc_attention: cannot allocate a %zu-byte workspace", bytes);
-    }
-    st = fc_plan_run(plan, NULL, ws, bytes);
-    free(ws);
-    fc_plan_destroy(plan);
-    return st;
+    const fc_status st = fc_plan_create(desc, NULL, &plan);
+    return st == FC_OK ? run_once(plan, "fc_attention") : st;
 }
