@@ -118,10 +118,14 @@ static void make_plain(run *r, dev_tensor *t, aclDataType dt, int rank, const in
 {
     (void)r;
     dt_layout(t, dt, rank, dims, st, GAP_IN);
-    int64_t idx[8] = {0}, k = 0;
-    do
-        dt_set(t, idx, vals ? vals[k] : bytes[k]), k++;
-    while (next_index(rank, dims, idx));
+    if (bytes && st == ST_CONTIGUOUS) { /* byte tensors laid out as given: one copy */
+        memcpy(t->host, bytes, (size_t)numel(rank, dims));
+    } else {
+        int64_t idx[8] = {0}, k = 0;
+        do
+            dt_set(t, idx, vals ? vals[k] : bytes[k]), k++;
+        while (next_index(rank, dims, idx));
+    }
     dt_upload(t);
 }
 
@@ -158,9 +162,15 @@ static void setup_inputs(run *r, const fa_case *c)
     if (c->mask_rank) {
         const int64_t n = numel(c->mask_rank, c->mask_dims);
         r->mask = malloc((size_t)n);
-        for (int64_t k = 0; k < n; k++)
-            r->mask[k] = (uint8_t)tc_rng_bool(&r->rng, c->mask_density);
-        make_plain(r, &r->tmask, c->mask_u8 ? ACL_UINT8 : ACL_BOOL, c->mask_rank, c->mask_dims, NULL, r->mask, c->strides);
+        if (n >= 2048 * 2048) { /* compressed masks are never read: cheap varied bytes suffice */
+            for (int64_t k = 0; k < n; k++)
+                r->mask[k] = (uint8_t)(((uint64_t)k * 2654435761u) >> 13 & 1);
+        } else {
+            for (int64_t k = 0; k < n; k++)
+                r->mask[k] = (uint8_t)tc_rng_bool(&r->rng, c->mask_density);
+        }
+        const fa_strides mst = n >= 2048 * 2048 ? ST_CONTIGUOUS : c->strides; /* big and never read */
+        make_plain(r, &r->tmask, c->mask_u8 ? ACL_UINT8 : ACL_BOOL, c->mask_rank, c->mask_dims, NULL, r->mask, mst);
     }
     if (c->pse_rank) {
         const int64_t n = numel(c->pse_rank, c->pse_dims);
@@ -172,7 +182,7 @@ static void setup_inputs(run *r, const fa_case *c)
         make_plain(r, &r->tpse, alibi ? ACL_FLOAT : r->adt, c->pse_rank, c->pse_dims, r->pse, NULL, c->strides);
     }
     if (c->keep_prob > 0 && c->keep_prob < 1) {
-        const int64_t n = ref_drop_bytes(r->B, r->N1, r->s1, r->s2);
+        const int64_t need = ref_drop_bytes(r->B, r->N1, r->s1, r->s2), n = need > 0 ? need : 1; /* dims >= 1 */
         r->drop = malloc((size_t)n);
         for (int64_t k = 0; k < n; k++)
             r->drop[k] = c->all_keep ? 0xFF : (uint8_t)tc_rng_u64(&r->rng);
