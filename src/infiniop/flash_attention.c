@@ -119,7 +119,8 @@ infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, v
 
 infiniStatus_t infiniopDestroyFlashAttentionDescriptor(infiniopFlashAttentionDescriptor_t desc)
 {
-    const infiniStatus_t st = infini_unregister(desc, &infini_kind_flash_attention, "infiniopDestroyFlashAttentionDescriptor", "desc");
+    const infiniStatus_t st =
+        infini_unregister(desc, &infini_kind_flash_attention, "infiniopDestroyFlashAttentionDescriptor", "desc");
     if (st == INFINI_STATUS_SUCCESS) {
         fc_plan_destroy(((infini_fa *)desc)->plan);
         free(desc);
