@@ -59,6 +59,7 @@ typedef struct nt_case {
     bool q_bcast_head;        /* q/q_rope stride_head = 0 */
     fc_dtype dt, out_dt;
     double range;             /* inputs uniform in [−range, range]; 0 = 1 */
+    double v_range;           /* value inputs in [−v_range, v_range]; 0 = range */
     double scale;             /* 0 = default 1/sqrt(D + Dr) */
     float softcap;
 
@@ -78,6 +79,7 @@ typedef struct nt_case {
     int replicas;             /* 0 → passed as 0 (= 1) */
     int threads;
     bool oneshot;             /* fc_attention instead of a plan */
+    const char *may_reject;   /* FC_ERR_INVALID_ARG naming this is an accepted outcome too */
 } nt_case;
 
 nt_case nt_default(void);

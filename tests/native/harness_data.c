@@ -46,7 +46,7 @@ static double *fill_operand(const nt_case *c, nt_data *d, nt_operand which, tc_r
     for (int64_t t = 0; t < g.count; t++)
         store[t] = NAN;
     double *logical = xcalloc((size_t)c->B * N * cap * E, sizeof(double));
-    const double range = c->range > 0 ? c->range : 1;
+    const double range = which == NT_V && c->v_range > 0 ? c->v_range : c->range > 0 ? c->range : 1;
     for (int b = 0; b < c->B; b++)
         for (int n = 0; n < N; n++)
             for (int s = 0; s < (c->packed ? len[b] : cap); s++)

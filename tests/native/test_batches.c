@@ -73,11 +73,25 @@ static void dropout(void)
     nt_run(&c);
 }
 
+/* Semantics §0.3: an fp16 output beyond 65504 becomes ±inf (dropout's 1/p pushes it there). */
+static void output_overflow(void)
+{
+    for (int v = 0; v < 2; v++) {
+        nt_case c = base(3300 + v);
+        c.dt = FC_F16, c.out_dt = v ? FC_F32 : FC_F16;
+        c.v_range = 60000;
+        c.keep_prob = 0.25, c.keep_all = true;
+        tc_context("fp16 values x 1/0.25, output %s", v ? "f32 (finite)" : "f16 (inf beyond 65504)");
+        nt_run(&c);
+    }
+}
+
 static void body(void)
 {
     padded_lengths();
     stats_orders();
     dropout();
+    output_overflow();
 }
 
 int main(int argc, char **argv) { return nt_main(argc, argv, "native_batches", body); }

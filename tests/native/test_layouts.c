@@ -59,6 +59,8 @@ static void sizes(void)
         {1, 3, 1, 64, 64, 130, 37}, {1, 1, 1, 128, 128, 37, 130}, {1, 2, 1, 256, 256, 130, 130},
         {1, 1, 1, 64, 64, 1000, 1000}, {1, 1, 1, 256, 1, 37, 1},  {1, 1, 1, 1, 256, 1, 130},
         {3, 2, 2, 64, 40, 65, 63},  {1, 2, 1, 128, 64, 1, 1000}, {1, 1, 1, 40, 128, 1000, 1},
+        {1, 1, 1, 1024, 1024, 33, 70}, {1, 2, 1, 600, 3, 40, 9}, /* the widest heads, other tile shapes */
+        {1, 256, 1, 4, 4, 3, 5},     {1, 256, 256, 2, 2, 2, 2},   /* the most heads */
     };
     for (unsigned k = 0; k < sizeof s / sizeof s[0]; k++) {
         nt_case c = nt_default();
@@ -77,6 +79,7 @@ static void heads_rope_scale(void)
     const struct { int N1, N2, D, Dv, Dr; double scale; bool v0; } s[] = {
         {8, 1, 16, 16, 0, 0, false}, {6, 3, 16, 8, 0, 0, false}, {4, 4, 16, 0, 0, 0, true},
         {4, 2, 16, 16, 8, 0, false}, {2, 1, 1, 4, 7, 0, false},  {3, 1, 32, 24, 64, 0.05, false},
+        {1, 1, 512, 8, 512, 0, false}, {1, 1, 1000, 3, 1000, 0, false},
         {2, 2, 16, 16, 0, 0.3, false}, {2, 2, 16, 16, 0, -0.2, false}, {5, 5, 9, 9, 0, 2.5, false},
     };
     for (unsigned k = 0; k < sizeof s / sizeof s[0]; k++)
@@ -113,6 +116,24 @@ static void packed(void)
         }
 }
 
+/* Degenerate packed problems: no tokens at all, or many batches of a few tokens. */
+static void packed_edges(void)
+{
+    static const int none_q[3] = {0, 0, 0}, none_kv[3] = {3, 0, 2};
+    nt_case c = nt_default();
+    c.seed = 520, c.B = 3, c.N1 = 2, c.packed = true, c.sq = none_q, c.skv = none_kv, c.stats = true;
+    tc_context("packed: no query tokens");
+    nt_run(&c);
+    static int many_q[300], many_kv[300];
+    for (int b = 0; b < 300; b++)
+        many_q[b] = (b * 7) % 4, many_kv[b] = (b * 5) % 3;
+    c = nt_default();
+    c.seed = 521, c.B = 300, c.N1 = 2, c.N2 = 1, c.D = 8, c.packed = true, c.sq = many_q, c.skv = many_kv;
+    c.stats = true, c.stats_order = FC_STATS_TOKEN_MAJOR, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    tc_context("packed: 300 batches of 0-3 tokens");
+    nt_run(&c);
+}
+
 static void body(void)
 {
     layouts_and_dtypes();
@@ -120,6 +141,7 @@ static void body(void)
     sizes();
     heads_rope_scale();
     packed();
+    packed_edges();
 }
 
 int main(int argc, char **argv) { return nt_main(argc, argv, "native_layouts", body); }

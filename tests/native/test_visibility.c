@@ -124,6 +124,38 @@ static void fully_masked_rows(void)
     }
 }
 
+/* Window arithmetic at the ends of int64: results must be exact (FC_UNBOUNDED = no bound), or the
+ * call must refuse the positions; silently wrong visibility is the one outcome not allowed. */
+static void extreme_positions(void)
+{
+    const int64_t MAX = INT64_MAX, MIN = INT64_MIN, H = (int64_t)1 << 62;
+    const struct { int64_t left, right; fc_align align; int64_t qs, ks; } x[] = {
+        {FC_UNBOUNDED, 0, FC_ALIGN_TOP_LEFT, MAX - 1, 0},              /* causal, query far ahead: all */
+        {FC_UNBOUNDED, 0, FC_ALIGN_BOTTOM_RIGHT, MAX, MIN},            /* all */
+        {FC_UNBOUNDED, 0, FC_ALIGN_TOP_LEFT, MIN, MAX},                /* none */
+        {FC_UNBOUNDED, FC_UNBOUNDED, FC_ALIGN_TOP_LEFT, MIN, 0},       /* all */
+        {FC_UNBOUNDED, FC_UNBOUNDED, FC_ALIGN_BOTTOM_RIGHT, H, -H},    /* all */
+        {-5, FC_UNBOUNDED, FC_ALIGN_TOP_LEFT, 0, MAX},                 /* all */
+        {-5, FC_UNBOUNDED, FC_ALIGN_TOP_LEFT, -MAX, 3},                /* all */
+        {MAX - 1, H, FC_ALIGN_TOP_LEFT, MAX, 0},                       /* j > i */
+        {MAX - 1, MAX - 1, FC_ALIGN_TOP_LEFT, MAX, -3},                /* j >= i + 4 */
+        {MIN, 0, FC_ALIGN_TOP_LEFT, 0, 0},                             /* none */
+        {0, MIN, FC_ALIGN_BOTTOM_RIGHT, 5, 5},                         /* none */
+        {-H, MAX - 1, FC_ALIGN_TOP_LEFT, MIN, MAX - 1},                /* none */
+        {3, 2, FC_ALIGN_TOP_LEFT, H, H - 1},                           /* an ordinary band, far out */
+    };
+    for (unsigned k = 0; k < sizeof x / sizeof x[0]; k++) {
+        nt_case c = base(2500 + k);
+        c.B = 1, c.Sq = 5, c.Skv = 7;
+        c.window = fc_window_band(x[k].left, x[k].right, x[k].align);
+        c.q_start = x[k].qs, c.kv_start = x[k].ks;
+        c.may_reject = "desc.vis";
+        tc_context("extreme positions %u: window (%lld, %lld, align %d) q_start %lld kv_start %lld", k,
+                   (long long)x[k].left, (long long)x[k].right, x[k].align, (long long)x[k].qs, (long long)x[k].ks);
+        nt_run(&c);
+    }
+}
+
 static void body(void)
 {
     windows();
@@ -131,6 +163,7 @@ static void body(void)
     batch_windows_and_prefix();
     masks();
     fully_masked_rows();
+    extreme_positions();
 }
 
 int main(int argc, char **argv) { return nt_main(argc, argv, "native_visibility", body); }

@@ -21,7 +21,11 @@ bool ref_native_window_visible(const ref_window *w, int64_t S1b, int64_t S2b, in
         return true;
     const wide diagonal = w->bottom_right ? (wide)S2b - S1b : 0;
     const wide d = ((wide)j + kv_start) - ((wide)i + q_start) - diagonal;
-    return -(wide)w->left <= d && d <= (wide)w->right;
+    /* FC_UNBOUNDED (INT64_MAX) means no bound on that side, as its name says; every other value,
+     * INT64_MAX − 1 included, is a number */
+    const bool above_left = w->left == REF_UNBOUNDED || -(wide)w->left <= d;
+    const bool below_right = w->right == REF_UNBOUNDED || d <= (wide)w->right;
+    return above_left && below_right;
 }
 
 /* fc_bias: the block is rows × cols; bottom_right aligns it to the batch's bottom-right corner, a

@@ -17,7 +17,8 @@
 #define REF_UNBOUNDED INT64_MAX
 
 /* Column j visible from row i iff −left ≤ (j + kv_start) − (i + q_start) − diagonal ≤ right, where
- * diagonal = 0 (top-left) or Skv_b − Sq_b (bottom-right).  Disabled: everything visible. */
+ * diagonal = 0 (top-left) or Skv_b − Sq_b (bottom-right), evaluated exactly (no overflow);
+ * left or right = REF_UNBOUNDED (FC_UNBOUNDED) removes that bound.  Disabled: all visible. */
 typedef struct ref_window {
     bool enabled;
     int64_t left, right;

@@ -54,10 +54,15 @@ static void native_windows(void)
     EXPECT_PATTERN(ref_native_hidden, &c, 0, 3, 3, "000|000|100");
     c.kv_start = 11;
     EXPECT_PATTERN(ref_native_hidden, &c, 0, 3, 3, "000|100|110");
-    /* exact at the extremes: d = (j - i) - INT64_MAX must stay >= -left = -INT64_MAX */
+    /* exact at the extremes: d = (j - i) - INT64_MAX must stay >= -left = -(INT64_MAX - 1) */
     c.q_start = INT64_MAX - 5, c.kv_start = -5;
-    c.window = (ref_window){true, REF_UNBOUNDED, REF_UNBOUNDED, false};
-    EXPECT_PATTERN(ref_native_hidden, &c, 0, 3, 3, "111|011|001");
+    c.window = (ref_window){true, REF_UNBOUNDED - 1, REF_UNBOUNDED, false};
+    EXPECT_PATTERN(ref_native_hidden, &c, 0, 3, 3, "011|001|000");
+    c.window.left = REF_UNBOUNDED; /* unbounded: no lower bound at all */
+    EXPECT_PATTERN(ref_native_hidden, &c, 0, 3, 3, "111|111|111");
+    c.q_start = INT64_MIN, c.kv_start = 0; /* d = j - i + 2^63 exceeds right = 2^62 */
+    c.window = (ref_window){true, REF_UNBOUNDED, (int64_t)1 << 62, false};
+    EXPECT_PATTERN(ref_native_hidden, &c, 0, 3, 3, "000|000|000");
     c.q_start = c.kv_start = 0;
 
     tc_context("native prefix and per-batch windows");
