@@ -104,6 +104,16 @@ static void alibi(void)
                    c.alibi.per_batch, (long long)c.q_start, (long long)c.kv_start);
         nt_run(&c);
     }
+    /* context parallelism: this call's queries sit thousands of positions after its keys, so every
+     * logit carries a large ALiBi offset; the softmax must still meet the §0.4 tolerance */
+    const int64_t far[] = {3000, 10000, 100000};
+    for (int k = 0; k < 3; k++) {
+        nt_case c = base(1310 + k);
+        c.alibi.on = true, c.q_start = far[k];
+        c.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
+        tc_context("alibi with queries %lld positions after the keys", (long long)far[k]);
+        nt_run(&c);
+    }
     nt_case c = base(1320);
     c.alibi.on = true, c.bias.on = true, c.bias.order = FC_BIAS_BEFORE_SCALE, c.softcap = 3;
     tc_context("alibi with a bias before scale and softcap");
