@@ -129,6 +129,9 @@ void nt_result_free(nt_result *r);
 
 /* Library-versus-library comparisons for identities (tolerance of out_dt; stats fp32 rows). */
 int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result *b, const nt_case *c, bool stats);
+/* Runs a and b on the same logical data and compares them; b may enable more features than a (the
+ * data is prepared for b; a ignores what it does not enable). */
+void nt_same_data(const char *what, const nt_case *a, const nt_case *b, bool stats);
 /* Bitwise equality of the raw outputs and statistics. */
 bool nt_bitwise_equal(const nt_result *a, const nt_result *b);
 

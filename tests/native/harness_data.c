@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/rng.h"
-#include "harness_geom.h"
+#include "harness_internal.h"
 
 nt_case nt_default(void)
 {

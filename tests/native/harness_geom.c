@@ -1,4 +1,4 @@
-#include "harness_geom.h"
+#include "harness_internal.h"
 
 tc_dtype nt_tc(fc_dtype t) { return t == FC_F16 ? TC_F16 : t == FC_BF16 ? TC_BF16 : TC_F32; }
 

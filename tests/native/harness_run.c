@@ -1,4 +1,4 @@
-/* nt_execute: lay the data out for the library, run it and the reference, check every element. */
+/* nt_execute: lay the data out for the library, run it and the reference, then check (harness_check.c). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,22 +7,9 @@
 
 #include "common/check.h"
 #include "common/tolerance.h"
-#include "harness_geom.h"
+#include "harness_internal.h"
 #include "reference/reference.h"
 #include "reference/rules_native.h"
-
-/* Sentinels: NaN payloads no kernel produces, so an unwritten output element is recognisable. */
-#define SENT_F32 0x7FC0DEADu
-#define SENT_16 0x7FB5u
-#define STAT_GUARD 16
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
 
 /* The operand in the library's buffer: logical values at their offsets, NaN in every gap. */
 static void *build_input(const nt_case *c, const nt_data *d, nt_operand which, const double *logical, nt_geom *g)
@@ -33,7 +20,7 @@ static void *build_input(const nt_case *c, const nt_data *d, nt_operand which, c
     const int N = kv ? c->N2 : c->N1, cap = kv ? d->S2cap : d->S1cap;
     const int *len = kv ? d->s2 : d->s1;
     const tc_dtype t = nt_tc(c->dt);
-    void *buf = xmalloc((size_t)g->count * tc_dtype_size(t));
+    void *buf = nt_xmalloc((size_t)g->count * tc_dtype_size(t));
     for (int64_t k = 0; k < g->count; k++)
         tc_store(t, buf, k, NAN);
     for (int b = 0; b < c->B; b++)
@@ -57,38 +44,7 @@ static ref_window ref_win(const fc_window *w)
                         .bottom_right = w->align == FC_ALIGN_BOTTOM_RIGHT};
 }
 
-static bool is_sentinel(fc_dtype dt, const void *buf, int64_t k)
-{
-    if (dt == FC_F32) {
-        uint32_t u;
-        memcpy(&u, (const char *)buf + 4 * k, 4);
-        return u == SENT_F32;
-    }
-    uint16_t h;
-    memcpy(&h, (const char *)buf + 2 * k, 2);
-    return h == SENT_16;
-}
-
-static void fill_sentinel(fc_dtype dt, void *buf, int64_t n)
-{
-    for (int64_t k = 0; k < n; k++) {
-        if (dt == FC_F32)
-            memcpy((char *)buf + 4 * k, &(uint32_t){SENT_F32}, 4);
-        else
-            memcpy((char *)buf + 2 * k, &(uint16_t){SENT_16}, 2);
-    }
-}
-
-/* Everything the library gets, kept together so it can be freed in one place. */
-typedef struct lib_bufs {
-    void *q, *k, *v, *qr, *kr, *out, *bias;
-    float *smax, *ssum;
-    int64_t *q_lens, *kv_lens;
-    nt_geom gq, gk, gv, gqr, gkr, gout;
-    int64_t stat_n;
-} lib_bufs;
-
-static fc_attention_desc make_desc(const nt_case *c, const nt_data *d, lib_bufs *L)
+static fc_attention_desc make_desc(const nt_case *c, const nt_data *d, nt_bufs *L)
 {
     fc_attention_desc a = fc_attention_desc_init();
     a.batch = c->B, a.q_heads = c->N1, a.kv_heads = c->N2;
@@ -97,8 +53,8 @@ static fc_attention_desc make_desc(const nt_case *c, const nt_data *d, lib_bufs 
     a.q_len = c->packed ? 0 : c->Sq; /* ignored when packed */
     a.kv_len = c->packed ? 0 : c->Skv;
     if (c->packed || c->lens) {
-        L->q_lens = xmalloc(sizeof(int64_t) * (size_t)c->B);
-        L->kv_lens = xmalloc(sizeof(int64_t) * (size_t)c->B);
+        L->q_lens = nt_xmalloc(sizeof(int64_t) * (size_t)c->B);
+        L->kv_lens = nt_xmalloc(sizeof(int64_t) * (size_t)c->B);
         for (int b = 0; b < c->B; b++)
             L->q_lens[b] = d->s1[b], L->kv_lens[b] = d->s2[b];
         a.q_lens = L->q_lens, a.kv_lens = L->kv_lens;
@@ -113,14 +69,14 @@ static fc_attention_desc make_desc(const nt_case *c, const nt_data *d, lib_bufs 
         a.q_rope = tensor(L->qr, c->dt, &L->gqr), a.k_rope = tensor(L->kr, c->dt, &L->gkr);
     }
     L->gout = nt_operand_geom(c, d, NT_OUT);
-    L->out = xmalloc((size_t)L->gout.count * tc_dtype_size(nt_tc(c->out_dt)));
-    fill_sentinel(c->out_dt, L->out, L->gout.count);
+    L->out = nt_xmalloc((size_t)L->gout.count * tc_dtype_size(nt_tc(c->out_dt)));
+    nt_fill_sentinel(c->out_dt, L->out, L->gout.count);
     a.out = tensor(L->out, c->out_dt, &L->gout);
     a.scale = c->scale;
     a.softcap = c->softcap;
     if (c->bias.on) {
         const nt_bias_spec *s = &c->bias;
-        L->bias = xmalloc((size_t)d->bias_n * tc_dtype_size(nt_tc(s->dtype)));
+        L->bias = nt_xmalloc((size_t)d->bias_n * tc_dtype_size(nt_tc(s->dtype)));
         for (int64_t k = 0; k < d->bias_n; k++)
             tc_store(nt_tc(s->dtype), L->bias, k, d->bias[k]);
         a.bias = (fc_bias){.data = L->bias, .dtype = s->dtype, .order = s->order, .rows = d->bias_rows,
@@ -144,10 +100,10 @@ static fc_attention_desc make_desc(const nt_case *c, const nt_data *d, lib_bufs 
     a.dropout = (fc_dropout){.keep_bits = d->keep, .keep_bits_bytes = (size_t)d->keep_n, .keep_prob = c->keep_prob};
     if (c->stats) {
         L->stat_n = nt_stat_count(c, d);
-        L->smax = xmalloc(sizeof(float) * (size_t)(L->stat_n + STAT_GUARD));
-        L->ssum = xmalloc(sizeof(float) * (size_t)(L->stat_n + STAT_GUARD));
-        fill_sentinel(FC_F32, L->smax, L->stat_n + STAT_GUARD);
-        fill_sentinel(FC_F32, L->ssum, L->stat_n + STAT_GUARD);
+        L->smax = nt_xmalloc(sizeof(float) * (size_t)(L->stat_n + NT_STAT_GUARD));
+        L->ssum = nt_xmalloc(sizeof(float) * (size_t)(L->stat_n + NT_STAT_GUARD));
+        nt_fill_sentinel(FC_F32, L->smax, L->stat_n + NT_STAT_GUARD);
+        nt_fill_sentinel(FC_F32, L->ssum, L->stat_n + NT_STAT_GUARD);
         a.stats = (fc_stats){.max = L->smax, .sum = L->ssum, .order = c->stats_order, .replicas = c->replicas};
     }
     return a;
@@ -164,7 +120,7 @@ static fc_status run_library(const nt_case *c, const fc_attention_desc *a, size_
     if (st != FC_OK)
         return st;
     if ((st = fc_plan_workspace_size(plan, ws_bytes)) == FC_OK) {
-        void *ws = *ws_bytes ? xmalloc(*ws_bytes) : NULL; /* exact size: ASan sees any overrun */
+        void *ws = *ws_bytes ? nt_xmalloc(*ws_bytes) : NULL; /* exact size: ASan sees any overrun */
         st = fc_plan_run(plan, NULL, ws, *ws_bytes);
         free(ws);
     }
@@ -178,18 +134,18 @@ static void run_reference(const nt_case *c, const nt_data *d, nt_result *r)
     const int64_t rows = (int64_t)c->B * c->N1 * d->S1cap;
     ref_window *bw = NULL;
     if (c->batch_windows) {
-        bw = xmalloc(sizeof(ref_window) * (size_t)c->B);
+        bw = nt_xmalloc(sizeof(ref_window) * (size_t)c->B);
         for (int b = 0; b < c->B; b++)
             bw[b] = ref_win(&d->bwin[b]);
     }
     double *slopes = NULL, *sink = NULL;
     if (c->alibi.on) {
-        slopes = xmalloc(sizeof(double) * (size_t)d->slopes_n);
+        slopes = nt_xmalloc(sizeof(double) * (size_t)d->slopes_n);
         for (int64_t k = 0; k < d->slopes_n; k++)
             slopes[k] = d->slopes[k];
     }
     if (c->sink != NT_SINK_NONE) {
-        sink = xmalloc(sizeof(double) * (size_t)c->N1);
+        sink = nt_xmalloc(sizeof(double) * (size_t)c->N1);
         for (int n = 0; n < c->N1; n++)
             sink[n] = d->sink[n];
     }
@@ -214,10 +170,10 @@ static void run_reference(const nt_case *c, const nt_data *d, nt_result *r)
         .softcap = c->softcap, .sink = sink, .keep_prob = c->keep_prob,
     };
     ref_native_plug(&f, &rn);
-    r->ref_out = xmalloc(sizeof(double) * (size_t)(rows * d->Dv));
-    r->ref_max = xmalloc(sizeof(double) * (size_t)rows);
-    r->ref_sum = xmalloc(sizeof(double) * (size_t)rows);
-    r->nvis = xmalloc(sizeof(int) * (size_t)rows);
+    r->ref_out = nt_xmalloc(sizeof(double) * (size_t)(rows * d->Dv));
+    r->ref_max = nt_xmalloc(sizeof(double) * (size_t)rows);
+    r->ref_sum = nt_xmalloc(sizeof(double) * (size_t)rows);
+    r->nvis = nt_xmalloc(sizeof(int) * (size_t)rows);
     ref_forward(&f, r->ref_out, r->ref_max, r->ref_sum);
     for (int b = 0; b < c->B; b++)
         for (int n = 0; n < c->N1; n++)
@@ -226,110 +182,6 @@ static void run_reference(const nt_case *c, const nt_data *d, nt_result *r)
                 r->nvis[at] = i < d->s1[b] ? ref_visible(&f, b, n, i) : -1;
             }
     free(bw), free(slopes), free(sink);
-}
-
-/* One TC check per category; the first offender is printed. */
-typedef struct exact_tally {
-    int64_t bad;
-    char first[200];
-} exact_tally;
-
-static void exact_fail(exact_tally *t, const char *fmt, int b, int n, int i, double got)
-{
-    if (t->bad++ == 0)
-        snprintf(t->first, sizeof t->first, "%s; first at b=%d n=%d i=%d: got %.9g", fmt, b, n, i, got);
-}
-
-/* Semantics §0.3: an output beyond the dtype's range becomes ±inf.  Returns true when `got` breaks
- * that: the reference overflows even at the low edge of its tolerance but got is not that inf, or
- * got is inf where even the high edge of the tolerance stays finite.  Near the threshold either
- * a finite value (checked by tolerance) or the inf passes. */
-static bool overflows(tc_dtype t, double ref, double got)
-{
-    const tc_tol tol = tc_tol_out(t);
-    const double lo = tc_round(t, ref * (1 - tol.rtol)), hi = tc_round(t, ref * (1 + tol.rtol) + (ref < 0 ? -1 : 1) * tol.atol);
-    if (isinf(lo))
-        return got != lo;
-    return isinf(got) && !(isinf(hi) && got == hi);
-}
-
-static void compare(const nt_case *c, const nt_data *d, const lib_bufs *L, nt_result *r)
-{
-    const int Dv = d->Dv, rep = nt_replicas(c);
-    const int64_t rows = (int64_t)c->B * c->N1 * d->S1cap;
-    double *y = xmalloc(sizeof(double) * (size_t)(rows * Dv + 1)), *x = xmalloc(sizeof(double) * (size_t)(rows * Dv + 1));
-    double *ym = xmalloc(sizeof(double) * (size_t)rows + 8), *xm = xmalloc(sizeof(double) * (size_t)rows + 8);
-    double *ys = xmalloc(sizeof(double) * (size_t)rows + 8), *xs = xmalloc(sizeof(double) * (size_t)rows + 8);
-    int64_t nt = 0, ns = 0;
-    exact_tally zero = {0}, stat_pad = {0}, stat_empty = {0}, replica = {0}, unwritten = {0}, overflow = {0};
-    const tc_dtype ot = nt_tc(c->out_dt);
-    char *written = calloc((size_t)L->gout.count, 1);
-    char *stat_written = calloc((size_t)L->stat_n + 1, 1);
-    for (int b = 0; b < c->B; b++)
-        for (int n = 0; n < c->N1; n++)
-            for (int i = 0; i < nt_q_rows(c, d, b); i++) {
-                const int64_t row = nt_row(c, d->S1cap, b, n, i);
-                const int vis = r->nvis[row];
-                const bool sink = c->sink != NT_SINK_NONE && !(isinf(d->sink[n]) && d->sink[n] < 0); /* -inf: no sink */
-                const bool pad_row = vis < 0, empty = vis == 0 && !sink, sink_empty = vis == 0 && sink;
-                for (int e = 0; e < Dv; e++) {
-                    const int64_t off = nt_offset(c, d, &L->gout, NT_OUT, b, n, i, e);
-                    written[off] = 1;
-                    const double got = tc_load(ot, L->out, off);
-                    if (is_sentinel(c->out_dt, L->out, off))
-                        exact_fail(&unwritten, "output element not written", b, n, i, got);
-                    r->out[row * Dv + e] = got;
-                    if (pad_row || empty || sink_empty) {
-                        if (got != 0)
-                            exact_fail(&zero, pad_row ? "padding row not zero" : "empty row not zero", b, n, i, got);
-                    } else if (overflows(ot, r->ref_out[row * Dv + e], got)) {
-                        exact_fail(&overflow, "output overflow does not follow the dtype range (semantics 0.3)", b, n, i, got);
-                    } else if (!isinf(got)) {
-                        y[nt] = got, x[nt++] = r->ref_out[row * Dv + e];
-                    }
-                }
-                if (!c->stats)
-                    continue;
-                const int64_t so = nt_stat_offset(c, d, b, n, i);
-                for (int k = 0; k < rep; k++) {
-                    stat_written[so + k] = 1;
-                    if (tc_f32_bits(L->smax[so + k]) != tc_f32_bits(L->smax[so]) ||
-                        tc_f32_bits(L->ssum[so + k]) != tc_f32_bits(L->ssum[so]))
-                        exact_fail(&replica, "replicas differ", b, n, i, L->smax[so + k]);
-                }
-                const float m = L->smax[so], l = L->ssum[so];
-                r->smax[row] = m, r->ssum[row] = l;
-                if (pad_row || empty) {
-                    if (tc_f32_bits(m) != TC_NEG_FLT_MAX_BITS || tc_f32_bits(l) != TC_FLT_MAX_BITS)
-                        exact_fail(pad_row ? &stat_pad : &stat_empty,
-                                   pad_row ? "padding row statistics are not (-FLT_MAX, FLT_MAX)"
-                                           : "fully masked row statistics are not (-FLT_MAX, FLT_MAX)",
-                                   b, n, i, m);
-                } else {
-                    ym[ns] = m, xm[ns] = r->ref_max[row], ys[ns] = l, xs[ns++] = r->ref_sum[row];
-                }
-            }
-    tc_compare("out", y, x, nt, tc_tol_out(ot), 1);
-    if (c->stats) {
-        tc_compare("softmax max", ym, xm, ns, tc_tol_max(), 1);
-        tc_compare("softmax sum", ys, xs, ns, tc_tol_sum(), 1);
-        int64_t stray = 0;
-        for (int64_t k = 0; k < L->stat_n + STAT_GUARD; k++)
-            if (!(k < L->stat_n && stat_written[k]) && (!is_sentinel(FC_F32, L->smax, k) || !is_sentinel(FC_F32, L->ssum, k)))
-                stray++;
-        TC_CHECK(stray == 0, "%lld statistics elements written outside the rows' slots", (long long)stray);
-    }
-    int64_t gap_writes = 0;
-    for (int64_t k = 0; k < L->gout.count; k++)
-        gap_writes += !written[k] && !is_sentinel(c->out_dt, L->out, k);
-    TC_CHECK(gap_writes == 0, "%lld output elements written outside the logical output (gaps)", (long long)gap_writes);
-    TC_CHECK(zero.bad == 0, "%lld: %s", (long long)zero.bad, zero.first);
-    TC_CHECK(stat_pad.bad == 0, "%lld: %s", (long long)stat_pad.bad, stat_pad.first);
-    TC_CHECK(stat_empty.bad == 0, "%lld: %s", (long long)stat_empty.bad, stat_empty.first);
-    TC_CHECK(replica.bad == 0, "%lld: %s", (long long)replica.bad, replica.first);
-    TC_CHECK(unwritten.bad == 0, "%lld: %s", (long long)unwritten.bad, unwritten.first);
-    TC_CHECK(overflow.bad == 0, "%lld: %s", (long long)overflow.bad, overflow.first);
-    free(y), free(x), free(ym), free(xm), free(ys), free(xs), free(written), free(stat_written);
 }
 
 static void describe(const nt_case *c)
@@ -364,7 +216,7 @@ int64_t nt_execute(const nt_case *c, const nt_data *d, nt_result *res)
             memset(res, 0, sizeof *res);
         return 1;
     }
-    lib_bufs L;
+    nt_bufs L;
     memset(&L, 0, sizeof L);
     nt_result r;
     memset(&r, 0, sizeof r);
@@ -380,7 +232,7 @@ int64_t nt_execute(const nt_case *c, const nt_data *d, nt_result *res)
         TC_CHECK(true, "rejected as allowed");
     else if (TC_CHECK(r.status == FC_OK, "library status %s: %s", fc_status_name(r.status), fc_last_error())) {
         run_reference(c, d, &r);
-        compare(c, d, &L, &r);
+        nt_check_outputs(c, d, &L, &r);
     }
     r.failures = tc_failures() - before;
     if (r.failures)

@@ -1,10 +1,45 @@
-/* Library-versus-library comparisons and the per-ISA test driver. */
+/* Sentinels, library-versus-library comparisons and the per-ISA test driver. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/check.h"
 #include "common/tolerance.h"
-#include "harness_geom.h"
+#include "harness_internal.h"
+
+#define SENT_F32 0x7FC0DEADu
+#define SENT_16 0x7FB5u
+
+void *nt_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+bool nt_is_sentinel(fc_dtype dt, const void *buf, int64_t k)
+{
+    if (dt == FC_F32) {
+        uint32_t u;
+        memcpy(&u, (const char *)buf + 4 * k, 4);
+        return u == SENT_F32;
+    }
+    uint16_t h;
+    memcpy(&h, (const char *)buf + 2 * k, 2);
+    return h == SENT_16;
+}
+
+void nt_fill_sentinel(fc_dtype dt, void *buf, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        if (dt == FC_F32)
+            memcpy((char *)buf + 4 * k, &(uint32_t){SENT_F32}, 4);
+        else
+            memcpy((char *)buf + 2 * k, &(uint16_t){SENT_16}, 2);
+    }
+}
+
 
 int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result *b, const nt_case *c, bool stats)
 {
@@ -21,6 +56,17 @@ int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result
         bad += tc_compare(label, a->ssum, b->ssum, rows, tc_tol_sum(), 1);
     }
     return bad;
+}
+
+void nt_same_data(const char *what, const nt_case *a, const nt_case *b, bool stats)
+{
+    nt_data d = nt_prepare(b);
+    nt_result ra, rb;
+    nt_execute(a, &d, &ra);
+    nt_execute(b, &d, &rb);
+    nt_compare_results(what, &rb, &ra, a, stats);
+    nt_result_free(&ra), nt_result_free(&rb);
+    nt_data_free(&d);
 }
 
 bool nt_bitwise_equal(const nt_result *a, const nt_result *b)

@@ -1,6 +1,7 @@
-/* Buffer geometry of the harness: element strides of every operand for a case (internal). */
-#ifndef FLASHC_TESTS_NATIVE_HARNESS_GEOM_H
-#define FLASHC_TESTS_NATIVE_HARNESS_GEOM_H
+/* Harness internals: buffer geometry of every operand, the library's buffers of one run, output
+ * sentinels, and the element checks. */
+#ifndef FLASHC_TESTS_NATIVE_HARNESS_INTERNAL_H
+#define FLASHC_TESTS_NATIVE_HARNESS_INTERNAL_H
 
 #include "common/halfconv.h"
 #include "harness.h"
@@ -27,5 +28,26 @@ int64_t nt_stat_count(const nt_case *c, const nt_data *d);
 int nt_replicas(const nt_case *c);
 /* Rows of batch b in the output (padded: Sq incl. padding rows; packed: its length). */
 int nt_q_rows(const nt_case *c, const nt_data *d, int b);
+
+/* The buffers handed to the library in one run (freed together). */
+typedef struct nt_bufs {
+    void *q, *k, *v, *qr, *kr, *out, *bias;
+    float *smax, *ssum;
+    int64_t *q_lens, *kv_lens;
+    nt_geom gq, gk, gv, gqr, gkr, gout;
+    int64_t stat_n;
+} nt_bufs;
+
+/* Statistics buffers carry this many guard elements after the last slot. */
+#define NT_STAT_GUARD 16
+
+/* Sentinels: NaN payloads no kernel produces, so an unwritten output element is recognisable. */
+void nt_fill_sentinel(fc_dtype dt, void *buf, int64_t n);
+bool nt_is_sentinel(fc_dtype dt, const void *buf, int64_t k);
+void *nt_xmalloc(size_t n); /* aborts when out of memory */
+
+/* Compares the library's outputs in L with the reference results in r (filled by the run) and
+ * copies the library's logical outputs into r. */
+void nt_check_outputs(const nt_case *c, const nt_data *d, const nt_bufs *L, nt_result *r);
 
 #endif
