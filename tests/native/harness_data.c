@@ -98,7 +98,9 @@ static void make_mask(const nt_case *c, nt_data *d, tc_rng *rng)
     st[3] = s->bcast_col ? 0 : 1;
     st[2] = s->bcast_row ? 0 : (s->bcast_col ? 1 : cols);
     st[1] = s->bcast_head ? 0 : rows * cols;
-    st[0] = s->bcast_batch || s->by_tokens ? 0 : Nm * rows * cols;
+    /* by_tokens blocks start at the batch's token offsets: the batch stride must be ignored, so it
+     * gets a value that would shift every later batch if it were used */
+    st[0] = s->by_tokens ? 5 : s->bcast_batch ? 0 : Nm * rows * cols;
     d->mask_n = Bm * Nm * rows * cols;
     d->mask = xcalloc((size_t)d->mask_n, 1);
     static const uint8_t hidden[] = {1, 2, 0x7f, 0x80, 0xff}; /* any nonzero byte hides */

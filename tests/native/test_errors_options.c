@@ -1,6 +1,7 @@
 /* Bad input through the native API, part 2: options, score modifiers, visibility, dropout,
  * statistics and the plan calls (workspace too small or NULL, NULL plan / outputs). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,35 @@ static void plan_calls(void)
     free(ws);
 }
 
+/* fc_last_error() is per thread: another thread's failure or success does not touch this one's. */
+static void *fail_in_thread(void *arg)
+{
+    const char **seen = arg;
+    seen[0] = fc_last_error()[0] == '\0' ? "" : "not empty";
+    fc_attention_desc d = valid();
+    d.head_dim = 0;
+    fc_plan *plan;
+    fc_plan_create(&d, NULL, &plan);
+    seen[1] = strstr(fc_last_error(), "desc.head_dim") ? "" : "no message";
+    return NULL;
+}
+
+static void per_thread_messages(void)
+{
+    tc_context("fc_last_error per thread");
+    fc_attention_desc d = valid();
+    d.batch = 0;
+    fc_plan *plan;
+    fc_plan_create(&d, NULL, &plan);
+    const char *seen[2] = {"unset", "unset"};
+    pthread_t t;
+    pthread_create(&t, NULL, fail_in_thread, seen);
+    pthread_join(t, NULL);
+    TC_CHECK(seen[0][0] == '\0', "a new thread sees this thread's message (%s)", seen[0]);
+    TC_CHECK(seen[1][0] == '\0', "the other thread's failure left no message (%s)", seen[1]);
+    TC_CHECK(strstr(fc_last_error(), "desc.batch") != NULL, "this thread's message changed: \"%s\"", fc_last_error());
+}
+
 static void body(void)
 {
     options();
@@ -201,6 +231,7 @@ static void body(void)
     visibility();
     dropout_and_stats();
     plan_calls();
+    per_thread_messages();
 }
 
 int main(int argc, char **argv) { return nt_main(argc, argv, "native_errors_options", body); }

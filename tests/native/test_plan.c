@@ -196,6 +196,43 @@ static void repeated_runs(void)
     free(ws), free(A);
 }
 
+/* A plan keeps what it needs: the description and its per-batch arrays (lengths, prefixes,
+ * windows) may be gone when the plan runs (ASan sees any use after free). */
+static void plan_owns_its_description(void)
+{
+    tc_context("plan outlives its description");
+    enum { NB = 3, H = 2, E = 8, T = 12 };
+    static float qb[T * H * E], kb[T * H * E], vb[T * H * E], o1[T * H * E], o2[T * H * E];
+    tc_rng r = tc_rng_seed(11);
+    for (int t = 0; t < T * H * E; t++)
+        qb[t] = (float)tc_rng_uniform(&r, -1, 1), kb[t] = (float)tc_rng_uniform(&r, -1, 1), vb[t] = (float)tc_rng_uniform(&r, -1, 1);
+    int64_t *ql = malloc(NB * sizeof(int64_t)), *kl = malloc(NB * sizeof(int64_t)), *pre = malloc(NB * sizeof(int64_t));
+    fc_window *bw = malloc(NB * sizeof(fc_window));
+    const int64_t lq[NB] = {5, 0, 7}, lk[NB] = {4, 6, 2}, pf[NB] = {1, 0, 2};
+    for (int b = 0; b < NB; b++)
+        ql[b] = lq[b], kl[b] = lk[b], pre[b] = pf[b], bw[b] = fc_window_band(b, 0, (fc_align)(b & 1));
+    fc_attention_desc *d = malloc(sizeof *d);
+    *d = fc_attention_desc_init();
+    d->batch = NB, d->q_heads = d->kv_heads = H, d->head_dim = E, d->packed = true, d->q_lens = ql, d->kv_lens = kl;
+    d->q = fc_tensor_tnd(qb, FC_F32, H, E), d->k = fc_tensor_tnd(kb, FC_F32, H, E), d->v = fc_tensor_tnd(vb, FC_F32, H, E);
+    d->out = fc_tensor_tnd(o1, FC_F32, H, E);
+    d->vis.prefix = pre, d->vis.batch_window = bw;
+    fc_plan *plan = NULL;
+    if (!TC_CHECK(fc_plan_create(d, NULL, &plan) == FC_OK, "plan: %s", fc_last_error()))
+        return;
+    size_t n;
+    fc_plan_workspace_size(plan, &n);
+    void *ws = malloc(n ? n : 1);
+    fc_plan_run(plan, NULL, ws, n);
+    memset(d, 0xff, sizeof *d);
+    free(d), free(ql), free(kl), free(pre), free(bw);
+    const fc_attention_io io = {.out = o2};
+    TC_CHECK(fc_plan_run(plan, &io, ws, n) == FC_OK, "run after the description is gone: %s", fc_last_error());
+    TC_CHECK(memcmp(o1, o2, sizeof o1) == 0, "results changed once the description was freed");
+    fc_plan_destroy(plan);
+    free(ws);
+}
+
 /* fc_plan_flops counts 2·(D + Dr) + 2·Dv per visible score. */
 static void flops(void)
 {
@@ -259,6 +296,7 @@ static void body(void)
     rebind();
     determinism();
     repeated_runs();
+    plan_owns_its_description();
     flops();
     tensor_helpers();
 }
