@@ -64,8 +64,14 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
             m->load_end);
     fprintf(f, "rates: FLOPs over visible positions (4*Sq*Skv*D per head) / min time of the timed runs;\n"
                "ms: min (median); ratio = baseline time / flashc time (> 1: flashc is faster)\n\n");
-    fprintf(f, "%-*s  %-*s  %8s  %19s  %8s  %19s  %8s  %6s  %8s\n", wsuite, "suite", wcase, "case", "GFLOP", "flashc ms",
-            "GFLOP/s", "baseline ms", "GFLOP/s", "ratio", "max|err|");
+    /* Column names follow the unit ("GFLOP/s" now, "GB/s" for decode later); mixed units: "rate". */
+    const char *unit = n ? r[0].unit : "GFLOP/s";
+    for (size_t i = 0; i < n; i++)
+        unit = strcmp(unit, r[i].unit) == 0 ? unit : "rate";
+    char work[16];
+    snprintf(work, sizeof work, "%.*s", (int)strcspn(unit, "/"), strcmp(unit, "rate") ? unit : "G-work");
+    fprintf(f, "%-*s  %-*s  %8s  %19s  %8s  %19s  %8s  %6s  %8s\n", wsuite, "suite", wcase, "case", work, "flashc ms",
+            unit, "baseline ms", unit, "ratio", "max|err|");
     for (size_t i = 0; i < n; i++) {
         const bench_result *x = &r[i];
         fprintf(f, "%-*s  %-*s  %8.2f  ", wsuite, x->suite, wcase, x->name, x->work * 1e-9);
