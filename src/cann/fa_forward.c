@@ -65,6 +65,7 @@ static aclnnStatus lower(const fa_fwd *f, fc_problem *p)
     if (pse.kind == FA_PSE_ALIBI)
         p->alibi = pse.alibi;
     p->sink = f->t[FA_SINK].present ? (const float *)f->t[FA_SINK].data : NULL;
+    p->sink_stride = f->t[FA_SINK].present ? f->t[FA_SINK].strides[0] : 0;
     if (f->mask.kind == FA_MASK_ELEMENT)
         p->mask = f->mask.view;
     p->keep_prob = 1.0f;

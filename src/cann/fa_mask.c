@@ -135,22 +135,22 @@ void fa_lower_visibility(const fa_geom *g, const fa_mask_plan *mp, int64_t mode,
         fc_batch *bt = &batch[b];
         bt->prefix = 0;
         if (mp->kind == FA_MASK_NONE) {
-            fc_lower_window(bt, false, 0, 0, false, 0);
+            fc_lower_window(bt, false, 0, 0, false, 0, 0);
             continue;
         }
         int64_t m = mode; /* modes 7 and 8 are mode 4 on their band batch, 3 or 2 elsewhere */
         if (mode == 7 || mode == 8)
             m = b == band ? 4 : mode == 7 ? 3 : 2;
         switch (m) {
-        case 0: fc_lower_window(bt, true, pre, next, false, 0); break;
-        case 2: fc_lower_window(bt, true, INT64_MAX, 0, false, 0); break;
-        case 3: fc_lower_window(bt, true, INT64_MAX, 0, true, 0); break;
-        case 4: fc_lower_window(bt, true, pre, next, true, 0); break;
+        case 0: fc_lower_window(bt, true, pre, next, false, 0, 0); break;
+        case 2: fc_lower_window(bt, true, INT64_MAX, 0, false, 0, 0); break;
+        case 3: fc_lower_window(bt, true, INT64_MAX, 0, true, 0, 0); break;
+        case 4: fc_lower_window(bt, true, pre, next, true, 0, 0); break;
         case 6:
-            fc_lower_window(bt, true, INT64_MAX, 0, true, 0);
+            fc_lower_window(bt, true, INT64_MAX, 0, true, 0, 0);
             bt->prefix = prefix->value[b];
             break;
-        default: fc_lower_window(bt, false, 0, 0, false, 0); break; /* 1, 5: the element mask alone */
+        default: fc_lower_window(bt, false, 0, 0, false, 0, 0); break; /* 1, 5: the element mask alone */
         }
         if (mp->kind == FA_MASK_ELEMENT)
             bt->mask_base = mp->diagonal ? bt->q_tok * mp->view.si + bt->kv_tok * mp->view.sj : b * mp->sb;

@@ -109,10 +109,6 @@ aclnnStatus fa_pse_prepare(const fa_geom *g, const cann_operand *pse, int64_t ps
         batch_shifts(pp, b, &bt);
         if (fc_check_pse_extent(pse->fn, pse->name, &bt, b, pp->rows, pp->cols, d[2] != 1, pp->corner) != FC_OK)
             return INVALID("%s", fc_last_error());
-        if (bt.pse_row_shift < 0 && pp->view.si == 0) /* the core recovers compressed rows only with a row stride */
-            return INVALID("%s: %s is read in its compressed 1024-row form for batch %lld, which flashc supports only "
-                           "with a non-zero stride on dim 2, got 0",
-                           pse->fn, pse->name, (long long)b);
     }
     return ACLNN_SUCCESS;
 }

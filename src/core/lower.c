@@ -3,16 +3,26 @@
 #include "error.h"
 #include "visibility.h"
 
-void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t dpos)
+/* 128-bit arithmetic keeps every combination of int64 positions and bounds exact. */
+static int64_t fc_clamp128(__int128 v, const fc_batch *bt)
 {
-    if (!enabled) {
-        bt->vis_lo = fc_band_clamp(INT64_MIN, bt->sq, bt->skv);
-        bt->vis_hi = fc_band_clamp(INT64_MAX, bt->sq, bt->skv);
+    const int64_t lim = bt->sq + bt->skv + 1;
+    return v > lim ? lim : v < -lim ? -lim : (int64_t)v;
+}
+
+void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t q_start,
+                     int64_t kv_start)
+{
+    const int64_t lim = bt->sq + bt->skv + 1;
+    bt->vis_lo = -lim, bt->vis_hi = lim;
+    if (!enabled)
         return;
-    }
-    const int64_t diag = fc_sat_sub(bottom_right ? bt->skv - bt->sq : 0, dpos);
-    bt->vis_lo = fc_band_clamp(fc_sat_sub(diag, left), bt->sq, bt->skv);
-    bt->vis_hi = fc_band_clamp(fc_sat_add(diag, right), bt->sq, bt->skv);
+    /* visible iff −left ≤ (j − i) + (kv_start − q_start) − diagonal ≤ right */
+    const __int128 shift = (__int128)(bottom_right ? bt->skv - bt->sq : 0) - kv_start + q_start;
+    if (left != FC_UNBOUNDED)
+        bt->vis_lo = fc_clamp128(shift - left, bt);
+    if (right != FC_UNBOUNDED)
+        bt->vis_hi = fc_clamp128(shift + right, bt);
 }
 
 bool fc_dims_disjoint(const int64_t *ext, const int64_t *stride, int n)

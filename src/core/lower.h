@@ -26,9 +26,12 @@ static inline int64_t fc_sat_sub(int64_t a, int64_t b)
     return r;
 }
 
-/* Compiles "column j visible from row i iff −left ≤ (j − i) + dpos − diagonal ≤ right" into the
- * batch's clamped band (diagonal = Skv_b − Sq_b when bottom_right, else 0).  Disabled = all. */
-void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t dpos);
+/* Compiles "column j visible from row i iff −left ≤ (j + kv_start) − (i + q_start) − diagonal
+ * ≤ right" into the batch's clamped band (diagonal = Skv_b − Sq_b when bottom_right, else 0),
+ * exactly for all int64 inputs; FC_UNBOUNDED (INT64_MAX) for left or right means no bound on
+ * that side.  Disabled = everything visible. */
+void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t q_start,
+                     int64_t kv_start);
 
 /* True when no two elements of a view with these extents and strides share an address. */
 bool fc_dims_disjoint(const int64_t *ext, const int64_t *stride, int n);

@@ -9,6 +9,7 @@
 #ifndef FC_CORE_PROBLEM_H
 #define FC_CORE_PROBLEM_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -56,7 +57,7 @@ typedef struct fc_batch {
     int64_t mask_base;                /* element offset of this batch's explicit-mask block */
     int64_t pse_base;                 /* element offset of this batch's pse block */
     int64_t pse_row_shift, pse_col_shift;
-    int64_t alibi_dpos;               /* Δpos = j − i + alibi_dpos */
+    double alibi_dpos;                /* Δpos = j − i + alibi_dpos (exact whenever it matters, see rows.h) */
     int64_t drop_bit0;                /* dropout bit of (n=0, i=0, j=0) */
     int64_t stat_base;                /* element offset of this batch's statistics */
 } fc_batch;
@@ -111,7 +112,8 @@ typedef struct fc_problem {
     float softcap;             /* 0 = off */
     fc_pse_view pse;
     fc_alibi_view alibi;
-    const float *sink;         /* per query head, NULL = none */
+    const float *sink;         /* per query head, NULL = none; element n1 at sink[n1·sink_stride] */
+    int64_t sink_stride;
     fc_mask_view mask;
     fc_sparse_view sparse;     /* selected kv blocks per row (then every selected column is visible) */
     const uint8_t *drop_bits;  /* NULL = no dropout */
@@ -134,6 +136,12 @@ static inline char *fc_view_row(const fc_view *v, int64_t esize, int64_t b, int6
     if (v->batch_data)
         return v->batch_data[b] + ((tok + s) * v->ss + n * v->sn) * esize;
     return v->data + (b * v->sb + (tok + s) * v->ss + n * v->sn) * esize;
+}
+
+/* The sink logit of query head n1 (−inf when there is none). */
+static inline float fc_sink_at(const fc_problem *p, int64_t n1)
+{
+    return p->sink ? p->sink[n1 * p->sink_stride] : -INFINITY;
 }
 
 /* The offset of (b, n1, i) in the statistics (replica 0). */

@@ -37,7 +37,7 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, fc_plan **plan)
         fc_batch *bt = &p.batch[b];
         bt->sq = bt->q_rows = g->Sq;
         bt->skv = g->Skv;
-        fc_lower_window(bt, false, 0, 0, false, 0);
+        fc_lower_window(bt, false, 0, 0, false, 0, 0);
         bt->mask_base = b * mask_sb;
         p.stats.tokens += bt->q_rows;
     }

@@ -91,7 +91,7 @@ static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
         if (r >= rw->count || rw->pos[r] >= rw->bt->sq)
             continue; /* padding rows: P = 0 */
         const int64_t at = fc_stat_offset(p, rw->bt, rw->head[r], rw->pos[r]);
-        b->m[r] = p->stats.max[at];
+        b->m[r] = (float)(p->stats.max[at] - rw->aoff[r]); /* into the rows' logit frame (rows.h) */
         b->linv[r] = 1.0f / p->stats.sum[at];
         const char *o = fc_q_row(&p->out, rw, rw->head[r], rw->pos[r]);
         const float *orow = (const float *)o;
@@ -295,7 +295,7 @@ void FC_ISA_FN(fc_bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws)
 {
     float *dout = (float *)fc_align64(ws), *out = dout + fc_round_up(p->Dv, 16);
     double total = 0.0;
-    const float sink = p->sink[n1];
+    const float sink = fc_sink_at(p, n1);
     for (int64_t b = 0; b < p->B; b++) {
         const fc_batch *bt = &p->batch[b];
         for (int64_t i = 0; i < bt->sq; i++) {

@@ -88,7 +88,7 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
         }
         if (p->stats.max) {
             const int64_t at = fc_stat_offset(p, rw->bt, rw->head[r], rw->pos[r]);
-            const float mx = empty ? -FLT_MAX : b->m[r], sm = empty ? FLT_MAX : b->l[r];
+            const float mx = empty ? -FLT_MAX : (float)(b->m[r] + rw->aoff[r]), sm = empty ? FLT_MAX : b->l[r];
             for (int64_t k = 0; k < p->stats.replicas; k++) {
                 p->stats.max[at + k] = mx;
                 p->stats.sum[at + k] = sm;
@@ -115,7 +115,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
 
     for (int r = 0; r < Rp; r++) { /* a sink starts every real row at (sink, 1); −inf = no sink */
         const bool counts = p->sink && it->split == 0 && r < R && rw->pos[r] < rw->bt->sq;
-        const float sink = counts ? p->sink[rw->head[r]] : -INFINITY;
+        const float sink = counts ? (float)(fc_sink_at(p, rw->head[r]) - rw->aoff[r]) : -INFINITY;
         b.m[r] = sink;
         b.l[r] = sink > -INFINITY ? 1.0f : 0.0f;
     }

@@ -41,6 +41,7 @@ typedef struct fc_rows {
     int64_t *pos;            /* position of each row in its batch */
     float *lo1, *hi1, *lo2, *hi2;
     float *slope, *apos;     /* ALiBi: x −= slope·|j − apos| per row (when the problem has ALiBi) */
+    double *aoff;            /* the row's logits are kept relative: x_true = x + aoff (see below) */
     int64_t kv_begin, kv_end; /* union of the rows' visible columns, [kv_begin, kv_end) */
 } fc_rows;
 
@@ -48,9 +49,29 @@ static inline void fc_rows_carve(fc_rows *rw, char **cur, int64_t Rp)
 {
     rw->head = fc_take(cur, (size_t)Rp * sizeof(int32_t));
     rw->pos = fc_take(cur, (size_t)Rp * sizeof(int64_t));
+    rw->aoff = fc_take(cur, (size_t)Rp * sizeof(double));
     float **f[] = {&rw->lo1, &rw->hi1, &rw->lo2, &rw->hi2, &rw->slope, &rw->apos};
     for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
         *f[k] = fc_take(cur, (size_t)Rp * sizeof(float));
+}
+
+/* ALiBi, −slope·|Δ| with Δ = j + a and a = Δpos(j = 0), in a frame that keeps fp32 exact when
+ * positions are far apart: the row's logits drop the constant −slope·c, where c is the row's
+ * smallest |Δ| when all its Δ share a sign, so the distances left (|j − apos|) are small exact
+ * integers; softmax is shift-invariant and the statistics add the constant back (in double).
+ * The sqrt form keeps absolute distances. */
+static inline void fc_rows_alibi(fc_rows *rw, int r, const fc_problem *p, const fc_batch *bt, int64_t b)
+{
+    const float slope = p->alibi.slopes[b * p->alibi.sb + rw->head[r] * p->alibi.sn];
+    const double a = bt->alibi_dpos - (double)rw->pos[r], last = (double)(bt->skv > 0 ? bt->skv - 1 : 0);
+    double c = 0.0, apos = -a;
+    if (!p->alibi.sqrt_distance && a >= 0)
+        c = a, apos = 0.0;
+    else if (!p->alibi.sqrt_distance && a + last <= 0)
+        c = -(a + last), apos = last;
+    rw->slope[r] = slope;
+    rw->apos[r] = (float)apos;
+    rw->aoff[r] = -(double)slope * c;
 }
 
 /* The rows of an item and their visible spans. */
@@ -82,10 +103,9 @@ static inline void fc_rows_init(fc_rows *rw, const fc_problem *p, const fc_item 
             rw->pos[r] = rw->pos[0];
         }
         rw->lo1[r] = lo1, rw->hi1[r] = hi1, rw->lo2[r] = lo2, rw->hi2[r] = hi2;
-        if (p->alibi.slopes) {
-            rw->slope[r] = p->alibi.slopes[it->b * p->alibi.sb + rw->head[r] * p->alibi.sn];
-            rw->apos[r] = (float)(rw->pos[r] - bt->alibi_dpos);
-        }
+        rw->aoff[r] = 0.0;
+        if (p->alibi.slopes)
+            fc_rows_alibi(rw, r, p, bt, it->b);
     }
     if (rw->kv_begin >= rw->kv_end)
         rw->kv_begin = rw->kv_end = 0;

@@ -16,7 +16,7 @@ static inline float fc_pse_at(const fc_problem *p, const fc_batch *bt, int64_t n
 {
     const fc_pse_view *ps = &p->pse;
     int64_t row = i + bt->pse_row_shift, col = j + bt->pse_col_shift;
-    if (ps->si != 0 && row < 0) { /* compressed Toeplitz rows: recover from row i mod R */
+    if (ps->compress_rows > 0 && row < 0) { /* compressed Toeplitz rows: recover from row i mod R */
         const int64_t m = i % ps->compress_rows;
         col += m - row;
         row = m;

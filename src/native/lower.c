@@ -38,14 +38,14 @@ static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_pr
         bt->kv_tok = d->packed ? kv_tok : 0;
 
         const fc_window *w = d->vis.batch_window ? &d->vis.batch_window[b] : &d->vis.window;
-        fc_lower_window(bt, w->enabled, w->left, w->right, w->align == FC_ALIGN_BOTTOM_RIGHT,
-                        fc_sat_sub(d->vis.kv_start, d->vis.q_start));
+        fc_lower_window(bt, w->enabled, w->left, w->right, w->align == FC_ALIGN_BOTTOM_RIGHT, d->vis.q_start,
+                        d->vis.kv_start);
         bt->prefix = d->vis.prefix ? d->vis.prefix[b] : 0;
         bt->col_lo = d->kv_starts ? d->kv_starts[b] : 0;
         if (bt->col_lo < 0 || bt->col_lo > bt->skv)
             return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.kv_starts[%lld] must be in [0, %lld], got %lld", fn, (long long)b,
                            (long long)bt->skv, (long long)bt->col_lo);
-        bt->alibi_dpos = fc_sat_sub(d->vis.kv_start, d->vis.q_start);
+        bt->alibi_dpos = (double)d->vis.kv_start - (double)d->vis.q_start;
 
         const fc_mask *mk = &d->vis.mask;
         bt->mask_base = mk->by_tokens ? bt->q_tok * mk->stride_row + bt->kv_tok * mk->stride_col : b * mk->stride_batch;
@@ -130,6 +130,7 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
         p->alibi = (fc_alibi_view){.slopes = d->alibi.slopes, .sb = d->alibi.stride_batch, .sn = d->alibi.stride_head,
                                    .sqrt_distance = d->alibi.sqrt_distance};
     p->sink = d->sink;
+    p->sink_stride = 1;
     if (d->vis.mask.data)
         p->mask = (fc_mask_view){.data = d->vis.mask.data, .sn = d->vis.mask.stride_head,
                                  .si = d->vis.mask.stride_row, .sj = d->vis.mask.stride_col};
