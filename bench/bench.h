@@ -15,9 +15,13 @@
 
 #include "flashc.h"
 
-/* Operator kinds.  Only the forward exists in the library today. */
+/* Operator kinds. */
 typedef enum bench_op_kind {
     BENCH_OP_FORWARD = 0,
+    BENCH_OP_BACKWARD,   /* GFLOP/s, FLOPs = 2.5 × the forward's */
+    BENCH_OP_DECODE,     /* GB/s of K and V read; baseline: a plain read of the same bytes */
+    BENCH_OP_SPARSE_FWD, /* GFLOP/s over selected positions; baseline: the dense forward's rate */
+    BENCH_OP_SPARSE_BWD, /* the same for the gradient */
     BENCH_OP_COUNT
 } bench_op_kind;
 
@@ -34,6 +38,10 @@ typedef struct bench_case {
     /* varlen: packed (TND) batches with these lengths, query = key lengths; lens[0] == 0 ends it */
     int64_t lens[BENCH_MAX_BATCH];
     int repeat;         /* 0 = the --repeat value */
+    int64_t v_head_dim; /* 0 = head_dim */
+    int64_t rope_dim;   /* extra query/key features (MLA) */
+    fc_dtype kv_dtype;  /* decode: the cache's dtype (FC_I8 = int8 with per-channel scales); 0 = dtype */
+    int64_t topk, block; /* sparse: blocks selected per query row, block size */
 } bench_case;
 
 typedef struct bench_suite {
@@ -64,6 +72,7 @@ typedef struct bench_result {
     double flashc_min, flashc_median; /* seconds */
     bool has_baseline;
     double base_min, base_median;
+    double base_work;       /* the baseline's own work when it differs (0 = the same work) */
     double max_abs_err;     /* flashc output vs the baseline's, when both ran */
     bool mismatch;          /* max_abs_err above what the output dtype's rounding explains */
     char note[160];         /* why the baseline is missing, or an error */
@@ -81,6 +90,9 @@ typedef struct bench_op {
 
 const bench_op *bench_op_get(bench_op_kind kind);
 bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_result *r);
+bool bench_backward_measure(const bench_case *c, const bench_config *cfg, bench_result *r);
+bool bench_decode_measure(const bench_case *c, const bench_config *cfg, bench_result *r);
+bool bench_sparse_measure(const bench_case *c, const bench_config *cfg, bench_result *r);
 
 /* Suites (suites.c). */
 const bench_suite *bench_suites(size_t *count);

@@ -73,6 +73,8 @@ void bench_fill_random(void *data, fc_dtype dtype, size_t n, uint64_t seed)
             ((uint16_t *)data)[i] = f32_to_f16(x);
         else if (dtype == FC_BF16)
             ((uint16_t *)data)[i] = f32_to_bf16(x);
+        else if (dtype == FC_I8)
+            ((int8_t *)data)[i] = (int8_t)(x * 127.0f);
         else
             ((float *)data)[i] = x;
     }

@@ -10,7 +10,7 @@
 /* 64-byte aligned, zero-filled; NULL on failure.  Free with free(). */
 void *bench_alloc(size_t bytes);
 
-/* n values uniform in [-1, 1), the same for the same seed. */
+/* n values uniform in [-1, 1) (FC_I8: scaled by 127), the same for the same seed. */
 void bench_fill_random(void *data, fc_dtype dtype, size_t n, uint64_t seed);
 
 /* n values of dtype (FC_F32, FC_F16 or FC_BF16) into dst as fp32. */

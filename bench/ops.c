@@ -3,7 +3,10 @@
 
 static const bench_op ops[BENCH_OP_COUNT] = {
     [BENCH_OP_FORWARD] = {"fwd", "GFLOP/s", bench_forward_measure},
-    /* later: backward (GFLOP/s, 2.5x forward FLOPs), decode (GB/s of K and V read), sparse */
+    [BENCH_OP_BACKWARD] = {"bwd", "GFLOP/s", bench_backward_measure},
+    [BENCH_OP_DECODE] = {"decode", "GB/s", bench_decode_measure},
+    [BENCH_OP_SPARSE_FWD] = {"sparse-fwd", "GFLOP/s", bench_sparse_measure},
+    [BENCH_OP_SPARSE_BWD] = {"sparse-bwd", "GFLOP/s", bench_sparse_measure},
 };
 
 const bench_op *bench_op_get(bench_op_kind kind)

@@ -15,10 +15,16 @@ bool bench_format_parse(const char *name, bench_format *out)
 }
 
 static double rate(const bench_result *r, double seconds) { return seconds > 0 ? r->work / seconds * 1e-9 : 0; }
+static double base_rate(const bench_result *r)
+{
+    const double work = r->base_work > 0 ? r->base_work : r->work;
+    return r->base_min > 0 ? work / r->base_min * 1e-9 : 0;
+}
 
 static double ratio(const bench_result *r)
 {
-    return r->has_baseline && r->flashc_min > 0 ? r->base_min / r->flashc_min : 0;
+    /* a ratio of rates: of times when both did the same work */
+    return r->has_baseline && r->flashc_min > 0 && base_rate(r) > 0 ? rate(r, r->flashc_min) / base_rate(r) : 0;
 }
 
 void bench_progress_start(size_t i, size_t n, const bench_result *r)
@@ -34,7 +40,7 @@ void bench_progress_done(const bench_result *r)
     }
     fprintf(stderr, "        flashc %.1f %s", rate(r, r->flashc_min), r->unit);
     if (r->has_baseline)
-        fprintf(stderr, ", baseline %.1f, ratio %.2f", rate(r, r->base_min), ratio(r));
+        fprintf(stderr, ", baseline %.1f, ratio %.2f", base_rate(r), ratio(r));
     if (r->note[0])
         fprintf(stderr, " (%s)", r->note);
     fputc('\n', stderr);
@@ -63,7 +69,8 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
     fprintf(f, "load average (1 min) before / after: %.2f / %.2f on a machine others share\n", m->load_start,
             m->load_end);
     fprintf(f, "rates: FLOPs over visible positions (4*Sq*Skv*D per head) / min time of the timed runs;\n"
-               "ms: min (median); ratio = baseline time / flashc time (> 1: flashc is faster)\n\n");
+               "ms: min (median); ratio = flashc rate / baseline rate (> 1: flashc is faster; the baseline of\n"
+               "decode is a plain read of the same bytes, that of sparse the dense forward/backward)\n\n");
     /* Column names follow the unit ("GFLOP/s" now, "GB/s" for decode later); mixed units: "rate". */
     const char *unit = n ? r[0].unit : "GFLOP/s";
     for (size_t i = 0; i < n; i++)
@@ -84,7 +91,7 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
         fprintf(f, "%19s  %8.1f  ", t[0], rate(x, x->flashc_min));
         if (x->has_baseline) {
             ms_pair(t[1], sizeof t[1], x->base_min, x->base_median);
-            fprintf(f, "%19s  %8.1f  %6.2f  %8.1e%s%s\n", t[1], rate(x, x->base_min), ratio(x), x->max_abs_err,
+            fprintf(f, "%19s  %8.1f  %6.2f  %8.1e%s%s\n", t[1], base_rate(x), ratio(x), x->max_abs_err,
                     x->note[0] ? "  " : "", x->note);
         } else {
             fprintf(f, "%19s  %8s  %6s  %8s  %s\n", "-", "-", "-", "-", x->note);
@@ -120,7 +127,7 @@ static void csv(FILE *f, const bench_result *r, size_t n)
                 (long long)(c->lens[0] ? 0 : c->kv_len), (long long)c->head_dim, c->causal, lens, x->work, x->unit,
                 x->runs, x->flashc_min, x->flashc_median, rate(x, x->flashc_min));
         if (x->has_baseline)
-            fprintf(f, "%.6g,%.6g,%.6g,%.4f,%.3g,", x->base_min, x->base_median, rate(x, x->base_min), ratio(x),
+            fprintf(f, "%.6g,%.6g,%.6g,%.4f,%.3g,", x->base_min, x->base_median, base_rate(x), ratio(x),
                     x->max_abs_err);
         else
             fprintf(f, ",,,,,");
@@ -193,7 +200,7 @@ static void json(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
         if (x->has_baseline)
             fprintf(f, ",\n     \"baseline\": {\"min_s\": %.6g, \"median_s\": %.6g, \"rate\": %.6g}, \"ratio\": %.4f, "
                        "\"max_abs_err\": ",
-                    x->base_min, x->base_median, rate(x, x->base_min), ratio(x));
+                    x->base_min, x->base_median, base_rate(x), ratio(x));
         if (x->has_baseline)
             json_number(f, x->max_abs_err);
         if (x->note[0]) {

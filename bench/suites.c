@@ -21,6 +21,20 @@
     .op = BENCH_OP_FORWARD, .dtype = dt, .q_heads = n, .kv_heads = nkv, .head_dim = d, .causal = causal_, \
     .lens = {__VA_ARGS__}
 
+/* Backward: the forward's shapes (forward rows beside them in the suite). */
+#define BWD(dt, b, n, nkv, s, d, causal_)                                                                 \
+    .op = BENCH_OP_BACKWARD, .dtype = dt, .batch = b, .q_heads = n, .kv_heads = nkv, .q_len = s, .kv_len = s, \
+    .head_dim = d, .causal = causal_
+/* Decode: batch, query heads, kv heads, cache length, head dim, query dtype, cache dtype. */
+#define DECODE(b, n, nkv, skv, d, dt, kvdt)                                                               \
+    .op = BENCH_OP_DECODE, .dtype = dt, .kv_dtype = kvdt, .batch = b, .q_heads = n, .kv_heads = nkv, .q_len = 1, \
+    .kv_len = skv, .head_dim = d
+/* Sparse (MLA-style): op, dtype, query tokens Sq = Skv, query heads, kv heads, D, rope, Dv, top-k
+ * blocks, block size; causal threshold on. */
+#define SPARSE(op_, dt, s, n, nkv, d, dr, dv, k, bs)                                                      \
+    .op = op_, .dtype = dt, .batch = 1, .q_heads = n, .kv_heads = nkv, .q_len = s, .kv_len = s, .head_dim = d, \
+    .rope_dim = dr, .v_head_dim = dv, .topk = k, .block = bs, .causal = true
+
 #define MIXED_8 512, 1536, 256, 3072, 1024, 768, 2048, 128 /* 9344 tokens, 128..3072 */
 #define MIXED_4 256, 1024, 512, 128                        /* 1920 tokens */
 
@@ -82,6 +96,37 @@ static const bench_case headdim[] = {
     CASE(FWD(FC_F32, 1, 8, 8, 2048, 256, true)),
 };
 
+static const bench_case backward[] = {
+    CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, false)),
+    CASE(BWD(FC_F32, 1, 8, 8, 2048, 128, false)),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, false), .repeat = 3),
+    CASE(BWD(FC_F32, 1, 8, 8, 4096, 128, false), .repeat = 2),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, true), .repeat = 3),
+    CASE(BWD(FC_F32, 1, 8, 8, 4096, 128, true), .repeat = 2),
+    CASE(FWD(FC_BF16, 1, 8, 8, 2048, 128, true)),
+    CASE(BWD(FC_BF16, 1, 8, 8, 2048, 128, true)),
+    CASE(BWD(FC_F32, 1, 32, 8, 1024, 128, true)),
+};
+
+/* The decode shapes of the anchors: 32 query / 8 kv heads, D = 128. */
+static const bench_case decode[] = {
+    CASE(DECODE(1, 32, 8, 4096, 128, FC_F16, FC_F16)),
+    CASE(DECODE(1, 32, 8, 32768, 128, FC_F16, FC_F16)),
+    CASE(DECODE(1, 32, 8, 131072, 128, FC_F16, FC_F16), .repeat = 3),
+    CASE(DECODE(16, 32, 8, 32768, 128, FC_F16, FC_F16), .repeat = 3),
+    CASE(DECODE(64, 32, 8, 4096, 128, FC_F16, FC_F16), .repeat = 3),
+    CASE(DECODE(16, 32, 8, 32768, 128, FC_F16, FC_I8), .repeat = 3),
+    CASE(DECODE(16, 32, 8, 32768, 128, FC_BF16, FC_BF16), .repeat = 3),
+};
+
+/* The SparseFlashAttentionGrad seed's shape (16 heads, one kv head, D = 512 + 64 rope, top-k 2048
+ * positions in blocks) at a token count this machine finishes in minutes. */
+static const bench_case sparse[] = {
+    CASE(SPARSE(BENCH_OP_SPARSE_FWD, FC_BF16, 4096, 16, 1, 512, 64, 512, 32, 64), .repeat = 2),
+    CASE(SPARSE(BENCH_OP_SPARSE_BWD, FC_BF16, 4096, 16, 1, 512, 64, 512, 32, 64), .repeat = 1),
+    CASE(SPARSE(BENCH_OP_SPARSE_FWD, FC_F16, 4096, 16, 1, 512, 64, 512, 128, 16), .repeat = 2),
+};
+
 /* A quick tour at moderate sizes: under a minute on the 2-core reference machine. */
 static const bench_case demo[] = {
     CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, false), .repeat = 3),
@@ -92,6 +137,10 @@ static const bench_case demo[] = {
     CASE(FWD_VARLEN(FC_F32, 8, 8, 128, true, MIXED_4), .repeat = 3),
     CASE(FWD(FC_F32, 1, 8, 8, 2048, 64, false), .repeat = 3),
     CASE(FWD(FC_F32, 1, 8, 8, 1024, 256, false), .repeat = 3),
+    CASE(BWD(FC_F32, 1, 8, 8, 1024, 128, true), .repeat = 2),
+    CASE(DECODE(4, 32, 8, 16384, 128, FC_F16, FC_F16), .repeat = 3),
+    CASE(DECODE(4, 32, 8, 16384, 128, FC_F16, FC_I8), .repeat = 3),
+    CASE(SPARSE(BENCH_OP_SPARSE_FWD, FC_BF16, 1024, 16, 1, 512, 64, 512, 8, 64), .repeat = 2),
 };
 
 /* Tiny shapes over every path (dtypes, causal, GQA, varlen, odd sizes), for CI: seconds. */
@@ -102,6 +151,10 @@ static const bench_case smoke[] = {
     CASE(FWD(FC_BF16, 1, 4, 1, 96, 256, false)),
     CASE(FWD_VARLEN(FC_F32, 4, 2, 64, true, 17, 130, 1, 64)),
     CASE(FWD_VARLEN(FC_BF16, 2, 2, 32, false, 33, 5)),
+    CASE(BWD(FC_F32, 1, 4, 2, 100, 64, true)),
+    CASE(DECODE(2, 8, 2, 1000, 64, FC_F16, FC_I8)),
+    CASE(SPARSE(BENCH_OP_SPARSE_FWD, FC_BF16, 100, 4, 1, 64, 16, 32, 4, 8)),
+    CASE(SPARSE(BENCH_OP_SPARSE_BWD, FC_BF16, 100, 4, 1, 64, 16, 32, 4, 8)),
 };
 
 #define SUITE(name, about, cases) {name, about, cases, sizeof cases / sizeof cases[0], true}
@@ -116,6 +169,9 @@ static const bench_suite suites[] = {
     SUITE("gqa", "grouped-query and multi-query attention (query heads / kv heads)", gqa),
     SUITE("varlen", "packed (TND) batches of mixed lengths", varlen),
     SUITE("headdim", "head dim 64, 128, 256 at S = 2048", headdim),
+    SUITE("backward", "gradients (FLOPs = 2.5 × forward) beside the forward of the same shapes", backward),
+    SUITE("decode", "one query row against a KV cache (GB/s of K and V; baseline: a plain read)", decode),
+    SUITE("sparse", "top-k block-sparse MLA shapes, forward and gradient (baseline: dense)", sparse),
     EXTRA_SUITE("smoke", "tiny shapes over every path, a correctness check for CI (seconds)", smoke),
 };
 
@@ -145,7 +201,7 @@ int64_t bench_case_batches(const bench_case *c)
 
 static const char *dtype_name(fc_dtype t)
 {
-    return t == FC_F16 ? "f16" : t == FC_BF16 ? "bf16" : t == FC_F32 ? "f32" : "?";
+    return t == FC_F16 ? "f16" : t == FC_BF16 ? "bf16" : t == FC_F32 ? "f32" : t == FC_I8 ? "i8" : "?";
 }
 
 void bench_case_describe(const bench_case *c, char *buf, size_t size)
@@ -173,6 +229,11 @@ void bench_case_describe(const bench_case *c, char *buf, size_t size)
         snprintf(shape, sizeof shape, "varlen B=%lld %s T=%lld (%lld..%lld)", (long long)nb, heads,
                  (long long)total, (long long)lo, (long long)hi);
     }
-    snprintf(buf, size, "%s %s %s D=%lld%s", op ? op->name : "?", dtype_name(c->dtype), shape,
-             (long long)c->head_dim, c->causal ? " causal" : "");
+    char extra[64] = "";
+    if (c->kv_dtype && c->kv_dtype != c->dtype)
+        snprintf(extra, sizeof extra, " kv=%s", dtype_name(c->kv_dtype));
+    else if (c->topk)
+        snprintf(extra, sizeof extra, "+%lld top%lldx%lld", (long long)c->rope_dim, (long long)c->topk, (long long)c->block);
+    snprintf(buf, size, "%s %s %s D=%lld%s%s", op ? op->name : "?", dtype_name(c->dtype), shape,
+             (long long)c->head_dim, extra, c->causal ? " causal" : "");
 }
