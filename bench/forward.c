@@ -14,13 +14,8 @@
 #include "baseline.h"
 #include "bench.h"
 #include "data.h"
+#include "problem.h"
 #include "timer.h"
-
-typedef struct flashc_run {
-    fc_plan *plan;
-    void *ws;
-    size_t ws_bytes;
-} flashc_run;
 
 /* The baseline's fp32 copies (or aliases, for fp32 cases) of the inputs, its output and scores. */
 typedef struct baseline_run {
@@ -29,12 +24,6 @@ typedef struct baseline_run {
     float *q, *k, *v, *out, *scratch;
     bool own_inputs;
 } baseline_run;
-
-static bool run_flashc(void *ctx)
-{
-    flashc_run *r = ctx;
-    return fc_plan_run(r->plan, NULL, r->ws, r->ws_bytes) == FC_OK;
-}
 
 static bool run_baseline(void *ctx)
 {
@@ -75,12 +64,6 @@ static bool shape_of(const bench_case *c, fwd_shape *s)
     s->q_elems = (size_t)(tq * c->q_heads * d);
     s->kv_elems = (size_t)(tkv * c->kv_heads * d);
     return true;
-}
-
-static fc_tensor view(void *data, const bench_case *c, int64_t heads, int64_t len)
-{
-    return c->lens[0] ? fc_tensor_tnd(data, c->dtype, heads, c->head_dim)
-                      : fc_tensor_bnsd(data, c->dtype, heads, len, c->head_dim);
 }
 
 static void baseline_free(baseline_run *b)
@@ -168,54 +151,20 @@ bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_r
         return false;
     }
     const int repeat = cfg->repeat > 0 ? cfg->repeat : c->repeat > 0 ? c->repeat : 5;
-    const size_t es = fc_dtype_size(c->dtype);
-    void *io[4] = {bench_alloc(s.q_elems * es), bench_alloc(s.kv_elems * es), bench_alloc(s.kv_elems * es),
-                   bench_alloc(s.q_elems * es)};
-    flashc_run fl = {0};
+    bench_problem bp;
+    bench_plan fl = {0};
     baseline_run base = {0};
     bool ok = false;
-    if (!io[0] || !io[1] || !io[2] || !io[3]) {
-        snprintf(r->note, sizeof r->note, "out of memory for the inputs");
+    if (!bench_problem_build(c, false, false, &bp, r->note, sizeof r->note))
+        return false;
+    void *io[4] = {bp.d.q.data, bp.d.k.data, bp.d.v.data, bp.d.out.data};
+    if (!bench_plan_make(&fl, &bp, false, cfg->threads, r->note, sizeof r->note) ||
+        fc_plan_flops(fl.plan, &r->work) != FC_OK)
         goto done;
-    }
-    bench_fill_random(io[0], c->dtype, s.q_elems, 1);
-    bench_fill_random(io[1], c->dtype, s.kv_elems, 2);
-    bench_fill_random(io[2], c->dtype, s.kv_elems, 3);
-
-    fc_attention_desc d = fc_attention_desc_init();
-    d.batch = s.nb;
-    d.q_heads = c->q_heads;
-    d.kv_heads = c->kv_heads;
-    d.head_dim = c->head_dim;
-    if (c->lens[0]) {
-        d.packed = true;
-        d.q_lens = s.q_lens;
-        d.kv_lens = s.kv_lens;
-    } else {
-        d.q_len = c->q_len;
-        d.kv_len = c->kv_len;
-    }
-    d.q = view(io[0], c, c->q_heads, c->q_len);
-    d.k = view(io[1], c, c->kv_heads, c->kv_len);
-    d.v = view(io[2], c, c->kv_heads, c->kv_len);
-    d.out = view(io[3], c, c->q_heads, c->q_len);
-    if (c->causal)
-        d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
-    const fc_options opt = {.backend = FC_BACKEND_CPU, .threads = cfg->threads};
-    if (fc_plan_create(&d, &opt, &fl.plan) != FC_OK || fc_plan_workspace_size(fl.plan, &fl.ws_bytes) != FC_OK ||
-        fc_plan_flops(fl.plan, &r->work) != FC_OK) {
-        snprintf(r->note, sizeof r->note, "flashc: %s", fc_last_error());
-        goto done;
-    }
-    fl.ws = fl.ws_bytes ? bench_alloc(fl.ws_bytes) : NULL;
-    if (fl.ws_bytes && !fl.ws) {
-        snprintf(r->note, sizeof r->note, "out of memory for the workspace");
-        goto done;
-    }
 
     /* flashc and the baseline take turns, see bench_time_interleaved */
     const bool with_base = baseline_prepare(c, cfg, &s, io, &base, r);
-    const bench_fn fns[2] = {run_flashc, run_baseline};
+    const bench_fn fns[2] = {bench_plan_run, run_baseline};
     void *const ctxs[2] = {&fl, &base};
     double mins[2], medians[2];
     const int failed = bench_time_interleaved(with_base ? 2 : 1, fns, ctxs, cfg->warmup, repeat, mins, medians);
@@ -246,9 +195,7 @@ bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_r
     }
 done:
     baseline_free(&base);
-    fc_plan_destroy(fl.plan);
-    free(fl.ws);
-    for (int i = 0; i < 4; i++)
-        free(io[i]);
+    bench_plan_free(&fl);
+    bench_problem_free(&bp);
     return ok;
 }
