@@ -1,7 +1,10 @@
 /*
- * Parameter ids of the FlashAttention family (forward now; the backward adds its own ids here).
- * Ids only identify a parameter; each function's declaration order lives in its cann_signature,
- * so one id set serves functions that order their parameters differently.
+ * Parameter ids of the FlashAttention family, forward and backward.  Ids only identify a
+ * parameter; each function's declaration order lives in its cann_signature, so one id set serves
+ * functions that order their parameters differently.  The backward reuses the forward's ids for
+ * the same forward quantities (keyIn = FA_KEY, pseShiftOptional = FA_REAL_SHIFT, sinkInOptional =
+ * FA_SINK, softmaxMax/SumOptional = FA_SMAX/FA_SSUM, softmaxInOptional = FA_SOUT,
+ * attentionInOptional = FA_OUT, softmaxInLayout = FA_SOFTMAX_LAYOUT) and adds its gradients.
  */
 #ifndef FC_CANN_FA_PARAMS_H
 #define FC_CANN_FA_PARAMS_H
@@ -36,6 +39,14 @@ typedef enum fa_param {
     FA_SSUM,
     FA_SOUT,
     FA_OUT,
+    FA_DY,      /* backward: the output gradient and the gradients */
+    FA_DQ,
+    FA_DQ_ROPE,
+    FA_DK,
+    FA_DK_ROPE,
+    FA_DV,
+    FA_DPSE,
+    FA_DSINK,
     FA_WORKSPACE_SIZE,
     FA_EXECUTOR,
     FA_NPARAMS
