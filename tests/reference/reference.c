@@ -24,7 +24,7 @@ int ref_visible(const ref_fwd *p, int b, int n1, int i)
 }
 
 /* x(i,j) of §2.3 extended by the native softcap: softcap(scale·(s + before)) + after. */
-static double score(const ref_fwd *p, int b, int n1, int i, int j)
+double ref_score(const ref_fwd *p, int b, int n1, int i, int j, double *dx_ds)
 {
     const int n2 = n1 / (p->N1 / p->N2);
     const double *q = p->q + (((int64_t)b * p->N1 + n1) * p->S1cap + i) * p->D;
@@ -40,13 +40,20 @@ static double score(const ref_fwd *p, int b, int n1, int i, int j)
     }
     if (p->bias_before)
         s += p->bias_before(p->ctx, b, n1, i, j);
-    double x = p->scale * s;
-    if (p->softcap > 0)
-        x = p->softcap * tanh(x / p->softcap);
+    double x = p->scale * s, d = p->scale;
+    if (p->softcap > 0) {
+        const double t = tanh(x / p->softcap);
+        x = p->softcap * t;
+        d = p->scale * (1 - t * t);
+    }
     if (p->bias_after)
         x += p->bias_after(p->ctx, b, n1, i, j);
+    if (dx_ds)
+        *dx_ds = d;
     return x;
 }
+
+static double score(const ref_fwd *p, int b, int n1, int i, int j) { return ref_score(p, b, n1, i, j, NULL); }
 
 static void row(const ref_fwd *p, int b, int n1, int i, double *x, double *out, double *smax, double *ssum)
 {

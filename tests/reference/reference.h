@@ -50,6 +50,12 @@ int ref_visible(const ref_fwd *p, int b, int n1, int i);
 /* Whether head n1 has a sink (a finite-or-+inf logit; −inf counts as none, §2.6). */
 bool ref_has_sink(const ref_fwd *p, int n1);
 
+/* The score x(i,j) of the hooks above (visibility not consulted).  When dx_ds is not NULL it
+ * receives ∂x/∂s, the derivative with respect to the dot product s = q·k + q_rope·k_rope:
+ * scale, times 1 − tanh²(scale·(s + bias_before)/softcap) with a softcap (the chain rule through
+ * softcap·tanh; the backward of reference/backward.h uses it). */
+double ref_score(const ref_fwd *p, int b, int n1, int i, int j, double *dx_ds);
+
 /* Length of batch b on the query / key side. */
 int ref_s1(const ref_fwd *p, int b);
 int ref_s2(const ref_fwd *p, int b);
