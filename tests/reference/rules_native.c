@@ -50,6 +50,8 @@ double ref_native_bias_value(const ref_native *c, int b, int n1, int i, int j)
 bool ref_native_hidden(void *ctx, int b, int n1, int i, int j)
 {
     const ref_native *c = ctx;
+    if (c->kv_starts && j < c->kv_starts[b])
+        return true;
     if (c->mask) {
         int64_t at;
         if (c->mask_by_tokens)

@@ -51,6 +51,10 @@ typedef struct ref_native {
     bool alibi_sqrt;
 
     const uint8_t *keep_bits;       /* dropout keep bits (dropout.h); NULL = keep all */
+
+    /* left padding (desc.kv_starts): columns j < kv_starts[b] are hidden from every row, whatever
+     * the prefix says (they hold no token); NULL = none */
+    const int64_t *kv_starts;
 } ref_native;
 
 bool ref_native_window_visible(const ref_window *w, int64_t S1b, int64_t S2b, int64_t q_start, int64_t kv_start,
