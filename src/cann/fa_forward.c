@@ -29,7 +29,7 @@ static void lower_batches(const fa_geom *g, fc_problem *p)
     }
 }
 
-static aclnnStatus lower(const fa_fwd *f, fc_problem *p)
+aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
 {
     const fa_geom *g = &f->g;
     const fa_call *c = f->c;
@@ -96,18 +96,19 @@ static const cann_exec_ops fa_exec_ops = {fa_run, fa_release};
 static const fa_param fa_operands[] = {FA_QUERY, FA_QUERY_ROPE, FA_KEY, FA_KEY_ROPE, FA_VALUE, FA_REAL_SHIFT,
                                        FA_DROP_MASK, FA_ATTEN_MASK, FA_SINK, FA_SMAX, FA_SSUM, FA_OUT};
 
-static aclnnStatus make_executor(const fa_fwd *f, fc_problem *p, uint64_t *workspaceSize, aclOpExecutor **executor)
+aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, const fa_param *operands, int n_operands,
+                             uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     fc_plan *plan;
-    const fc_status fs = fc_plan_from_problem(p, FC_OP_FORWARD, NULL, &plan); /* owns p->batch from here */
+    const fc_status fs = fc_plan_from_problem(p, op, NULL, &plan); /* owns p->batch from here */
     if (fs != FC_OK)
         return cann_fail(fs == FC_ERR_INVALID_ARG ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER, "%s: %s", f->fn,
                          fc_last_error());
     aclOpExecutor *ex = cann_executor_new(f->fn, f->c->sig->run_fn, &fa_exec_ops, plan, plan->workspace);
     if (!ex)
         return ACLNN_ERR_INNER;
-    for (size_t k = 0; k < sizeof fa_operands / sizeof fa_operands[0]; k++) {
-        const aclnnStatus st = cann_executor_add(ex, &f->t[fa_operands[k]]);
+    for (int k = 0; k < n_operands; k++) {
+        const aclnnStatus st = cann_executor_add(ex, &f->t[operands[k]]);
         if (st != ACLNN_SUCCESS) {
             cann_executor_free(ex);
             return st;
@@ -136,9 +137,10 @@ aclnnStatus fa_forward_prepare(const fa_call *call, uint64_t *workspaceSize, acl
     st = fa_forward_validate(f);
     fc_problem p;
     if (st == ACLNN_SUCCESS)
-        st = lower(f, &p);
+        st = fa_lower(f, &p);
     if (st == ACLNN_SUCCESS)
-        st = make_executor(f, &p, workspaceSize, executor);
+        st = fa_make_executor(f, &p, FC_OP_FORWARD, fa_operands, (int)(sizeof fa_operands / sizeof fa_operands[0]),
+                              workspaceSize, executor);
     fa_geom_free(&f->g);
     free(f);
     return st;

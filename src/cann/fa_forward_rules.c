@@ -1,6 +1,8 @@
 /*
  * The forward family's checks as rules (see signature.h): each names the parameters it relates,
- * and runs when the last of them (in the function's declaration order) is reached.
+ * and runs when the last of them (in the function's declaration order) is reached.  The rules of
+ * the parameters the forward shares with its backward (inputs, attributes, softmax statistics and
+ * their layout) form fa_shared_rules, which the backward runs too (fa_grad_rules.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -271,7 +273,7 @@ static aclnnStatus r_out_shape(void *ctx)
 
 /* Table order breaks ties between rules charged to the same parameter; a rule that uses what
  * another derives comes after it. */
-static const cann_rule fa_rules[] = {
+const cann_rule fa_shared_rules[] = {
     {B(QUERY), r_query},
     {B(QUERY_ROPE) | B(QUERY), r_query_rope},
     {B(KEY) | B(QUERY), r_key},
@@ -294,7 +296,6 @@ static const cann_rule fa_rules[] = {
     {SIZES | B(QUERY_ROPE) | B(KEY_ROPE), r_rope_shape},
     {SIZES | B(SINK), r_sink_shape},
     {SIZES | B(DROP_MASK) | B(KEEP_PROB), r_drop_size},
-    {B(INNER_PRECISE), r_inner_precise},
     {B(SPARSE_MODE), r_sparse_mode},
     {SIZES | B(SPARSE_MODE), r_mode_batch},
     {SIZES | B(ATTEN_MASK) | B(SPARSE_MODE), r_mask_shape},
@@ -306,11 +307,29 @@ static const cann_rule fa_rules[] = {
     {SIZES | B(SMAX), r_smax_shape},
     {B(SSUM), r_ssum},
     {SIZES | B(SSUM), r_ssum_shape},
+};
+const int fa_shared_rule_count = (int)(sizeof fa_shared_rules / sizeof fa_shared_rules[0]);
+
+/* The forward's own: innerPrecise (the backward ignores it) and the attention output. */
+static const cann_rule fa_forward_rules[] = {
+    {B(INNER_PRECISE), r_inner_precise},
     {B(OUT) | B(QUERY), r_out},
     {SIZES | B(OUT), r_out_shape},
 };
 
+aclnnStatus fa_validate(fa_fwd *f, const cann_rule *own, int n_own)
+{
+    cann_rule all[CANN_MAX_RULES];
+    if (fa_shared_rule_count + n_own > CANN_MAX_RULES)
+        return cann_fail(ACLNN_ERR_INNER, "%s: internal error: too many rules", f->fn);
+    for (int k = 0; k < fa_shared_rule_count; k++)
+        all[k] = fa_shared_rules[k];
+    for (int k = 0; k < n_own; k++)
+        all[fa_shared_rule_count + k] = own[k];
+    return cann_run_rules(f->c->sig, all, fa_shared_rule_count + n_own, f);
+}
+
 aclnnStatus fa_forward_validate(fa_fwd *f)
 {
-    return cann_run_rules(f->c->sig, fa_rules, (int)(sizeof fa_rules / sizeof fa_rules[0]), f);
+    return fa_validate(f, fa_forward_rules, (int)(sizeof fa_forward_rules / sizeof fa_forward_rules[0]));
 }

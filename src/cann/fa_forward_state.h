@@ -1,9 +1,11 @@
-/* What the forward's validation rules learn about a call, for its lowering (private). */
+/* What the validation rules learn about a call of the family (forward or backward), for its
+ * lowering (private to the FlashAttention family). */
 #ifndef FC_CANN_FA_FORWARD_STATE_H
 #define FC_CANN_FA_FORWARD_STATE_H
 
 #include <stdbool.h>
 
+#include "core/plan.h"
 #include "fa_forward.h"
 #include "fa_layout.h"
 #include "fa_mask.h"
@@ -22,7 +24,23 @@ typedef struct fa_fwd {
     fa_pse_plan pse;
 } fa_fwd;
 
+/* The rules of the parameters the forward and the backward share (fa_forward_rules.c). */
+extern const cann_rule fa_shared_rules[];
+extern const int fa_shared_rule_count;
+
+/* Runs the shared rules and a direction's own rules in the order of semantics §0.5. */
+aclnnStatus fa_validate(fa_fwd *f, const cann_rule *own, int n_own);
+
 /* Runs every validation rule of the forward family in the order of semantics §0.5. */
 aclnnStatus fa_forward_validate(fa_fwd *f);
+
+/* Lowers a validated call into the canonical problem (sizes, batches, visibility, pse, sink,
+ * mask, dropout, statistics, q/k/v/out views); p->batch is allocated here. */
+aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p);
+
+/* Plans p for op (taking p->batch), wraps the plan in an executor that re-checks the listed
+ * operands in the second phase, and publishes it. */
+aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, const fa_param *operands, int n_operands,
+                             uint64_t *workspaceSize, aclOpExecutor **executor);
 
 #endif /* FC_CANN_FA_FORWARD_STATE_H */
