@@ -1,4 +1,5 @@
-/* fa_run_case: data, upload, the operator's two phases, the reference, and the checks. */
+/* fa_run_case: data, upload, the operator's two phases, the reference, and the checks; the steps
+ * are shared with the backward harness through harness_case.h. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,13 +8,10 @@
 
 #include "common/rng.h"
 #include "common/tolerance.h"
-#include "harness.h"
+#include "harness_case.h"
 #include "reference/dropout.h"
 #include "reference/reference.h"
 #include "reference/rules_cann.h"
-
-#define GAP_IN 0xFF  /* NaN in every float dtype, "masked" in masks */
-#define GAP_OUT 0xA5 /* sentinel of outputs */
 
 fa_case fa_case_default(void)
 {
@@ -30,24 +28,10 @@ fa_case fa_case_default(void)
     return c;
 }
 
-/* Everything one run owns. */
-typedef struct run {
-    const fa_case *c;
-    bool tnd;
-    int B, N1, N2, D, Dv, Dr, S1cap, S2cap, s1[FA_MAXB], s2[FA_MAXB];
-    int64_t cum1[FA_MAXB + 1], cum2[FA_MAXB + 1], T1, T2;
-    aclDataType adt;
-    tc_rng rng;
-    double *q, *k, *v, *qr, *kr, *pse, *sink;
-    uint8_t *mask, *drop;
-    dev_tensor tq, tk, tv, tqr, tkr, tpse, tmask, tdrop, tsink, tmax, tsum, tout;
-    aclIntArray *prefix, *aq, *akv, *qs, *kvs;
-} run;
-
 static aclDataType acl_dtype(tc_dtype t) { return t == TC_F16 ? ACL_FLOAT16 : t == TC_BF16 ? ACL_BF16 : ACL_FLOAT; }
 
 /* The view shape of a sequence tensor with N heads of E features, and the index of (b, n, s, e). */
-static int seq_dims(const run *r, bool q_side, int N, int E, int64_t *dims)
+int fa_seq_dims(const fa_run *r, bool q_side, int N, int E, int64_t *dims)
 {
     const char *l = r->c->layout;
     const int64_t S = q_side ? r->S1cap : r->S2cap, T = q_side ? r->T1 : r->T2;
@@ -59,7 +43,7 @@ static int seq_dims(const run *r, bool q_side, int N, int E, int64_t *dims)
     return 3;
 }
 
-static void seq_index(const run *r, bool q_side, int E, int b, int n, int s, int e, int64_t *idx)
+void fa_seq_index(const fa_run *r, bool q_side, int E, int b, int n, int s, int e, int64_t *idx)
 {
     const char *l = r->c->layout;
     if (!strcmp(l, "BSH")) { idx[0] = b, idx[1] = s, idx[2] = (int64_t)n * E + e; return; }
@@ -70,10 +54,10 @@ static void seq_index(const run *r, bool q_side, int E, int b, int n, int s, int
 }
 
 /* Random values for a sequence operand: logical [B][N][Scap][E] doubles and the device tensor. */
-static double *make_seq(run *r, dev_tensor *t, bool q_side, int N, int E, aclDataType dt, unsigned char gap)
+double *fa_make_seq(fa_run *r, dev_tensor *t, bool q_side, int N, int E, aclDataType dt, unsigned char gap)
 {
     int64_t dims[4];
-    const int rank = seq_dims(r, q_side, N, E, dims);
+    const int rank = fa_seq_dims(r, q_side, N, E, dims);
     dt_layout(t, dt, rank, dims, r->c->strides, gap);
     const int Scap = q_side ? r->S1cap : r->S2cap;
     double *x = calloc((size_t)r->B * N * Scap * E, sizeof *x);
@@ -85,7 +69,7 @@ static double *make_seq(run *r, dev_tensor *t, bool q_side, int N, int E, aclDat
                     int64_t idx[4];
                     const double val = tc_round(r->c->dtype, tc_rng_uniform(&r->rng, -range, range));
                     x[(((int64_t)b * N + n) * Scap + s) * E + e] = val;
-                    seq_index(r, q_side, E, b, n, s, e, idx);
+                    fa_seq_index(r, q_side, E, b, n, s, e, idx);
                     if (gap != GAP_OUT)
                         dt_set(t, idx, val);
                 }
@@ -113,7 +97,7 @@ static bool next_index(int rank, const int64_t *dims, int64_t *idx)
 }
 
 /* A tensor of the given shape with values from vals (contiguous logical array). */
-static void make_plain(run *r, dev_tensor *t, aclDataType dt, int rank, const int64_t *dims, const double *vals,
+static void make_plain(fa_run *r, dev_tensor *t, aclDataType dt, int rank, const int64_t *dims, const double *vals,
                        const uint8_t *bytes, fa_strides st)
 {
     (void)r;
@@ -129,7 +113,7 @@ static void make_plain(run *r, dev_tensor *t, aclDataType dt, int rank, const in
     dt_upload(t);
 }
 
-static void setup_sizes(run *r, const fa_case *c)
+void fa_setup_sizes(fa_run *r, const fa_case *c)
 {
     r->c = c;
     r->tnd = !strcmp(c->layout, "TND");
@@ -150,14 +134,14 @@ static void setup_sizes(run *r, const fa_case *c)
     r->T2 = r->cum2[r->B];
 }
 
-static void setup_inputs(run *r, const fa_case *c)
+void fa_setup_inputs(fa_run *r, const fa_case *c)
 {
-    r->q = make_seq(r, &r->tq, true, r->N1, r->D, r->adt, GAP_IN);
-    r->k = make_seq(r, &r->tk, false, r->N2, r->D, r->adt, GAP_IN);
-    r->v = make_seq(r, &r->tv, false, r->N2, r->Dv, r->adt, GAP_IN);
+    r->q = fa_make_seq(r, &r->tq, true, r->N1, r->D, r->adt, GAP_IN);
+    r->k = fa_make_seq(r, &r->tk, false, r->N2, r->D, r->adt, GAP_IN);
+    r->v = fa_make_seq(r, &r->tv, false, r->N2, r->Dv, r->adt, GAP_IN);
     if (r->Dr) {
-        r->qr = make_seq(r, &r->tqr, true, r->N1, r->Dr, r->adt, GAP_IN);
-        r->kr = make_seq(r, &r->tkr, false, r->N2, r->Dr, r->adt, GAP_IN);
+        r->qr = fa_make_seq(r, &r->tqr, true, r->N1, r->Dr, r->adt, GAP_IN);
+        r->kr = fa_make_seq(r, &r->tkr, false, r->N2, r->Dr, r->adt, GAP_IN);
     }
     if (c->mask_rank) {
         const int64_t n = numel(c->mask_rank, c->mask_dims);
@@ -197,7 +181,7 @@ static void setup_inputs(run *r, const fa_case *c)
     }
 }
 
-static void setup_outputs(run *r, const fa_case *c)
+void fa_setup_outputs(fa_run *r, const fa_case *c)
 {
     int64_t sdims[4];
     int srank;
@@ -211,12 +195,12 @@ static void setup_outputs(run *r, const fa_case *c)
     dt_upload(&r->tmax);
     dt_layout(&r->tsum, ACL_FLOAT, srank, sdims, ST_CONTIGUOUS, GAP_OUT);
     dt_upload(&r->tsum);
-    free(make_seq(r, &r->tout, true, r->N1, r->Dv, r->adt, GAP_OUT));
+    free(fa_make_seq(r, &r->tout, true, r->N1, r->Dv, r->adt, GAP_OUT));
 }
 
 static aclIntArray *ints(const int64_t *v, uint64_t n) { return aclCreateIntArray(v, n); }
 
-static void setup_arrays(run *r, const fa_case *c)
+void fa_setup_arrays(fa_run *r, const fa_case *c)
 {
     if (c->prefix)
         r->prefix = ints(c->prefix_v, (uint64_t)r->B);
@@ -231,7 +215,7 @@ static void setup_arrays(run *r, const fa_case *c)
 }
 
 /* The operator's first phase. */
-static aclnnStatus call_prepare(run *r, uint64_t *ws, aclOpExecutor **ex)
+aclnnStatus fa_case_prepare(fa_run *r, uint64_t *ws, aclOpExecutor **ex)
 {
     const fa_case *c = r->c;
     const double scale = c->scale != 0 ? c->scale : 1.0 / sqrt((double)c->D);
@@ -269,7 +253,7 @@ static aclnnStatus call_prepare(run *r, uint64_t *ws, aclOpExecutor **ex)
     }
 }
 
-static aclnnStatus call_run(const run *r, void *ws, uint64_t bytes, aclOpExecutor *ex, aclrtStream stream)
+aclnnStatus fa_case_execute(const fa_run *r, void *ws, uint64_t bytes, aclOpExecutor *ex, aclrtStream stream)
 {
     switch (r->c->fn) {
     case FA_V1: return aclnnFlashAttentionScore(ws, bytes, ex, stream);
@@ -280,8 +264,8 @@ static aclnnStatus call_run(const run *r, void *ws, uint64_t bytes, aclOpExecuto
     }
 }
 
-/* The reference on the same logical values. */
-static void reference(const run *r, double *out, double *smax, double *ssum)
+/* The reference's description of the case (hooks plugged into cann). */
+void fa_case_reference(const fa_run *r, ref_fwd *fwd, ref_cann *cann)
 {
     const fa_case *c = r->c;
     ref_cann rc = {.B = r->B, .N1 = r->N1, .S1 = r->s1, .S2 = r->s2, .tnd = r->tnd, .sparse_mode = c->sparse_mode,
@@ -295,12 +279,22 @@ static void reference(const run *r, double *out, double *smax, double *ssum)
                  .S2cap = r->S2cap, .S1 = r->s1, .S2 = r->s2, .q = r->q, .k = r->k, .v = r->v, .q_rope = r->qr,
                  .k_rope = r->kr, .scale = c->scale != 0 ? c->scale : 1.0 / sqrt((double)c->D), .sink = r->sink,
                  .keep_prob = r->drop ? c->keep_prob : 1.0};
-    ref_cann_plug(&f, &rc);
+    *cann = rc;
+    *fwd = f;
+    ref_cann_plug(fwd, cann);
+}
+
+/* The reference on the same logical values. */
+static void reference(const fa_run *r, double *out, double *smax, double *ssum)
+{
+    ref_fwd f;
+    ref_cann rc;
+    fa_case_reference(r, &f, &rc);
     ref_forward(&f, out, smax, ssum);
 }
 
 /* Offset of replica 0 of row (b, n1, i) in the statistics (semantics §2.8). */
-static int64_t stat_at(const run *r, int b, int n1, int i)
+int64_t fa_stat_at(const fa_run *r, int b, int n1, int i)
 {
     if (!r->tnd)
         return (((int64_t)b * r->N1 + n1) * r->S1cap + i) * 8;
@@ -309,7 +303,7 @@ static int64_t stat_at(const run *r, int b, int n1, int i)
     return (r->cum1[b] * r->N1 + (int64_t)n1 * r->s1[b] + i) * 8;
 }
 
-static void check_outputs(const run *r, const double *rout, const double *rmax, const double *rsum)
+static void check_outputs(const fa_run *r, const double *rout, const double *rmax, const double *rsum)
 {
     unsigned char *oimg = dt_download(&r->tout), *mimg = dt_download(&r->tmax), *simg = dt_download(&r->tsum);
     unsigned char *covered = calloc(r->tout.bytes, 1);
@@ -326,7 +320,7 @@ static void check_outputs(const run *r, const double *rout, const double *rmax, 
                 const bool fully = rmax[row] == -FLT_MAX && rsum[row] == FLT_MAX;
                 for (int e = 0; e < r->Dv; e++) {
                     int64_t idx[4];
-                    seq_index(r, true, r->Dv, b, n1, i, e, idx);
+                    fa_seq_index(r, true, r->Dv, b, n1, i, e, idx);
                     const double got = dt_get(&r->tout, oimg, idx);
                     memset(covered + dt_at(&r->tout, idx) * es, 1, es);
                     if (fully)
@@ -334,7 +328,7 @@ static void check_outputs(const run *r, const double *rout, const double *rmax, 
                                  i, e, got);
                     y[n] = got, ref[n] = rout[row * r->Dv + e], n++;
                 }
-                const float *mx = (const float *)mimg + stat_at(r, b, n1, i), *sm = (const float *)simg + stat_at(r, b, n1, i);
+                const float *mx = (const float *)mimg + fa_stat_at(r, b, n1, i), *sm = (const float *)simg + fa_stat_at(r, b, n1, i);
                 for (int k = 1; k < 8; k++)
                     TC_CHECK(tc_f32_bits(mx[k]) == tc_f32_bits(mx[0]) && tc_f32_bits(sm[k]) == tc_f32_bits(sm[0]),
                              "statistics replica %d of row b=%d n=%d i=%d differs from replica 0", k, b, n1, i);
@@ -357,7 +351,7 @@ static void check_outputs(const run *r, const double *rout, const double *rmax, 
     (void)empty;
 }
 
-static void teardown(run *r)
+void fa_teardown(fa_run *r)
 {
     dev_tensor *ts[] = {&r->tq, &r->tk, &r->tv, &r->tqr, &r->tkr, &r->tpse, &r->tmask,
                         &r->tdrop, &r->tsink, &r->tmax, &r->tsum, &r->tout};
@@ -372,16 +366,16 @@ static void teardown(run *r)
 bool fa_run_case(const char *name, const fa_case *c)
 {
     tc_context("%s", name);
-    run r;
+    fa_run r;
     memset(&r, 0, sizeof r);
-    setup_sizes(&r, c);
-    setup_inputs(&r, c);
-    setup_outputs(&r, c);
-    setup_arrays(&r, c);
+    fa_setup_sizes(&r, c);
+    fa_setup_inputs(&r, c);
+    fa_setup_outputs(&r, c);
+    fa_setup_arrays(&r, c);
 
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    aclnnStatus st = call_prepare(&r, &ws, &ex);
+    aclnnStatus st = fa_case_prepare(&r, &ws, &ex);
     bool ok = TC_CHECK(st == ACLNN_SUCCESS, "GetWorkspaceSize returned %d: %s", st, aclGetRecentErrMsg());
     if (ok) {
         void *wsp = NULL;
@@ -389,7 +383,7 @@ bool fa_run_case(const char *name, const fa_case *c)
             abort();
         aclrtStream stream;
         aclrtCreateStream(&stream);
-        st = call_run(&r, wsp, ws, ex, stream);
+        st = fa_case_execute(&r, wsp, ws, ex, stream);
         ok = TC_CHECK(st == ACLNN_SUCCESS, "the second phase returned %d: %s", st, aclGetRecentErrMsg());
         TC_CHECK(aclrtSynchronizeStream(stream) == ACL_SUCCESS, "aclrtSynchronizeStream failed");
         aclrtDestroyStream(stream);
@@ -404,6 +398,6 @@ bool fa_run_case(const char *name, const fa_case *c)
         check_outputs(&r, out, smax, ssum);
         free(out), free(smax), free(ssum);
     }
-    teardown(&r);
+    fa_teardown(&r);
     return ok;
 }

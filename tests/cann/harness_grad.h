@@ -1,0 +1,31 @@
+/*
+ * The backward test harness.  A grad case is a forward case (harness.h) plus what only the
+ * backward has.  fag_run_case runs the forward operator of the case through the face, then the
+ * matching backward (V1 → ScoreGrad, V2 → GradV2, V3 → GradV3, VarLen/V5 → UnpaddingScoreGradV5)
+ * on the forward's attentionOut and statistics with a random dy, and checks every gradient
+ * element against tests/reference's ref_backward on the same logical values (the output and
+ * statistics as the library wrote them):
+ *   - dq, dk, dv, dq_rope, dk_rope and dsink within the §0.4 gradient tolerance;
+ *   - dq (and dq_rope) rows of rows that see nothing exactly 0;
+ *   - replicas 1..7 of the statistics are NaN during the backward (only replica 0 may be read);
+ *   - gaps of strided gradient views untouched; input gaps are NaN.
+ */
+#ifndef FLASHC_TESTS_CANN_HARNESS_GRAD_H
+#define FLASHC_TESTS_CANN_HARNESS_GRAD_H
+
+#include <stdbool.h>
+
+#include "harness.h"
+
+typedef struct fag_case {
+    fa_case f;       /* the forward call the backward describes */
+    bool skew_stats; /* statistics that are not the forward's (m + 0.25, l · 1.5): used as given */
+} fag_case;
+
+/* A case with every option off (fa_case_default). */
+fag_case fag_case_default(void);
+
+/* Runs and checks the case (TC checks, context from name); false when a library call failed. */
+bool fag_run_case(const char *name, const fag_case *c);
+
+#endif /* FLASHC_TESTS_CANN_HARNESS_GRAD_H */
