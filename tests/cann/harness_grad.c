@@ -7,8 +7,6 @@
 #include <string.h>
 
 #include "common/tolerance.h"
-#include "grad_calls.h"
-#include "harness_case.h"
 #include "reference/backward.h"
 
 fag_case fag_case_default(void)
@@ -19,15 +17,7 @@ fag_case fag_case_default(void)
     return c;
 }
 
-/* What the backward adds to a forward run. */
-typedef struct grad_run {
-    fa_run r;
-    const fag_case *gc;
-    double *dy, *out, *smax, *ssum; /* logical: [B][N1][S1cap][Dv], [B][N1][S1cap] */
-    dev_tensor tdy, tdq, tdk, tdv, tdqr, tdkr, tdsink;
-} grad_run;
-
-static fag_fn grad_fn(fa_fn fn)
+fag_fn fag_grad_fn(fa_fn fn)
 {
     switch (fn) {
     case FA_V1: return FAG_V1;
@@ -70,7 +60,7 @@ static aclnnStatus run_backward(void *ws, uint64_t bytes, aclOpExecutor *ex, acl
 
 /* The forward output and statistics as the library wrote them, as logical arrays; then the
  * statistics the backward gets: skewed if asked, replicas 1..7 NaN. */
-static void take_forward(grad_run *g)
+static void take_forward(fag_run *g)
 {
     fa_run *r = &g->r;
     const int64_t rows = (int64_t)r->B * r->N1 * r->S1cap;
@@ -105,7 +95,7 @@ static void take_forward(grad_run *g)
     free(oimg), free(mx), free(sm);
 }
 
-static void make_grad_tensors(grad_run *g)
+static void make_grad_tensors(fag_run *g)
 {
     fa_run *r = &g->r;
     g->dy = fa_make_seq(r, &g->tdy, true, r->N1, r->Dv, r->adt, GAP_IN);
@@ -123,13 +113,13 @@ static void make_grad_tensors(grad_run *g)
     }
 }
 
-static aclnnStatus call_backward(grad_run *g, uint64_t *ws, aclOpExecutor **ex)
+aclnnStatus fag_prepare(fag_run *g, uint64_t *ws, aclOpExecutor **ex)
 {
     fa_run *r = &g->r;
     const fa_case *c = r->c;
     char layout[8], sil[] = "same_as_input";
     snprintf(layout, sizeof layout, "%s", c->layout);
-    fag_args a = {.fn = grad_fn(c->fn), .q = r->tq.t, .qr = r->tqr.t, .k = r->tk.t, .kr = r->tkr.t, .v = r->tv.t,
+    fag_args a = {.fn = fag_grad_fn(c->fn), .q = r->tq.t, .qr = r->tqr.t, .k = r->tk.t, .kr = r->tkr.t, .v = r->tv.t,
                   .dy = g->tdy.t, .pse = r->tpse.t, .drop = r->tdrop.t, .mask = r->tmask.t, .smax = r->tmax.t,
                   .ssum = r->tsum.t, .ain = r->tout.t, .sink = r->tsink.t, .prefix = r->prefix, .aq = r->aq,
                   .akv = r->akv, .qs = r->qs, .kvs = r->kvs,
@@ -144,7 +134,7 @@ static aclnnStatus call_backward(grad_run *g, uint64_t *ws, aclOpExecutor **ex)
 
 /* One gradient tensor against its reference (logical [B][N][Scap][E]); rows whose query sees
  * nothing (q side, empty != NULL) must be exactly 0. */
-static void check_grad(const grad_run *g, const char *what, const dev_tensor *t, bool q_side, int N, int E,
+static void check_grad(const fag_run *g, const char *what, const dev_tensor *t, bool q_side, int N, int E,
                        const double *ref, const ref_fwd *f)
 {
     const fa_run *r = &g->r;
@@ -177,7 +167,7 @@ static void check_grad(const grad_run *g, const char *what, const dev_tensor *t,
     free(img), free(covered), free(y), free(rv);
 }
 
-static void check_gradients(grad_run *g)
+void fag_check(fag_run *g)
 {
     fa_run *r = &g->r;
     ref_fwd f;
@@ -206,34 +196,50 @@ static void check_gradients(grad_run *g)
     ref_grads_free(&rg);
 }
 
-bool fag_run_case(const char *name, const fag_case *c)
+bool fag_open(fag_run *g, const fag_case *c)
 {
-    tc_context("%s", name);
-    grad_run g;
-    memset(&g, 0, sizeof g);
-    g.gc = c;
-    fa_run *r = &g.r;
+    memset(g, 0, sizeof *g);
+    g->gc = c;
+    fa_run *r = &g->r;
     fa_setup_sizes(r, &c->f);
     fa_setup_inputs(r, &c->f);
     fa_setup_outputs(r, &c->f);
     fa_setup_arrays(r, &c->f);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    aclnnStatus st = fa_case_prepare(r, &ws, &ex);
-    bool ok = second_phase(st, ws, ex, "forward", run_forward, r);
-    if (ok) {
-        take_forward(&g);
-        make_grad_tensors(&g);
-        const fag_fn fn = grad_fn(c->f.fn);
-        st = call_backward(&g, &ws, &ex);
-        ok = second_phase(st, ws, ex, "backward", run_backward, &fn);
-    }
-    if (ok)
-        check_gradients(&g);
-    dev_tensor *ts[] = {&g.tdy, &g.tdq, &g.tdk, &g.tdv, &g.tdqr, &g.tdkr, &g.tdsink};
+    const aclnnStatus st = fa_case_prepare(r, &ws, &ex);
+    if (!second_phase(st, ws, ex, "forward", run_forward, r))
+        return false;
+    take_forward(g);
+    make_grad_tensors(g);
+    return true;
+}
+
+bool fag_backward(fag_run *g)
+{
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    const fag_fn fn = fag_grad_fn(g->r.c->fn);
+    const aclnnStatus st = fag_prepare(g, &ws, &ex);
+    return second_phase(st, ws, ex, "backward", run_backward, &fn);
+}
+
+void fag_close(fag_run *g)
+{
+    dev_tensor *ts[] = {&g->tdy, &g->tdq, &g->tdk, &g->tdv, &g->tdqr, &g->tdkr, &g->tdsink};
     for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
         dt_free(ts[k]);
-    free(g.dy), free(g.out), free(g.smax), free(g.ssum);
-    fa_teardown(r);
+    free(g->dy), free(g->out), free(g->smax), free(g->ssum);
+    fa_teardown(&g->r);
+}
+
+bool fag_run_case(const char *name, const fag_case *c)
+{
+    tc_context("%s", name);
+    fag_run g;
+    const bool ok = fag_open(&g, c) && fag_backward(&g);
+    if (ok)
+        fag_check(&g);
+    fag_close(&g);
     return ok;
 }

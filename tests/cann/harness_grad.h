@@ -15,7 +15,8 @@
 
 #include <stdbool.h>
 
-#include "harness.h"
+#include "grad_calls.h"
+#include "harness_case.h"
 
 typedef struct fag_case {
     fa_case f;       /* the forward call the backward describes */
@@ -27,5 +28,28 @@ fag_case fag_case_default(void);
 
 /* Runs and checks the case (TC checks, context from name); false when a library call failed. */
 bool fag_run_case(const char *name, const fag_case *c);
+
+/* ---- the steps of fag_run_case, for tests that run the backward more than once --------------- */
+
+typedef struct fag_run {
+    fa_run r;                       /* the forward case and its tensors */
+    const fag_case *gc;
+    double *dy, *out, *smax, *ssum; /* logical: [B][N1][S1cap][Dv], [B][N1][S1cap] */
+    dev_tensor tdy, tdq, tdk, tdv, tdqr, tdkr, tdsink;
+} fag_run;
+
+/* Inputs, the forward through the face, its output and statistics as the backward's inputs
+ * (skewed if asked, replicas 1..7 NaN), dy and the gradient tensors.  False when the forward failed
+ * (g must still be closed). */
+bool fag_open(fag_run *g, const fag_case *c);
+/* The backward's first phase on g (current context options and OpenMP thread count). */
+aclnnStatus fag_prepare(fag_run *g, uint64_t *ws, aclOpExecutor **ex);
+/* Both phases, with a fresh workspace and stream. */
+bool fag_backward(fag_run *g);
+/* Every gradient against ref_backward. */
+void fag_check(fag_run *g);
+void fag_close(fag_run *g);
+/* The backward function paired with a forward function. */
+fag_fn fag_grad_fn(fa_fn fn);
 
 #endif /* FLASHC_TESTS_CANN_HARNESS_GRAD_H */
