@@ -43,6 +43,42 @@ typedef struct nt_mask_spec {
 
 typedef enum { NT_SINK_NONE, NT_SINK_FINITE, NT_SINK_SOME_NEG_INF, NT_SINK_ALL_NEG_INF } nt_sink_mode;
 
+/* Key/value storage (flashc.h fc_kv_storage).  Paged caches are made physically (random blocks,
+ * NaN in unused slots and spare blocks) and the logical key/value the reference sees is gathered
+ * from them through the block table (reference/kvcache.h), so paged == gathered cache (§9 h). */
+typedef enum { NT_KV_TENSOR, NT_KV_PAGED, NT_KV_BATCHES } nt_kv_mode;
+
+typedef struct nt_kv_spec {
+    nt_kv_mode mode;
+    int block_size;         /* paged: slots per block */
+    bool head_major_blocks; /* paged: a block is [N2][block_size][E] (else [block_size][N2][E]) */
+    int spare_blocks;       /* paged: physical blocks no used table entry points to */
+    bool shared_blocks;     /* paged: batches may point at the same physical blocks */
+    bool int8;              /* FC_I8 key and value with k_dequant / v_dequant (reference: (x+offset)·scale) */
+    bool per_channel;       /* dequant values per (head, feature); else one value (strides 0) */
+    bool offset;            /* dequant offsets given */
+    fc_dtype affine_dt;     /* dtype of the dequant scale/offset */
+} nt_kv_spec;
+
+/* FC_I8 output (out_dt = FC_I8): desc.out_quant, y = sat(rne(fp16(x·scale + offset))). */
+typedef struct nt_quant_spec {
+    bool per_channel, offset;
+    fc_dtype dtype;
+} nt_quant_spec;
+
+/* Top-k block-sparse selection (flashc.h fc_sparse): one index row per (b, query row, kv head). */
+typedef struct nt_sparse_spec {
+    bool on;
+    fc_dtype dtype;   /* FC_I32 or FC_I64 */
+    int count, block_size;
+    bool causal;
+    double end_p;     /* per entry: the list ends here (−1, garbage after it) */
+    double dup_p;     /* per entry: repeat an earlier entry */
+    double late_p;    /* per entry: a block at or after the row's causal threshold */
+    bool all_blocks;  /* every block of the batch once, in random order (then −1 padding) */
+    int pad;          /* extra elements on the index strides */
+} nt_sparse_spec;
+
 typedef struct nt_case {
     uint64_t seed;
     int B, N1, N2, D, Dv, Dr; /* Dv 0 = D (passed to the library as 0 when v_dim_zero) */
@@ -80,6 +116,12 @@ typedef struct nt_case {
     int threads;
     bool oneshot;             /* fc_attention instead of a plan */
     const char *may_reject;   /* FC_ERR_INVALID_ARG naming this is an accepted outcome too */
+
+    /* decode storage, left padding, int8 output, sparse selection */
+    nt_kv_spec kv;
+    bool kv_starts;           /* random per-batch desc.kv_starts in [0, Skv_b] */
+    nt_quant_spec out_quant;  /* used when out_dt is FC_I8 */
+    nt_sparse_spec sparse;
 } nt_case;
 
 nt_case nt_default(void);
@@ -99,6 +141,22 @@ typedef struct nt_data {
     fc_window *bwin;              /* [B] */
     uint8_t *keep;                /* dropout bits */
     int64_t keep_n;
+
+    int64_t *kv_starts;           /* [B] */
+    /* int8 key/value: raw values, logical layout (tensor / per-batch storage) */
+    int8_t *k8, *v8;
+    double *kdq[2], *vdq[2];      /* dequant scale, offset: [N2·D] / [N2·Dv] or [1]; offset may be NULL */
+    /* paged storage: physical caches (doubles, NaN in unused slots; int8 raw values when int8) */
+    int32_t *table;
+    int64_t table_stride, num_blocks;
+    int64_t pst[3][4];            /* per k, v, k_rope: strides block, slot, head, dim */
+    int64_t pcount[3];            /* elements per physical cache */
+    double *kp, *vp, *krp;
+    int8_t *kp8, *vp8;
+    double *oq[2];                /* output quant scale, offset: [N1·Dv] or [1]; offset may be NULL */
+    /* sparse indices as int64 values, addressed by sp_st (batch, seq, head, entry) */
+    int64_t *sp;
+    int64_t sp_n, sp_st[4];
 } nt_data;
 
 /* Seeded random data for the case. */
@@ -134,6 +192,10 @@ int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result
 void nt_same_data(const char *what, const nt_case *a, const nt_case *b, bool stats);
 /* Bitwise equality of the raw outputs and statistics. */
 bool nt_bitwise_equal(const nt_result *a, const nt_result *b);
+
+/* The sparse reference (reference/sparse.h) for the case's data: lengths, operands, indices. */
+struct ref_sparse;
+void nt_sparse_ref(const nt_case *c, const nt_data *d, struct ref_sparse *p);
 
 /* Test driver: argv[1] names the ISA ("scalar", "avx2", "avx512"; none = library default).
  * Returns TC_SKIP when that ISA is not available here. */

@@ -8,6 +8,7 @@
 #include "common/check.h"
 #include "common/tolerance.h"
 #include "harness_internal.h"
+#include "reference/kvcache.h"
 
 /* One TC check per category; the first offender is printed. */
 typedef struct exact_tally {
@@ -44,6 +45,7 @@ void nt_check_outputs(const nt_case *c, const nt_data *d, const nt_bufs *L, nt_r
     int64_t nt = 0, ns = 0;
     exact_tally zero = {0}, stat_pad = {0}, stat_empty = {0}, replica = {0}, unwritten = {0}, overflow = {0};
     const tc_dtype ot = nt_tc(c->out_dt);
+    const bool q8 = c->out_dt == FC_I8; /* int8 output: the reference value quantised (§4.6), ±1 */
     char *written = calloc((size_t)L->gout.count, 1);
     char *stat_written = calloc((size_t)L->stat_n + 1, 1);
     for (int b = 0; b < c->B; b++)
@@ -56,13 +58,17 @@ void nt_check_outputs(const nt_case *c, const nt_data *d, const nt_bufs *L, nt_r
                 for (int e = 0; e < Dv; e++) {
                     const int64_t off = nt_offset(c, d, &L->gout, NT_OUT, b, n, i, e);
                     written[off] = 1;
-                    const double got = tc_load(ot, L->out, off);
-                    if (nt_is_sentinel(c->out_dt, L->out, off))
+                    const double got = q8 ? ((const int8_t *)L->out)[off] : tc_load(ot, L->out, off);
+                    if (!q8 && nt_is_sentinel(c->out_dt, L->out, off))
                         exact_fail(&unwritten, "output element not written", b, n, i, got);
                     r->out[row * Dv + e] = got;
                     if (pad_row || empty || sink_empty) {
                         if (got != 0)
                             exact_fail(&zero, pad_row ? "padding row not zero" : "empty row not zero", b, n, i, got);
+                    } else if (q8) {
+                        const int64_t qc = c->out_quant.per_channel ? (int64_t)n * Dv + e : 0;
+                        y[nt] = got;
+                        x[nt++] = ref_quant_i8(r->ref_out[row * Dv + e], d->oq[0][qc], d->oq[1] ? d->oq[1][qc] : 0);
                     } else if (overflows(ot, r->ref_out[row * Dv + e], got)) {
                         exact_fail(&overflow, "output overflow does not follow the dtype range (semantics 0.3)", b, n, i, got);
                     } else if (!isinf(got)) {
@@ -90,7 +96,7 @@ void nt_check_outputs(const nt_case *c, const nt_data *d, const nt_bufs *L, nt_r
                     ym[ns] = m, xm[ns] = r->ref_max[row], ys[ns] = l, xs[ns++] = r->ref_sum[row];
                 }
             }
-    tc_compare("out", y, x, nt, tc_tol_out(ot), 1);
+    tc_compare(q8 ? "out (int8)" : "out", y, x, nt, q8 ? (tc_tol){0, 1} : tc_tol_out(ot), 1);
     if (c->stats) {
         tc_compare("softmax max", ym, xm, ns, tc_tol_max(), 1);
         tc_compare("softmax sum", ys, xs, ns, tc_tol_sum(), 1);

@@ -2,6 +2,16 @@
 
 tc_dtype nt_tc(fc_dtype t) { return t == FC_F16 ? TC_F16 : t == FC_BF16 ? TC_BF16 : TC_F32; }
 
+size_t nt_dtype_bytes(fc_dtype t)
+{
+    switch (t) {
+    case FC_F16: case FC_BF16: return 2;
+    case FC_I8: case FC_U8: case FC_BOOL: return 1;
+    case FC_I64: return 8;
+    default: return 4;
+    }
+}
+
 int64_t nt_tokens_before(const int *lens, int b)
 {
     int64_t t = 0;
@@ -75,7 +85,8 @@ int nt_q_rows(const nt_case *c, const nt_data *d, int b) { return c->packed ? d-
 int nt_replicas(const nt_case *c) { return c->replicas > 0 ? c->replicas : 1; }
 
 /* flashc.h fc_stats_order: head-major per-batch [heads, Sq_b, r] blocks; token-major
- * [tokens, heads, r]; kv-group per-batch [kv_heads, Sq_b, group]. */
+ * [tokens, heads, r]; kv-group per-batch [kv_heads, Sq_b, group]; kv-token-group
+ * [kv_heads, tokens, group] over all batches' rows. */
 int64_t nt_stat_offset(const nt_case *c, const nt_data *d, int b, int n1, int i)
 {
     const int r = nt_replicas(c), G = c->N1 / c->N2;
@@ -88,6 +99,12 @@ int64_t nt_stat_offset(const nt_case *c, const nt_data *d, int b, int n1, int i)
     switch (c->stats_order) {
     case FC_STATS_TOKEN_MAJOR: return ((tok + i) * c->N1 + n1) * r;
     case FC_STATS_KV_GROUP: return base + ((int64_t)(n1 / G) * rows + i) * G + n1 % G;
+    case FC_STATS_KV_TOKEN_GROUP: {
+        int64_t all = 0;
+        for (int k = 0; k < c->B; k++)
+            all += nt_q_rows(c, d, k);
+        return ((int64_t)(n1 / G) * all + tok + i) * G + n1 % G;
+    }
     default: return base + ((int64_t)n1 * rows + i) * r;
     }
 }

@@ -5,6 +5,8 @@
 
 #include "common/halfconv.h"
 #include "harness.h"
+#include "reference/reference.h"
+#include "reference/rules_native.h"
 
 typedef struct nt_geom {
     int64_t sb, sh, ss, sd; /* element strides; packed: sb is a bogus value the library must ignore */
@@ -29,19 +31,53 @@ int nt_replicas(const nt_case *c);
 /* Rows of batch b in the output (padded: Sq incl. padding rows; packed: its length). */
 int nt_q_rows(const nt_case *c, const nt_data *d, int b);
 
-/* The buffers handed to the library in one run (freed together). */
+/* The buffers handed to the library in one run (freed together by nt_bufs_free). */
 typedef struct nt_bufs {
     void *q, *k, *v, *qr, *kr, *out, *bias;
     float *smax, *ssum;
     int64_t *q_lens, *kv_lens;
     nt_geom gq, gk, gv, gqr, gkr, gout;
     int64_t stat_n;
+    void **k_batches, **v_batches;  /* per-batch storage (nbatches each) */
+    int64_t nbatches;
+    void *kdq[2], *vdq[2], *oq[2];  /* affine maps in their dtype */
+    void *sparse;                   /* index buffer in the case's index dtype */
 } nt_bufs;
+
+/* Element size of an fc_dtype (the tests' own table). */
+size_t nt_dtype_bytes(fc_dtype t);
+
+/* The description of one run of the case on d, with its buffers in L (output and statistics
+ * sentinel-filled); nt_bufs_free releases them. */
+fc_attention_desc nt_make_desc(const nt_case *c, const nt_data *d, nt_bufs *L);
+void nt_bufs_free(nt_bufs *L);
+/* An operand's buffer in the case's layout (the case's dtype, or int8 raw values for FC_I8 key /
+ * value), NaN in every gap; g receives its geometry. */
+void *nt_build_input(const nt_case *c, const nt_data *d, nt_operand which, const double *logical, fc_dtype dt, nt_geom *g);
+
+/* The reference problem of a case (dense: ref_fwd with the native rules plugged in). */
+typedef struct nt_ref {
+    ref_fwd f;
+    ref_native rn;
+    ref_window *bw;
+    double *slopes, *sink;
+} nt_ref;
+void nt_ref_init(const nt_case *c, const nt_data *d, nt_ref *R);
+void nt_ref_free(nt_ref *R);
+/* Fills r->ref_out, ref_max, ref_sum (logical rows) and nvis (−1 = padding row) for the case:
+ * dense or sparse reference. */
+void nt_run_reference(const nt_case *c, const nt_data *d, nt_result *r);
+/* Runs the plan of a (forward) with an exact-size workspace, or fc_attention when oneshot. */
+fc_status nt_run_library(const nt_case *c, const fc_attention_desc *a, size_t *ws_bytes);
+/* Prints the case (after a failure). */
+void nt_describe(const nt_case *c);
 
 /* Statistics buffers carry this many guard elements after the last slot. */
 #define NT_STAT_GUARD 16
 
-/* Sentinels: NaN payloads no kernel produces, so an unwritten output element is recognisable. */
+/* Sentinels: NaN payloads no kernel produces, so an unwritten output element is recognisable
+ * (FC_I8 outputs: the byte NT_SENT_I8, which is also a valid value). */
+#define NT_SENT_I8 0x5A
 void nt_fill_sentinel(fc_dtype dt, void *buf, int64_t n);
 bool nt_is_sentinel(fc_dtype dt, const void *buf, int64_t k);
 void *nt_xmalloc(size_t n); /* aborts when out of memory */

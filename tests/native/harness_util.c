@@ -20,6 +20,8 @@ void *nt_xmalloc(size_t n)
 
 bool nt_is_sentinel(fc_dtype dt, const void *buf, int64_t k)
 {
+    if (dt == FC_I8) /* every byte is a valid int8 output: callers treat this as "maybe unwritten" */
+        return ((const uint8_t *)buf)[k] == NT_SENT_I8;
     if (dt == FC_F32) {
         uint32_t u;
         memcpy(&u, (const char *)buf + 4 * k, 4);
@@ -32,6 +34,10 @@ bool nt_is_sentinel(fc_dtype dt, const void *buf, int64_t k)
 
 void nt_fill_sentinel(fc_dtype dt, void *buf, int64_t n)
 {
+    if (dt == FC_I8) {
+        memset(buf, NT_SENT_I8, (size_t)n);
+        return;
+    }
     for (int64_t k = 0; k < n; k++) {
         if (dt == FC_F32)
             memcpy((char *)buf + 4 * k, &(uint32_t){SENT_F32}, 4);

@@ -1,0 +1,46 @@
+/*
+ * The backward harness (flashc.h fc_plan_create_backward / fc_attention_backward), on top of the
+ * forward harness: a forward nt_case is prepared and run (and checked) as usual; its library
+ * output and statistics become desc.out / desc.stats of the backward, exactly as the forward
+ * wrote them; a seeded random d_out is laid out like desc.out; the gradients go to sentinel-filled
+ * buffers with their own strides.  The reference backward (reference/backward.h, or
+ * reference/sparse.h for sparse cases) gets the same values, and every gradient element is
+ * checked:
+ *   - within the §0.4 gradient tolerance (M = max(1, max |reference|) per tensor);
+ *   - dq rows of fully masked and padding rows exactly 0;
+ *   - every logical element written (no sentinel left), no gap or guard written, dsink guard
+ *     untouched (and the whole dsink buffer untouched when the problem has no sink);
+ *   - desc.out and desc.stats unchanged by the backward.
+ */
+#ifndef FLASHC_TESTS_NATIVE_HARNESS_BWD_H
+#define FLASHC_TESTS_NATIVE_HARNESS_BWD_H
+
+#include "harness.h"
+
+typedef struct nt_bwd {
+    fc_dtype grad_dt;        /* dtype of dq, dk, dv and the rope gradients */
+    bool dout_dt_set;        /* d_out dtype dout_dt (else the output dtype) */
+    fc_dtype dout_dt;
+    bool grad_layout_set;    /* gradients in grad_layout (padded problems), else the operands' layouts */
+    nt_layout grad_layout;
+    int grad_pad;            /* extra elements on every gradient stride */
+    float stat_shift;        /* given statistics: max + shift, sum·1.3 (visible rows): used as given */
+    bool poison_replicas;    /* statistics replicas other than 0 hold NaN (only replica 0 is read) */
+    bool dsink_without_sink; /* pass a dsink buffer although there is no sink: it stays untouched */
+    int threads;
+    bool check_threads;      /* run again with another thread count: bit-identical gradients */
+    bool oneshot;            /* fc_attention_backward */
+    bool use_io;             /* plan on decoy buffers, run with the real ones through fc_attention_io */
+    const char *may_reject;  /* FC_ERR_INVALID_ARG naming this is an accepted outcome of the backward */
+} nt_bwd;
+
+nt_bwd nt_bwd_default(void);
+
+/* Forward (checked), backward, reference, checks; returns the number of failed checks. */
+int64_t nt_bwd_run(const nt_case *c, const nt_bwd *o);
+
+/* Central finite differences of the library's own forward (L = Σ d_out·out over real rows)
+ * against the library's backward, for tiny fp32 cases without broadcast strides (§9 b). */
+int64_t nt_bwd_finite_differences(const nt_case *c);
+
+#endif
