@@ -259,6 +259,31 @@ static void gqa_and_long(void)
     nt_run(&c);
 }
 
+/* §9 p: the forward (flash-decoding splits and their merge included) is bit-identical for 1 and
+ * 2 threads. */
+static void threads(void)
+{
+    static const int one[2] = {1, 1}, k2[2] = {3001, 77};
+    for (int k = 0; k < 3; k++) {
+        nt_case c = decode(120 + k);
+        c.B = k == 0 ? 1 : 2, c.sq = one, c.skv = k2, c.Skv = 3001, c.N1 = 4, c.N2 = k == 2 ? 2 : 1;
+        if (k == 1)
+            c = paged(c, 32, false, true), c.kv.int8 = true, c.kv.per_channel = true, c.kv.affine_dt = FC_BF16;
+        if (k == 2)
+            c.sink = NT_SINK_FINITE, c.kv_starts = true, c.out_dt = FC_I8, c.dt = FC_F16;
+        tc_context("decode, 1 and 2 threads bit-identical (case %d)", k);
+        nt_data d = nt_prepare(&c);
+        nt_result r1, r2;
+        c.threads = 1;
+        nt_execute(&c, &d, &r1);
+        c.threads = 2;
+        nt_execute(&c, &d, &r2);
+        TC_CHECK(nt_bitwise_equal(&r1, &r2), "outputs or statistics differ between 1 and 2 threads");
+        nt_result_free(&r1), nt_result_free(&r2);
+        nt_data_free(&d);
+    }
+}
+
 /* Block-table entries outside [0, num_blocks) in the used range: fc_plan_run fails with
  * FC_ERR_INVALID_ARG and writes nothing. */
 static void bad_tables(void)
@@ -311,6 +336,7 @@ static void body(void)
     int8_kv();
     int8_out();
     gqa_and_long();
+    threads();
     bad_tables();
 }
 

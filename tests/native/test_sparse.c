@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "harness_bwd.h"
 #include "harness_internal.h"
+#include "reference/sparse.h"
 
 static nt_case sparse(uint64_t seed, int bs, bool causal, fc_dtype idt)
 {
@@ -149,11 +150,58 @@ static void identities(void)
     nt_data_free(&d);
 }
 
+/* FLOPs over the selected positions (duplicates counted as often as listed), ×2.5 backward;
+ * forward results bit-identical for 1 and 2 threads. */
+static void flops_and_threads(void)
+{
+    static const int sq[3] = {6, 0, 5}, skv[3] = {30, 9, 17};
+    nt_case c = sparse(97, 3, true, FC_I64);
+    c.B = 3, c.packed = true, c.sq = sq, c.skv = skv, c.Dr = 4, c.N1 = 6, c.N2 = 2, c.stats_order = FC_STATS_KV_TOKEN_GROUP;
+    c.sparse.dup_p = 0.3;
+    nt_data d = nt_prepare(&c);
+    ref_sparse p;
+    nt_sparse_ref(&c, &d, &p);
+    double want = 0;
+    for (int b = 0; b < c.B; b++)
+        for (int i = 0; i < d.s1[b]; i++)
+            for (int n1 = 0; n1 < c.N1; n1++)
+                want += (double)ref_sparse_select(&p, b, i, n1 / (c.N1 / c.N2), NULL);
+    want *= 2.0 * (c.D + c.Dr) + 2.0 * d.Dv;
+    nt_bufs L;
+    fc_attention_desc a = nt_make_desc(&c, &d, &L);
+    fc_plan *plan = NULL;
+    double got = -1, got_b = -1;
+    tc_context("sparse FLOPs");
+    if (TC_CHECK(fc_plan_create(&a, NULL, &plan) == FC_OK, "plan: %s", fc_last_error()))
+        TC_CHECK(fc_plan_flops(plan, &got) == FC_OK && fabs(got - want) <= 1e-9 * want, "forward FLOPs %.0f, want %.0f", got, want);
+    fc_plan_destroy(plan);
+    fc_attention_grads g;
+    memset(&g, 0, sizeof g);
+    g.d_out = a.out, g.dq = a.q, g.dk = a.k, g.dv = a.v, g.dq_rope = a.q_rope, g.dk_rope = a.k_rope; /* planning only */
+    plan = NULL;
+    if (TC_CHECK(fc_plan_create_backward(&a, &g, NULL, &plan) == FC_OK, "backward plan: %s", fc_last_error()))
+        TC_CHECK(fc_plan_flops(plan, &got_b) == FC_OK && fabs(got_b - 2.5 * want) <= 1e-9 * want,
+                 "backward FLOPs %.0f, want %.0f", got_b, 2.5 * want);
+    fc_plan_destroy(plan);
+    nt_bufs_free(&L);
+
+    tc_context("sparse forward: 1 and 2 threads bit-identical");
+    nt_result r1, r2;
+    c.threads = 1;
+    nt_execute(&c, &d, &r1);
+    c.threads = 2;
+    nt_execute(&c, &d, &r2);
+    TC_CHECK(nt_bitwise_equal(&r1, &r2), "outputs or statistics differ between 1 and 2 threads");
+    nt_result_free(&r1), nt_result_free(&r2);
+    nt_data_free(&d);
+}
+
 static void body(void)
 {
     forward();
     backward();
     identities();
+    flops_and_threads();
 }
 
 int main(int argc, char **argv) { return nt_main(argc, argv, "native_sparse", body); }
