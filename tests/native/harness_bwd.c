@@ -94,15 +94,16 @@ static fc_attention_grads make_grads(const gbufs *G, void *dout, const nt_geom *
     return gr;
 }
 
-/* Plan (or one call), exact workspace; use_io: plan on decoys, run with the real buffers. */
+/* Plan (or one call), exact workspace.  With decoys: the plan is made on plan_desc / decoy (other
+ * buffers) and run with a's and gr's addresses through fc_attention_io. */
 static fc_status run_backward(const fc_attention_desc *a, const fc_attention_grads *gr, int threads, bool oneshot,
-                              const fc_attention_grads *decoy)
+                              const fc_attention_grads *decoy, const fc_attention_desc *plan_desc)
 {
     if (oneshot)
         return fc_attention_backward(a, gr);
     fc_options opt = {.backend = FC_BACKEND_DEFAULT, .threads = threads};
     fc_plan *plan = NULL;
-    fc_status st = fc_plan_create_backward(a, decoy ? decoy : gr, &opt, &plan);
+    fc_status st = fc_plan_create_backward(decoy ? plan_desc : a, decoy ? decoy : gr, &opt, &plan);
     if (st != FC_OK)
         return st;
     size_t ws = 0;
@@ -112,6 +113,8 @@ static fc_status run_backward(const fc_attention_desc *a, const fc_attention_gra
         memset(&io, 0, sizeof io);
         io.d_out = gr->d_out.data, io.dq = gr->dq.data, io.dk = gr->dk.data, io.dv = gr->dv.data;
         io.dq_rope = gr->dq_rope.data, io.dk_rope = gr->dk_rope.data, io.dsink = gr->dsink;
+        io.q = a->q.data, io.k = a->k.data, io.v = a->v.data, io.q_rope = a->q_rope.data, io.k_rope = a->k_rope.data;
+        io.out = a->out.data, io.stats_max = a->stats.max, io.stats_sum = a->stats.sum;
         st = fc_plan_run(plan, decoy ? &io : NULL, w, ws);
         free(w);
     }
@@ -211,14 +214,28 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
     gbufs_alloc(&cg, &d, o->grad_dt, &G);
     fc_attention_grads gr = make_grads(&G, dout_buf, &gd, dout_dt, o->grad_dt, sink || o->dsink_without_sink);
     fc_attention_grads decoy;
-    void *decoy_dout = NULL;
-    if (o->use_io) {
+    fc_attention_desc plan_desc = a;
+    void *decoy_dout = NULL, *decoy_in[8] = {NULL};
+    if (o->use_io) { /* decoys full of NaN: reading any of them poisons the gradients */
         gbufs_alloc(&cg, &d, o->grad_dt, &Gd);
         decoy_dout = nt_xmalloc((size_t)gd.count * nt_dtype_bytes(dout_dt));
-        nt_fill_sentinel(dout_dt, decoy_dout, gd.count); /* NaN: reading it poisons the gradients */
+        nt_fill_sentinel(dout_dt, decoy_dout, gd.count);
         decoy = make_grads(&Gd, decoy_dout, &gd, dout_dt, o->grad_dt, sink || o->dsink_without_sink);
+        fc_tensor *ts[6] = {&plan_desc.q, &plan_desc.k, &plan_desc.v, &plan_desc.q_rope, &plan_desc.k_rope, &plan_desc.out};
+        const nt_geom *gs[6] = {&L.gq, &L.gk, &L.gv, &L.gqr, &L.gkr, &L.gout};
+        for (int t = 0; t < 6; t++)
+            if (ts[t]->data) {
+                decoy_in[t] = nt_xmalloc((size_t)gs[t]->count * nt_dtype_bytes(ts[t]->dtype));
+                nt_fill_sentinel(ts[t]->dtype, decoy_in[t], gs[t]->count);
+                ts[t]->data = decoy_in[t];
+            }
+        decoy_in[6] = nt_xmalloc(sizeof(float) * (size_t)(L.stat_n + NT_STAT_GUARD));
+        decoy_in[7] = nt_xmalloc(sizeof(float) * (size_t)(L.stat_n + NT_STAT_GUARD));
+        nt_fill_sentinel(FC_F32, decoy_in[6], L.stat_n + NT_STAT_GUARD);
+        nt_fill_sentinel(FC_F32, decoy_in[7], L.stat_n + NT_STAT_GUARD);
+        plan_desc.stats.max = decoy_in[6], plan_desc.stats.sum = decoy_in[7];
     }
-    const fc_status st = run_backward(&a, &gr, o->threads, o->oneshot, o->use_io ? &decoy : NULL);
+    const fc_status st = run_backward(&a, &gr, o->threads, o->oneshot, o->use_io ? &decoy : NULL, &plan_desc);
     const bool rejected = o->may_reject && st == FC_ERR_INVALID_ARG && strstr(fc_last_error(), o->may_reject);
     if (rejected) {
         TC_CHECK(true, "backward rejected as allowed");
@@ -303,7 +320,7 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
             gbufs_alloc(&cg, &d, o->grad_dt, &G2);
             fc_attention_grads gr2 = make_grads(&G2, dout_buf, &gd, dout_dt, o->grad_dt, sink || o->dsink_without_sink);
             const int t2 = o->threads == 1 ? 2 : 1;
-            const fc_status st2 = run_backward(&a, &gr2, t2, false, NULL);
+            const fc_status st2 = run_backward(&a, &gr2, t2, false, NULL, NULL);
             bool same = st2 == FC_OK;
             for (int k = 0; same && k < G_N; k++)
                 same = !G.g[k] || memcmp(G.g[k], G2.g[k], (size_t)G.geo[k].count * nt_dtype_bytes(o->grad_dt)) == 0;
@@ -325,6 +342,8 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
         nt_describe(&c);
     if (o->use_io)
         gbufs_free(&Gd), free(decoy_dout);
+    for (int t = 0; t < 8; t++)
+        free(decoy_in[t]);
     gbufs_free(&G);
     free(dout), free(dout_buf), free(m), free(l), free(out_copy), free(max_copy), free(sum_copy);
     nt_bufs_free(&L);
@@ -376,7 +395,7 @@ int64_t nt_bwd_finite_differences(const nt_case *c0)
     gbufs_alloc(&cg, &d, FC_F32, &G);
     const bool sink = c.sink != NT_SINK_NONE;
     fc_attention_grads gr = make_grads(&G, dout_buf, &gd, FC_F32, FC_F32, sink);
-    st = run_backward(&a, &gr, 1, false, NULL);
+    st = run_backward(&a, &gr, 1, false, NULL, NULL);
     TC_CHECK(st == FC_OK, "finite differences: backward %s: %s", fc_status_name(st), fc_last_error());
     a.stats = (fc_stats){0}; /* the perturbed forwards leave the statistics alone */
     fd_plan P = {0};

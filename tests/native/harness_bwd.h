@@ -30,7 +30,8 @@ typedef struct nt_bwd {
     int threads;
     bool check_threads;      /* run again with another thread count: bit-identical gradients */
     bool oneshot;            /* fc_attention_backward */
-    bool use_io;             /* plan on decoy buffers, run with the real ones through fc_attention_io */
+    bool use_io;             /* plan on decoy (NaN) inputs, output, statistics and gradients, run with the
+                                real ones through fc_attention_io */
     const char *may_reject;  /* FC_ERR_INVALID_ARG naming this is an accepted outcome of the backward */
 } nt_bwd;
 

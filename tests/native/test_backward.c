@@ -236,6 +236,10 @@ static void plans(void)
     o = nt_bwd_default();
     o.threads = 0;
     run("threads 0", &c, &o);
+    c = base(121);
+    c.kv_starts = true, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT), c.B = 3;
+    o = nt_bwd_default();
+    run("left padding (kv_starts)", &c, &o);
 }
 
 static void body(void)
