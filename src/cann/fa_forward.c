@@ -22,6 +22,7 @@ static void lower_batches(const fa_geom *g, fc_problem *p)
         bt->sq = fa_len_q(g, b);
         bt->skv = fa_len_kv(g, b);
         bt->q_rows = bt->sq;
+        bt->kv_rows = bt->skv;
         bt->q_tok = fa_tok_q(g, b);
         bt->kv_tok = fa_tok_kv(g, b);
         p->max_sq = bt->sq > p->max_sq ? bt->sq : p->max_sq;

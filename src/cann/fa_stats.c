@@ -70,8 +70,7 @@ void fa_lower_stats_dropout(const fa_geom *g, fc_batch *batch)
     int64_t bit = 0;
     for (int64_t b = 0; b < g->B; b++) {
         fc_batch *bt = &batch[b];
-        const int64_t row0 = g->layout == FA_LAYOUT_TND ? fa_tok_q(g, b) : b * g->S1;
-        bt->stat_base = row0 * g->N1 * FA_STAT_REPLICAS;
+        bt->stat_row0 = g->layout == FA_LAYOUT_TND ? fa_tok_q(g, b) : b * g->S1;
         bt->drop_bit0 = bit;
         bit += g->N1 * bt->sq * bt->skv;
     }

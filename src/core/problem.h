@@ -49,7 +49,8 @@ typedef struct fc_view {
 /* Per-batch facts.  Lengths are the real ones; rows in [sq, q_rows) are padding rows that are
  * written as rows seeing nothing. */
 typedef struct fc_batch {
-    int64_t sq, skv, q_rows;
+    int64_t sq, skv;
+    int64_t q_rows, kv_rows;          /* rows written: out/dq and (backward) dk/dv; dense batches count their padding */
     int64_t q_tok, kv_tok;            /* packed batches: tokens before this batch; else 0 */
     int64_t vis_lo, vis_hi;           /* visible iff vis_lo <= j − i <= vis_hi (clamped) */
     int64_t prefix;                   /* columns j < prefix are visible too */
@@ -59,7 +60,7 @@ typedef struct fc_batch {
     int64_t pse_row_shift, pse_col_shift;
     double alibi_dpos;                /* Δpos = j − i + alibi_dpos (exact whenever it matters, see rows.h) */
     int64_t drop_bit0;                /* dropout bit of (n=0, i=0, j=0) */
-    int64_t stat_base;                /* element offset of this batch's statistics */
+    int64_t stat_row0;                /* statistics rows (tokens) before this batch's rows */
 } fc_batch;
 
 /* An explicit mask (nonzero = hidden), one byte per element. */
@@ -150,14 +151,14 @@ static inline int64_t fc_stat_offset(const fc_problem *p, const fc_batch *bt, in
     const int64_t r = p->stats.replicas;
     switch (p->stats.order) {
     case FC_STATS_TOKEN_MAJOR:
-        return bt->stat_base + (i * p->Nq + n1) * r;
+        return ((bt->stat_row0 + i) * p->Nq + n1) * r;
     case FC_STATS_KV_GROUP:
-        return bt->stat_base + ((n1 / p->G) * bt->q_rows + i) * p->G + n1 % p->G;
+        return bt->stat_row0 * p->Nq + ((n1 / p->G) * bt->q_rows + i) * p->G + n1 % p->G;
     case FC_STATS_KV_TOKEN_GROUP:
-        return ((n1 / p->G) * p->stats.tokens + bt->q_tok + i) * p->G + n1 % p->G;
+        return ((n1 / p->G) * p->stats.tokens + bt->stat_row0 + i) * p->G + n1 % p->G;
     case FC_STATS_HEAD_MAJOR:
     default:
-        return bt->stat_base + (n1 * bt->q_rows + i) * r;
+        return (bt->stat_row0 * p->Nq + n1 * bt->q_rows + i) * r;
     }
 }
 

@@ -47,7 +47,7 @@ static int64_t fc_q_items(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 
 static int64_t fc_kv_items(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 {
-    return p->Nkv * ((bt->skv + t.kv_rows - 1) / t.kv_rows);
+    return p->Nkv * ((bt->kv_rows + t.kv_rows - 1) / t.kv_rows);
 }
 
 /* The batch whose items contain idx: the last b with start[b] <= idx. */
@@ -85,12 +85,12 @@ static void fc_kv_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t id
 {
     const int64_t b = fc_batch_of(cp->kv_start, p->B, idx);
     const fc_batch *bt = &p->batch[b];
-    const int64_t rows = cp->tiles.kv_rows, tiles = (bt->skv + rows - 1) / rows;
+    const int64_t rows = cp->tiles.kv_rows, tiles = (bt->kv_rows + rows - 1) / rows;
     const int64_t local = idx - cp->kv_start[b];
     it->b = b;
     it->n2 = local / tiles;
     it->j0 = (local % tiles) * rows;
-    it->j_count = bt->skv - it->j0 < rows ? bt->skv - it->j0 : rows;
+    it->j_count = bt->kv_rows - it->j0 < rows ? bt->kv_rows - it->j0 : rows;
 }
 
 /* Flash-decoding: with fewer query items than FC_MIN_ITEMS, slice the kv axis so that there are

@@ -196,6 +196,13 @@ static void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t
     fc_gemm(jn, (int)(p->Dqk + p->Dr), R, b->dst, 1, t.cols, b->q_rows, b->ld_q, b->acc_k + row0 * ldq, ldq, true);
 }
 
+/* Rows of the item below the batch's kv length; the rest (dense padding) get zero gradients. */
+static int64_t fc_live_kv_rows(const fc_batch *bt, const fc_kv_item *it)
+{
+    const int64_t n = bt->skv - it->j0;
+    return n < 0 ? 0 : n < it->j_count ? n : it->j_count;
+}
+
 typedef struct fc_kv_rows_at {
     fc_kv_at at;
     int64_t j0;
@@ -213,27 +220,28 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
     fc_bwd_carve(fc_align64(ws), p, t, &b);
     const fc_batch *bt = &p->batch[it->b];
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
-    const int jn = (int)it->j_count;
+    const int jn = (int)it->j_count, live = (int)fc_live_kv_rows(bt, it);
     const fc_kv_at at = {it->b, bt->kv_tok, it->n2};
     memset(b.acc_k, 0, (size_t)(jn * ldq) * sizeof(float));
     memset(b.acc_v, 0, (size_t)(jn * Dvp) * sizeof(float));
 
-    int64_t i_lo, i_hi;
-    fc_col_rows(bt, it->j0, it->j0 + jn, &i_lo, &i_hi);
+    int64_t i_lo = 0, i_hi = 0;
+    if (live > 0)
+        fc_col_rows(bt, it->j0, it->j0 + live, &i_lo, &i_hi);
     if (i_lo < i_hi) {
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, at, it->j0, jn, b.kb, b.vb, b.aff);
+        fc_kv_tile_load(&kv, p, at, it->j0, live, b.kb, b.vb, b.aff);
         for (int64_t n1 = it->n2 * p->G; n1 < (it->n2 + 1) * p->G; n1++)
             for (int64_t i0 = i_lo; i0 < i_hi; i0 += t.rows) {
                 const fc_item q = {.b = it->b, .n_first = n1, .n_count = 1, .i0 = i0,
                                    .i_count = i_hi - i0 < t.rows ? i_hi - i0 : t.rows};
                 fc_rows_init(&b.rows, p, &q);
-                const fc_tile_kind kind = fc_rows_classify(&b.rows, it->j0, it->j0 + jn);
+                const fc_tile_kind kind = fc_rows_classify(&b.rows, it->j0, it->j0 + live);
                 if (kind == FC_TILE_SKIP)
                     continue;
                 fc_bwd_load_rows(p, &b);
-                fc_bwd_pair(p, &b, &kv, it->j0, jn, kind);
-                fc_bwd_accumulate_kv(p, &b, t, jn, 0);
+                fc_bwd_pair(p, &b, &kv, it->j0, live, kind);
+                fc_bwd_accumulate_kv(p, &b, t, live, 0);
             }
     }
     fc_kv_rows_at ctx = {at, it->j0};
@@ -250,7 +258,7 @@ void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it
     fc_bwd_bufs b;
     fc_bwd_carve(fc_align64(ws), p, t, &b);
     const fc_batch *bt = &p->batch[it->b];
-    const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W), lo = it->j0, hi = it->j0 + it->j_count;
+    const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W), lo = it->j0, hi = it->j0 + fc_live_kv_rows(bt, it);
     const fc_kv_at at = {it->b, bt->kv_tok, it->n2};
     memset(b.acc_k, 0, (size_t)(it->j_count * ldq) * sizeof(float));
     memset(b.acc_v, 0, (size_t)(it->j_count * Dvp) * sizeof(float));

@@ -27,13 +27,13 @@ fc_view fc_native_view(const fc_tensor *t, bool packed)
 /* Per-batch facts: lengths, offsets, visibility, pse alignment, dropout and statistics bases. */
 static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_problem *p)
 {
-    int64_t q_tok = 0, kv_tok = 0, drop = 0, stat = 0;
-    const int64_t rep = p->stats.replicas;
+    int64_t q_tok = 0, kv_tok = 0, drop = 0;
     for (int64_t b = 0; b < d->batch; b++) {
         fc_batch *bt = &p->batch[b];
         bt->sq = d->q_lens ? d->q_lens[b] : d->q_len;
         bt->skv = d->kv_lens ? d->kv_lens[b] : d->kv_len;
         bt->q_rows = d->packed ? bt->sq : d->q_len;
+        bt->kv_rows = d->packed ? bt->skv : d->kv_len;
         bt->q_tok = d->packed ? q_tok : 0;
         bt->kv_tok = d->packed ? kv_tok : 0;
 
@@ -63,11 +63,10 @@ static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_pr
                 bt->vis_hi = 0; /* compressed rows are defined for j <= i only */
         }
         bt->drop_bit0 = drop;
-        bt->stat_base = stat;
+        bt->stat_row0 = p->stats.tokens;
         q_tok += bt->sq;
         kv_tok += bt->skv;
         drop += d->q_heads * bt->sq * bt->skv;
-        stat += d->q_heads * bt->q_rows * rep;
         p->stats.tokens += bt->q_rows;
         p->max_sq = bt->q_rows > p->max_sq ? bt->q_rows : p->max_sq;
         p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;

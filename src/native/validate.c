@@ -82,13 +82,16 @@ static fc_status check_operands(const char *fn, const fc_attention_desc *d)
     fc_status st;
     const fc_kv_storage *kv = &d->kv;
     const bool paged = kv->block_table != NULL;
+    /* stride_batch is unused by packed batches and per-batch key/value tensors (k_rope stays one
+     * tensor); paged caches step blocks by it */
+    const bool kv_unbatched = d->packed || kv->k_batches;
     if ((st = fc_native_check_tensor(fn, &d->q, "desc.q", d->packed)) ||
-        (st = check_tensor_as(fn, &d->k, "desc.k", d->packed || paged, true, !kv->k_batches)) ||
-        (st = check_tensor_as(fn, &d->v, "desc.v", d->packed || paged, true, !kv->v_batches)) ||
+        (st = check_tensor_as(fn, &d->k, "desc.k", kv_unbatched, true, !kv->k_batches)) ||
+        (st = check_tensor_as(fn, &d->v, "desc.v", kv_unbatched, true, !kv->v_batches)) ||
         (st = check_tensor_as(fn, &d->out, "desc.out", d->packed, true, true)))
         return st;
     if (d->rope_dim > 0 && ((st = fc_native_check_tensor(fn, &d->q_rope, "desc.q_rope", d->packed)) ||
-                            (st = fc_native_check_tensor(fn, &d->k_rope, "desc.k_rope", d->packed || paged))))
+                            (st = fc_native_check_tensor(fn, &d->k_rope, "desc.k_rope", d->packed))))
         return st;
     if ((d->k.dtype == FC_I8 && (st = check_affine(fn, &kv->k_dequant, "desc.kv.k_dequant", "desc.k"))) ||
         (d->v.dtype == FC_I8 && (st = check_affine(fn, &kv->v_dequant, "desc.kv.v_dequant", "desc.v"))) ||
