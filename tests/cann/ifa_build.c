@@ -382,7 +382,7 @@ void ifa_build(ifa_run *r, const ifa_case *c)
     if (c->left_pad) { /* a wrong value until the first phase is over: the padding is read in the second */
         const int64_t one = 1;
         dt_layout(&r->tpad, ACL_INT64, 1, &one, ST_CONTIGUOUS, 0);
-        ((int64_t *)r->tpad.host)[0] = c->pad + 7777;
+        ((int64_t *)r->tpad.host)[0] = (int64_t)((uint64_t)c->pad + 7777u); /* wraps for INT64_MAX: still wrong */
         dt_upload(&r->tpad);
     }
 }
