@@ -1,0 +1,24 @@
+/*
+ * The SparseFlashAttention executor payload.  The first phase keeps the lowered template and the
+ * operands whose device data is read later, and declares a workspace that bounds every plan the
+ * call can need; the second phase reads and checks the lengths (and a paged key's block table),
+ * lowers the per-batch facts, plans, runs, then places the face's own output bytes (sfa_outputs.h).
+ */
+#ifndef FC_CANN_SFA_EXEC_H
+#define FC_CANN_SFA_EXEC_H
+
+#include <stdint.h>
+
+#include "aclnn/aclnn_base.h"
+#include "core/problem.h"
+#include "sfa_state.h"
+
+/* A new executor for the validated call s with its lowered template (phase 1). */
+aclnnStatus sfa_make_executor(const sfa_state *s, const fc_problem *tmpl, uint64_t *workspaceSize,
+                              aclOpExecutor **executor);
+
+/* An executor that does nothing (the grad with a zero-element query), workspace 0. */
+aclnnStatus sfa_make_noop_executor(const char *fn, const char *run_fn, uint64_t *workspaceSize,
+                                   aclOpExecutor **executor);
+
+#endif /* FC_CANN_SFA_EXEC_H */
