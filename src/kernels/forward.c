@@ -129,15 +129,15 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     int64_t j0;
     int jn;
     fc_tile_kind kind;
-    bool packed = false;
+    fc_q_operand q = {NULL, NULL, 0};
     while (fc_walk_next(&walk, &j0, &jn, &kind)) {
-        if (!packed) {
-            fc_pack_q_transposed(b.qt, b.qrows, p, rw);
-            packed = true;
+        if (!q.t) { /* the query features followed by the rope features, row-major and transposed */
+            q.rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b.qrows, p->Dqk + p->Dr, b.qt, &q.ld);
+            q.t = b.qt;
         }
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, b.kb, b.vb, b.aff);
-        fc_qk(b.s, &kv, b.qt, p, rw, jn);
+        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, b.kb, b.vb, b.aff);
+        fc_qk(b.s, &kv, &q, p, rw, jn);
         fc_scores(b.s, NULL, jn, j0, p, rw, kind);
         if (fc_softmax_step(b.s, jn, Rp, b.m, b.l, b.alpha))
             for (int r = 0; r < R; r++)

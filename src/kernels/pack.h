@@ -37,33 +37,44 @@ static inline const float *fc_pack_rows(const fc_rows *rw, const fc_view *a, int
     return src;
 }
 
-/* QT[e][r]: the rows' query features followed by their rope features, transposed (qrows is
- * scratch for them row-major, [Rp][Dqk + Dr]). */
-static inline void fc_pack_q_transposed(float *qt, float *qrows, const fc_problem *p, const fc_rows *rw)
+/* Asks for kv row s of v to be brought into L2.  A tile's rows are prefetched while the tile
+ * before them is converted, so that they arrive during that tile's GEMMs: the hardware prefetcher
+ * follows demand loads and idles while the GEMMs run, which leaves a memory-bound loop (decode)
+ * waiting for every tile.  Always inlined: GCC takes a function of prefetches alone for a pure
+ * one and drops the calls. */
+FC_INLINE void fc_prefetch_kv_row(const fc_view *v, fc_kv_at at, int64_t s, int width)
 {
-    int64_t ld;
-    fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, qrows, p->Dqk + p->Dr, qt, &ld);
+    const char *row = fc_kv_row(v, at, s);
+    const int64_t bytes = (int64_t)width * v->se * fc_dtype_bytes(v->dtype);
+    for (int64_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch(row + o, 0, 2);
 }
 
 /* A kv-tile operand as fp32 rows: either the caller's memory itself (fp32 rows at a fixed stride)
- * or rows converted into buf (aff: 2·width floats of scratch for int8 dequantisation).  Returns
- * the row pointer base and sets *ld. */
+ * or rows converted into buf (aff: 2·width floats of scratch for int8 dequantisation).  The first
+ * `ahead` rows after the tile are prefetched on the way.  Returns the row pointer base and sets
+ * *ld. */
 static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, fc_kv_at at, int64_t j0, int rows,
-                                      int width, int64_t *ld, float *aff)
+                                      int ahead, int width, int64_t *ld, float *aff)
 {
     if (v->dtype == FC_F32 && v->se == 1 && v->ss > 0 && !v->pages.table) {
+        for (int j = 0; j < ahead; j++)
+            fc_prefetch_kv_row(v, at, j0 + rows + j, width);
         *ld = v->ss;
         return (const float *)fc_kv_row(v, at, j0);
     }
-    if (v->dtype == FC_I8) {
+    const bool i8 = v->dtype == FC_I8;
+    if (i8)
         fc_affine_load(&v->dequant, at.n2, width, aff, aff + width);
-        for (int j = 0; j < rows; j++)
-            fc_load_row_i8(buf + j * ldbuf, (const int8_t *)fc_kv_row(v, at, j0 + j), v->se, width, aff, aff + width);
-        *ld = ldbuf;
-        return buf;
+    for (int j = 0; j < rows; j++) {
+        if (j < ahead)
+            fc_prefetch_kv_row(v, at, j0 + rows + j, width);
+        const char *row = fc_kv_row(v, at, j0 + j);
+        if (i8)
+            fc_load_row_i8(buf + j * ldbuf, (const int8_t *)row, v->se, width, aff, aff + width);
+        else
+            fc_load_row(buf + j * ldbuf, row, v->dtype, v->se, width);
     }
-    for (int j = 0; j < rows; j++)
-        fc_load_row(buf + j * ldbuf, fc_kv_row(v, at, j0 + j), v->dtype, v->se, width);
     *ld = ldbuf;
     return buf;
 }
@@ -76,12 +87,15 @@ typedef struct fc_kv_tile {
 } fc_kv_tile;
 
 /* Loads kv rows [j0, j0 + jn) of one kv head; kb holds [cols][Dt], vb [cols][Dvp], aff
- * 2·max(Dt, Dv) floats of scratch. */
-static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, float *kb,
-                                   float *vb, float *aff)
+ * 2·max(Dt, Dv) floats of scratch.  A streaming caller (next tile at j0 + jn) sets `streaming`
+ * to have that tile's rows prefetched. */
+static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, bool streaming,
+                                   float *kb, float *vb, float *aff)
 {
     const int Dqk = (int)p->Dqk, Dr = (int)p->Dr, Dt = Dqk + Dr, Dvp = (int)fc_round_up(p->Dv, FC_W);
-    t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, Dqk, &t->ldk, aff);
+    const int64_t left = p->batch[at.b].skv - (j0 + jn);
+    const int ahead = !streaming || left <= 0 ? 0 : left < jn ? (int)left : jn;
+    t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, ahead, Dqk, &t->ldk, aff);
     t->k_width = Dqk;
     t->kr = NULL;
     if (Dr && t->k == kb) { /* converted: append the rope features to the same rows */
@@ -90,9 +104,9 @@ static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at 
                         p->k_rope.se, Dr);
         t->k_width = Dt;
     } else if (Dr) {
-        t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, Dr, &t->ldkr, aff);
+        t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, ahead, Dr, &t->ldkr, aff);
     }
-    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, (int)p->Dv, &t->ldv, aff);
+    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, ahead, (int)p->Dv, &t->ldv, aff);
 }
 
 #endif /* FC_KERNELS_PACK_H */
