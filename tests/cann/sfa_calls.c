@@ -1,4 +1,5 @@
 #include "sfa_calls.h"
+#include "phase1_check.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,42 +23,17 @@ aclnnStatus sfa_call_run(bool grad, void *ws, uint64_t bytes, aclOpExecutor *ex,
     return grad ? aclnnSparseFlashAttentionGrad(ws, bytes, ex, stream) : aclnnSparseFlashAttention(ws, bytes, ex, stream);
 }
 
-static void check_message(const char *fn, const char *msg, const char *needle1, const char *needle2)
+static aclnnStatus sfa_call_with(const void *args, uint64_t *ws, aclOpExecutor **ex)
 {
-    if (!TC_CHECK(msg != NULL, "no message for a failure"))
-        return;
-    TC_CHECK(strstr(msg, fn) == msg, "message must start with %s: %s", fn, msg);
-    if (needle1)
-        TC_CHECK(strstr(msg, needle1) != NULL, "message must contain \"%s\": %s", needle1, msg);
-    if (needle2)
-        TC_CHECK(strstr(msg, needle2) != NULL, "message must contain \"%s\": %s", needle2, msg);
+    sfa_args b = *(const sfa_args *)args;
+    b.ws = ws;
+    b.ex = ex;
+    return sfa_call(&b);
 }
 
 void sfa_expect(const sfa_args *a, aclnnStatus code, const char *needle1, const char *needle2)
 {
-    aclGetRecentErrMsg(); /* start from an empty queue */
-    uint64_t ws = 12345;
-    aclOpExecutor *ex = (aclOpExecutor *)&ws; /* garbage the call must clear */
-    sfa_args b = *a;
-    if (b.ws)
-        b.ws = &ws;
-    if (b.ex)
-        b.ex = &ex;
-    const aclnnStatus st = sfa_call(&b);
-    const char *msg = aclGetRecentErrMsg();
-    TC_CHECK(st == code, "expected %d, got %d (message: %s)", code, st, msg ? msg : "(none)");
-    if (code == ACLNN_SUCCESS) {
-        TC_CHECK(msg == NULL, "a successful call left a message: %s", msg);
-        if (st == ACLNN_SUCCESS && b.ex)
-            aclDestroyAclOpExecutor(ex);
-        return;
-    }
-    if (b.ex)
-        TC_CHECK(ex == NULL, "*executor must be NULL after a failure");
-    if (b.ws)
-        TC_CHECK(ws == 0, "*workspaceSize must be 0 after a failure, got %llu", (unsigned long long)ws);
-    check_message(a->grad ? "aclnnSparseFlashAttentionGradGetWorkspaceSize" : "aclnnSparseFlashAttentionGetWorkspaceSize",
-                  msg, needle1, needle2);
+    cann_expect_phase1(a->grad ? "aclnnSparseFlashAttentionGradGetWorkspaceSize" : "aclnnSparseFlashAttentionGetWorkspaceSize", sfa_call_with, a, a->ws != NULL, a->ex != NULL, code, needle1, needle2);
 }
 
 void sfa_expect_run(const sfa_args *a, aclnnStatus code, const char *needle1, const char *needle2)
@@ -77,7 +53,7 @@ void sfa_expect_run(const sfa_args *a, aclnnStatus code, const char *needle1, co
     const char *msg = aclGetRecentErrMsg();
     TC_CHECK(st == code, "second phase: expected %d, got %d (message: %s)", code, st, msg ? msg : "(none)");
     if (code != ACLNN_SUCCESS)
-        check_message(a->grad ? "aclnnSparseFlashAttentionGrad" : "aclnnSparseFlashAttention", msg, needle1, needle2);
+        cann_expect_message(a->grad ? "aclnnSparseFlashAttentionGrad" : "aclnnSparseFlashAttention", msg, needle1, needle2);
     else
         TC_CHECK(msg == NULL, "a successful run left a message: %s", msg);
     if (w)
