@@ -112,7 +112,7 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
     const fc_rows *rw = &b->rows;
     const int Rp = rw->padded;
     const fc_q_operand q = {b->qt, b->q_rows, b->ld_q};
-    fc_qk(b->p, kv, &q, p, rw, jn);
+    fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn); /* the backward converts its keys (dQ needs them) */
     fc_scores(b->p, b->gcap, jn, j0, p, rw, kind);
     for (int j = 0; j < jn; j++) /* P = exp(x − m) / l */
         for (int r = 0; r < Rp; r += FC_W) {
@@ -176,7 +176,7 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
             loaded = true;
         }
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, b.kb, b.vb, b.aff);
+        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, true, b.kb, b.vb, b.aff);
         fc_bwd_pair(p, &b, &kv, j0, jn, kind);
         fc_gemm(rw->count, kv.k_width, jn, b.ds, 1, rw->padded, kv.k, kv.ldk, b.acc_q, ldq, true); /* dQ += dS·K */
         if (kv.kr)
@@ -231,7 +231,7 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
         fc_col_rows(bt, it->j0, it->j0 + live, &i_lo, &i_hi);
     if (i_lo < i_hi) {
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, at, it->j0, live, false, b.kb, b.vb, b.aff);
+        fc_kv_tile_load(&kv, p, at, it->j0, live, false, true, b.kb, b.vb, b.aff);
         for (int64_t n1 = it->n2 * p->G; n1 < (it->n2 + 1) * p->G; n1++)
             for (int64_t i0 = i_lo; i0 < i_hi; i0 += t.rows) {
                 const fc_item q = {.b = it->b, .n_first = n1, .n_count = 1, .i0 = i0,
@@ -286,7 +286,7 @@ void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it
                 for (int64_t j0 = a; j0 < z; j0 += t.cols) {
                     const int jn = (int)(z - j0 < t.cols ? z - j0 : t.cols);
                     fc_kv_tile kv;
-                    fc_kv_tile_load(&kv, p, at, j0, jn, false, b.kb, b.vb, b.aff);
+                    fc_kv_tile_load(&kv, p, at, j0, jn, false, true, b.kb, b.vb, b.aff);
                     fc_bwd_pair(p, &b, &kv, j0, jn, FC_TILE_FULL);
                     fc_bwd_accumulate_kv(p, &b, t, jn, j0 - lo);
                 }

@@ -26,6 +26,7 @@ typedef struct fc_fwd_bufs {
     float *vb;    /* [cols][Dvp] converted value rows */
     float *row;   /* [wide] scratch for one row */
     float *aff;   /* [2·wide] int8 (de)quantisation scale and offset */
+    float *k_aff; /* [2·Dt] the keys' int8 scale and offset when fc_qk reads them in place */
     float *m, *l, *alpha;
     fc_rows rows;
 } fc_fwd_bufs;
@@ -44,6 +45,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     TAKE(vb, t.cols * Dvp);
     TAKE(row, wide);
     TAKE(aff, 2 * wide);
+    TAKE(k_aff, 2 * Dt);
     TAKE(m, Rp);
     TAKE(l, Rp);
     TAKE(alpha, Rp);
@@ -130,14 +132,17 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     int jn;
     fc_tile_kind kind;
     fc_q_operand q = {NULL, NULL, 0};
+    const bool keys_in_place = fc_qk_reads_keys(p, rw);
+    if (keys_in_place && p->k.dtype == FC_I8)
+        fc_affine_load(&p->k.dequant, rw->n2, (int)p->Dqk, b.k_aff, b.k_aff + p->Dqk);
     while (fc_walk_next(&walk, &j0, &jn, &kind)) {
         if (!q.t) { /* the query features followed by the rope features, row-major and transposed */
             q.rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b.qrows, p->Dqk + p->Dr, b.qt, &q.ld);
             q.t = b.qt;
         }
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, b.kb, b.vb, b.aff);
-        fc_qk(b.s, &kv, &q, p, rw, jn);
+        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place, b.kb, b.vb, b.aff);
+        fc_qk(b.s, &kv, &q, p, rw, b.k_aff, j0, jn);
         fc_scores(b.s, NULL, jn, j0, p, rw, kind);
         if (fc_softmax_step(b.s, jn, Rp, b.m, b.l, b.alpha))
             for (int r = 0; r < R; r++)

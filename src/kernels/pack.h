@@ -88,13 +88,22 @@ typedef struct fc_kv_tile {
 
 /* Loads kv rows [j0, j0 + jn) of one kv head; kb holds [cols][Dt], vb [cols][Dvp], aff
  * 2·max(Dt, Dv) floats of scratch.  A streaming caller (next tile at j0 + jn) sets `streaming`
- * to have that tile's rows prefetched. */
+ * to have that tile's rows prefetched.  keys false: the key rows are left where they are (t->k
+ * NULL; the caller reads them itself, see fc_qk_reads_keys). */
 static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, bool streaming,
-                                   float *kb, float *vb, float *aff)
+                                   bool keys, float *kb, float *vb, float *aff)
 {
     const int Dqk = (int)p->Dqk, Dr = (int)p->Dr, Dt = Dqk + Dr, Dvp = (int)fc_round_up(p->Dv, FC_W);
     const int64_t left = p->batch[at.b].skv - (j0 + jn);
     const int ahead = !streaming || left <= 0 ? 0 : left < jn ? (int)left : jn;
+    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, ahead, (int)p->Dv, &t->ldv, aff);
+    if (!keys) {
+        for (int j = 0; j < ahead; j++)
+            fc_prefetch_kv_row(&p->k, at, j0 + jn + j, Dqk);
+        t->k = t->kr = NULL;
+        t->k_width = Dqk;
+        return;
+    }
     t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, ahead, Dqk, &t->ldk, aff);
     t->k_width = Dqk;
     t->kr = NULL;
@@ -106,7 +115,6 @@ static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at 
     } else if (Dr) {
         t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, ahead, Dr, &t->ldkr, aff);
     }
-    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, ahead, (int)p->Dv, &t->ldv, aff);
 }
 
 #endif /* FC_KERNELS_PACK_H */
