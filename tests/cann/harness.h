@@ -69,6 +69,12 @@ typedef struct fa_case {
 /* A case with every option off: BNSD, FLOAT32, V2, 1×2×2 heads, S 8×8, D 16. */
 fa_case fa_case_default(void);
 
+/* An explicit mask of this rank and shape (unused trailing dims 0). */
+void fa_mask_shape(fa_case *c, int rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3);
+/* The compressed mask of the case's sparse mode (2048×2048, 3072×2048 for mode 6), as [S, S]
+ * (four false) or [1, 1, S, S]; random contents, which must not be read. */
+void fa_mask_compressed(fa_case *c, bool four);
+
 /* Runs the case and checks it (TC checks, context set from name).  Returns false when the library
  * call itself failed. */
 bool fa_run_case(const char *name, const fa_case *c);

@@ -28,6 +28,22 @@ fa_case fa_case_default(void)
     return c;
 }
 
+void fa_mask_shape(fa_case *c, int rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
+{
+    c->mask_rank = rank;
+    c->mask_dims[0] = d0, c->mask_dims[1] = d1, c->mask_dims[2] = d2, c->mask_dims[3] = d3;
+}
+
+void fa_mask_compressed(fa_case *c, bool four)
+{
+    const int64_t rows = c->sparse_mode == 6 ? 3072 : 2048;
+    if (four)
+        fa_mask_shape(c, 4, 1, 1, rows, 2048);
+    else
+        fa_mask_shape(c, 2, rows, 2048, 0, 0);
+    c->mask_density = 0.5; /* random contents: they must not be read */
+}
+
 static aclDataType acl_dtype(tc_dtype t) { return t == TC_F16 ? ACL_FLOAT16 : t == TC_BF16 ? ACL_BF16 : ACL_FLOAT; }
 
 /* The view shape of a sequence tensor with N heads of E features, and the index of (b, n, s, e). */

@@ -19,22 +19,6 @@ static fa_case dense(int mode, int S1, int S2)
     return c;
 }
 
-static void mask_shape(fa_case *c, int rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
-{
-    c->mask_rank = rank;
-    c->mask_dims[0] = d0, c->mask_dims[1] = d1, c->mask_dims[2] = d2, c->mask_dims[3] = d3;
-}
-
-static void compressed(fa_case *c, bool four)
-{
-    const int64_t rows = c->sparse_mode == 6 ? 3072 : 2048;
-    if (four)
-        mask_shape(c, 4, 1, 1, rows, 2048);
-    else
-        mask_shape(c, 2, rows, 2048, 0, 0);
-    c->mask_density = 0.5; /* random contents: they must not be read */
-}
-
 static void run(const char *fmt, const fa_case *c, long a, long b)
 {
     char name[160];
@@ -51,7 +35,7 @@ static void element_masks(void)
         for (int s = 0; s < 4; s++)
             for (int band = 0; band < 2; band++) {
                 fa_case c = dense(mode, (int)S1, (int)S2);
-                mask_shape(&c, (int)shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], shapes[s][4]);
+                fa_mask_shape(&c, (int)shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], shapes[s][4]);
                 c.mask_u8 = s % 2;
                 c.band = band, c.pre = 2, c.next = 1; /* mode 1 ignores the band */
                 c.layout = s % 2 ? "BSH" : "BNSD";
@@ -63,7 +47,7 @@ static void element_masks(void)
         fa_case c = dense(5, 6, 9);
         if (s >= 2)
             c.B = 1;
-        mask_shape(&c, (int)shapes[s][0], s == 0 || s == 1 ? c.B : shapes[s][1], shapes[s][2], shapes[s][3], shapes[s][4]);
+        fa_mask_shape(&c, (int)shapes[s][0], s == 0 || s == 1 ? c.B : shapes[s][1], shapes[s][2], shapes[s][3], shapes[s][4]);
         run("mode 5 element mask shape #%ld (B=%ld)", &c, s, c.B);
     }
 }
@@ -77,9 +61,9 @@ static void bands(void)
         for (int mode = 0; mode <= 4; mode += 4) {
             fa_case c = dense(mode, k % 2 ? 9 : 5, k % 2 ? 5 : 9);
             if (mode == 0)
-                mask_shape(&c, 2, c.S1, c.S2, 0, 0), c.mask_density = 0.1;
+                fa_mask_shape(&c, 2, c.S1, c.S2, 0, 0), c.mask_density = 0.1;
             else
-                compressed(&c, k % 2);
+                fa_mask_compressed(&c, k % 2);
             c.band = true, c.pre = pn[k][0], c.next = pn[k][1];
             run("mode %ld band case %ld", &c, mode, (long)k);
         }
@@ -92,14 +76,14 @@ static void causal_and_prefix(void)
     for (int l = 0; l < 3; l++) {
         for (int mode = 2; mode <= 3; mode++) {
             fa_case c = dense(mode, lens[l][0], lens[l][1]);
-            compressed(&c, l == 1);
+            fa_mask_compressed(&c, l == 1);
             c.layout = l == 2 ? "SBH" : "BSND";
             run("mode %ld lens #%ld", &c, mode, l);
         }
         const int64_t prefixes[][2] = {{0, 3}, {2, 100}, {9, 1}};
         for (int p = 0; p < 3; p++) {
             fa_case c = dense(6, lens[l][0], lens[l][1]);
-            compressed(&c, p == 1);
+            fa_mask_compressed(&c, p == 1);
             c.prefix = true, c.prefix_v[0] = prefixes[p][0], c.prefix_v[1] = prefixes[p][1];
             run("mode 6 lens #%ld prefix #%ld", &c, l, p);
         }
@@ -139,9 +123,9 @@ static void tnd_modes(void)
             fa_case c = tnd(mode, s1, s2, 4);
             const int64_t r = s < 2 ? 5 : 10, col = s < 2 ? 6 : 17;
             if (s % 2)
-                mask_shape(&c, 4, 1, 1, r, col);
+                fa_mask_shape(&c, 4, 1, 1, r, col);
             else
-                mask_shape(&c, 2, r, col, 0, 0);
+                fa_mask_shape(&c, 2, r, col, 0, 0);
             c.band = mode == 0, c.pre = 1, c.next = 2;
             c.strides = (fa_strides)(s % 3);
             run("TND mode %ld element mask #%ld", &c, mode, s);
@@ -150,7 +134,7 @@ static void tnd_modes(void)
         if (mode == 5)
             continue;
         fa_case c = tnd(mode, s1, s2, 4);
-        compressed(&c, mode % 2);
+        fa_mask_compressed(&c, mode % 2);
         c.band = true, c.pre = 2, c.next = mode == 7 ? -1 : 1;
         if (mode == 6)
             c.prefix = true, c.prefix_v[0] = 1, c.prefix_v[1] = 0, c.prefix_v[2] = 7, c.prefix_v[3] = 2;
@@ -159,18 +143,18 @@ static void tnd_modes(void)
     /* mode 3 with S1_b > S2_b (fully masked first rows), accepted in TND */
     const int a1[] = {6, 2}, a2[] = {2, 6};
     fa_case c = tnd(3, a1, a2, 2);
-    compressed(&c, false);
+    fa_mask_compressed(&c, false);
     run("TND mode 3 with S1_b > S2_b%ld%ld", &c, 0, 0);
     /* the worked example of §2.5: last batch Sq = 2, Skv = 6, pre = 6, next = -2 → j <= i + 2 */
     const int w1[] = {3, 2, 0}, w2[] = {3, 6, 4};
     c = tnd(7, w1, w2, 3);
-    compressed(&c, false);
+    fa_mask_compressed(&c, false);
     c.band = true, c.pre = 6, c.next = -2;
     run("TND mode 7 worked example (band batch = last with rows)%ld%ld", &c, 0, 0);
     /* mode 8: the band batch is the first with rows (batch 0 empty here) */
     const int e1[] = {0, 4, 3}, e2[] = {2, 5, 3};
     c = tnd(8, e1, e2, 3);
-    compressed(&c, true);
+    fa_mask_compressed(&c, true);
     c.band = true, c.pre = 1, c.next = 0;
     run("TND mode 8 band batch after an empty batch%ld%ld", &c, 0, 0);
 }

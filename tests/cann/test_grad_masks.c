@@ -21,22 +21,6 @@ static fag_case dense(int mode, int S1, int S2)
     return g;
 }
 
-static void mask_shape(fa_case *c, int rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
-{
-    c->mask_rank = rank;
-    c->mask_dims[0] = d0, c->mask_dims[1] = d1, c->mask_dims[2] = d2, c->mask_dims[3] = d3;
-}
-
-static void compressed(fa_case *c, bool four)
-{
-    const int64_t rows = c->sparse_mode == 6 ? 3072 : 2048;
-    if (four)
-        mask_shape(c, 4, 1, 1, rows, 2048);
-    else
-        mask_shape(c, 2, rows, 2048, 0, 0);
-    c->mask_density = 0.5; /* random contents: they must not be read */
-}
-
 static void run(const char *fmt, const fag_case *g, long a, long b)
 {
     char name[160];
@@ -53,7 +37,7 @@ static void element_masks(void)
         for (int s = 0; s < 4; s++) {
             fag_case g = dense(mode, (int)S1, (int)S2);
             fa_case *c = &g.f;
-            mask_shape(c, (int)shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], shapes[s][4]);
+            fa_mask_shape(c, (int)shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], shapes[s][4]);
             c->mask_u8 = s % 2;
             c->band = s % 2, c->pre = 2, c->next = 1; /* mode 1 ignores the band */
             c->fn = s == 3 ? FA_V1 : FA_V2;
@@ -66,7 +50,7 @@ static void element_masks(void)
         fa_case *c = &g.f;
         if (s >= 2)
             c->B = 1;
-        mask_shape(c, (int)shapes[s][0], s < 2 ? c->B : shapes[s][1], shapes[s][2], shapes[s][3], shapes[s][4]);
+        fa_mask_shape(c, (int)shapes[s][0], s < 2 ? c->B : shapes[s][1], shapes[s][2], shapes[s][3], shapes[s][4]);
         c->fn = FA_V3;
         run("mode 5 element mask shape #%ld (B=%ld)", &g, s, c->B);
     }
@@ -81,9 +65,9 @@ static void bands(void)
             fag_case g = dense(mode, k % 2 ? 9 : 5, k % 2 ? 5 : 9);
             fa_case *c = &g.f;
             if (mode == 0)
-                mask_shape(c, 2, c->S1, c->S2, 0, 0), c->mask_density = 0.1;
+                fa_mask_shape(c, 2, c->S1, c->S2, 0, 0), c->mask_density = 0.1;
             else
-                compressed(c, k % 2);
+                fa_mask_compressed(c, k % 2);
             c->band = true, c->pre = pn[k][0], c->next = pn[k][1];
             run("mode %ld band case %ld", &g, mode, (long)k);
         }
@@ -96,7 +80,7 @@ static void causal_and_prefix(void)
     for (int l = 0; l < 3; l++) {
         for (int mode = 2; mode <= 3; mode++) {
             fag_case g = dense(mode, lens[l][0], lens[l][1]);
-            compressed(&g.f, l == 1);
+            fa_mask_compressed(&g.f, l == 1);
             g.f.layout = l == 2 ? "SBH" : "BSND";
             g.f.fn = mode == 2 ? FA_V1 : FA_V3;
             run("mode %ld lens #%ld", &g, mode, l);
@@ -104,7 +88,7 @@ static void causal_and_prefix(void)
         const int64_t prefixes[][2] = {{0, 3}, {2, 100}, {9, 1}};
         for (int p = 0; p < 3; p++) {
             fag_case g = dense(6, lens[l][0], lens[l][1]);
-            compressed(&g.f, p == 1);
+            fa_mask_compressed(&g.f, p == 1);
             g.f.prefix = true, g.f.prefix_v[0] = prefixes[p][0], g.f.prefix_v[1] = prefixes[p][1];
             run("mode 6 lens #%ld prefix #%ld", &g, l, p);
         }
@@ -146,9 +130,9 @@ static void tnd_modes(void)
             fa_case *c = &g.f;
             const int64_t r = s < 2 ? 5 : 10, col = s < 2 ? 6 : 17;
             if (s % 2)
-                mask_shape(c, 4, 1, 1, r, col);
+                fa_mask_shape(c, 4, 1, 1, r, col);
             else
-                mask_shape(c, 2, r, col, 0, 0);
+                fa_mask_shape(c, 2, r, col, 0, 0);
             c->band = mode == 0, c->pre = 1, c->next = 2;
             c->strides = (fa_strides)(s % 3);
             run("TND mode %ld element mask #%ld", &g, mode, s);
@@ -158,7 +142,7 @@ static void tnd_modes(void)
             continue;
         fag_case g = tnd(mode, s1, s2, 4);
         fa_case *c = &g.f;
-        compressed(c, mode % 2);
+        fa_mask_compressed(c, mode % 2);
         c->band = true, c->pre = 2, c->next = mode == 7 ? -1 : 1;
         if (mode == 6)
             c->prefix = true, c->prefix_v[0] = 1, c->prefix_v[1] = 0, c->prefix_v[2] = 7, c->prefix_v[3] = 2;
@@ -166,16 +150,16 @@ static void tnd_modes(void)
     }
     const int a1[] = {6, 2}, a2[] = {2, 6};
     fag_case g = tnd(3, a1, a2, 2);
-    compressed(&g.f, false);
+    fa_mask_compressed(&g.f, false);
     run("TND mode 3 with S1_b > S2_b (fully masked rows)%ld%ld", &g, 0, 0);
     const int w1[] = {3, 2, 0}, w2[] = {3, 6, 4};
     g = tnd(7, w1, w2, 3);
-    compressed(&g.f, false);
+    fa_mask_compressed(&g.f, false);
     g.f.band = true, g.f.pre = 6, g.f.next = -2;
     run("TND mode 7 worked example (band batch = last with rows)%ld%ld", &g, 0, 0);
     const int e1[] = {0, 4, 3}, e2[] = {2, 5, 3};
     g = tnd(8, e1, e2, 3);
-    compressed(&g.f, true);
+    fa_mask_compressed(&g.f, true);
     g.f.band = true, g.f.pre = 1, g.f.next = 0;
     run("TND mode 8 band batch after an empty batch%ld%ld", &g, 0, 0);
 }
