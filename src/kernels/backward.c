@@ -7,7 +7,11 @@
  *   dk/dv pass, per kv tile of one kv head:     for each query head of the group and query tile
  *       dV += (P·keep/kp)ᵀ·dO,  dK += dSᵀ·Q
  *
- * with D = rowsum(dO ∘ O).  Every output row is owned by one item and summed in a fixed order,
+ * with D = rowsum(dO ∘ O).  Hidden positions have P = dS = 0, which keeps them out of the products
+ * as long as every operand is finite; a tile with a non-finite operand (NaN or ±inf in q, k, v,
+ * dO, D or the given statistics, semantics §0.3) and a hidden position takes the products over
+ * its visible positions only (fc_gemm_visible), as 0·NaN would let the hidden ones in.
+ * Every output row is owned by one item and summed in a fixed order,
  * so results are bit-identical for any thread count; no atomics, no O(S²) state.
  * Compiled once per instruction set (see simd.h).
  */
@@ -26,6 +30,7 @@ typedef struct fc_bwd_bufs {
     const float *q_rows, *do_rows; /* the rows in use: packed above, or the caller's memory */
     int64_t ld_q, ld_do;
     float *p, *ds, *gcap; /* [cols][Rp]: probabilities, dP then dS, softcap derivative */
+    float *vis;           /* [cols][Rp]: visibility of the pair when visible_only */
     float *pt, *dst;      /* [Rp][cols]: P·keep/kp and dS transposed (dk/dv pass) */
     float *kb, *vb;       /* converted kv rows */
     float *acc_q;         /* dq pass: [rows][ldq] */
@@ -33,6 +38,8 @@ typedef struct fc_bwd_bufs {
     float *row;           /* scratch row */
     float *aff;           /* int8 dequantisation scratch */
     float *m, *linv, *dsum; /* per row: max, 1/sum, D */
+    bool rows_finite;     /* q, dO, m, 1/l and D of the rows are all finite */
+    bool visible_only;    /* the pair just computed needs fc_gemm_visible */
     fc_rows rows;
 } fc_bwd_bufs;
 
@@ -56,6 +63,7 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(p, t.cols * Rp);
     TAKE(ds, t.cols * Rp);
     TAKE(gcap, p->softcap > 0 ? t.cols * Rp : 0);
+    TAKE(vis, t.cols * Rp);
     TAKE(pt, Rp * t.cols);
     TAKE(dst, Rp * t.cols);
     TAKE(kb, t.cols * Dt);
@@ -102,15 +110,30 @@ static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
         const float d = fc_dot(b->do_rows + (ptrdiff_t)r * b->ld_do, orow, Dv);
         b->dsum[r] = d;
     }
+    const int R = rw->count;
+    b->rows_finite = fc_all_finite(b->q_rows, R, b->ld_q, (int)(p->Dqk + p->Dr)) &&
+                     fc_all_finite(b->do_rows, R, b->ld_do, Dv) && fc_all_finite(b->m, 1, 0, R) &&
+                     fc_all_finite(b->linv, 1, 0, R) && fc_all_finite(b->dsum, 1, 0, R);
+}
+
+/* Whether the key (+ rope) and value rows of a tile are all finite. */
+static bool fc_kv_finite(const fc_problem *p, const fc_kv_tile *kv, int jn)
+{
+    return fc_all_finite(kv->k, jn, kv->ldk, kv->k_width) && (!kv->kr || fc_all_finite(kv->kr, jn, kv->ldkr, (int)p->Dr)) &&
+           fc_all_finite(kv->v, jn, kv->ldv, (int)p->Dv);
 }
 
 /* For one (rows, kv tile) pair that the rows see (`kind` FULL or PARTIAL): P into b->p, dS into
- * b->ds; with dropout b->p then holds P·keep/kp (what dV needs). */
+ * b->ds; with dropout b->p then holds P·keep/kp (what dV needs).  kv_finite: fc_kv_finite of the
+ * tile.  Sets b->visible_only (and b->vis) when the products must skip hidden positions. */
 static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn,
-                        fc_tile_kind kind)
+                        fc_tile_kind kind, bool kv_finite)
 {
     const fc_rows *rw = &b->rows;
     const int Rp = rw->padded;
+    b->visible_only = fc_tile_hides(p, kind) && !(kv_finite && b->rows_finite);
+    if (b->visible_only)
+        fc_visibility_tile(b->vis, jn, j0, p, rw, kind);
     const fc_q_operand q = {b->qt, b->q_rows, b->ld_q};
     fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn); /* the backward converts its keys (dQ needs them) */
     fc_scores(b->p, b->gcap, jn, j0, p, rw, kind);
@@ -132,6 +155,17 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
         }
     if (p->drop_bits)
         fc_dropout_scaled_tile(b->p, jn, j0, p, rw);
+}
+
+/* C += A·B for the pair just computed: all terms, or the visible ones only (A's strides address
+ * b->vis too). */
+static void fc_bwd_gemm(const fc_bwd_bufs *b, int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks,
+                        const float *B, ptrdiff_t ldb, float *C, ptrdiff_t ldc)
+{
+    if (b->visible_only)
+        fc_gemm_visible(M, N, K, A, a_rs, a_ks, b->vis, B, ldb, C, ldc);
+    else
+        fc_gemm(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, true);
 }
 
 /* Stores scale·acc rows as a gradient split into its main and rope parts. */
@@ -177,10 +211,10 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
         }
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, true, b.kb, b.vb, b.aff);
-        fc_bwd_pair(p, &b, &kv, j0, jn, kind);
-        fc_gemm(rw->count, kv.k_width, jn, b.ds, 1, rw->padded, kv.k, kv.ldk, b.acc_q, ldq, true); /* dQ += dS·K */
+        fc_bwd_pair(p, &b, &kv, j0, jn, kind, !fc_tile_hides(p, kind) || fc_kv_finite(p, &kv, jn));
+        fc_bwd_gemm(&b, rw->count, kv.k_width, jn, b.ds, 1, rw->padded, kv.k, kv.ldk, b.acc_q, ldq); /* dQ += dS·K */
         if (kv.kr)
-            fc_gemm(rw->count, (int)p->Dr, jn, b.ds, 1, rw->padded, kv.kr, kv.ldkr, b.acc_q + p->Dqk, ldq, true);
+            fc_bwd_gemm(&b, rw->count, (int)p->Dr, jn, b.ds, 1, rw->padded, kv.kr, kv.ldkr, b.acc_q + p->Dqk, ldq);
     }
     fc_store_grad_rows(b.row, b.acc_q, ldq, rw->count, p->scale, &p->dq, &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, rw);
 }
@@ -191,6 +225,11 @@ static void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t
 {
     const int R = b->rows.count, Rp = b->rows.padded;
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
+    if (b->visible_only) { /* straight from the [cols][Rp] tiles, skipping hidden positions */
+        fc_gemm_visible(jn, (int)p->Dv, R, b->p, Rp, 1, b->vis, b->do_rows, b->ld_do, b->acc_v + row0 * Dvp, Dvp);
+        fc_gemm_visible(jn, (int)(p->Dqk + p->Dr), R, b->ds, Rp, 1, b->vis, b->q_rows, b->ld_q, b->acc_k + row0 * ldq, ldq);
+        return;
+    }
     fc_transpose(b->p, Rp, b->pt, t.cols, jn, R);
     fc_transpose(b->ds, Rp, b->dst, t.cols, jn, R);
     fc_gemm(jn, (int)p->Dv, R, b->pt, 1, t.cols, b->do_rows, b->ld_do, b->acc_v + row0 * Dvp, Dvp, true);
@@ -232,6 +271,7 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
     if (i_lo < i_hi) {
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, at, it->j0, live, false, true, b.kb, b.vb, b.aff);
+        const bool kv_finite = fc_kv_finite(p, &kv, live);
         for (int64_t n1 = it->n2 * p->G; n1 < (it->n2 + 1) * p->G; n1++)
             for (int64_t i0 = i_lo; i0 < i_hi; i0 += t.rows) {
                 const fc_item q = {.b = it->b, .n_first = n1, .n_count = 1, .i0 = i0,
@@ -241,7 +281,7 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
                 if (kind == FC_TILE_SKIP)
                     continue;
                 fc_bwd_load_rows(p, &b);
-                fc_bwd_pair(p, &b, &kv, it->j0, live, kind);
+                fc_bwd_pair(p, &b, &kv, it->j0, live, kind, kv_finite);
                 fc_bwd_accumulate_kv(p, &b, t, live, 0);
             }
     }
@@ -287,7 +327,7 @@ void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it
                     const int jn = (int)(z - j0 < t.cols ? z - j0 : t.cols);
                     fc_kv_tile kv;
                     fc_kv_tile_load(&kv, p, at, j0, jn, false, true, b.kb, b.vb, b.aff);
-                    fc_bwd_pair(p, &b, &kv, j0, jn, FC_TILE_FULL);
+                    fc_bwd_pair(p, &b, &kv, j0, jn, FC_TILE_FULL, true); /* selected blocks hide nothing */
                     fc_bwd_accumulate_kv(p, &b, t, jn, j0 - lo);
                 }
             }

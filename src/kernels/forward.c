@@ -21,6 +21,7 @@ typedef struct fc_fwd_bufs {
     float *qt;    /* [Dt][Rp]   transposed query rows (+ rope features) */
     float *qrows; /* [Rp][Dt]   the same rows before transposition */
     float *s;     /* [cols][Rp] scores, then probabilities */
+    float *vis;   /* [cols][Rp] visibility of a tile whose values are not all finite */
     float *o;     /* [rows][Dvp] output accumulator */
     float *kb;    /* [cols][Dt] converted key rows (+ rope) */
     float *vb;    /* [cols][Dvp] converted value rows */
@@ -40,6 +41,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     TAKE(qt, Dt * Rp);
     TAKE(qrows, Rp * Dt);
     TAKE(s, t.cols * Rp);
+    TAKE(vis, t.cols * Rp);
     TAKE(o, Rp * Dvp);
     TAKE(kb, t.cols * Dt);
     TAKE(vb, t.cols * Dvp);
@@ -74,7 +76,9 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
     const float inv_keep = p->drop_bits ? 1.0f / p->keep_prob : 1.0f;
     for (int r = 0; r < rw->count; r++) {
-        const bool empty = !(b->l[r] > 0.0f);
+        /* l = 0: no sink and no visible position, or only −inf logits (semantics §0.3, §2.6); a NaN
+         * l (NaN or +inf logit, NaN or +inf sink) leaves the whole row NaN */
+        const bool empty = b->l[r] == 0.0f;
         const float scale = empty ? 0.0f : inv_keep / b->l[r];
         const float *acc = b->o + (ptrdiff_t)r * Dvp;
         for (int e = 0; e < Dv; e++)
@@ -115,11 +119,11 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     fc_rows_init(rw, p, it);
     const int R = rw->count, Rp = rw->padded, Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
 
-    for (int r = 0; r < Rp; r++) { /* a sink starts every real row at (sink, 1); −inf = no sink */
+    for (int r = 0; r < Rp; r++) { /* a sink starts every real row at (sink, exp(sink − sink)); −inf = no sink */
         const bool counts = p->sink && it->split == 0 && r < R && rw->pos[r] < rw->bt->sq;
         const float sink = counts ? (float)(fc_sink_at(p, rw->head[r]) - rw->aoff[r]) : -INFINITY;
         b.m[r] = sink;
-        b.l[r] = sink > -INFINITY ? 1.0f : 0.0f;
+        b.l[r] = sink == -INFINITY ? 0.0f : isfinite(sink) ? 1.0f : NAN; /* ∞ − ∞ and NaN: NaN */
     }
     memset(b.o, 0, (size_t)Rp * Dvp * sizeof(float));
 
@@ -151,7 +155,12 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
                         b.o[(ptrdiff_t)r * Dvp + e] *= b.alpha[r];
         if (p->drop_bits)
             fc_dropout_tile(b.s, jn, j0, p, rw);
-        fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
+        if (fc_tile_hides(p, kind) && !fc_all_finite(kv.v, jn, kv.ldv, Dv)) { /* hidden values take no part */
+            fc_visibility_tile(b.vis, jn, j0, p, rw, kind);
+            fc_gemm_visible(R, Dv, jn, b.s, 1, Rp, b.vis, kv.v, kv.ldv, b.o, Dvp);
+        } else {
+            fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
+        }
     }
     if (it->nsplit > 1) { /* leave (O, m, l) for the merge */
         memcpy(partial, b.o, (size_t)Rp * Dvp * sizeof(float));
@@ -174,8 +183,13 @@ void FC_ISA_FN(fc_fwd_merge)(const fc_problem *p, const fc_item *it, fc_tiles t,
     const size_t slot = FC_ISA_FN(fc_fwd_partial_floats)(p, t);
     for (int r = 0; r < rw->count; r++) {
         float m = -INFINITY, l = 0.0f;
-        for (int64_t s = 0; s < it->nsplit; s++)
-            m = fmaxf(m, partial[s * slot + Rp * Dvp + r]);
+        bool nan = false; /* a NaN part makes the maximum NaN (fmaxf would drop it, semantics §0.3) */
+        for (int64_t s = 0; s < it->nsplit; s++) {
+            const float ms = partial[s * slot + Rp * Dvp + r];
+            nan |= isnan(ms);
+            m = ms > m ? ms : m;
+        }
+        m = nan ? NAN : m;
         const float m_ref = m == -INFINITY ? 0.0f : m;
         float *o = b.o + (ptrdiff_t)r * Dvp;
         memset(o, 0, (size_t)Dvp * sizeof(float));

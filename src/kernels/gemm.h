@@ -191,6 +191,28 @@ static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, 
     }
 }
 
+/* C[M×N] += A[M×K]·B[K×N] over the terms whose vis(m, k) (stored with A's strides) is nonzero
+ * only: a hidden position takes no part even where its B row is not finite (0·NaN is NaN, so
+ * the plain product would let it in; semantics §0.2, §0.3).  The rare path of tiles that hold a
+ * non-finite operand and a hidden position; rows of C are whole vectors as in fc_gemm. */
+static inline void fc_gemm_visible(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks,
+                                   const float *vis, const float *B, ptrdiff_t ldb, float *C, ptrdiff_t ldc)
+{
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++) {
+            const ptrdiff_t at = (ptrdiff_t)m * a_rs + (ptrdiff_t)k * a_ks;
+            if (vis[at] == 0.0f)
+                continue;
+            const fvec a = v_set1(A[at]);
+            const float *brow = B + (ptrdiff_t)k * ldb;
+            float *crow = C + (ptrdiff_t)m * ldc;
+            for (int n = 0; n < N; n += FC_W) {
+                const fvec b = N - n < FC_W ? v_load_n(brow + n, N - n) : v_load(brow + n);
+                v_store(crow + n, v_fma(a, b, v_load(crow + n)));
+            }
+        }
+}
+
 #undef FC_EDGE
 #undef FC_EDGE_NV
 #undef FC_EDGE_NV3

@@ -4,7 +4,8 @@
  *     x = softcap(scale·(s + pse_before)) + pse_after − slope·|Δpos|   (or ·sqrt|Δpos|)
  *     hidden (outside the row's spans, or set in the explicit mask) → −inf
  *
- * Forward and backward both call fc_scores(); nothing else knows pse, ALiBi or mask rules.
+ * Forward and backward both call fc_scores(); nothing else knows pse, ALiBi or mask rules
+ * (fc_visibility_tile gives the same hidden set as numbers, for the non-finite paths).
  */
 #ifndef FC_KERNELS_SCORES_H
 #define FC_KERNELS_SCORES_H
@@ -49,6 +50,44 @@ FC_INLINE fvec v_tanh(fvec t)
     const fvec e = v_exp(v_add(a, a));
     const fvec th = v_sub(v_set1(1.0f), v_div(v_set1(2.0f), v_add(e, v_set1(1.0f))));
     return v_select(v_lt(t, v_zero()), v_sub(v_zero(), th), th);
+}
+
+/* Whether a tile of this kind may hold hidden positions (a partial tile, or an explicit mask). */
+static inline bool fc_tile_hides(const fc_problem *p, fc_tile_kind kind)
+{
+    return kind == FC_TILE_PARTIAL || p->mask.data != NULL;
+}
+
+/* Sets the tile elements of hidden positions (outside the row's spans, or set in the explicit
+ * mask) to `value`: −inf for scores, 0 for a visibility tile. */
+static inline void fc_hide(float *S, int jn, int64_t j0, const fc_problem *p, const fc_rows *rw, fc_tile_kind kind,
+                           float value)
+{
+    const int Rp = rw->padded;
+    if (kind == FC_TILE_PARTIAL) {
+        const fvec hidden = v_set1(value);
+        for (int j = 0; j < jn; j++) {
+            float *row = S + (ptrdiff_t)j * Rp;
+            const fvec jf = v_set1((float)(j0 + j));
+            for (int r = 0; r < Rp; r += FC_W) {
+                const fmask in1 = m_and(v_le(v_load(rw->lo1 + r), jf), v_lt(jf, v_load(rw->hi1 + r)));
+                const fmask in2 = m_and(v_le(v_load(rw->lo2 + r), jf), v_lt(jf, v_load(rw->hi2 + r)));
+                v_store(row + r, v_select(m_or(in1, in2), v_load(row + r), hidden));
+            }
+        }
+    }
+
+    if (p->mask.data) {
+        const fc_mask_view *mk = &p->mask;
+        for (int r = 0; r < rw->count; r++) {
+            if (rw->pos[r] >= rw->bt->sq)
+                continue;
+            const uint8_t *mrow = mk->data + rw->bt->mask_base + rw->head[r] * mk->sn + rw->pos[r] * mk->si;
+            for (int j = 0; j < jn; j++)
+                if (mrow[(j0 + j) * mk->sj])
+                    S[(ptrdiff_t)j * Rp + r] = value;
+        }
+    }
 }
 
 /* Turns raw dot products into final logits in place.  `kind` says whether the tile is fully
@@ -96,30 +135,23 @@ static inline void fc_scores(float *S, float *capgrad, int jn, int64_t j0, const
         }
     }
 
-    if (kind == FC_TILE_PARTIAL) {
-        const fvec ninf = v_set1(-INFINITY);
-        for (int j = 0; j < jn; j++) {
-            float *row = S + (ptrdiff_t)j * Rp;
-            const fvec jf = v_set1((float)(j0 + j));
+    fc_hide(S, jn, j0, p, rw, kind, -INFINITY);
+    if (capgrad && fc_tile_hides(p, kind)) /* hidden positions take no part in the gradient either */
+        for (int j = 0; j < jn; j++)
             for (int r = 0; r < Rp; r += FC_W) {
-                const fmask in1 = m_and(v_le(v_load(rw->lo1 + r), jf), v_lt(jf, v_load(rw->hi1 + r)));
-                const fmask in2 = m_and(v_le(v_load(rw->lo2 + r), jf), v_lt(jf, v_load(rw->hi2 + r)));
-                v_store(row + r, v_select(m_or(in1, in2), v_load(row + r), ninf));
+                float *g = capgrad + (ptrdiff_t)j * Rp + r;
+                v_store(g, v_select(v_eq(v_load(S + (ptrdiff_t)j * Rp + r), v_set1(-INFINITY)), v_zero(), v_load(g)));
             }
-        }
-    }
+}
 
-    if (p->mask.data) {
-        const fc_mask_view *mk = &p->mask;
-        for (int r = 0; r < rw->count; r++) {
-            if (rw->pos[r] >= rw->bt->sq)
-                continue;
-            const uint8_t *mrow = mk->data + rw->bt->mask_base + rw->head[r] * mk->sn + rw->pos[r] * mk->si;
-            for (int j = 0; j < jn; j++)
-                if (mrow[(j0 + j) * mk->sj])
-                    S[(ptrdiff_t)j * Rp + r] = -INFINITY;
-        }
-    }
+/* The visibility of a tile as numbers: vis[j][r] = 1 where row r sees column j0 + j, else 0. */
+static inline void fc_visibility_tile(float *vis, int jn, int64_t j0, const fc_problem *p, const fc_rows *rw,
+                                      fc_tile_kind kind)
+{
+    for (int j = 0; j < jn; j++)
+        for (int r = 0; r < rw->padded; r += FC_W)
+            v_store(vis + (ptrdiff_t)j * rw->padded + r, v_set1(1.0f));
+    fc_hide(vis, jn, j0, p, rw, kind, 0.0f);
 }
 
 #endif /* FC_KERNELS_SCORES_H */

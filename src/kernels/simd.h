@@ -9,6 +9,7 @@
 #define FC_KERNELS_SIMD_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -67,7 +68,8 @@ FC_INLINE fmask v_eq(fvec a, fvec b) { return a == b; }
 FC_INLINE fmask m_and(fmask a, fmask b) { return a & b; }
 FC_INLINE fmask m_or(fmask a, fmask b) { return a | b; }
 FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { FC_LANES(no[l_] = m[l_] ? yes[l_] : no[l_]); return no; }
-FC_INLINE fvec v_pow2i(fvec n) { FC_LANES(n[l_] = fc_bits_f32((uint32_t)((int32_t)n[l_] + 127) << 23)); return n; }
+FC_INLINE bool m_any(fmask m) { bool any = false; FC_LANES(any |= m[l_] != 0); return any; }
+FC_INLINE fvec v_pow2i(fvec n) { FC_LANES(n[l_] = fc_bits_f32((uint32_t)((n[l_] == n[l_] ? (int32_t)n[l_] : 0) + 127) << 23)); return n; }
 FC_INLINE float v_hmax(fvec v) { float m = v[0]; FC_LANES(m = v[l_] > m ? v[l_] : m); return m; }
 FC_INLINE float v_hsum(fvec v) { float s = 0.0f; FC_LANES(s += v[l_]); return s; }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_to_f32(p[l_])); return v; }
@@ -104,6 +106,7 @@ FC_INLINE fmask v_eq(fvec a, fvec b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_O
 FC_INLINE fmask m_and(fmask a, fmask b) { return (fmask)(a & b); }
 FC_INLINE fmask m_or(fmask a, fmask b) { return (fmask)(a | b); }
 FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return _mm512_mask_blend_ps(m, no, yes); }
+FC_INLINE bool m_any(fmask m) { return m != 0; }
 FC_INLINE fvec v_pow2i(fvec n) /* 2^n for integral n in [-126, 127] */
 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
@@ -148,6 +151,7 @@ FC_INLINE fmask v_eq(fvec a, fvec b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
 FC_INLINE fmask m_and(fmask a, fmask b) { return _mm256_and_ps(a, b); }
 FC_INLINE fmask m_or(fmask a, fmask b) { return _mm256_or_ps(a, b); }
 FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return _mm256_blendv_ps(no, yes, m); }
+FC_INLINE bool m_any(fmask m) { return _mm256_movemask_ps(m) != 0; }
 FC_INLINE fvec v_pow2i(fvec n)
 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
@@ -202,7 +206,8 @@ FC_INLINE fmask v_eq(fvec a, fvec b) { return a == b; }
 FC_INLINE fmask m_and(fmask a, fmask b) { return a & b; }
 FC_INLINE fmask m_or(fmask a, fmask b) { return a | b; }
 FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return m ? yes : no; }
-FC_INLINE fvec v_pow2i(fvec n) { return fc_bits_f32((uint32_t)((int32_t)n + 127) << 23); }
+FC_INLINE bool m_any(fmask m) { return m != 0; }
+FC_INLINE fvec v_pow2i(fvec n) { return fc_bits_f32((uint32_t)((n == n ? (int32_t)n : 0) + 127) << 23); } /* NaN: any finite power (the result is NaN anyway) */
 FC_INLINE float v_hmax(fvec v) { return v; }
 FC_INLINE float v_hsum(fvec v) { return v; }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32(*p); }
@@ -211,14 +216,16 @@ FC_INLINE fvec v_load_i8(const int8_t *p) { return (float)*p; }
 #endif
 
 /* ---------------------------------------------------------------------------------------------- */
-/* exp(x) for x ≤ 88 (larger x is clamped to 88): Cody–Waite reduction and the Cephes degree-6 polynomial, relative error
- * below 2 ulp over the range; exactly 0 for x < −87.33 (so exp(−inf) = 0 and masked scores vanish
- * without a separate blend). */
+/* exp(x): Cody–Waite reduction and the Cephes degree-6 polynomial, relative error below 2 ulp up to
+ * x = 88 (x in (88, 88.72] gives exp(88)); exactly 0 for x < −87.33 (so exp(−inf) = 0 and masked
+ * scores vanish without a separate blend), +inf beyond the fp32 range, NaN for NaN (semantics
+ * §0.3: the clamps put the constant first because max/min return their second operand when
+ * either is NaN, on every path of this file). */
 FC_INLINE fvec v_exp(fvec x)
 {
     const fvec lo = v_set1(-87.3365447f);
-    const fmask underflow = v_lt(x, lo);
-    x = v_min(v_max(x, lo), v_set1(88.0f));
+    const fmask underflow = v_lt(x, lo), overflow = v_lt(v_set1(88.7228394f), x);
+    x = v_min(v_set1(88.0f), v_max(lo, x));
     const fvec n = v_round(v_mul(x, v_set1(1.44269504088896341f)));
     fvec r = v_fma(n, v_set1(-0.693359375f), x);
     r = v_fma(n, v_set1(2.12194440e-4f), r);
@@ -229,7 +236,7 @@ FC_INLINE fvec v_exp(fvec x)
     y = v_fma(y, r, v_set1(1.6666665459e-1f));
     y = v_fma(y, r, v_set1(5.0000001201e-1f));
     y = v_fma(y, v_mul(r, r), v_add(r, v_set1(1.0f)));
-    return v_select(underflow, v_zero(), v_mul(y, v_pow2i(n)));
+    return v_select(underflow, v_zero(), v_select(overflow, v_set1(INFINITY), v_mul(y, v_pow2i(n))));
 }
 
 /* v_exp for one value, so scalar code agrees with vector code. */
@@ -251,6 +258,23 @@ static inline float fc_dot(const float *a, const float *b, int n)
     for (; e < n; e++)
         s += a[e] * b[e];
     return s;
+}
+
+/* Whether the n rows a[j·ld + e], e < width, are all finite: x·0 is NaN exactly for ±inf and NaN,
+ * so one fused multiply-add per vector tells (the non-finite paths run only when this is false). */
+static inline bool fc_all_finite(const float *a, int n, ptrdiff_t ld, int width)
+{
+    fvec acc = v_zero();
+    float s = 0.0f;
+    for (int j = 0; j < n; j++) {
+        const float *row = a + (ptrdiff_t)j * ld;
+        int e = 0;
+        for (; e + FC_W <= width; e += FC_W)
+            acc = v_fma(v_load(row + e), v_zero(), acc);
+        for (; e < width; e++)
+            s += row[e] * 0.0f;
+    }
+    return v_hsum(acc) + s == 0.0f;
 }
 
 /* dst[c][r] = src[r][c] for r < rows, c < cols (row strides lds, ldd).  8×8 register transposes

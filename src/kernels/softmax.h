@@ -3,22 +3,42 @@
  * maximum m and sum l; each tile's scores become unnormalised probabilities exp(x − m) and the
  * factor alpha = exp(m_old − m_new) by which the row's accumulator must be rescaled.
  * Rows that have seen only hidden (−inf) scores keep m = −inf and contribute zeros, never NaN.
+ *
+ * Non-finite scores follow IEEE arithmetic (semantics §0.3) at no cost to the hot loops: the
+ * vector maximum drops NaN operands, but a NaN score (or a NaN m_old) makes its exp, hence the
+ * tile sum, NaN; a NaN sum then sets m to NaN, unless the maximum is +inf (∞ − ∞ is NaN too,
+ * and m must stay +inf then unless a NaN came as well: a rare rescan of those rows tells).
+ * l, alpha and the accumulator carry the NaN on by themselves.
  */
 #ifndef FC_KERNELS_SOFTMAX_H
 #define FC_KERNELS_SOFTMAX_H
 
 #include "simd.h"
 
+/* mx with NaN in its +inf lanes whose tile column r + lane holds a NaN score. */
+static inline fvec fc_softmax_nan_lanes(fvec mx, const float *S, int jn, int Rp, int r)
+{
+    float t[FC_W];
+    v_store(t, mx);
+    for (int k = 0; k < FC_W; k++)
+        for (int j = 0; j < jn && t[k] == INFINITY; j++)
+            if (isnan(S[(ptrdiff_t)j * Rp + r + k]))
+                t[k] = NAN;
+    return v_load(t);
+}
+
 /* One tile of jn columns for Rp rows.  Returns true when some row's alpha differs from 1. */
 static inline bool fc_softmax_step(float *S, int jn, int Rp, float *m, float *l, float *alpha)
 {
-    const fvec ninf = v_set1(-INFINITY);
+    const fvec ninf = v_set1(-INFINITY), pinf = v_set1(INFINITY);
     bool rescale = false;
     for (int r = 0; r < Rp; r += FC_W) {
         const fvec m_old = v_load(m + r);
         fvec mx = m_old;
-        for (int j = 0; j < jn; j++)
-            mx = v_max(mx, v_load(S + (ptrdiff_t)j * Rp + r));
+        for (int j = 0; j < jn; j++) /* score first: a NaN score is dropped, a NaN m_old kept */
+            mx = v_max(v_load(S + (ptrdiff_t)j * Rp + r), mx);
+        const fmask inf_max = v_eq(mx, pinf);
+        const fvec m_nan = m_any(inf_max) ? fc_softmax_nan_lanes(mx, S, jn, Rp, r) : mx;
         const fvec m_ref = v_select(v_eq(mx, ninf), v_zero(), mx); /* a finite reference */
         const fvec a = v_exp(v_sub(m_old, m_ref));
         fvec sum = v_zero();
@@ -28,8 +48,9 @@ static inline bool fc_softmax_step(float *S, int jn, int Rp, float *m, float *l,
             v_store(s, pj);
             sum = v_add(sum, pj);
         }
+        const fvec nan = v_set1(NAN);
         v_store(l + r, v_fma(v_load(l + r), a, sum));
-        v_store(m + r, mx);
+        v_store(m + r, v_select(v_eq(sum, sum), mx, v_select(v_eq(m_nan, pinf), pinf, nan)));
         v_store(alpha + r, a);
         float tmp[FC_W];
         v_store(tmp, a);

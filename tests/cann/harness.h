@@ -31,6 +31,24 @@ typedef enum {
     ST_REVERSED = 2  /* dims stored in reverse order (the first dim varies fastest) */
 } fa_strides;
 
+/* Non-finite inputs (semantics §0.3): a value put into one logical element of an operand after
+ * the harness made it, in the logical data the reference reads and in the device tensor alike.
+ * idx: (b, n, s, e) for sequence operands (n a kv head for key and value), the multi-index of
+ * the element for pse, (n) for the sink. */
+typedef enum { FA_AT_Q, FA_AT_K, FA_AT_V, FA_AT_PSE, FA_AT_SINK, FA_AT_DY } fa_at;
+typedef struct fa_poison {
+    fa_at at;
+    int64_t idx[4];
+    double value;
+} fa_poison;
+#define FA_MAX_POISON 6
+
+/* What the reference of poisoned cases held, so that a test can tell it exercised both
+ * propagation and containment (outputs and gradients compared). */
+typedef struct fa_tally {
+    int64_t nonfinite, finite;
+} fa_tally;
+
 typedef struct fa_case {
     fa_fn fn;
     const char *layout;          /* "BSH", "SBH", "BSND", "BNSD" or "TND" */
@@ -64,6 +82,9 @@ typedef struct fa_case {
     fa_strides strides;
     double range;                /* inputs uniform in [−range, range]; 0 = 1 */
     uint64_t seed;
+    fa_poison poison[FA_MAX_POISON]; /* the first npoison are put into the inputs */
+    int npoison;
+    fa_tally *tally;             /* when set: += the reference values compared */
 } fa_case;
 
 /* A case with every option off: BNSD, FLOAT32, V2, 1×2×2 heads, S 8×8, D 16. */
@@ -103,6 +124,12 @@ void dt_upload(dev_tensor *x);
 unsigned char *dt_download(const dev_tensor *x);
 void dt_free(dev_tensor *x);
 size_t dt_esize(aclDataType dt);
+
+/* Sets one element in the host image and copies the image to the device again. */
+void dt_poke(dev_tensor *x, const int64_t *idx, double v);
+
+/* Counts finite and non-finite values of r[0..n) into t (NULL: nothing). */
+void fa_tally_add(fa_tally *t, const double *r, int64_t n);
 
 /* Shorthand: a contiguous tensor of dims (values 0) uploaded; for tests that only need operands. */
 dev_tensor dt_simple(aclDataType dt, int rank, const int64_t *dims);

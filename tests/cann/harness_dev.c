@@ -1,5 +1,6 @@
 /* Device tensors for the CANN tests: a host image laid out with chosen strides, uploaded with
  * aclrtMalloc + aclrtMemcpy, wrapped in an aclTensor. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,21 @@ void dt_upload(dev_tensor *x)
         abort();
     }
     x->t = aclCreateTensor(x->dims, (uint64_t)x->rank, x->dt, x->strides, x->offset, ACL_FORMAT_ND, NULL, 0, x->dev);
+}
+
+void dt_poke(dev_tensor *x, const int64_t *idx, double v)
+{
+    dt_set(x, idx, v);
+    if (aclrtMemcpy(x->dev, x->bytes, x->host, x->bytes, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS) {
+        fprintf(stderr, "dt_poke: runtime failure: %s\n", aclGetRecentErrMsg());
+        abort();
+    }
+}
+
+void fa_tally_add(fa_tally *t, const double *r, int64_t n)
+{
+    for (int64_t k = 0; t && k < n; k++)
+        ++*(isfinite(r[k]) ? &t->finite : &t->nonfinite);
 }
 
 unsigned char *dt_download(const dev_tensor *x)

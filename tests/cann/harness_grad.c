@@ -99,6 +99,15 @@ static void make_grad_tensors(fag_run *g)
 {
     fa_run *r = &g->r;
     g->dy = fa_make_seq(r, &g->tdy, true, r->N1, r->Dv, r->adt, GAP_IN);
+    for (int k = 0; k < r->c->npoison; k++) { /* d_out values of the case's poison (semantics §0.3) */
+        const fa_poison *p = &r->c->poison[k];
+        if (p->at != FA_AT_DY)
+            continue;
+        int64_t idx[4];
+        g->dy[((p->idx[0] * r->N1 + p->idx[1]) * r->S1cap + p->idx[2]) * r->Dv + p->idx[3]] = p->value;
+        fa_seq_index(r, true, r->Dv, (int)p->idx[0], (int)p->idx[1], (int)p->idx[2], (int)p->idx[3], idx);
+        dt_poke(&g->tdy, idx, p->value);
+    }
     free(fa_make_seq(r, &g->tdq, true, r->N1, r->D, r->adt, GAP_OUT));
     free(fa_make_seq(r, &g->tdk, false, r->N2, r->D, r->adt, GAP_OUT));
     free(fa_make_seq(r, &g->tdv, false, r->N2, r->Dv, r->adt, GAP_OUT));
@@ -160,6 +169,7 @@ static void check_grad(const fag_run *g, const char *what, const dev_tensor *t, 
                 }
             }
     tc_compare(what, y, rv, n, tc_tol_out(r->c->dtype), tc_grad_scale(rv, n));
+    fa_tally_add(r->c->tally, rv, n);
     int64_t touched = 0;
     for (size_t k = 0; k < t->bytes; k++)
         touched += !covered[k] && img[k] != GAP_OUT;

@@ -150,6 +150,8 @@ void fa_setup_sizes(fa_run *r, const fa_case *c)
     r->T2 = r->cum2[r->B];
 }
 
+static void poison_inputs(fa_run *r, const fa_case *c);
+
 void fa_setup_inputs(fa_run *r, const fa_case *c)
 {
     r->q = fa_make_seq(r, &r->tq, true, r->N1, r->D, r->adt, GAP_IN);
@@ -194,6 +196,35 @@ void fa_setup_inputs(fa_run *r, const fa_case *c)
             r->sink[n] = c->sink == 2 && n % 2 == 0 ? -INFINITY : tc_round(TC_F32, tc_rng_uniform(&r->rng, -1, 1));
         const int64_t n1 = r->N1;
         make_plain(r, &r->tsink, ACL_FLOAT, 1, &n1, r->sink, NULL, c->strides == ST_GAPS ? ST_CONTIGUOUS : c->strides);
+    }
+    poison_inputs(r, c);
+}
+
+/* Puts the case's poison values (all but d_out, which the backward harness owns) into the
+ * logical data and the device tensors. */
+static void poison_inputs(fa_run *r, const fa_case *c)
+{
+    for (int k = 0; k < c->npoison; k++) {
+        const fa_poison *p = &c->poison[k];
+        const int64_t *x = p->idx;
+        int64_t idx[4];
+        if (p->at == FA_AT_Q || p->at == FA_AT_K || p->at == FA_AT_V) {
+            const bool q = p->at == FA_AT_Q;
+            const int N = q ? r->N1 : r->N2, E = p->at == FA_AT_V ? r->Dv : r->D, cap = q ? r->S1cap : r->S2cap;
+            double *logical = q ? r->q : p->at == FA_AT_K ? r->k : r->v;
+            logical[((x[0] * N + x[1]) * cap + x[2]) * E + x[3]] = p->value;
+            fa_seq_index(r, q, E, (int)x[0], (int)x[1], (int)x[2], (int)x[3], idx);
+            dt_poke(q ? &r->tq : p->at == FA_AT_K ? &r->tk : &r->tv, idx, p->value);
+        } else if (p->at == FA_AT_PSE) {
+            int64_t flat = 0;
+            for (int d = 0; d < c->pse_rank; d++)
+                flat = flat * c->pse_dims[d] + x[d];
+            r->pse[flat] = p->value;
+            dt_poke(&r->tpse, x, p->value);
+        } else if (p->at == FA_AT_SINK) {
+            r->sink[x[0]] = p->value;
+            dt_poke(&r->tsink, x, p->value);
+        }
     }
 }
 
@@ -357,6 +388,7 @@ static void check_outputs(const fa_run *r, const double *rout, const double *rma
                 ym[ns] = mx[0], rm[ns] = rmax[row], ys[ns] = sm[0], rs[ns] = rsum[row], ns++;
             }
     tc_compare("attentionOut", y, ref, n, tc_tol_out(r->c->dtype), 1.0);
+    fa_tally_add(r->c->tally, ref, n);
     tc_compare("softmaxMax", ym, rm, ns, tc_tol_max(), 1.0);
     tc_compare("softmaxSum", ys, rs, ns, tc_tol_sum(), 1.0);
     int64_t touched = 0;

@@ -363,6 +363,36 @@ static void make_out_quant(ifa_run *r)
         dt_upload(&r->tqo);
 }
 
+/* The case's poison values (semantics §0.3) into the query, the dense or list cache (physical
+ * token s) and the pse (idx (b, n1, 0, token)); the reference reads them back from the images. */
+static void poison(ifa_run *r)
+{
+    const ifa_case *c = r->c;
+    for (int k = 0; k < c->npoison; k++) {
+        const fa_poison *p = &c->poison[k];
+        const bool list = c->form == IFA_LIST;
+        int64_t idx[4];
+        switch (p->at) {
+        case FA_AT_Q:
+            ifa_seq_index(c->layout, r->D, p->idx[0], p->idx[1], 0, p->idx[3], idx);
+            dt_poke(&r->tq, idx, p->value);
+            break;
+        case FA_AT_K:
+        case FA_AT_V:
+            ifa_seq_index(c->layout, r->D, list ? 0 : p->idx[0], p->idx[1], p->idx[2], p->idx[3], idx);
+            dt_poke(p->at == FA_AT_K ? &r->tk[list ? p->idx[0] : 0] : &r->tv[list ? p->idx[0] : 0], idx, p->value);
+            break;
+        case FA_AT_PSE: {
+            const int64_t at[4] = {c->pse_shared ? 0 : p->idx[0], p->idx[1], 0, p->idx[3]};
+            dt_poke(&r->tpse, at, p->value);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
 void ifa_build(ifa_run *r, const ifa_case *c)
 {
     memset(r, 0, sizeof *r);
@@ -385,6 +415,7 @@ void ifa_build(ifa_run *r, const ifa_case *c)
         ((int64_t *)r->tpad.host)[0] = (int64_t)((uint64_t)c->pad + 7777u); /* wraps for INT64_MAX: still wrong */
         dt_upload(&r->tpad);
     }
+    poison(r);
 }
 
 void ifa_write_pad(ifa_run *r)

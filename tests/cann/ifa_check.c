@@ -133,6 +133,7 @@ static void check_float(const ifa_run *r, const double *y, const double *ref, co
     }
     TC_CHECK(nonzero == 0, "%lld output values of rows that see nothing are not 0", (long long)nonzero);
     tc_compare("attentionOut", yv, rv, m, tc_tol_out(r->c->dtype), 1);
+    fa_tally_add(r->c->tally, rv, m);
     free(yv), free(rv);
 }
 

@@ -69,6 +69,9 @@ typedef struct ifa_case {
     int inner_precise;
     fa_strides strides;
     uint64_t seed;
+    fa_poison poison[FA_MAX_POISON]; /* the first npoison are put into q, k, v (dense or list form), pse */
+    int npoison;
+    fa_tally *tally;           /* when set: += the reference outputs of rows that see something */
 } ifa_case;
 
 /* B 2, N1 4, N2 2, D 16, S 10, BNSD FLOAT16, one tensor, nothing else. */

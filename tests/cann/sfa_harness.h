@@ -46,6 +46,9 @@ typedef struct sfa_case {
     int attention_mode;          /* 0 or 2 */
     double scale;                /* 0 = 1/sqrt(D + Dr) */
     uint64_t seed;
+    fa_poison poison[FA_MAX_POISON]; /* the first npoison are put into q, k, v, dOut (not paged keys) */
+    int npoison;
+    fa_tally *tally;             /* when set: += the reference outputs and gradients compared */
 } sfa_case;
 
 /* BSND both sides, FLOAT16, B 2, N1 4, N2 2, D 16, lengths q {5, 3} kv {20, 13}, K 6, block 4,

@@ -205,6 +205,20 @@ static void make_outputs(sfa_run *r)
     dt_upload(&r->tsum);
 }
 
+/* One poison value (semantics §0.3) of `at` into a logical operand x and its tensor t. */
+static void poison(sfa_run *r, fa_at at, double *x, dev_tensor *t, bool q_side, int N, int E)
+{
+    for (int k = 0; k < r->c->npoison; k++) {
+        const fa_poison *p = &r->c->poison[k];
+        if (p->at != at)
+            continue;
+        int64_t idx[4];
+        x[((p->idx[0] * N + p->idx[1]) * (q_side ? r->S1cap : r->S2cap) + p->idx[2]) * E + p->idx[3]] = p->value;
+        sfa_seq_index(r, q_side, (int)p->idx[0], (int)p->idx[1], (int)p->idx[2], (int)p->idx[3], idx);
+        dt_poke(t, idx, p->value);
+    }
+}
+
 void sfa_setup(sfa_run *r, const sfa_case *c)
 {
     memset(r, 0, sizeof *r);
@@ -214,6 +228,9 @@ void sfa_setup(sfa_run *r, const sfa_case *c)
     r->q = make_seq(r, &r->tq, true, r->N1, r->D);
     r->k = make_seq(r, &r->tk, false, r->N2, r->D);
     r->v = make_seq(r, &r->tv, false, r->N2, r->Dv);
+    poison(r, FA_AT_Q, r->q, &r->tq, true, r->N1, r->D);
+    poison(r, FA_AT_K, r->k, &r->tk, false, r->N2, r->D);
+    poison(r, FA_AT_V, r->v, &r->tv, false, r->N2, r->Dv);
     if (r->Dr) {
         r->qr = make_seq(r, &r->tqr, true, r->N1, r->Dr);
         r->kr = make_seq(r, &r->tkr, false, r->N2, r->Dr);
@@ -235,6 +252,7 @@ void sfa_setup(sfa_run *r, const sfa_case *c)
 void sfa_setup_grad(sfa_run *r, const double *smax, const double *ssum)
 {
     r->dout = make_seq(r, &r->tdout, true, r->N1, r->Dv);
+    poison(r, FA_AT_DY, r->dout, &r->tdout, true, r->N1, r->Dv);
     const int64_t sd[4] = {r->B, r->N2, r->S1cap, r->G}, st[3] = {r->N2, r->T1, r->G};
     const int rank = r->qt ? 3 : 4;
     dt_layout(&r->tmax_in, ACL_FLOAT, rank, r->qt ? st : sd, ST_CONTIGUOUS, SFA_GAP_IN);

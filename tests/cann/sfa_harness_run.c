@@ -149,6 +149,7 @@ static fwd_result check_forward(const sfa_run *r, const fwd_result *ref)
     check_gaps("attentionOutOut", &r->tout, covered);
     free(covered);
     tc_compare("attentionOutOut", y.out, ref->out, rows * r->Dv, tc_tol_out(r->c->dtype), 1.0);
+    fa_tally_add(r->c->tally, ref->out, rows * r->Dv);
     if (r->c->no_lse)
         return y;
     unsigned char *mimg = dt_download(&r->tmax), *simg = dt_download(&r->tsum);
@@ -190,6 +191,7 @@ static void check_grad(const sfa_run *r, const char *what, const dev_tensor *t, 
     check_gaps(what, t, covered);
     const int64_t n = (int64_t)r->B * N * (q_side ? r->S1cap : r->S2cap) * E;
     tc_compare(what, y, ref, n, tc_tol_out(r->c->dtype), tc_grad_scale(ref, n));
+    fa_tally_add(r->c->tally, ref, n);
     int64_t pad = 0; /* BSND padding positions: exactly 0 */
     for (int b = 0; b < r->B; b++)
         for (int64_t s = q_side ? r->s1[b] : r->s2[b]; s < (q_side ? sfa_q_rows(r, b) : sfa_kv_rows(r, b)); s++)

@@ -20,8 +20,8 @@ tc_tol tc_tol_sum(void) { return (tc_tol){1e-4, 1e-5}; }
 
 bool tc_close(double y, double r, tc_tol t, double M)
 {
-    if (isnan(y) || isnan(r))
-        return false;
+    if (isnan(r) || isnan(y)) /* NaN exactly where the reference has NaN (semantics §0.3) */
+        return isnan(r) && isnan(y);
     if (isinf(r) || isinf(y))
         return y == r;
     return fabs(y - r) <= t.atol * M + t.rtol * fabs(r);
@@ -31,7 +31,7 @@ double tc_grad_scale(const double *r, int64_t n)
 {
     double m = 1;
     for (int64_t k = 0; k < n; k++)
-        m = fabs(r[k]) > m ? fabs(r[k]) : m;
+        m = isfinite(r[k]) && fabs(r[k]) > m ? fabs(r[k]) : m; /* non-finite values are compared exactly */
     return m;
 }
 

@@ -26,7 +26,8 @@ bool tc_close(double y, double r, tc_tol t, double M);
 double tc_grad_scale(const double *r, int64_t n);
 
 /* Compares n values; one TC check for the whole array, the first few mismatches printed.
- * Returns the number of elements out of tolerance (NaN in y always fails). */
+ * Returns the number of elements out of tolerance (NaN passes exactly where the reference is NaN,
+ * ±inf where it is the same inf). */
 int64_t tc_compare(const char *what, const double *y, const double *r, int64_t n, tc_tol t, double M);
 
 /* Bit patterns of the fp32 values the document fixes exactly. */

@@ -61,6 +61,15 @@ size_t mask_esize(infiniDtype_t dt);
  * chosen by k: a face that reads wide masks as bytes would see these as visible. */
 int64_t mask_hidden_value(infiniDtype_t dt, int k);
 
+/* A non-finite value (semantics §0.3) put into logical element (b, n, s, e) of q, k or v after the
+ * harness made them (n a kv head for k and v); the reference reads it too. */
+typedef enum { IFA_AT_Q = 1, IFA_AT_K = 2, IFA_AT_V = 3 } ifa_at;
+typedef struct ifa_poison {
+    ifa_at at;
+    int b, n, s, e;
+    double value;
+} ifa_poison;
+
 typedef struct ifa_case {
     tc_dtype dtype;
     int rank;                     /* 3 or 4; rank 3 needs B = 1 */
@@ -76,6 +85,9 @@ typedef struct ifa_case {
     bool runtime;                 /* operands and workspace in infinirt allocations */
     bool repeat;                  /* run twice: bit-identical outputs */
     uint64_t seed;
+    ifa_poison poison[4];         /* the first npoison are put into the inputs */
+    int npoison;
+    int64_t *ref_nonfinite, *ref_finite; /* when set: += the reference outputs of each kind */
 } ifa_case;
 
 ifa_case ifa_case_default(void); /* 4-D F32, B 2, heads 2, Sq = Skv = 8, D 16, no mask */

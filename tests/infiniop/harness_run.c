@@ -199,6 +199,8 @@ static void check(run *r, const double *want)
     const ref_fwd p = ref_of(r);
     const int64_t n = (int64_t)r->B * r->Nq * r->Sq * r->Dv;
     tc_compare("out", r->x[OUT], want, n, tc_tol_out(r->c->dtype), 1.0);
+    for (int64_t k = 0; r->c->ref_nonfinite && k < n; k++)
+        ++*(isfinite(want[k]) ? r->c->ref_finite : r->c->ref_nonfinite);
     int64_t nonzero = 0;
     for (int b = 0; b < r->B; b++)
         for (int h = 0; h < r->Nq; h++)
@@ -232,6 +234,13 @@ bool ifa_run_case(const char *name, const ifa_case *c)
     r.x[Q] = make_seq(&r, &r.t[Q], r.Nq, r.Sq, r.D, c->layout);
     r.x[K] = make_seq(&r, &r.t[K], r.Nkv, r.Skv, r.D, c->layout);
     r.x[V] = make_seq(&r, &r.t[V], r.Nkv, r.Skv, r.Dv, c->layout);
+    for (int k = 0; k < c->npoison; k++) { /* q, k, v match the enum above */
+        const ifa_poison *p = &c->poison[k];
+        const int N = p->at == IFA_AT_Q ? r.Nq : r.Nkv, S = p->at == IFA_AT_Q ? r.Sq : r.Skv;
+        const int E = p->at == IFA_AT_V ? r.Dv : r.D;
+        tc_store(c->dtype, r.t[p->at].host, seq_offset(&r, &r.t[p->at], p->b, p->n, p->s, p->e), p->value);
+        r.x[p->at][(((int64_t)p->b * N + p->n) * S + p->s) * E + p->e] = p->value;
+    }
     size_t shape[4];
     seq_shape(&r, r.Nq, r.Sq, r.Dv, shape);
     st_layout(&r.t[OUT], c->rank, shape, tc_dtype_size(c->dtype), c->layout == LAY_BROADCAST ? LAY_GAPS : c->layout, GAP_OUT);

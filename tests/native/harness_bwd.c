@@ -168,6 +168,8 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
     nt_case c = *c0;
     c.stats = true;
     nt_data d = nt_prepare(&c);
+    if (o->edit_data)
+        o->edit_data(&c, &d);
     nt_result fr;
     if (nt_execute(&c, &d, &fr) != 0 || fr.status != FC_OK) {
         TC_CHECK(false, "backward case: the forward failed (see above)");
@@ -193,6 +195,12 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
                 if (o->stat_shift != 0 && L.smax[so] != -FLT_MAX)
                     for (int k = 0; k < rep; k++)
                         L.smax[so + k] += o->stat_shift, L.ssum[so + k] *= 1.3f;
+                if (o->edit_stats) {
+                    float mx = L.smax[so], sm = L.ssum[so];
+                    o->edit_stats(&c, b, n, i, &mx, &sm);
+                    for (int k = 0; k < rep; k++)
+                        L.smax[so + k] = mx, L.ssum[so + k] = sm;
+                }
                 if (o->poison_replicas)
                     for (int k = 1; k < rep; k++)
                         L.smax[so + k] = L.ssum[so + k] = NAN;
@@ -206,6 +214,8 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
 
     const fc_dtype dout_dt = o->dout_dt_set ? o->dout_dt : c.out_dt;
     double *dout = random_dout(&c, &d, dout_dt);
+    if (o->edit_dout)
+        o->edit_dout(&c, &d, dout);
     nt_geom gd;
     void *dout_buf = nt_build_input(&c, &d, NT_OUT, dout, dout_dt, &gd);
     const nt_case cg = grad_case(&c, o);
@@ -279,6 +289,8 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
             char what[64];
             snprintf(what, sizeof what, "%s", g_name[k]);
             tc_compare(what, y, want[k], n, tc_tol_out(nt_tc(o->grad_dt)), tc_grad_scale(want[k], n));
+            for (int64_t t = 0; o->ref_nonfinite && t < n; t++)
+                ++*(isfinite(want[k][t]) ? o->ref_finite : o->ref_nonfinite);
             TC_CHECK(unwritten == 0, "%s: %lld elements not written", g_name[k], (long long)unwritten);
             TC_CHECK(gaps == 0, "%s: %lld elements written outside the logical tensor", g_name[k], (long long)gaps);
             if (k == G_DQ || k == G_DQR) { /* rows that see nothing: exactly 0 */

@@ -33,6 +33,12 @@ typedef struct nt_bwd {
     bool use_io;             /* plan on decoy (NaN) inputs, output, statistics and gradients, run with the
                                 real ones through fc_attention_io */
     const char *may_reject;  /* FC_ERR_INVALID_ARG naming this is an accepted outcome of the backward */
+    /* optional edits (non-finite values, semantics §0.3): the inputs after nt_prepare, the random
+     * d_out (reference layout), and each row's given statistics (every replica) */
+    void (*edit_data)(const nt_case *c, nt_data *d);
+    void (*edit_dout)(const nt_case *c, const nt_data *d, double *dout);
+    void (*edit_stats)(const nt_case *c, int b, int n, int i, float *max, float *sum);
+    int64_t *ref_nonfinite, *ref_finite; /* when set: += the reference gradient elements of each kind */
 } nt_bwd;
 
 nt_bwd nt_bwd_default(void);

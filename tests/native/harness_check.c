@@ -54,7 +54,8 @@ void nt_check_outputs(const nt_case *c, const nt_data *d, const nt_bufs *L, nt_r
                 const int64_t row = nt_row(c, d->S1cap, b, n, i);
                 const int vis = r->nvis[row];
                 const bool sink = c->sink != NT_SINK_NONE && !(isinf(d->sink[n]) && d->sink[n] < 0); /* -inf: no sink */
-                const bool pad_row = vis < 0, empty = vis == 0 && !sink, sink_empty = vis == 0 && sink;
+                const bool pad_row = vis < 0, empty = vis == 0 && !sink;
+                const bool sink_empty = vis == 0 && sink && isfinite(d->sink[n]); /* NaN, +inf sink: a NaN row (§0.3) */
                 for (int e = 0; e < Dv; e++) {
                     const int64_t off = nt_offset(c, d, &L->gout, NT_OUT, b, n, i, e);
                     written[off] = 1;

@@ -94,13 +94,15 @@ void ref_sparse_forward(const ref_sparse *p, double *out, double *smax, double *
         for (int n1 = 0; n1 < p->N1; n1++) {
             const int rows = p->tnd ? s1(p, b) : p->S1cap; /* BSND padding rows have statistics too */
             for (int i = 0; i < rows; i++) {
-                const int64_t n = ref_sparse_select(p, b, i, n1 / G, pos);
+                int64_t n = ref_sparse_select(p, b, i, n1 / G, pos);
                 double m = -INFINITY, l = 0;
                 double *o = out + (((int64_t)b * p->N1 + n1) * p->S1cap + i) * p->Dv;
-                for (int64_t t = 0; t < n; t++) {
+                for (int64_t t = 0; t < n; t++) { /* a NaN logit makes the maximum NaN (§0.3) */
                     const double x = dot_qk(p, b, n1, i, pos[t]);
-                    m = x > m ? x : m;
+                    m = isnan(x) || isnan(m) ? NAN : x > m ? x : m;
                 }
+                if (m == -INFINITY) /* nothing selected, or only −inf logits: an empty row (§0.3, §5.4) */
+                    n = 0;
                 for (int64_t t = 0; t < n; t++)
                     l += exp(dot_qk(p, b, n1, i, pos[t]) - m);
                 for (int64_t t = 0; t < n; t++) {

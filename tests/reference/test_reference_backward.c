@@ -207,9 +207,36 @@ static void by_hand(void)
     TC_CHECK(fabs(dk[0] - 0.5 * ds0) < 1e-14 && fabs(dk[1] - 0.5 * ds1) < 1e-14, "dk = scale·dS·q");
 }
 
+static bool hide_col1(void *ctx, int b, int n1, int i, int j) { return j == 1; }
+
+/* Semantics §0.3: NaN flows through visible positions only (same row as by_hand). */
+static void non_finite(void)
+{
+    tc_context("non-finite inputs");
+    double q = 1, k[2] = {1, NAN}, v[2] = {10, NAN}, dout = 1, out, m, l, dq, dk[2], dv[2];
+    ref_fwd f;
+    memset(&f, 0, sizeof f);
+    f.B = f.N1 = f.N2 = f.D = f.Dv = 1, f.S1cap = 1, f.S2cap = 2;
+    f.q = &q, f.k = k, f.v = v, f.scale = 0.5, f.hidden = hide_col1;
+    ref_forward(&f, &out, &m, &l);
+    ref_grads g = {.dq = &dq, .dk = dk, .dv = dv};
+    ref_backward(&f, &dout, &out, &m, &l, &g);
+    TC_CHECK(out == 10 && dv[0] == 1 && dv[1] == 0 && dk[1] == 0 && dq == 0 && dk[0] == 0,
+             "NaN key and value at the hidden column take no part (out %g dq %g dk %g %g dv %g %g)", out, dq, dk[0], dk[1],
+             dv[0], dv[1]);
+    dout = NAN;
+    ref_backward(&f, &dout, &out, &m, &l, &g);
+    TC_CHECK(isnan(dq) && isnan(dk[0]) && isnan(dv[0]) && dk[1] == 0 && dv[1] == 0,
+             "NaN d_out: the row's gradients NaN, the hidden column's 0");
+    dout = 1, m = NAN;
+    ref_backward(&f, &dout, &out, &m, &l, &g);
+    TC_CHECK(isnan(dq) && isnan(dv[0]) && dv[1] == 0, "a NaN maximum given: the row's gradients NaN");
+}
+
 int main(void)
 {
     by_hand();
+    non_finite();
     fd_case("plain", 1, (feat){0});
     fd_case("GQA + rope + lengths", 2, (feat){.gqa = true, .rope = true, .lens = true});
     fd_case("mask + bias before scale", 3, (feat){.mask = true, .bias_before = true});

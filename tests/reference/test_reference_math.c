@@ -138,6 +138,68 @@ static void shapes(void)
     TC_CHECK(out[(1 * 4 + 2) * 2 + 0] == -7 && out[(1 * 4 + 2) * 2 + 1] == 103, "row_wanted selects rows");
 }
 
+static double minus_inf(void *ctx, int b, int n1, int i, int j) { return -INFINITY; }
+static double minus_inf_col1(void *ctx, int b, int n1, int i, int j) { return j == 1 ? -INFINITY : 0; }
+
+/* Semantics §0.3: IEEE arithmetic through visible positions, none through hidden ones. */
+static void non_finite(void)
+{
+    tc_context("non-finite inputs (semantics 0.3)");
+    double q[1], k[2], v[2], o, m, l;
+    ref_fwd f = tiny(q, k, v);
+    q[0] = NAN;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(isnan(o) && isnan(m) && isnan(l), "NaN query: out, max, sum NaN (%g %g %g)", o, m, l);
+
+    f = tiny(q, k, v);
+    k[1] = NAN;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(isnan(o) && isnan(m) && isnan(l), "NaN key at a visible column: NaN row (%g %g %g)", o, m, l);
+    f.hidden = hide_col1;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(o == 10 && m == 0.5 && l == 1, "NaN key at a hidden column takes no part (%g %g %g)", o, m, l);
+    v[1] = NAN;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(o == 10, "NaN value at a hidden column takes no part (%g)", o);
+    f.hidden = NULL;
+    k[1] = 2;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(isnan(o) && NEAR(m, 1.0) && NEAR(l, exp(-0.5) + 1), "NaN value at a visible column: out NaN, stats finite");
+    v[1] = INFINITY;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(o == INFINITY, "+inf value at a visible column: out +inf (%g)", o);
+
+    f = tiny(q, k, v);
+    k[1] = INFINITY; /* x = +inf */
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(isnan(o) && m == INFINITY && isnan(l), "+inf logit: max +inf, sum and out NaN (%g %g %g)", o, m, l);
+    k[1] = -INFINITY; /* x = -inf: contributes exp(-inf) = 0 */
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(o == 10 && m == 0.5 && l == 1, "-inf logit contributes 0 (%g %g %g)", o, m, l);
+    f = tiny(q, k, v);
+    f.bias_after = minus_inf;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(o == 0 && m == -FLT_MAX && l == FLT_MAX, "only -inf logits: the fully masked results (%g %g %g)", o, m, l);
+    f.bias_after = minus_inf_col1;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(o == 10 && m == 0.5 && l == 1, "a -inf bias hides nothing else (%g %g %g)", o, m, l);
+
+    f = tiny(q, k, v);
+    double sink = NAN;
+    f.sink = &sink;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(isnan(o) && isnan(m) && isnan(l), "NaN sink: NaN row");
+    f.hidden = hide_all;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(isnan(o) && isnan(m) && isnan(l), "NaN sink, nothing visible: still a NaN row (the maximum is NaN)");
+    sink = INFINITY;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(isnan(o) && m == INFINITY && isnan(l), "+inf sink: max +inf, out and sum NaN");
+    sink = -INFINITY;
+    ref_forward(&f, &o, &m, &l);
+    TC_CHECK(o == 0 && m == -FLT_MAX && l == FLT_MAX, "-inf sink counts as none: fully masked results");
+}
+
 int main(void)
 {
     softmax_two_columns();
@@ -145,5 +207,6 @@ int main(void)
     sink();
     dropout();
     shapes();
+    non_finite();
     return tc_summary("reference_math");
 }
