@@ -72,8 +72,8 @@ FC_INLINE bool m_any(fmask m) { bool any = false; FC_LANES(any |= m[l_] != 0); r
 FC_INLINE fvec v_pow2i(fvec n) { FC_LANES(n[l_] = fc_bits_f32((uint32_t)((n[l_] == n[l_] ? (int32_t)n[l_] : 0) + 127) << 23)); return n; }
 FC_INLINE float v_hmax(fvec v) { float m = v[0]; FC_LANES(m = v[l_] > m ? v[l_] : m); return m; }
 FC_INLINE float v_hsum(fvec v) { float s = 0.0f; FC_LANES(s += v[l_]); return s; }
-FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_to_f32(p[l_])); return v; }
-FC_INLINE fvec v_load_bf16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_bf16_to_f32(p[l_])); return v; }
+FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_to_f32_inline(p[l_])); return v; }
+FC_INLINE fvec v_load_bf16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_bf16_to_f32_inline(p[l_])); return v; }
 FC_INLINE fvec v_load_i8(const int8_t *p) { fvec v; FC_LANES(v[l_] = (float)p[l_]); return v; }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -210,8 +210,8 @@ FC_INLINE bool m_any(fmask m) { return m != 0; }
 FC_INLINE fvec v_pow2i(fvec n) { return fc_bits_f32((uint32_t)((n == n ? (int32_t)n : 0) + 127) << 23); } /* NaN: any finite power (the result is NaN anyway) */
 FC_INLINE float v_hmax(fvec v) { return v; }
 FC_INLINE float v_hsum(fvec v) { return v; }
-FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32(*p); }
-FC_INLINE fvec v_load_bf16(const uint16_t *p) { return fc_bf16_to_f32(*p); }
+FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32_inline(*p); }
+FC_INLINE fvec v_load_bf16(const uint16_t *p) { return fc_bf16_to_f32_inline(*p); }
 FC_INLINE fvec v_load_i8(const int8_t *p) { return (float)*p; }
 #endif
 
