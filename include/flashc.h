@@ -309,7 +309,7 @@ typedef struct fc_attention_io {
 /* Plans                                                                                          */
 
 typedef enum fc_backend {
-    FC_BACKEND_DEFAULT = 0, /* CPU, or FLASHC_BACKEND from the environment */
+    FC_BACKEND_DEFAULT = 0, /* FLASHC_BACKEND from the environment (cpu, cuda), else CPU */
     FC_BACKEND_CPU = 1,
     FC_BACKEND_CUDA = 2
 } fc_backend;
@@ -317,6 +317,8 @@ typedef enum fc_backend {
 typedef struct fc_options {
     fc_backend backend;
     int threads; /* CPU: 0 = OpenMP's default; results are identical for every count */
+    void *stream; /* where runs are queued (a cudaStream_t for CUDA); NULL = the default stream.
+                     The CPU runs in the caller's thread and ignores it. */
 } fc_options;
 
 typedef struct fc_plan fc_plan;

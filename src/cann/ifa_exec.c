@@ -54,7 +54,7 @@ static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, const
         ifa_kv_window(&lens, *pl->pad, pl->run_batch);
         p.batch = pl->run_batch;
     }
-    if (fc_plan_check_data(&p) != FC_OK)
+    if (fc_plan_check_data(plan, &p) != FC_OK)
         return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, core_message());
     if (fc_plan_execute(plan, &p, workspace, (size_t)bytes) != FC_OK)
         return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_last_error());
