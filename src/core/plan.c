@@ -20,7 +20,7 @@ fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_option
     if (st == FC_OK)
         st = plan->backend->plan(plan, options);
     if (st != FC_OK) {
-        fc_plan_destroy(plan);
+        fc_plan_free(plan);
         return st;
     }
     plan->workspace = plan->backend->workspace_size(plan);
@@ -46,7 +46,7 @@ fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *run, void *work
     return plan->backend->execute(plan, run, workspace, plan->stream);
 }
 
-void fc_plan_destroy(fc_plan *plan)
+void fc_plan_free(fc_plan *plan)
 {
     if (!plan)
         return;
@@ -56,23 +56,9 @@ void fc_plan_destroy(fc_plan *plan)
     free(plan);
 }
 
-fc_status fc_plan_workspace_size(const fc_plan *plan, size_t *bytes)
+double fc_plan_flop_count(const fc_plan *plan)
 {
-    if (!plan)
-        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_workspace_size: plan is NULL");
-    if (!bytes)
-        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_workspace_size: bytes is NULL");
-    *bytes = plan->workspace;
-    return FC_OK;
-}
-
-fc_status fc_plan_flops(const fc_plan *plan, double *flops)
-{
-    if (!plan || !flops)
-        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_flops: %s is NULL", plan ? "flops" : "plan");
     const fc_problem *p = &plan->prob;
-    *flops = plan->backend->visible(p) * (double)(2 * (p->Dqk + p->Dr) + 2 * p->Dv);
-    if (plan->op == FC_OP_BACKWARD)
-        *flops *= 2.5;
-    return FC_OK;
+    const double flops = plan->backend->visible(p) * (double)(2 * (p->Dqk + p->Dr) + 2 * p->Dv);
+    return plan->op == FC_OP_BACKWARD ? 2.5 * flops : flops;
 }

@@ -35,4 +35,10 @@ fc_status fc_plan_check_data(const fc_plan *plan, const fc_problem *run);
 /* Runs a plan on a (possibly rebound) problem with the given workspace, on the plan's stream. */
 fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes);
 
+/* Frees a plan and its backend's preparation (NULL: nothing). */
+void fc_plan_free(fc_plan *plan);
+
+/* FLOPs over visible positions: 2·(Dqk+Dr)+2·Dv per visible score, ×2.5 for a backward plan. */
+double fc_plan_flop_count(const fc_plan *plan);
+
 #endif /* FC_CORE_PLAN_H */

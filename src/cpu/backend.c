@@ -23,7 +23,7 @@ const fc_backend_ops fc_cpu_backend = {
     .check_data = fc_cpu_check_data,
     .execute = fc_cpu_run,
     .visible = fc_host_visible,
-    .variant = fc_cpu_isa, /* public (flashc.h) */
-    .force_variant = fc_cpu_force_isa,
+    .variant = fc_cpu_isa_name,
+    .force_variant = fc_cpu_pin_isa,
     .destroy = fc_cpu_plan_destroy,
 };

@@ -6,6 +6,8 @@
 #include "work.h"
 
 const fc_cpu_kernels *fc_cpu_active(void);
+const char *fc_cpu_isa_name(void);
+bool fc_cpu_pin_isa(const char *name);
 
 fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options);
 size_t fc_cpu_workspace_size(const fc_plan *plan);

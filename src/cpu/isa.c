@@ -1,4 +1,4 @@
-/* Picks the best kernel set this CPU runs; FLASHC_ISA or fc_cpu_force_isa() can pin one. */
+/* Picks the best kernel set this CPU runs; FLASHC_ISA or fc_cpu_pin_isa() (behind fc_cpu_force_isa) can pin one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,9 +54,9 @@ const fc_cpu_kernels *fc_cpu_active(void)
     return chosen;
 }
 
-const char *fc_cpu_isa(void) { return fc_cpu_active()->isa; }
+const char *fc_cpu_isa_name(void) { return fc_cpu_active()->isa; }
 
-bool fc_cpu_force_isa(const char *name)
+bool fc_cpu_pin_isa(const char *name)
 {
     if (name == NULL) {
         fc_forced = NULL;
