@@ -1,9 +1,6 @@
 /* The list of built backends and the one place that chooses between them. */
 #include "backend.h"
 
-#include <stdlib.h>
-#include <strings.h>
-
 #include "error.h"
 
 static const fc_backend_ops *const fc_backends[] = {
@@ -28,28 +25,11 @@ const fc_backend_ops *fc_backend_get(fc_backend id)
     return NULL;
 }
 
-/* FC_BACKEND_DEFAULT: FLASHC_BACKEND ("cpu" or "cuda") when set, else the CPU. */
-static fc_status fc_backend_default(fc_backend *out)
-{
-    const char *env = getenv("FLASHC_BACKEND");
-    *out = FC_BACKEND_CPU;
-    if (!env || !*env || strcasecmp(env, "cpu") == 0)
-        return FC_OK;
-    if (strcasecmp(env, "cuda") == 0) {
-        *out = FC_BACKEND_CUDA;
-        return FC_OK;
-    }
-    return fc_fail(FC_ERR_BACKEND, "fc_backend_select: options.backend is FC_BACKEND_DEFAULT and FLASHC_BACKEND is \"%.32s\", "
-                                   "which names no backend (cpu, cuda)",
-                   env);
-}
-
 fc_status fc_backend_select(const fc_options *options, const fc_problem *prob, fc_op op, const fc_backend_ops **out)
 {
     fc_backend id = options ? options->backend : FC_BACKEND_DEFAULT;
-    fc_status st;
-    if (id == FC_BACKEND_DEFAULT && (st = fc_backend_default(&id)) != FC_OK)
-        return st;
+    if (id == FC_BACKEND_DEFAULT)
+        id = FC_BACKEND_CPU;
     const fc_backend_ops *be = fc_backend_get(id);
     if (!be)
         return fc_fail(FC_ERR_BACKEND, "fc_backend_select: options.backend: the %s backend is not built in",

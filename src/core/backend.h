@@ -16,7 +16,7 @@
 #include "plan.h"
 
 typedef struct fc_backend_ops {
-    const char *name; /* "cpu", "cuda": the FLASHC_BACKEND spelling */
+    const char *name; /* "cpu", "cuda" */
     fc_backend id;
     /* Whether this backend can run op on prob; when not, *why says why (a static string). */
     bool (*supports)(const fc_problem *prob, fc_op op, const char **why);
@@ -41,8 +41,8 @@ typedef struct fc_backend_ops {
 extern const fc_backend_ops fc_cpu_backend;
 
 /* The backend a plan for op on prob runs on, given the options (NULL = defaults): the one asked
- * for, or for FC_BACKEND_DEFAULT the one FLASHC_BACKEND names, else the CPU.  FC_ERR_BACKEND
- * with the reason when that backend is not built or cannot run the problem. */
+ * for (FC_BACKEND_DEFAULT: the CPU).  FC_ERR_BACKEND with the reason when that backend is not
+ * built or cannot run the problem — never a silent fallback to another backend. */
 fc_status fc_backend_select(const fc_options *options, const fc_problem *prob, fc_op op, const fc_backend_ops **out);
 
 /* A built backend by id (NULL when not built). */
