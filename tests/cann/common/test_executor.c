@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calls.h"
+#include "fa/calls.h"
 
 #define NULLPTR ACLNN_ERR_PARAM_NULLPTR
 #define INVALID ACLNN_ERR_PARAM_INVALID

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/rng.h"
-#include "harness.h"
+#include "common/harness.h"
 
 static int64_t pick(tc_rng *r, const int64_t *v, int n) { return v[tc_rng_int(r, 0, n - 1)]; }
 

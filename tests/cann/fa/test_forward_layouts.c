@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "harness.h"
+#include "common/harness.h"
 
 static const char *const dense_layouts[] = {"BSH", "SBH", "BSND", "BNSD"};
 static const char *const fn_names[] = {"V1", "V2", "V3", "VarLen", "V5"};

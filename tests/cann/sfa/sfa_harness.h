@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "harness.h"
+#include "common/harness.h"
 
 #define SFA_MAXB 8
 

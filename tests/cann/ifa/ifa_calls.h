@@ -6,7 +6,7 @@
 #define FLASHC_TESTS_CANN_IFA_CALLS_H
 
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
-#include "harness.h"
+#include "common/harness.h"
 
 typedef struct ifa_args {
     const aclTensor *q, *pse, *mask, *dq1, *qs1, *dq2, *qs2, *qo2, *aqs, *aqo, *bt, *pad, *out;

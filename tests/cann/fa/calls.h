@@ -5,7 +5,7 @@
 #ifndef FLASHC_TESTS_CANN_CALLS_H
 #define FLASHC_TESTS_CANN_CALLS_H
 
-#include "harness.h"
+#include "common/harness.h"
 
 typedef struct fa_args {
     fa_fn fn;

@@ -5,7 +5,7 @@
 #ifndef FLASHC_TESTS_CANN_SFA_CALLS_H
 #define FLASHC_TESTS_CANN_SFA_CALLS_H
 
-#include "harness.h"
+#include "common/harness.h"
 
 typedef struct sfa_args {
     bool grad;

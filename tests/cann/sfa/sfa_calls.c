@@ -1,5 +1,5 @@
 #include "sfa_calls.h"
-#include "phase1_check.h"
+#include "common/phase1_check.h"
 
 #include <stdlib.h>
 #include <string.h>

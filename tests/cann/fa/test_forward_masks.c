@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "harness.h"
+#include "common/harness.h"
 
 static fa_case dense(int mode, int S1, int S2)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "harness.h"
+#include "common/harness.h"
 
 static void pse_shape(fa_case *c, int rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
 {

@@ -7,7 +7,7 @@
 #define FLASHC_TESTS_CANN_HARNESS_CASE_H
 
 #include "common/rng.h"
-#include "harness.h"
+#include "common/harness.h"
 #include "reference/reference.h"
 #include "reference/rules_cann.h"
 

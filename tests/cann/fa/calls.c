@@ -1,5 +1,5 @@
 #include "calls.h"
-#include "phase1_check.h"
+#include "common/phase1_check.h"
 
 #include <string.h>
 

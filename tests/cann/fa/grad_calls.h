@@ -6,7 +6,7 @@
 #define FLASHC_TESTS_CANN_GRAD_CALLS_H
 
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
-#include "harness.h"
+#include "common/harness.h"
 
 typedef enum { FAG_V1, FAG_V2, FAG_V3, FAG_V5 } fag_fn;
 

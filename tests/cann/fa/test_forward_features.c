@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "harness.h"
+#include "common/harness.h"
 
 static void run(const char *fmt, const fa_case *c, long a, long b)
 {

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
-#include "harness.h"
+#include "common/harness.h"
 
 #define IFA_MAXB 8
 
