@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/half.h"
 #include "ring.h"
 
 void *ring_alloc(size_t count, size_t size, const char *what)
