@@ -3,7 +3,7 @@
 # libflashc.so loads on machines without a driver.
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
   # nvcc 13 rejects the bare sm_90a spelling, so the gencode pairs are spelled out.
-  set(FLASHC_CUDA_GENCODE -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a)
+  set(FLASHC_CUDA_GENCODE "SHELL:-gencode arch=compute_80,code=sm_80" "SHELL:-gencode arch=compute_90a,code=sm_90a")
   set(CMAKE_CUDA_ARCHITECTURES OFF)
 endif()
 enable_language(CUDA)

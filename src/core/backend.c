@@ -5,6 +5,9 @@
 
 static const fc_backend_ops *const fc_backends[] = {
     &fc_cpu_backend,
+#ifdef FLASHC_CUDA
+    &fc_cuda_backend,
+#endif
 };
 
 static const char *fc_backend_label(fc_backend id)

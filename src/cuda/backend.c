@@ -1,6 +1,6 @@
 /*
  * The CUDA backend's registration (fc_backend_ops): which problems it takes (and why not), and the
- * glue from plans and runs to the device code of src/cuda/*.cu.  A problem it cannot run is
+ * glue from plans and runs to the device code (the .cu files beside this one).  A problem it cannot run is
  * refused at planning with the feature named — never computed on the CPU behind the caller's back.
  */
 #include <stddef.h>

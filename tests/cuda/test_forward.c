@@ -10,14 +10,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "common/check.h"
 #include "gpu_case.h"
-#include "rng.h"
+#include "common/rng.h"
 
 static gc_case base(int D, fc_dtype dt)
 {
-    gc_case c = {2, 4, 2, 77, 93, D, D, dt, GC_BSND, false, false, GC_FULL, FC_ALIGN_TOP_LEFT, 0, 0};
-    c.seed = 1;
+    gc_case c = {.B = 2, .Nq = 4, .Nkv = 2, .Sq = 77, .Skv = 93, .D = D, .Dv = D, .dt = dt, .layout = GC_BSND, .seed = 1};
     return c;
 }
 
