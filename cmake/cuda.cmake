@@ -14,7 +14,10 @@ option(FLASHC_CUDA_PTXAS_VERBOSE "Print ptxas register/spill reports for the ker
 
 add_library(flashc_cuda OBJECT src/cuda/runtime.cu src/cuda/forward.cu)
 target_include_directories(flashc_cuda PRIVATE include src)
-target_compile_options(flashc_cuda PRIVATE ${FLASHC_CUDA_GENCODE} $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fvisibility=hidden>)
+# --threads 0: the architectures compile in parallel
+# no C++ runtime: C consumers of the static archive link without libstdc++
+target_compile_options(flashc_cuda PRIVATE ${FLASHC_CUDA_GENCODE} --threads=0
+  -Xcompiler=-fvisibility=hidden,-fno-threadsafe-statics,-fno-exceptions)
 if(FLASHC_CUDA_PTXAS_VERBOSE)
   target_compile_options(flashc_cuda PRIVATE -Xptxas=-v)
 endif()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The device check of the CUDA backend, in one call on a GPU machine (under 6 minutes):
-#   1. use the carried build (build/, made on a build machine with the static CUDA runtime; carry
-#      at least build/libflashc.so*, build/tests/cuda and build/bench) when its library loads
-#      and sees the GPU here, else build build-gpu/ here (cmake, -j16, about 2 minutes);
+#   1. use the carried build (carry: ["build"], a Release build made on the build machine, about
+#      40 MiB, static CUDA runtime) when its library loads and sees the GPU here, else build
+#      build-gpu/ here (cmake, -j16, the CUDA targets only, about 2 minutes);
 #   2. the CUDA tests (GPU against the CPU backend, tests/cuda) and the no-driver test;
 #   3. flashc-bench --backend cuda and PyTorch SDPA (flash, cuDNN) on the same shapes;
 #   4. a short table last.
@@ -10,6 +10,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
+# a carried build: its rpath names the build machine's path, and links may not have travelled
+[ -e "$dir/libflashc.so.0" ] || ln -sf libflashc.so.0.1.0 "$dir/libflashc.so.0" 2>/dev/null
+export LD_LIBRARY_PATH="$PWD/$dir:$PWD/build-gpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 "$dir/tests/cuda/test_cuda_no_driver" >/dev/null 2>&1
 if [ $? != 77 ]; then # 77: the library loads here and sees the GPU

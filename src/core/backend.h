@@ -47,7 +47,8 @@ extern const fc_backend_ops fc_cuda_backend;
 #endif
 
 /* The backend a plan for op on prob runs on, given the options (NULL = defaults): the one asked
- * for (FC_BACKEND_DEFAULT: the CPU).  FC_ERR_BACKEND with the reason when that backend is not
+ * for; FC_BACKEND_DEFAULT: the backend whose memory the operands are (FC_ERR_INVALID_ARG naming an
+ * operand when they mix), the CPU for host memory.  FC_ERR_BACKEND with the reason when that backend is not
  * built or cannot run the problem — never a silent fallback to another backend. */
 fc_status fc_backend_select(const fc_options *options, const fc_problem *prob, fc_op op, const fc_backend_ops **out);
 

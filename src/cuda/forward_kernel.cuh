@@ -99,8 +99,8 @@ __device__ __forceinline__ float score_terms(const fc_problem &p, const fc_batch
     return x;
 }
 
-/* The register score tile of a warp to and from its rows of the scratch tile [BM][BN + 8]. */
-template <int MT, int NT, int BN> __device__ __forceinline__ void stage_out(const float (&s)[MT][NT][4], float *sS, int warp, int lane)
+/* The register score tile of a warp to (OUT) or from its rows of the scratch tile [BM][BN + 8]. */
+template <bool OUT, int MT, int NT, int BN> __device__ __forceinline__ void stage(float (&s)[MT][NT][4], float *sS, int warp, int lane)
 {
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
@@ -109,21 +109,31 @@ template <int MT, int NT, int BN> __device__ __forceinline__ void stage_out(cons
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
                 const int r = warp * 16 * MT + mt * 16 + lane / 4 + 8 * h, c = nt * 8 + (lane % 4) * 2;
-                *reinterpret_cast<float2 *>(sS + r * (BN + 8) + c) = make_float2(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]);
+                float2 *at = reinterpret_cast<float2 *>(sS + r * (BN + 8) + c);
+                if (OUT) {
+                    *at = make_float2(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]);
+                } else {
+                    const float2 v = *at;
+                    s[mt][nt][2 * h] = v.x, s[mt][nt][2 * h + 1] = v.y;
+                }
             }
 }
-template <int MT, int NT, int BN> __device__ __forceinline__ void stage_in(float (&s)[MT][NT][4], const float *sS, int warp, int lane)
+
+/* v = f(v, row, column in tile) for every element of the warp's score rows, through the scratch
+ * tile in a loop that is not unrolled (so that f costs no registers of the unrolled tile). */
+template <int MT, int NT, int BN, typename F>
+__device__ __forceinline__ void through_scratch(float (&s)[MT][NT][4], float *sS, int warp, int lane, F f)
 {
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                const int r = warp * 16 * MT + mt * 16 + lane / 4 + 8 * h, c = nt * 8 + (lane % 4) * 2;
-                const float2 v = *reinterpret_cast<const float2 *>(sS + r * (BN + 8) + c);
-                s[mt][nt][2 * h] = v.x, s[mt][nt][2 * h + 1] = v.y;
-            }
+    stage<true, MT, NT, BN>(s, sS, warp, lane);
+    __syncwarp();
+#pragma unroll 1
+    for (int x = lane; x < 16 * MT * BN; x += 32) {
+        const int r = warp * 16 * MT + x / BN;
+        float &v = sS[r * (BN + 8) + x % BN];
+        v = f(v, r, x % BN);
+    }
+    __syncwarp();
+    stage<false, MT, NT, BN>(s, sS, warp, lane);
 }
 
 template <typename T, int D, int BM, int BN>
@@ -266,16 +276,9 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
          * masks per element through the warp's rows of a shared scratch tile, so that their code
          * is not unrolled over the register tile. */
         if (L.terms) {
-            stage_out<MT, NT, BN>(s, sS, warp, lane);
-            __syncwarp();
-#pragma unroll 1
-            for (int x = lane; x < 16 * MT * BN; x += 32) {
-                const int r = warp * 16 * MT + x / BN, j = j0 + x % BN;
-                float &v = sS[r * (BN + 8) + x % BN];
-                v = score_terms(p, bt, n1, m0 + r, j, v, sSpan[r], sSlope[r], sApos[r]);
-            }
-            __syncwarp();
-            stage_in<MT, NT, BN>(s, sS, warp, lane);
+            through_scratch<MT, NT, BN>(s, sS, warp, lane, [&](float v, int r, int x) {
+                return score_terms(p, bt, n1, m0 + r, j0 + x, v, sSpan[r], sSlope[r], sApos[r]);
+            });
         } else {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
@@ -321,19 +324,10 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
                     acc[mt][d][2 * h] *= alpha, acc[mt][d][2 * h + 1] *= alpha;
             }
 
-        if (p.drop_bits) { /* dropped probabilities leave the sum (semantics §2.7) but not O */
-            stage_out<MT, NT, BN>(s, sS, warp, lane);
-            __syncwarp();
-#pragma unroll 1
-            for (int x = lane; x < 16 * MT * BN; x += 32) {
-                const int r = warp * 16 * MT + x / BN, j = j0 + x % BN;
-                float &v = sS[r * (BN + 8) + x % BN];
-                if (v != 0.0f && !fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, m0 + r, j)))
-                    v = 0.0f;
-            }
-            __syncwarp();
-            stage_in<MT, NT, BN>(s, sS, warp, lane);
-        }
+        if (p.drop_bits) /* dropped probabilities leave the sum (semantics §2.7) but not O */
+            through_scratch<MT, NT, BN>(s, sS, warp, lane, [&](float v, int r, int x) {
+                return v != 0.0f && !fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, m0 + r, j0 + x)) ? 0.0f : v;
+            });
 
         /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */
 #pragma unroll
