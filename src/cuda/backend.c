@@ -88,7 +88,7 @@ static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
     const size_t n = fc_cuda_operands(run, ops);
     for (size_t i = 0; i < n; i++)
         if (fc_cuda_is_device_pointer(ops[i].data) != 1)
-            return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_run: %s is not CUDA device memory (the plan runs on the CUDA backend)",
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: %s is not CUDA device memory (the plan runs on the CUDA backend)",
                            ops[i].name);
     return FC_OK;
 }

@@ -89,7 +89,7 @@ static int fc_tile_cmp(const void *a, const void *b)
 
 static fc_status fc_cuda_err(cudaError_t err, const char *what)
 {
-    return fc_fail(FC_ERR_BACKEND, "CUDA backend: %s: %s", what, cudaGetErrorString(err));
+    return fc_fail(FC_ERR_BACKEND, "%s: %s", what, cudaGetErrorString(err));
 }
 
 extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
@@ -105,7 +105,7 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
 {
     fc_cuda_fwd *plan = (fc_cuda_fwd *)calloc(1, sizeof *plan);
     if (!plan)
-        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory");
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_fwd_plan: out of host memory");
     plan->dclass = fc_fwd_dclass(p);
     const int bm = fc_fwd_bm(plan->dclass);
     int64_t n = 0;
@@ -113,12 +113,12 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
         n += (p->batch[b].q_rows + bm - 1) / bm;
     if (n * p->Nq > INT32_MAX) {
         free(plan);
-        return fc_fail(FC_ERR_BACKEND, "fc_plan_create: %lld query tiles × %lld heads exceed one CUDA launch", (long long)n,
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_plan: %lld query tiles × %lld heads exceed one CUDA launch", (long long)n,
                        (long long)p->Nq);
     }
     fc_tile_order *order = (fc_tile_order *)malloc((size_t)(n ? n : 1) * sizeof *order);
     int2 *items = (int2 *)malloc((size_t)(n ? n : 1) * sizeof *items);
-    fc_status st = order && items ? FC_OK : fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory");
+    fc_status st = order && items ? FC_OK : fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_fwd_plan: out of host memory");
     int k = 0;
     for (int64_t b = 0; st == FC_OK && b < p->B; b++)
         for (int64_t t = 0; t * bm < p->batch[b].q_rows; t++, k++)
@@ -133,8 +133,8 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
         if ((err = cudaMalloc(&plan->batch, bb ? bb : 1)) != cudaSuccess || (err = cudaMalloc(&plan->items, ib)) != cudaSuccess ||
             (err = cudaMemcpy(plan->batch, p->batch, bb, cudaMemcpyHostToDevice)) != cudaSuccess ||
             (err = cudaMemcpy(plan->items, items, (size_t)n * sizeof(int2), cudaMemcpyHostToDevice)) != cudaSuccess)
-            st = err == cudaErrorMemoryAllocation ? fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of device memory")
-                                                   : fc_cuda_err(err, "fc_plan_create");
+            st = err == cudaErrorMemoryAllocation ? fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_fwd_plan: out of device memory")
+                                                   : fc_cuda_err(err, "fc_cuda_fwd_plan");
     }
     free(order);
     free(items);
@@ -160,12 +160,12 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
     auto kernel = fwd_kernel<T, D, BM, BN>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
-        return fc_cuda_err(err, "fc_plan_run: shared memory of the forward kernel");
+        return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");
     const unsigned grid = (unsigned)((int64_t)plan->n_items * p.Nq);
     if (grid > 0)
         kernel<<<grid, kThreads, smem, stream>>>(p, L);
     if ((err = cudaGetLastError()) != cudaSuccess)
-        return fc_cuda_err(err, "fc_plan_run: forward launch");
+        return fc_cuda_err(err, "fc_cuda_fwd_run: forward launch");
     return FC_OK;
 }
 
