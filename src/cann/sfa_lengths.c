@@ -1,5 +1,7 @@
 #include "sfa_lengths.h"
 
+#include "core/checked.h"
+
 #include "errmsg.h"
 
 #define INVALID(...) cann_fail(ACLNN_ERR_PARAM_INVALID, __VA_ARGS__)
@@ -54,7 +56,7 @@ aclnnStatus sfa_read_block_table(const char *fn, const cann_operand *t, const in
 {
     const int64_t s0 = t->strides[0] * t->esize, s1 = t->strides[1] * t->esize;
     for (int64_t b = 0; b < g->B; b++) {
-        const int64_t used = (skv[b] + g->slots - 1) / g->slots;
+        const int64_t used = fc_ceil_div(skv[b], g->slots);
         for (int64_t k = 0; k < g->width; k++) {
             const int32_t blk = *(const int32_t *)(t->data + b * s0 + k * s1);
             if (k < used && (blk < 0 || blk >= g->blocks))

@@ -45,7 +45,7 @@ static inline const float *fc_pack_rows(const fc_rows *rw, const fc_view *a, int
 FC_INLINE void fc_prefetch_kv_row(const fc_view *v, fc_kv_at at, int64_t s, int width)
 {
     const char *row = fc_kv_row(v, at, s);
-    const int64_t bytes = (int64_t)width * v->se * fc_dtype_bytes(v->dtype);
+    const int64_t bytes = (width - 1) * fc_feature_step(v->dtype, v->se, width) + fc_dtype_bytes(v->dtype);
     for (int64_t o = 0; o < bytes; o += 64)
         __builtin_prefetch(row + o, 0, 2);
 }
