@@ -31,7 +31,7 @@ static void *buf(bufs *b, fz *f, size_t bytes, bool ints)
         return NULL;
     unsigned char *p = malloc(bytes ? bytes : 1);
     for (size_t k = 0; k < bytes; k++) /* small fp32 / fp16 / bf16 patterns; ints stay small */
-        p[k] = ints ? 0 : (unsigned char)(fz_value(f) * 64.0f) & 0x3f;
+        p[k] = ints ? 0 : (unsigned char)((unsigned)(fz_value(f) * 32.0f + 32.0f) & 0x3f);
     b->p[b->n++] = p;
     return p;
 }

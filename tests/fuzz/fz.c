@@ -250,7 +250,7 @@ static aclTensor *make(fz *f, fz_cann *c, const fz_spec *s, bool mutate)
         offset = fz_chance(f, 30) ? fz_int(f, 1) : fz_range(f, 1, 40);
     for (int k = 0; k < rank; k++)
         if (strides[k] < 0)
-            strides[k] = -strides[k] < 0 ? 0 : -strides[k];
+            strides[k] = strides[k] == INT64_MIN ? INT64_MAX : -strides[k];
     if (offset < 0)
         offset = 0;
 
@@ -290,13 +290,15 @@ static aclTensor *make(fz *f, fz_cann *c, const fz_spec *s, bool mutate)
         const int64_t back = fz_range(f, 1, 8);
         data = in ? (void *)((uintptr_t)in - (uintptr_t)(back * es)) : NULL;
         offset += back;
-        if (in && fillable)
+        if (in && fillable && numel <= ((int64_t)1 << 16))
             fill(f, s, dt, rank, dims, strides, offset - back, in, !s->output);
         fillable = false;
     } else {
         data = remember_dev(c, (size_t)bytes);
     }
-    if (fillable && data)
+    if (fillable && data && numel > ((int64_t)1 << 16)) /* large (compressed masks): zeros, cheaply */
+        memset(data, 0, (size_t)bytes);
+    else if (fillable && data)
         fill(f, s, dt, rank, dims, strides, offset, data, !s->output);
 
     int64_t storage[8];
