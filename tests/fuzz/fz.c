@@ -39,7 +39,7 @@ int64_t fz_int(fz *f, int64_t plain)
     if (m < 200)
         return plain;
     if (m < 215)
-        return plain + (int64_t)(m % 5) - 2;
+        return (int64_t)((uint64_t)plain + (uint64_t)(m % 5) - 2); /* wraps at the limits */
     if (m < 245)
         return edge[m % (sizeof edge / sizeof edge[0])];
     uint64_t x = 0;
