@@ -8,9 +8,11 @@
 
 #include <stdint.h>
 
+#include "hd.h"
+
 /* ceil(a / b) for a >= 0 and b >= 1, without forming a + b − 1 (which overflows when b is near
  * INT64_MAX, a block size the rules allow). */
-static inline int64_t fc_ceil_div(int64_t a, int64_t b)
+static inline FC_HD int64_t fc_ceil_div(int64_t a, int64_t b)
 {
     return a / b + (a % b != 0);
 }
