@@ -112,27 +112,33 @@ static unsigned char *run(const fa_args *a, const dev_tensor *o)
     return dt_download(o);
 }
 
-static void size1_strides(void)
+static void size1_strides(aclDataType dt)
 {
-    tc_context("size-1 dimensions with huge strides");
+    tc_context("size-1 dimensions with huge strides, dtype %d", (int)dt);
     /* D = 1 and every other dim 1 except the kv sequence: the strides of the size-1 dims are
      * never stepped along, so any value is valid (even INT64_MAX, where esize·stride overflows) */
     const int64_t dq[4] = {1, 1, 1, 1}, dkv[4] = {1, 1, 3, 1}, ds[4] = {1, 1, 1, 8};
-    dev_tensor q1 = dt_simple(ACL_FLOAT16, 4, dq), k1 = dt_simple(ACL_FLOAT16, 4, dkv);
-    dev_tensor v1 = dt_simple(ACL_FLOAT16, 4, dkv), o1 = dt_simple(ACL_FLOAT16, 4, dq);
+    dev_tensor q1 = dt_simple(dt, 4, dq), k1 = dt_simple(dt, 4, dkv);
+    dev_tensor v1 = dt_simple(dt, 4, dkv), o1 = dt_simple(dt, 4, dq);
     dev_tensor m1 = dt_simple(ACL_FLOAT, 4, ds), s1 = dt_simple(ACL_FLOAT, 4, ds);
-    const uint16_t qv[1] = {0x3c00}, kv[3] = {0x3c00, 0xbc00, 0x4000}, vv[3] = {0x3c00, 0x4000, 0xc200};
-    aclrtMemcpy(q1.dev, 2, qv, 2, ACL_MEMCPY_HOST_TO_DEVICE);
-    aclrtMemcpy(k1.dev, 6, kv, 6, ACL_MEMCPY_HOST_TO_DEVICE);
-    aclrtMemcpy(v1.dev, 6, vv, 6, ACL_MEMCPY_HOST_TO_DEVICE);
+    const double qv[1] = {1.0}, kv[3] = {1.0, -1.0, 2.0}, vv[3] = {1.0, 2.0, -3.0};
+    for (int64_t j = 0; j < 3; j++) { /* fp32 operands are read in place (the GEMM's own strides) */
+        const int64_t at[4] = {0, 0, j, 0};
+        if (j == 0)
+            dt_set(&q1, at, qv[0]);
+        dt_set(&k1, at, kv[j]), dt_set(&v1, at, vv[j]);
+    }
+    const dev_tensor *up[3] = {&q1, &k1, &v1};
+    for (int u = 0; u < 3; u++)
+        aclrtMemcpy(up[u]->dev, up[u]->bytes, up[u]->host, up[u]->bytes, ACL_MEMCPY_HOST_TO_DEVICE);
     fa_args a = call();
     a.q = q1.t, a.k = k1.t, a.v = v1.t, a.out = o1.t, a.smax = m1.t, a.ssum = s1.t;
     unsigned char *plain = run(&a, &o1);
     const int64_t big = INT64_MAX, hq[4] = {big, big, big, big}, hkv[4] = {big, big, 1, big};
-    aclTensor *tq = aclCreateTensor(dq, 4, ACL_FLOAT16, hq, 0, ACL_FORMAT_ND, NULL, 0, q1.dev);
-    aclTensor *tk = aclCreateTensor(dkv, 4, ACL_FLOAT16, hkv, 0, ACL_FORMAT_ND, NULL, 0, k1.dev);
-    aclTensor *tv = aclCreateTensor(dkv, 4, ACL_FLOAT16, hkv, 0, ACL_FORMAT_ND, NULL, 0, v1.dev);
-    aclTensor *to = aclCreateTensor(dq, 4, ACL_FLOAT16, hq, 0, ACL_FORMAT_ND, NULL, 0, o1.dev);
+    aclTensor *tq = aclCreateTensor(dq, 4, dt, hq, 0, ACL_FORMAT_ND, NULL, 0, q1.dev);
+    aclTensor *tk = aclCreateTensor(dkv, 4, dt, hkv, 0, ACL_FORMAT_ND, NULL, 0, k1.dev);
+    aclTensor *tv = aclCreateTensor(dkv, 4, dt, hkv, 0, ACL_FORMAT_ND, NULL, 0, v1.dev);
+    aclTensor *to = aclCreateTensor(dq, 4, dt, hq, 0, ACL_FORMAT_ND, NULL, 0, o1.dev);
     aclrtMemset(o1.dev, o1.bytes, 0, o1.bytes);
     a.q = tq, a.k = tk, a.v = tv, a.out = to;
     unsigned char *strided = run(&a, &o1);
@@ -149,7 +155,8 @@ int main(void)
     setup();
     offsets();
     index_limits();
-    size1_strides();
+    size1_strides(ACL_FLOAT16);
+    size1_strides(ACL_FLOAT);
     dt_free(&q), dt_free(&k), dt_free(&v), dt_free(&out), dt_free(&smax), dt_free(&ssum);
     return tc_summary("cann_operand_extent");
 }
