@@ -135,3 +135,13 @@ aclIntArray *fz_fa_start(fz *f, fz_cann *c)
     const int64_t v[1] = {fz_range(f, -20, 20)};
     return fz_int_array(f, c, v, 1);
 }
+
+void fz_fa_attrs_draw(fz *f, const fz_fa *g, fz_fa_attrs *a)
+{
+    static const char *const sml[] = {"", "TND", "NTD", "BNSD"};
+    a->scale = fz_real(f, 1.0 / sqrt((double)g->D));
+    a->pre = fz_int(f, fz_chance(f, 50) ? 2147483647 : fz_range(f, -4, 20));
+    a->next = fz_int(f, fz_chance(f, 50) ? 2147483647 : fz_range(f, -4, 20));
+    a->heads = fz_int(f, g->N1), a->inner = fz_int(f, 0), a->mode = fz_int(f, g->mode), a->pse_type = fz_int(f, g->pse_type);
+    fz_pick_str(f, sml, 4, a->sml);
+}

@@ -32,4 +32,12 @@ aclIntArray *fz_fa_lens(fz *f, fz_cann *c, const fz_fa *g, bool q_side);
 aclIntArray *fz_fa_prefix(fz *f, fz_cann *c, const fz_fa *g);
 aclIntArray *fz_fa_start(fz *f, fz_cann *c);
 
+/* The scalar attributes both directions take. */
+typedef struct fz_fa_attrs {
+    double scale;
+    int64_t pre, next, heads, inner, mode, pse_type;
+    char sml[16]; /* softmax layout (V5) */
+} fz_fa_attrs;
+void fz_fa_attrs_draw(fz *f, const fz_fa *g, fz_fa_attrs *a);
+
 #endif

@@ -5,13 +5,7 @@
 #include "aclnnop/aclnn_flash_attention_score.h"
 #include "fa_geom.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc, (void)argv;
-    setenv("OMP_NUM_THREADS", "1", 0);
-    fz_cann_init();
-    return 0;
-}
+FZ_CANN_INITIALIZE
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -40,13 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     aclTensor *smax = fz_tensor(&f, &c, &sst), *ssum = fz_tensor(&f, &c, &sst), *out = fz_tensor(&f, &c, &so);
     aclIntArray *prefix = fz_fa_prefix(&f, &c, &g), *aq = fz_fa_lens(&f, &c, &g, true), *akv = fz_fa_lens(&f, &c, &g, false);
     aclIntArray *qs = fz_fa_start(&f, &c), *kvs = fz_fa_start(&f, &c);
-    const double scale = fz_real(&f, 1.0 / sqrt((double)g.D));
-    const int64_t pre = fz_int(&f, fz_chance(&f, 50) ? 2147483647 : fz_range(&f, -4, 20));
-    const int64_t next = fz_int(&f, fz_chance(&f, 50) ? 2147483647 : fz_range(&f, -4, 20));
-    const int64_t heads = fz_int(&f, g.N1), inner = fz_int(&f, 0), mode = fz_int(&f, g.mode), pt = fz_int(&f, g.pse_type);
-    static const char *const sml[] = {"", "TND", "NTD", "BNSD"};
-    char sml_buf[16];
-    char *sml_s = fz_pick_str(&f, sml, 4, sml_buf);
+    fz_fa_attrs a;
+    fz_fa_attrs_draw(&f, &g, &a);
+    const double scale = a.scale;
+    const int64_t pre = a.pre, next = a.next, heads = a.heads, inner = a.inner, mode = a.mode, pt = a.pse_type;
+    char *sml_s = a.sml;
 
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;

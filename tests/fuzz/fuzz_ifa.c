@@ -6,13 +6,7 @@
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
 #include "fz.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc, (void)argv;
-    setenv("OMP_NUM_THREADS", "1", 0);
-    fz_cann_init();
-    return 0;
-}
+FZ_CANN_INITIALIZE
 
 typedef struct geo {
     int B, N1, N2, D, S, NB, BS, W;

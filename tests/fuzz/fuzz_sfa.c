@@ -7,13 +7,7 @@
 #include "aclnnop/aclnn_sparse_flash_attention_grad.h"
 #include "fz.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc, (void)argv;
-    setenv("OMP_NUM_THREADS", "1", 0);
-    fz_cann_init();
-    return 0;
-}
+FZ_CANN_INITIALIZE
 
 typedef struct geo {
     int B, N1, N2, G, D, Dr, S1, S2, T1, T2, K, page, NB, W;

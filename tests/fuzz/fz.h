@@ -80,6 +80,15 @@ typedef struct fz_ints {
 int64_t fz_ints_at(void *ctx, int64_t e);
 
 void fz_cann_init(void);
+/* LLVMFuzzerInitialize of the CANN harnesses: one thread (OMP_NUM_THREADS unless set), aclInit. */
+#define FZ_CANN_INITIALIZE                                                                                             \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                                                                  \
+    {                                                                                                                  \
+        (void)argc, (void)argv;                                                                                        \
+        setenv("OMP_NUM_THREADS", "1", 0);                                                                             \
+        fz_cann_init();                                                                                                \
+        return 0;                                                                                                      \
+    }
 /* A tensor for spec, possibly mutated by the input; NULL is possible (a missing argument). */
 aclTensor *fz_tensor(fz *f, fz_cann *c, const fz_spec *s);
 /* The same without any mutation (the second of a pair that must stay consistent, e.g. lists). */
