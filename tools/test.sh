@@ -15,3 +15,4 @@ else
 fi
 cmake --build "$dir" -j"$(nproc)"
 ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" "$@"
+[ "${FLASHC_SANITIZE:-0}" = 1 ] || ./tools/python-test.sh

@@ -70,8 +70,13 @@ class Framework:
 def native(x: Any) -> Any:
     """What the extension reads: torch tensors leave autograd (DLPack refuses tensors that require
     grad); everything else is passed as it is."""
-    if _is_torch(x) and x.requires_grad:
-        return x.detach()
+    if _is_torch(x):
+        if x.device.type != "cpu":
+            raise NotImplementedError(
+                f"flashc: a tensor on {x.device} was given; this build has only the CPU backend "
+                "(CUDA tensors will go to the CUDA backend once it exists): move it to the CPU")
+        if x.requires_grad:
+            return x.detach()
     return x
 
 
