@@ -161,8 +161,9 @@ class Problem:
                     mask_by_tokens: Optional[bool]) -> None:
         if align not in ALIGN:
             raise ValueError(f"flashc: align must be 'top_left' or 'bottom_right', got {align!r}")
-        per_batch = isinstance(window, (list, tuple)) and len(window) > 0 and (
-            window[0] is None or isinstance(window[0], (list, tuple)))
+        # one (left, right) pair, or per batch a pair or None ((None, None) reads the same either way)
+        per_batch = isinstance(window, (list, tuple)) and any(isinstance(w, (list, tuple)) for w in window) and all(
+            w is None or isinstance(w, (list, tuple)) for w in window)
         if per_batch:
             if len(window) != self.batch:
                 raise ValueError(f"flashc: per-batch windows need {self.batch} entries, got {len(window)}")
