@@ -38,7 +38,8 @@ def attention(q: Array, k: Array, v: Array, *, layout: str = "bnsd", scale: Opti
               mask: Optional[Array] = None, mask_by_tokens: Optional[bool] = None,
               bias: Optional[Array] = None, bias_order: str = "after_scale", bias_align: str = "top_left",
               bias_compressed: bool = False, alibi_slopes: Optional[Array] = None, alibi_sqrt: bool = False,
-              softcap: float = 0.0, sink: Optional[Array] = None, dropout_mask: Optional[Array] = None,
+              softcap: float = 0.0, sink: Optional[Array] = None, dropout_p: float = 0.0,
+              dropout_seed: int = 0, dropout_offset: int = 0, dropout_mask: Optional[Array] = None,
               keep_prob: float = 1.0, q_rope: Optional[Array] = None, k_rope: Optional[Array] = None,
               out: Optional[Array] = None, out_dtype: Any = None, return_lse: bool = False,
               threads: int = 0) -> Union[Array, Tuple[Array, Array]]:
@@ -74,7 +75,12 @@ def attention(q: Array, k: Array, v: Array, *, layout: str = "bnsd", scale: Opti
         alibi_slopes: float32 [N] or [B, N]: x −= slope·|j − i| (``alibi_sqrt``: ·sqrt|j − i|).
         softcap: > 0 caps scaled scores to softcap·tanh(x / softcap).
         sink: float32 [N]: an extra logit in every row's softmax (attention sinks).
-        dropout_mask, keep_prob: keep bits (uint8, bit e of byte e // 8, LSB first, over
+        dropout_p, dropout_seed, dropout_offset: dropout of the probabilities with keep bits generated
+            by the library (Philox-4x32-10 over (seed, offset): the same mask for any thread count; pass
+            the same three to :func:`attention_backward`).  Element e of [B, N, Sq, Skv] (per batch its
+            real lengths) is kept iff word e % 4 of Philox(counter offset + e // 4, key seed) <
+            (1 − dropout_p)·2^32.
+        dropout_mask, keep_prob: or caller-supplied keep bits (uint8, bit e of byte e // 8, LSB first, over
             [B, N, Sq, Skv]) and the keep probability; kept probabilities are scaled by 1/keep_prob.
         q_rope, k_rope: extra rope features: q·k += q_rope·k_rope.
         out: output array to write (any strides); out_dtype: dtype of a created output.
@@ -93,7 +99,8 @@ def attention(q: Array, k: Array, v: Array, *, layout: str = "bnsd", scale: Opti
                 prefix=prefix, q_start=q_start, kv_start=kv_start, mask=mask, mask_by_tokens=mask_by_tokens,
                 bias=bias, bias_order=bias_order, bias_align=bias_align, bias_compressed=bias_compressed,
                 alibi_slopes=alibi_slopes, alibi_sqrt=alibi_sqrt, softcap=softcap, sink=sink,
-                dropout_mask=dropout_mask, keep_prob=keep_prob, q_rope=q_rope, k_rope=k_rope)
+                dropout_mask=dropout_mask, keep_prob=keep_prob, dropout_p=dropout_p, dropout_seed=dropout_seed,
+                dropout_offset=dropout_offset, q_rope=q_rope, k_rope=k_rope)
     return _forward(p, q, out, out_dtype, None, None, return_lse, threads)
 
 

@@ -66,7 +66,7 @@ class Problem:
                  bias: Any = None, bias_order: str = "after_scale", bias_align: str = "top_left",
                  bias_compressed: bool = False, alibi_slopes: Any = None, alibi_sqrt: bool = False,
                  softcap: float = 0.0, sink: Any = None, dropout_mask: Any = None, keep_prob: float = 1.0,
-                 q_rope: Any = None, k_rope: Any = None, k_scale: Any = None, k_offset: Any = None,
+                 dropout_p: float = 0.0, dropout_seed: int = 0, dropout_offset: int = 0, q_rope: Any = None, k_rope: Any = None, k_scale: Any = None, k_offset: Any = None,
                  v_scale: Any = None, v_offset: Any = None, indices: Any = None, block_size: int = 0,
                  sparse_causal: bool = False):
         self.fw = Framework(q)
@@ -142,6 +142,11 @@ class Problem:
         self._visibility(d, causal, window, align, mask, mask_by_tokens)
         self._modifiers(d, bias, bias_order, bias_align, bias_compressed, alibi_slopes, alibi_sqrt, sink,
                         dropout_mask, keep_prob)
+        if dropout_p:
+            if dropout_mask is not None or not 0 <= dropout_p < 1:
+                raise ValueError(f"flashc: dropout_p must be in [0, 1) and not combined with dropout_mask, "
+                                 f"got {dropout_p}")
+            d["dropout"] = (None, 1.0 - float(dropout_p), int(dropout_seed) % 2**64, int(dropout_offset) % 2**64)
         for key, sc, off, heads in (("k_dequant", k_scale, k_offset, self.kv_heads),
                                     ("v_dequant", v_scale, v_offset, self.kv_heads)):
             if sc is not None:
@@ -199,7 +204,7 @@ class Problem:
         if dropout_mask is not None:
             if not 0 < keep_prob <= 1:
                 raise ValueError(f"flashc: keep_prob must be in (0, 1], got {keep_prob}")
-            d["dropout"] = (native(dropout_mask), float(keep_prob))
+            d["dropout"] = (native(dropout_mask), float(keep_prob), 0, 0)
 
     def affine(self, scale: Any, offset: Any, name: str) -> tuple:
         axes = _broadcast_axes(scale, name, 2)

@@ -15,18 +15,20 @@ import torch
 from torch import Tensor
 
 from . import _api
-from .torch import _fwd, keep_bits
+from ._philox import keep_mask
+from .torch import _fwd, draw_rng
 
 __all__ = ["flash_attn_func", "flash_attn_qkvpacked_func", "flash_attn_kvpacked_func", "flash_attn_varlen_func",
            "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func", "flash_attn_with_kvcache"]
 
 
-def _keep(dropout_p: float, B: int, H: int, lens_q, lens_k, device) -> Optional[Tensor]:
+def _rng(dropout_p: float) -> Optional[Tensor]:
+    """(seed, offset) of the library-generated dropout mask, from torch's generator."""
     if not dropout_p > 0:
         return None
     if not dropout_p < 1:
         raise ValueError(f"flashc.flash_attn: dropout_p must be in [0, 1), got {dropout_p}")
-    return keep_bits((H * sum(int(a) * int(b) for a, b in zip(lens_q, lens_k)),), 1.0 - dropout_p, device=device)
+    return draw_rng()
 
 
 def _run(q, k, v, layout, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes, return_attn_probs,
@@ -38,17 +40,17 @@ def _run(q, k, v, layout, dropout_p, softmax_scale, causal, window_size, softcap
     if alibi_slopes is not None and len(offsets) > 1:
         return _per_batch(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
                           return_attn_probs, cu_q, cu_k)
-    keep = _keep(dropout_p, len(lens_q), H, lens_q, lens_k, q.device)
+    rng = _rng(dropout_p)
     # ALiBi measures |i + Sk − Sq − j|: shift the rows by Sk − Sq and align the band top-left.
     shift = offsets.pop() if alibi_slopes is not None else 0
     align = "top_left" if alibi_slopes is not None else "bottom_right"
     if causal:
         right = 0 if right < 0 else min(right, 0)
-    out, lse = _fwd(q, k, v, None, None, alibi_slopes, keep, cu_q, cu_k, layout, float(softmax_scale or 0.0),
+    out, lse = _fwd(q, k, v, None, None, alibi_slopes, None, rng, cu_q, cu_k, layout, float(softmax_scale or 0.0),
                     False, int(left), int(right), align, float(softcap), 1.0 - float(dropout_p), int(shift))
     if not return_attn_probs:
         return out
-    return out, lse, _attn_probs(q, k, v, lse, layout, softmax_scale, left, right, softcap, alibi_slopes, keep,
+    return out, lse, _attn_probs(q, k, v, lse, layout, softmax_scale, left, right, softcap, alibi_slopes, rng,
                                  dropout_p, lens_q, lens_k)
 
 
@@ -74,7 +76,7 @@ def _per_batch(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap, 
     return out, torch.cat(lses, 1), probs
 
 
-def _attn_probs(q, k, v, lse, layout, scale, left, right, softcap, alibi_slopes, keep, dropout_p, lens_q, lens_k):
+def _attn_probs(q, k, v, lse, layout, scale, left, right, softcap, alibi_slopes, rng, dropout_p, lens_q, lens_k):
     """S_dmask as flash_attn's tests read it: the softmax probabilities [B, H, Sq, Sk] (padded for
     varlen), negated where dropout removed them.  Computed with torch, for inspection only."""
     with torch.no_grad():
@@ -85,6 +87,11 @@ def _attn_probs(q, k, v, lse, layout, scale, left, right, softcap, alibi_slopes,
         starts_k = [0] + list(torch.tensor(lens_k).cumsum(0).tolist())
         bit = 0
         scale = scale or D ** -0.5
+        keep = None
+        if rng is not None:  # the kernels' mask: keep_prob as the op hands it to the library
+            n_all = H * sum(int(a) * int(b) for a, b in zip(lens_q, lens_k))
+            seed, offset = (int(x) for x in rng.tolist())
+            keep = torch.from_numpy(keep_mask(n_all, seed, offset, 1.0 - (1.0 - (1.0 - dropout_p))))
         for b in range(B):
             sq, sk = int(lens_q[b]), int(lens_k[b])
             if layout == "tnd":
@@ -108,8 +115,7 @@ def _attn_probs(q, k, v, lse, layout, scale, left, right, softcap, alibi_slopes,
             p = torch.where(vis, torch.exp(s - lb[..., None]), torch.zeros(()))
             if keep is not None:
                 n = H * sq * sk
-                idx = torch.arange(bit, bit + n)
-                kept = ((keep[idx // 8].long() >> (idx % 8)) & 1).bool().view(H, sq, sk)
+                kept = keep[bit:bit + n].view(H, sq, sk)
                 p = torch.where(kept, p, -p)
                 bit += n
             res[b, :, :sq, :sk] = p

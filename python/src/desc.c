@@ -237,6 +237,29 @@ static int get_stats(fcpy_call *c, PyObject *dict, int64_t rows_q, bool forward)
     return 0;
 }
 
+/* (keep bits, or None for bits generated from (seed, offset); keep_prob, seed, offset) */
+static int get_dropout(fcpy_call *c, PyObject *v)
+{
+    PyObject *bits;
+    double keep;
+    unsigned long long seed, offset;
+    if (!PyArg_ParseTuple(v, "OdKK", &bits, &keep, &seed, &offset))
+        return -1;
+    if (bits == Py_None) {
+        c->desc.dropout = (fc_dropout){.keep_prob = keep, .generate = true, .seed = seed, .offset = offset};
+        return 0;
+    }
+    fcpy_array a;
+    if (fcpy_array_get(&c->holds, bits, "dropout_mask", false, &a) != 0)
+        return -1;
+    if (a.dtype != FC_U8 || a.ndim != 1 || (a.shape[0] > 1 && a.strides[0] != 1)) {
+        PyErr_SetString(PyExc_ValueError, "flashc: dropout_mask must be a contiguous one-dimensional uint8 array of keep bits");
+        return -1;
+    }
+    c->desc.dropout = (fc_dropout){.keep_bits = (const uint8_t *)a.data, .keep_bits_bytes = (size_t)a.shape[0], .keep_prob = keep};
+    return 0;
+}
+
 static int get_score_modifiers(fcpy_call *c, PyObject *dict, int64_t rows_q, int64_t rows_kv)
 {
     fc_attention_desc *d = &c->desc;
@@ -297,20 +320,8 @@ static int get_score_modifiers(fcpy_call *c, PyObject *dict, int64_t rows_q, int
                                 .stride_head = s[2], .stride_entry = s[3],
                                 .causal = PyObject_IsTrue(PyTuple_GET_ITEM(v, 3)) == 1};
     }
-    if ((v = item(dict, "dropout"))) {
-        PyObject *bits;
-        double keep;
-        if (!PyArg_ParseTuple(v, "Od", &bits, &keep))
-            return -1;
-        fcpy_array a;
-        if (fcpy_array_get(&c->holds, bits, "dropout_mask", false, &a) != 0)
-            return -1;
-        if (a.dtype != FC_U8 || a.ndim != 1 || (a.shape[0] > 1 && a.strides[0] != 1)) {
-            PyErr_SetString(PyExc_ValueError, "flashc: dropout_mask must be a contiguous one-dimensional uint8 array of keep bits");
-            return -1;
-        }
-        d->dropout = (fc_dropout){.keep_bits = (const uint8_t *)a.data, .keep_bits_bytes = (size_t)a.shape[0], .keep_prob = keep};
-    }
+    if ((v = item(dict, "dropout")) && get_dropout(c, v) != 0)
+        return -1;
     return get_vector(c, dict, "sink", FC_F32, d->q_heads, false, (void **)&d->sink) ||
            get_vector(c, dict, "prefix", FC_I64, d->batch, false, (void **)&d->vis.prefix);
 }

@@ -170,3 +170,28 @@ def _pre_cap(q, k, scale, kw):
     if kw.get("bias") is not None and kw.get("bias_order") == "before_scale":
         raise NotImplementedError("reference grads: bias before scale with softcap")
     return s * scale
+
+
+def philox4x32_10(counter, key):
+    """Philox-4x32-10 on Python ints (Salmon et al., SC'11): counter 4 words, key 2 words."""
+    x0, x1, x2, x3 = counter
+    k0, k1 = key
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+        a, b = 0xD2511F53 * x0, 0xCD9E8D57 * x2
+        x0, x1, x2, x3 = ((b >> 32) ^ x1 ^ k0), b & 0xFFFFFFFF, ((a >> 32) ^ x3 ^ k1), a & 0xFFFFFFFF
+    return x0, x1, x2, x3
+
+
+def philox_keep_bits(n, seed, offset, keep_prob):
+    """The documented generated mask (flashc.h fc_dropout.generate) as LSB-first packed keep bits."""
+    seed, offset = seed % 2**64, offset % 2**64
+    keep = np.zeros(n + (-n) % 8, np.uint8)
+    for blk in range((n + 3) // 4):
+        c = (offset + blk) % 2**64
+        words = philox4x32_10((c & 0xFFFFFFFF, c >> 32, 0, 0), (seed & 0xFFFFFFFF, seed >> 32))
+        for w in range(4):
+            if 4 * blk + w < n:
+                keep[4 * blk + w] = words[w] < keep_prob * 2.0**32
+    return np.packbits(keep, bitorder="little")

@@ -73,7 +73,7 @@ def test_sdpa_half_precision():
     torch.testing.assert_close(out.double(), want, atol=2e-2, rtol=2e-2)
 
 
-def test_dropout_mask_is_torch_seeded_and_replayed_by_the_backward():
+def test_dropout_is_generated_from_a_torch_seed_and_replayed_by_the_backward():
     B, H, L, S, E, p = 1, 2, 6, 10, 8, 0.3
     q, k, v = leaf(B, H, L, E, seed=1), leaf(B, H, S, E, seed=2), leaf(B, H, S, E, seed=3)
     torch.manual_seed(123)
@@ -81,7 +81,8 @@ def test_dropout_mask_is_torch_seeded_and_replayed_by_the_backward():
     d_out = torch.rand(out.shape, generator=torch.Generator().manual_seed(5))
     out.backward(d_out)
     torch.manual_seed(123)
-    bits = ft.keep_bits((B, H, L, S), 1 - p).numpy()
+    seed, offset = ft.draw_rng().tolist()
+    bits = ref.philox_keep_bits(B * H * L * S, seed, offset, 1 - (1 - (1 - p)))
     args = [x.detach().numpy() for x in (q, k, v)]
     want, _, dq, dk, dv, _ = ref.attention_grads(*args, d_out.numpy(), keep_bits=bits, keep_prob=1 - p, align="top_left")
     np.testing.assert_allclose(out.detach().numpy(), want, atol=2e-4)
