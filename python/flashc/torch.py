@@ -158,7 +158,8 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] 
         if attn_mask.dtype == torch.bool:
             mask = ~attn_mask
         else:
-            bias = attn_mask.to(torch.float32) if attn_mask.dtype != query.dtype else attn_mask
+            read_in_place = attn_mask.dtype in (torch.float32, torch.float16, torch.bfloat16)
+            bias = attn_mask if read_in_place else attn_mask.to(torch.float32)
     rng = None
     if dropout_p > 0:
         if not dropout_p < 1:
