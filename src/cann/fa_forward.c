@@ -86,25 +86,25 @@ static aclnnStatus fa_run(void *payload, void *workspace, uint64_t bytes, const 
 {
     const fc_plan *plan = payload;
     if (fc_plan_execute(plan, &plan->prob, workspace, (size_t)bytes) != FC_OK)
-        return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_last_error());
+        return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_error_message());
     return ACLNN_SUCCESS;
 }
 
-static void fa_release(void *payload) { fc_plan_destroy(payload); }
+static void fa_release(void *payload) { fc_plan_free(payload); }
 
 static const cann_exec_ops fa_exec_ops = {fa_run, fa_release};
 
 static const fa_param fa_operands[] = {FA_QUERY, FA_QUERY_ROPE, FA_KEY, FA_KEY_ROPE, FA_VALUE, FA_REAL_SHIFT,
                                        FA_DROP_MASK, FA_ATTEN_MASK, FA_SINK, FA_SMAX, FA_SSUM, FA_OUT};
 
-aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, const fa_param *operands, int n_operands,
-                             uint64_t *workspaceSize, aclOpExecutor **executor)
+static aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, const fa_param *operands, int n_operands,
+                                    uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     fc_plan *plan;
     const fc_status fs = fc_plan_from_problem(p, op, NULL, &plan); /* owns p->batch from here */
     if (fs != FC_OK)
         return cann_fail(fs == FC_ERR_INVALID_ARG ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER, "%s: %s", f->fn,
-                         fc_last_error());
+                         fc_error_message());
     aclOpExecutor *ex = cann_executor_new(f->fn, f->c->sig->run_fn, &fa_exec_ops, plan, plan->workspace);
     if (!ex)
         return ACLNN_ERR_INNER;
@@ -118,7 +118,8 @@ aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, const fa_
     return cann_executor_publish(ex, f->fn, workspaceSize, executor);
 }
 
-aclnnStatus fa_forward_prepare(const fa_call *call, uint64_t *workspaceSize, aclOpExecutor **executor)
+aclnnStatus fa_prepare(const fa_call *call, const fa_direction *dir, uint64_t *workspaceSize,
+                       aclOpExecutor **executor)
 {
     if (workspaceSize)
         *workspaceSize = 0;
@@ -135,14 +136,23 @@ aclnnStatus fa_forward_prepare(const fa_call *call, uint64_t *workspaceSize, acl
         return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", c.sig->fn);
     f->c = &c;
     f->fn = c.sig->fn;
-    st = fa_forward_validate(f);
+    st = dir->validate(f);
     fc_problem p;
     if (st == ACLNN_SUCCESS)
         st = fa_lower(f, &p);
-    if (st == ACLNN_SUCCESS)
-        st = fa_make_executor(f, &p, FC_OP_FORWARD, fa_operands, (int)(sizeof fa_operands / sizeof fa_operands[0]),
-                              workspaceSize, executor);
+    if (st == ACLNN_SUCCESS) {
+        if (dir->lower_more)
+            dir->lower_more(f, &p);
+        st = fa_make_executor(f, &p, dir->op, dir->operands, dir->n_operands, workspaceSize, executor);
+    }
     fa_geom_free(&f->g);
     free(f);
     return st;
+}
+
+aclnnStatus fa_forward_prepare(const fa_call *call, uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    static const fa_direction forward = {fa_forward_validate, NULL, FC_OP_FORWARD, fa_operands,
+                                         (int)(sizeof fa_operands / sizeof fa_operands[0])};
+    return fa_prepare(call, &forward, workspaceSize, executor);
 }

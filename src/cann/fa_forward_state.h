@@ -38,9 +38,18 @@ aclnnStatus fa_forward_validate(fa_fwd *f);
  * mask, dropout, statistics, q/k/v/out views); p->batch is allocated here. */
 aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p);
 
-/* Plans p for op (taking p->batch), wraps the plan in an executor that re-checks the listed
- * operands in the second phase, and publishes it. */
-aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, const fa_param *operands, int n_operands,
-                             uint64_t *workspaceSize, aclOpExecutor **executor);
+/* What differs between the forward's and the backward's first phase. */
+typedef struct fa_direction {
+    aclnnStatus (*validate)(fa_fwd *f);
+    void (*lower_more)(const fa_fwd *f, fc_problem *p); /* after fa_lower; NULL = nothing more */
+    fc_op op;
+    const fa_param *operands; /* whose allocations the second phase re-checks */
+    int n_operands;
+} fa_direction;
+
+/* The first phase of either direction: required pointers, validation, lowering, then the plan
+ * (taking p->batch) in an executor that re-checks the listed operands in the second phase. */
+aclnnStatus fa_prepare(const fa_call *call, const fa_direction *dir, uint64_t *workspaceSize,
+                       aclOpExecutor **executor);
 
 #endif /* FC_CANN_FA_FORWARD_STATE_H */

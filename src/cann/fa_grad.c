@@ -34,31 +34,7 @@ static const fa_param fa_grad_operands[] = {FA_QUERY, FA_QUERY_ROPE, FA_KEY,  FA
 
 aclnnStatus fa_grad_prepare(const fa_call *call, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    if (workspaceSize)
-        *workspaceSize = 0;
-    if (executor)
-        *executor = NULL;
-    fa_call c = *call;
-    c.ptr[FA_WORKSPACE_SIZE] = workspaceSize;
-    c.ptr[FA_EXECUTOR] = executor;
-    aclnnStatus st = cann_check_required(c.sig, c.ptr);
-    if (st != ACLNN_SUCCESS)
-        return st;
-    fa_fwd *f = calloc(1, sizeof *f);
-    if (!f)
-        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", c.sig->fn);
-    f->c = &c;
-    f->fn = c.sig->fn;
-    st = fa_grad_validate(f);
-    fc_problem p;
-    if (st == ACLNN_SUCCESS)
-        st = fa_lower(f, &p);
-    if (st == ACLNN_SUCCESS) {
-        lower_gradients(f, &p);
-        st = fa_make_executor(f, &p, FC_OP_BACKWARD, fa_grad_operands,
-                              (int)(sizeof fa_grad_operands / sizeof fa_grad_operands[0]), workspaceSize, executor);
-    }
-    fa_geom_free(&f->g);
-    free(f);
-    return st;
+    static const fa_direction backward = {fa_grad_validate, lower_gradients, FC_OP_BACKWARD, fa_grad_operands,
+                                          (int)(sizeof fa_grad_operands / sizeof fa_grad_operands[0])};
+    return fa_prepare(call, &backward, workspaceSize, executor);
 }

@@ -108,7 +108,7 @@ aclnnStatus fa_pse_prepare(const fa_geom *g, const cann_operand *pse, int64_t ps
         fc_batch bt = {.sq = fa_len_q(g, b), .skv = fa_len_kv(g, b)};
         batch_shifts(pp, b, &bt);
         if (fc_check_pse_extent(pse->fn, pse->name, &bt, b, pp->rows, pp->cols, d[2] != 1, pp->corner) != FC_OK)
-            return INVALID("%s", fc_last_error());
+            return INVALID("%s", fc_error_message());
     }
     return ACLNN_SUCCESS;
 }

@@ -27,20 +27,13 @@ static void ifa_release(void *payload)
     ifa_payload *pl = payload;
     if (!pl)
         return;
-    fc_plan_destroy(pl->plan);
+    fc_plan_free(pl->plan);
     free(pl->batch_data);
     free(pl->seq);
     free(pl->len);
     free(pl->run_batch);
     free(pl->names);
     free(pl);
-}
-
-/* The core's message without its own function prefix. */
-static const char *core_message(void)
-{
-    const char *m = fc_last_error(), *colon = strstr(m, ": ");
-    return colon ? colon + 2 : m;
 }
 
 static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, const char *fn)
@@ -54,10 +47,10 @@ static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, const
         ifa_kv_window(&lens, *pl->pad, pl->run_batch);
         p.batch = pl->run_batch;
     }
-    if (fc_plan_check_data(&p) != FC_OK)
-        return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, core_message());
+    if (fc_plan_check_data(plan, &p) != FC_OK)
+        return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, fc_error_message());
     if (fc_plan_execute(plan, &p, workspace, (size_t)bytes) != FC_OK)
-        return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_last_error());
+        return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_error_message());
     return ACLNN_SUCCESS;
 }
 
@@ -123,7 +116,7 @@ aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOp
     if (fs != FC_OK) {
         ifa_release(pl);
         return cann_fail(fs == FC_ERR_INVALID_ARG ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER, "%s: %s", s->fn,
-                         fc_last_error());
+                         fc_error_message());
     }
     aclOpExecutor *ex = cann_executor_new(s->fn, ifa_sig.run_fn, &ifa_exec_ops, pl, pl->plan->workspace);
     if (!ex)

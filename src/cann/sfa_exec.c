@@ -30,7 +30,7 @@ static size_t stage_bytes(const sfa_payload *pl)
 
 static aclnnStatus plan_failed(const char *fn)
 {
-    return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_last_error());
+    return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_error_message());
 }
 
 /* A plan of the template with these lengths (threads 0: the default count). */
@@ -86,7 +86,7 @@ static aclnnStatus plan_run(const sfa_payload *pl, const char *fn, const run_dat
 {
     aclnnStatus st = make_plan(pl, fn, d->sq, d->skv, d->table, stats, 0, plan);
     if (st == ACLNN_SUCCESS && (*plan)->workspace > pl->plan_bytes) {
-        fc_plan_destroy(*plan);
+        fc_plan_free(*plan);
         *plan = NULL;
         st = make_plan(pl, fn, d->sq, d->skv, d->table, stats, 1, plan);
     }
@@ -114,7 +114,7 @@ static aclnnStatus sfa_run(void *payload, void *workspace, uint64_t bytes, const
         sfa_scatter_floats(&pl->smax, stats);
         sfa_scatter_floats(&pl->ssum, stats + pl->smax.numel);
     }
-    fc_plan_destroy(plan);
+    fc_plan_free(plan);
     free(d.sq);
     free(d.skv);
     free(d.table);
@@ -142,7 +142,7 @@ static aclnnStatus bound_workspace(sfa_payload *pl, const char *fn)
     }
     if (st == ACLNN_SUCCESS)
         pl->plan_bytes = align64(plan->workspace);
-    fc_plan_destroy(plan);
+    fc_plan_free(plan);
     free(sq);
     free(skv);
     return st;

@@ -1,13 +1,13 @@
 /*
- * Internals shared by the InfiniCore face (infiniop and infinirt): failure messages, dtype sizes,
- * device support, and the objects the face hands out.
+ * What the two halves of the InfiniCore face (infiniop and infinirt) share: failure messages,
+ * dtype sizes, device support, the calling thread's current device, and liveness checks.
  *
  * Every object is registered in the runtime's registry of live handles while it lives, so NULL
  * gives NULL_POINTER and a destroyed, foreign or garbage pointer gives BAD_PARAM without ever
  * being dereferenced (semantics §7.2).
  */
-#ifndef FC_INFINIOP_INFINI_H
-#define FC_INFINIOP_INFINI_H
+#ifndef FC_INFINI_INFINI_H
+#define FC_INFINI_INFINI_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,6 +27,7 @@ bool infini_device_supported(int device);
 
 /* The calling thread's current device type (infinirtSetDevice; CPU until set). */
 infiniDevice_t infini_current_device_type(void);
+void infini_set_current_device_type(infiniDevice_t device);
 
 /* Whether p is a live object of kind; NULL_POINTER / BAD_PARAM with a message naming it if not. */
 infiniStatus_t infini_check_live(const void *p, const fc_rt_kind *kind, const char *fn, const char *name);
@@ -38,24 +39,4 @@ infiniStatus_t infini_register(const void *p, const fc_rt_kind *kind, const char
  * a second destroy included) or SUCCESS (the caller now owns it). */
 infiniStatus_t infini_unregister(const void *p, const fc_rt_kind *kind, const char *fn, const char *name);
 
-struct InfiniopHandle {
-    int device, device_id;
-};
-
-/* The first member of every operator descriptor (semantics §7.2: it begins with the device). */
-struct InfiniopDescriptor {
-    int device, device_id;
-};
-
-struct InfiniopTensorDescriptor {
-    infiniDtype_t dtype;
-    size_t ndim;
-    size_t *shape;       /* ndim entries */
-    ptrdiff_t *strides;  /* ndim entries, in elements */
-};
-
-extern const fc_rt_kind infini_kind_handle;
-extern const fc_rt_kind infini_kind_tensor;
-extern const fc_rt_kind infini_kind_flash_attention;
-
-#endif /* FC_INFINIOP_INFINI_H */
+#endif /* FC_INFINI_INFINI_H */

@@ -1,4 +1,4 @@
-/* Failure messages, dtype sizes and liveness checks of the InfiniCore face. */
+/* Failure messages, dtype sizes, the current device and liveness checks of the InfiniCore face. */
 #include "infini.h"
 
 #include <stdarg.h>
@@ -36,6 +36,12 @@ size_t infini_dtype_size(int dtype)
 }
 
 bool infini_device_supported(int device) { return device == INFINI_DEVICE_CPU; /* no CUDA backend built */ }
+
+static _Thread_local infiniDevice_t tl_type = INFINI_DEVICE_CPU;
+
+infiniDevice_t infini_current_device_type(void) { return tl_type; }
+
+void infini_set_current_device_type(infiniDevice_t device) { tl_type = device; }
 
 infiniStatus_t infini_check_live(const void *p, const fc_rt_kind *kind, const char *fn, const char *name)
 {
