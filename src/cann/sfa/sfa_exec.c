@@ -51,7 +51,7 @@ static aclnnStatus make_plan(const sfa_payload *pl, const char *fn, const int64_
         p.stats.max = stats;
         p.stats.sum = stats + pl->smax.numel;
     }
-    const fc_options opt = {.backend = FC_BACKEND_CPU, .threads = threads};
+    const fc_options opt = {.backend = FC_BACKEND_DEFAULT, .threads = threads}; /* the default backend, as for every operator */
     return fc_plan_from_problem(&p, pl->op, &opt, plan) == FC_OK ? ACLNN_SUCCESS : plan_failed(fn);
 }
 
