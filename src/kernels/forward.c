@@ -74,7 +74,7 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
 {
     const fc_rows *rw = &b->rows;
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
-    const float inv_keep = p->drop_bits ? 1.0f / p->keep_prob : 1.0f;
+    const float inv_keep = fc_has_dropout(p) ? 1.0f / p->keep_prob : 1.0f;
     for (int r = 0; r < rw->count; r++) {
         /* l = 0: no sink and no visible position, or only −inf logits (semantics §0.3, §2.6); a NaN
          * l (NaN or +inf logit, NaN or +inf sink) leaves the whole row NaN */
@@ -153,7 +153,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
                 if (b.alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)
                         b.o[(ptrdiff_t)r * Dvp + e] *= b.alpha[r];
-        if (p->drop_bits)
+        if (fc_has_dropout(p))
             fc_dropout_tile(b.s, jn, j0, p, rw);
         if (fc_tile_hides(p, kind) && !fc_all_finite(kv.v, jn, kv.ldv, Dv)) { /* hidden values take no part */
             fc_visibility_tile(b.vis, jn, j0, p, rw, kind);
