@@ -45,6 +45,7 @@ typedef struct fc_cpu_kernels {
     void (*bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws);
 } fc_cpu_kernels;
 
-extern const fc_cpu_kernels fc_cpu_kernels_scalar, fc_cpu_kernels_vec16, fc_cpu_kernels_avx2, fc_cpu_kernels_avx512;
+extern const fc_cpu_kernels fc_cpu_kernels_scalar, fc_cpu_kernels_vec16, fc_cpu_kernels_avx2, fc_cpu_kernels_avx512,
+    fc_cpu_kernels_amx;
 
 #endif /* FC_CPU_WORK_H */

@@ -1,0 +1,186 @@
+/*
+ * The forward's two products on AMX tiles: the operands of S = K·Qᵀ and O += P·V as bf16 tiles
+ * (amx.h), packed once per item (the query rows) or once per kv tile (keys, values; shared by
+ * all the item's rows, i.e. by the G heads of a group as well as its positions).
+ *
+ * Precision (semantics §0.4).  A product of two bf16 values is exact in fp32 and tdpbf16ps sums
+ * in fp32, so with bf16 operands S is as exact as the fp32 GEMM.  P is rounded to bf16 after
+ * the fp32 softmax (l is summed from the unrounded P): a relative error ≤ 2⁻⁹ per weight, so the
+ * output moves by at most 2⁻⁹·max|v| ≈ 0.002·max|v| (typically far less: the roundings are
+ * independent), within the bf16 tolerance (1e-2 + 1e-2·|r|).  That is used only when the output
+ * is bf16.  Every other case (fp16 operands, fp16/fp32/int8 outputs) splits each fp32 value into
+ * bf16 parts x = hi + lo (exact for fp16 values, 2⁻¹⁷ relative otherwise) and sums three products
+ * hi·hi + lo·hi + hi·lo (the lo·lo term is ≤ 2⁻¹⁶ relative): fp16 precision at a third of the
+ * bf16 tile rate.  The three products are one GEMM over a K axis three times as long:
+ * A = [a_hi | a_lo | a_hi] against B = [b_hi; b_hi; b_lo].
+ */
+#ifndef FC_KERNELS_AMX_PACK_H
+#define FC_KERNELS_AMX_PACK_H
+
+#include "amx.h"
+#include "pack.h"
+#include "qk.h"
+
+/* Whether the item's products run on tiles: bf16/fp16 operands and more rows than the dot path
+ * takes (decode rows read the keys in place, see fc_qk_reads_keys). */
+static inline bool fc_amx_applies(const fc_problem *p, int rows)
+{
+    const bool half_q = p->q.dtype == FC_BF16 || p->q.dtype == FC_F16;
+    const bool half_k = p->k.dtype == FC_BF16 || p->k.dtype == FC_F16;
+    const bool half_v = p->v.dtype == FC_BF16 || p->v.dtype == FC_F16;
+    const bool half_r = !p->Dr || ((p->q_rope.dtype == FC_BF16 || p->q_rope.dtype == FC_F16) &&
+                                   (p->k_rope.dtype == FC_BF16 || p->k_rope.dtype == FC_F16));
+    return half_q && half_k && half_v && half_r && rows > FC_QK_DOT_ROWS;
+}
+
+/* bf16 parts per product (1: bf16 as it is; 3: the hi/lo split, see the top of this file). */
+static inline int fc_amx_qk_parts(const fc_problem *p)
+{
+    const bool bf = p->q.dtype == FC_BF16 && p->k.dtype == FC_BF16 &&
+                    (!p->Dr || (p->q_rope.dtype == FC_BF16 && p->k_rope.dtype == FC_BF16));
+    return bf ? 1 : 3;
+}
+
+static inline int fc_amx_pv_parts(const fc_problem *p)
+{
+    return p->v.dtype == FC_BF16 && p->out.dtype == FC_BF16 ? 1 : 3;
+}
+
+/* hi[e] = bf16(x[e]) and, when lo is given, lo[e] = bf16(x[e] − hi[e]), for e < n; zeros up to
+ * np (a multiple of 16).  An infinite x has lo 0, so that it propagates as itself. */
+FC_INLINE void fc_bf16_split(uint16_t *hi, uint16_t *lo, const float *x, int n, int np)
+{
+    for (int e = 0; e < np; e += 16) {
+        const fvec v = n - e >= 16 ? v_load(x + e) : n > e ? v_load_n(x + e, n - e) : v_zero();
+        const __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
+        _mm256_storeu_si256((__m256i *)(hi + e), h);
+        if (lo) {
+            const fvec back = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+            const fvec rest = v_select(v_eq(v_abs(v), v_set1(INFINITY)), v_zero(), v_sub(v, back));
+            _mm256_storeu_si256((__m256i *)(lo + e), (__m256i)_mm512_cvtneps_pbh(rest));
+        }
+    }
+}
+
+/* 16 dwords pairing bf16 lanes: a in the low half, b in the high half (the VNNI pair order). */
+FC_INLINE __m512i fc_bf16_pairs(const uint16_t *a, const uint16_t *b)
+{
+    const __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)a));
+    const __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)b));
+    return _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16));
+}
+
+/* Converts two fp32 rows of n values (b may be NULL: zeros) to bf16 parts and stores them pair-
+ * interleaved: dst[part][2e + {0, 1}] = (a[e], b[e]) for e < np, part hi at dst_hi, lo at dst_lo. */
+FC_INLINE void fc_bf16_pair_rows(uint16_t *dst_hi, uint16_t *dst_lo, const float *a, const float *b, int n, int np)
+{
+    uint16_t ha[16], la[16], hb[16], lb[16];
+    for (int e = 0; e < np; e += 16) {
+        const int m = n - e < 16 ? (n > e ? n - e : 0) : 16;
+        fc_bf16_split(ha, dst_lo ? la : NULL, a + e, m, 16);
+        if (b)
+            fc_bf16_split(hb, dst_lo ? lb : NULL, b + e, m, 16);
+        else
+            memset(hb, 0, sizeof hb), memset(lb, 0, sizeof lb);
+        _mm512_storeu_si512(dst_hi + 2 * e, fc_bf16_pairs(ha, hb));
+        if (dst_lo)
+            _mm512_storeu_si512(dst_lo + 2 * e, fc_bf16_pairs(la, lb));
+    }
+}
+
+/* Per-thread buffers of the tile products (carved by the forward item). */
+typedef struct fc_amx_bufs {
+    uint16_t *qrow; /* [Rp][qk·Dp]     query rows as A-form parts, before transposition */
+    uint16_t *q;    /* [qk·Dp/2][2·Rp] Qᵀ in pair form (B operand of S = K·Qᵀ) */
+    uint16_t *k;    /* [cols][qk·Dp]   key rows (A operand) */
+    uint16_t *v;    /* [pv·Jp/2][2·Dvp] value rows in pair form (B operand of O += P·V) */
+    uint32_t *ppair; /* [2][Jp/2][Rp]  P's pairs (hi, lo) by kv column pair, before transposition */
+    uint16_t *p;    /* [Rp][pv·Jp]     P rows (A operand) */
+    int qk, pv, Dp, Jp;
+} fc_amx_bufs;
+
+static inline void fc_amx_carve(fc_amx_bufs *a, char **cur, const fc_problem *p, int Rp, int cols)
+{
+    a->qk = fc_amx_qk_parts(p);
+    a->pv = fc_amx_pv_parts(p);
+    a->Dp = (int)fc_round_up(p->Dqk + p->Dr, 32);
+    a->Jp = (int)fc_round_up(cols, 32);
+    const size_t Dvp = (size_t)fc_round_up(p->Dv, FC_W), two = sizeof(uint16_t);
+    a->qrow = fc_take(cur, (size_t)Rp * a->qk * a->Dp * two);
+    a->q = fc_take(cur, (size_t)Rp * a->qk * a->Dp * two);
+    a->k = fc_take(cur, (size_t)fc_round_up(cols, 16) * a->qk * a->Dp * two);
+    a->v = fc_take(cur, (size_t)a->pv * a->Jp * Dvp * two);
+    a->ppair = fc_take(cur, (size_t)a->Jp * Rp * sizeof(uint32_t));
+    a->p = fc_take(cur, (size_t)Rp * a->pv * a->Jp * two);
+}
+
+/* Packs the item's R query rows (fp32 rows at stride ldq, Dt features) as Qᵀ in pair form. */
+static inline void fc_amx_pack_q(fc_amx_bufs *a, const float *rows, int64_t ldq, int R, int Rp, int Dt)
+{
+    const int Dp = a->Dp, ld = a->qk * Dp;
+    for (int r = 0; r < Rp; r++) {
+        uint16_t *dst = a->qrow + (size_t)r * ld;
+        if (r >= R) {
+            memset(dst, 0, (size_t)ld * sizeof(uint16_t));
+            continue;
+        }
+        fc_bf16_split(dst, a->qk == 3 ? dst + 2 * Dp : NULL, rows + r * ldq, Dt, Dp);
+        if (a->qk == 3) /* [q_hi | q_hi | q_lo] against [k_hi | k_lo | k_hi] */
+            memcpy(dst + Dp, dst, (size_t)Dp * sizeof(uint16_t));
+    }
+    /* a feature pair is one dword, so Qᵀ in pair form is the dword transpose of the rows */
+    fc_transpose((const float *)a->qrow, ld / 2, (float *)a->q, Rp, Rp, ld / 2);
+}
+
+/* S[j][r] = k_j · q_r for the tile's jn key rows (fp32 rows at stride ldk, Dt features). */
+static inline void fc_amx_qk(float *S, fc_amx_bufs *a, const float *k, int64_t ldk, int jn, int Rp, int Dt)
+{
+    const int Dp = a->Dp, ld = a->qk * Dp, Mp = (int)fc_round_up(jn, 16);
+    for (int j = 0; j < Mp; j++) {
+        uint16_t *dst = a->k + (size_t)j * ld;
+        if (j >= jn) {
+            memset(dst, 0, (size_t)ld * sizeof(uint16_t));
+            continue;
+        }
+        fc_bf16_split(dst, a->qk == 3 ? dst + Dp : NULL, k + j * ldk, Dt, Dp);
+        if (a->qk == 3)
+            memcpy(dst + 2 * Dp, dst, (size_t)Dp * sizeof(uint16_t));
+    }
+    fc_amx_gemm(Mp, Rp, ld, a->k, (size_t)ld, a->q, (size_t)2 * Rp, S, (size_t)Rp, false);
+}
+
+/* O[r][e] += Σ_j P[j][r]·v_j[e] for the tile's jn value rows (fp32 at stride ldv, Dv features) and
+ * probabilities S[j][r] (the softmax step's output). */
+static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const float *v, int64_t ldv, int jn, int Rp,
+                             int Dv)
+{
+    const int Dvp = (int)fc_round_up(Dv, FC_W), Jp = (int)fc_round_up(jn, 32), pv = a->pv;
+    const size_t ldv2 = (size_t)2 * Dvp, lo_part = (size_t)(Jp / 2) * ldv2;
+    uint32_t *hi_pairs = a->ppair, *lo_pairs = a->ppair + (size_t)(Jp / 2) * Rp;
+    for (int j = 0; j < Jp; j += 2) {
+        const float *va = j < jn ? v + j * ldv : NULL, *vb = j + 1 < jn ? v + (j + 1) * ldv : NULL;
+        uint16_t *vh = a->v + (size_t)(j / 2) * ldv2;
+        if (!va) {
+            for (int part = 0; part < pv; part++)
+                memset(vh + part * lo_part, 0, ldv2 * sizeof(uint16_t));
+            memset(hi_pairs + (size_t)(j / 2) * Rp, 0, (size_t)Rp * sizeof(uint32_t));
+            if (pv == 3)
+                memset(lo_pairs + (size_t)(j / 2) * Rp, 0, (size_t)Rp * sizeof(uint32_t));
+            continue;
+        }
+        /* values: [v_hi; v_lo; v_hi] along K against [p_hi | p_hi | p_lo] */
+        fc_bf16_pair_rows(vh, pv == 3 ? vh + lo_part : NULL, va, vb, Dv, Dvp);
+        if (pv == 3)
+            memcpy(vh + 2 * lo_part, vh, ldv2 * sizeof(uint16_t));
+        fc_bf16_pair_rows((uint16_t *)(hi_pairs + (size_t)(j / 2) * Rp),
+                          pv == 3 ? (uint16_t *)(lo_pairs + (size_t)(j / 2) * Rp) : NULL, S + (size_t)j * Rp,
+                          j + 1 < jn ? S + (size_t)(j + 1) * Rp : NULL, Rp, Rp);
+    }
+    /* P rows in A form: the dword transpose of the pairs, one block per part */
+    const int ld = pv * Jp;
+    for (int part = 0; part < pv; part++)
+        fc_transpose((const float *)(part == 2 ? lo_pairs : hi_pairs), Rp, (float *)(a->p + part * Jp), ld / 2, Jp / 2, Rp);
+    fc_amx_gemm(Rp, Dvp, ld, a->p, (size_t)ld, a->v, ldv2, O, (size_t)Dvp, true);
+}
+
+#endif /* FC_KERNELS_AMX_PACK_H */
