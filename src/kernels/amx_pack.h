@@ -132,8 +132,28 @@ static inline void fc_amx_pack_q(fc_amx_bufs *a, const float *rows, int64_t ldq,
     fc_transpose((const float *)a->qrow, ld / 2, (float *)a->q, Rp, Rp, ld / 2);
 }
 
-/* S[j][r] = k_j · q_r for the tile's jn key rows (fp32 rows at stride ldk, Dt features). */
-static inline void fc_amx_qk(float *S, fc_amx_bufs *a, const float *k, int64_t ldk, int jn, int Rp, int Dt)
+/* The bf16 parts of kv row j0 + j of a tile: hi (and lo when given) for the key features followed
+ * by the rope features (width Dt), zeros up to np.  bf16 rows at unit stride are copied as they
+ * are; others go through fp32 (x: Dt floats of scratch). */
+static inline void fc_amx_key_row(uint16_t *hi, uint16_t *lo, const fc_problem *p, fc_kv_at at, int64_t s, int np,
+                                  float *x)
+{
+    const int Dqk = (int)p->Dqk, Dr = (int)p->Dr;
+    const char *row = fc_kv_row(&p->k, at, s);
+    if (!lo && !Dr && p->k.dtype == FC_BF16 && p->k.se == 1) {
+        memcpy(hi, row, (size_t)Dqk * sizeof(uint16_t));
+        memset(hi + Dqk, 0, (size_t)(np - Dqk) * sizeof(uint16_t));
+        return;
+    }
+    fc_load_row(x, row, p->k.dtype, p->k.se, Dqk);
+    if (Dr)
+        fc_load_row(x + Dqk, fc_kv_row(&p->k_rope, at, s), p->k_rope.dtype, p->k_rope.se, Dr);
+    fc_bf16_split(hi, lo, x, Dqk + Dr, np);
+}
+
+/* S[j][r] = k_j · q_r for kv rows [j0, j0 + jn) (x: Dt floats of scratch). */
+static inline void fc_amx_qk(float *S, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, int Rp,
+                             float *x)
 {
     const int Dp = a->Dp, ld = a->qk * Dp, Mp = (int)fc_round_up(jn, 16);
     for (int j = 0; j < Mp; j++) {
@@ -142,25 +162,48 @@ static inline void fc_amx_qk(float *S, fc_amx_bufs *a, const float *k, int64_t l
             memset(dst, 0, (size_t)ld * sizeof(uint16_t));
             continue;
         }
-        fc_bf16_split(dst, a->qk == 3 ? dst + Dp : NULL, k + j * ldk, Dt, Dp);
-        if (a->qk == 3)
+        fc_amx_key_row(dst, a->qk == 3 ? dst + Dp : NULL, p, at, j0 + j, Dp, x);
+        if (a->qk == 3) /* [k_hi | k_lo | k_hi] against [q_hi; q_hi; q_lo] */
             memcpy(dst + 2 * Dp, dst, (size_t)Dp * sizeof(uint16_t));
     }
     fc_amx_gemm(Mp, Rp, ld, a->k, (size_t)ld, a->q, (size_t)2 * Rp, S, (size_t)Rp, false);
 }
 
-/* O[r][e] += Σ_j P[j][r]·v_j[e] for the tile's jn value rows (fp32 at stride ldv, Dv features) and
- * probabilities S[j][r] (the softmax step's output). */
-static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const float *v, int64_t ldv, int jn, int Rp,
-                             int Dv)
+/* Value rows s and s + 1 (have_b false: zeros) in pair form: hi at dst, lo at dst_lo when given
+ * (x: 2·Dv floats of scratch). */
+static inline void fc_amx_value_pair(uint16_t *dst, uint16_t *dst_lo, const fc_problem *p, fc_kv_at at, int64_t s,
+                                     bool have_b, int Dvp, float *x)
 {
-    const int Dvp = (int)fc_round_up(Dv, FC_W), Jp = (int)fc_round_up(jn, 32), pv = a->pv;
+    const fc_view *v = &p->v;
+    const int Dv = (int)p->Dv;
+    const char *ra = fc_kv_row(v, at, s), *rb = have_b ? fc_kv_row(v, at, s + 1) : NULL;
+    if (!dst_lo && v->dtype == FC_BF16 && v->se == 1) {
+        for (int e = 0; e < Dvp; e += 16) {
+            const __mmask16 m = (__mmask16)(Dv - e >= 16 ? 0xFFFF : (1u << (Dv - e)) - 1u);
+            const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)ra + e));
+            const __m512i hi = rb ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)rb + e))
+                                  : _mm512_setzero_si512();
+            _mm512_storeu_si512(dst + 2 * e, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+        }
+        return;
+    }
+    fc_load_row(x, ra, v->dtype, v->se, Dv);
+    if (rb)
+        fc_load_row(x + Dv, rb, v->dtype, v->se, Dv);
+    fc_bf16_pair_rows(dst, dst_lo, x, rb ? x + Dv : NULL, Dv, Dvp);
+}
+
+/* O[r][e] += Σ_j P[j][r]·v_j[e] for kv rows [j0, j0 + jn) and the probabilities S[j][r] (the softmax
+ * step's output); x: 2·Dv floats of scratch. */
+static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_problem *p, fc_kv_at at, int64_t j0,
+                             int jn, int Rp, float *x)
+{
+    const int Dvp = (int)fc_round_up(p->Dv, FC_W), Jp = (int)fc_round_up(jn, 32), pv = a->pv;
     const size_t ldv2 = (size_t)2 * Dvp, lo_part = (size_t)(Jp / 2) * ldv2;
     uint32_t *hi_pairs = a->ppair, *lo_pairs = a->ppair + (size_t)(Jp / 2) * Rp;
     for (int j = 0; j < Jp; j += 2) {
-        const float *va = j < jn ? v + j * ldv : NULL, *vb = j + 1 < jn ? v + (j + 1) * ldv : NULL;
         uint16_t *vh = a->v + (size_t)(j / 2) * ldv2;
-        if (!va) {
+        if (j >= jn) {
             for (int part = 0; part < pv; part++)
                 memset(vh + part * lo_part, 0, ldv2 * sizeof(uint16_t));
             memset(hi_pairs + (size_t)(j / 2) * Rp, 0, (size_t)Rp * sizeof(uint32_t));
@@ -169,7 +212,7 @@ static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const flo
             continue;
         }
         /* values: [v_hi; v_lo; v_hi] along K against [p_hi | p_hi | p_lo] */
-        fc_bf16_pair_rows(vh, pv == 3 ? vh + lo_part : NULL, va, vb, Dv, Dvp);
+        fc_amx_value_pair(vh, pv == 3 ? vh + lo_part : NULL, p, at, j0 + j, j + 1 < jn, Dvp, x);
         if (pv == 3)
             memcpy(vh + 2 * lo_part, vh, ldv2 * sizeof(uint16_t));
         fc_bf16_pair_rows((uint16_t *)(hi_pairs + (size_t)(j / 2) * Rp),

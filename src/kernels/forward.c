@@ -162,14 +162,16 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
             }
 #endif
         }
-        fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place, b.kb, b.vb, b.aff);
+        fc_kv_tile kv = {NULL};
 #if FC_AMX
-        if (tiles)
-            fc_amx_qk(b.s, &b.amx, kv.k, kv.ldk, jn, Rp, Dt);
+        if (tiles) /* the tile products read the kv rows themselves */
+            fc_amx_qk(b.s, &b.amx, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
         else
 #endif
+        {
+            fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place, b.kb, b.vb, b.aff);
             fc_qk(b.s, &kv, &q, p, rw, b.k_aff, j0, jn);
+        }
         fc_scores(b.s, NULL, jn, j0, p, rw, kind);
         if (fc_softmax_step(b.s, jn, Rp, b.m, b.l, b.alpha))
             for (int r = 0; r < R; r++)
@@ -180,7 +182,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
             fc_dropout_tile(b.s, jn, j0, p, rw);
 #if FC_AMX
         if (tiles)
-            fc_amx_pv(b.o, &b.amx, b.s, kv.v, kv.ldv, jn, Rp, Dv);
+            fc_amx_pv(b.o, &b.amx, b.s, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
         else
 #endif
             fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
