@@ -15,6 +15,7 @@
  * or simply fc_attention(&d), which plans, allocates the workspace and runs.
  *
  * Every function returns an fc_status; on failure fc_last_error() names the argument at fault.
+ * Reference: docs/semantics.md (§10 for this API), installed under share/doc/flashc.
  */
 #ifndef FLASHC_H
 #define FLASHC_H
@@ -188,7 +189,7 @@ typedef struct fc_stats {
  * e enumerates (b, n, i, j) as per-batch [q_heads, Sq_b, Skv_b] blocks in batch order — for equal
  * lengths the flat index of a [B, N, Sq, Skv] tensor. */
 typedef struct fc_dropout {
-    const uint8_t *keep_bits; /* NULL or keep_prob == 1: no dropout */
+    const uint8_t *keep_bits; /* required when keep_prob < 1; not read when keep_prob == 1 */
     size_t keep_bits_bytes;   /* size of the mask buffer, checked against what is needed */
     double keep_prob;         /* (0, 1]; 0 is read as 1 */
 } fc_dropout;
@@ -309,7 +310,7 @@ typedef struct fc_attention_io {
 /* Plans                                                                                          */
 
 typedef enum fc_backend {
-    FC_BACKEND_DEFAULT = 0, /* CPU, or FLASHC_BACKEND from the environment */
+    FC_BACKEND_DEFAULT = 0, /* the CPU (the only backend built today) */
     FC_BACKEND_CPU = 1,
     FC_BACKEND_CUDA = 2
 } fc_backend;

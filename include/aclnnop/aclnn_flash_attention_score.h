@@ -2,6 +2,9 @@
  * flashc's CANN-compatible face: the FlashAttentionScore forward family (semantics §2).
  * Parameter lists are those of upstream aclnn (V2 names follow the project's operator document).
  * V1–V3 take "BSH", "SBH", "BSND" or "BNSD"; the VarLen functions take "TND" only.
+ * As on the NPU, a NULL attenMaskOptional masks nothing whatever sparseMode, preTokens and
+ * nextTokens say: sparseMode 2 or 3 is causal only with the compressed [2048, 2048] mask tensor
+ * (semantics §2.5, §8.2; docs/porting-from-ascend.md).
  */
 #ifndef FLASHC_ACLNNOP_ACLNN_FLASH_ATTENTION_SCORE_H
 #define FLASHC_ACLNNOP_ACLNN_FLASH_ATTENTION_SCORE_H

@@ -2,7 +2,8 @@
  * flashc's CANN-compatible face: the FlashAttentionScoreGrad backward family (semantics §3).
  * Parameter lists are those of upstream aclnn.  V1–V3 take "BSH", "SBH", "BSND" or "BNSD";
  * UnpaddingScoreGradV5 takes "TND" only.  V3 adds the attention sink (sinkInOptional, dsinkOut);
- * V5 adds rope, the sink, actual lengths and softmaxInLayout.
+ * V5 adds rope, the sink, actual lengths and softmaxInLayout.  As in the forward, a NULL
+ * attenMaskOptional masks nothing in any sparseMode (semantics §2.5, §8.2).
  */
 #ifndef FLASHC_ACLNNOP_ACLNN_FLASH_ATTENTION_SCORE_GRAD_H
 #define FLASHC_ACLNNOP_ACLNN_FLASH_ATTENTION_SCORE_GRAD_H

@@ -1,5 +1,5 @@
 /*
- * The oracle: attention written straight from ../shared/docs/semantics.md in double precision.
+ * The oracle: attention written straight from docs/semantics.md in double precision.
  * Naive loops, no tiling, no online softmax, and no code shared with src/ (it does not include
  * anything from src/ and knows nothing of the library's canonical problem).
  *
