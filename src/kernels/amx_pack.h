@@ -46,45 +46,53 @@ static inline int fc_amx_pv_parts(const fc_problem *p)
     return p->v.dtype == FC_BF16 && p->out.dtype == FC_BF16 ? 1 : 3;
 }
 
+/* bf16(x) and, for the split, bf16(x − bf16(x)) (an infinite x has rest 0: it propagates as itself). */
+FC_INLINE __m256i fc_bf16_hi(fvec x) { return (__m256i)_mm512_cvtneps_pbh(x); }
+FC_INLINE __m256i fc_bf16_lo(fvec x, __m256i hi)
+{
+    const fvec back = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
+    return (__m256i)_mm512_cvtneps_pbh(v_select(v_eq(v_abs(x), v_set1(INFINITY)), v_zero(), v_sub(x, back)));
+}
+
 /* hi[e] = bf16(x[e]) and, when lo is given, lo[e] = bf16(x[e] − hi[e]), for e < n; zeros up to
  * np (a multiple of 16).  An infinite x has lo 0, so that it propagates as itself. */
 FC_INLINE void fc_bf16_split(uint16_t *hi, uint16_t *lo, const float *x, int n, int np)
 {
     for (int e = 0; e < np; e += 16) {
         const fvec v = n - e >= 16 ? v_load(x + e) : n > e ? v_load_n(x + e, n - e) : v_zero();
-        const __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
+        const __m256i h = fc_bf16_hi(v);
         _mm256_storeu_si256((__m256i *)(hi + e), h);
-        if (lo) {
-            const fvec back = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-            const fvec rest = v_select(v_eq(v_abs(v), v_set1(INFINITY)), v_zero(), v_sub(v, back));
-            _mm256_storeu_si256((__m256i *)(lo + e), (__m256i)_mm512_cvtneps_pbh(rest));
-        }
+        if (lo)
+            _mm256_storeu_si256((__m256i *)(lo + e), fc_bf16_lo(v, h));
     }
 }
 
-/* 16 dwords pairing bf16 lanes: a in the low half, b in the high half (the VNNI pair order). */
-FC_INLINE __m512i fc_bf16_pairs(const uint16_t *a, const uint16_t *b)
-{
-    const __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)a));
-    const __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)b));
-    return _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16));
-}
+/* Word indices that interleave two rows' words (a, b, a, b, ...): fc_pair_idx within one register
+ * holding a in words 0..15 and b in 16..31 (vpermw); the other two across registers a and b (b's
+ * words at 32 + i, vpermt2w), for words 0..15 and 16..31. */
+static const uint16_t fc_pair_idx[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                         8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+static const uint16_t fc_pair_lo_idx[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                                            8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+static const uint16_t fc_pair_hi_idx[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+                                            24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
 
-/* Converts two fp32 rows of n values (b may be NULL: zeros) to bf16 parts and stores them pair-
- * interleaved: dst[part][2e + {0, 1}] = (a[e], b[e]) for e < np, part hi at dst_hi, lo at dst_lo. */
+/* Two fp32 rows of n values (b may be NULL: zeros) as bf16 parts, pair-interleaved:
+ * dst[2e + {0, 1}] = (a[e], b[e]) for e < np (a multiple of 16), hi at dst_hi, lo at dst_lo when given. */
 FC_INLINE void fc_bf16_pair_rows(uint16_t *dst_hi, uint16_t *dst_lo, const float *a, const float *b, int n, int np)
 {
-    uint16_t ha[16], la[16], hb[16], lb[16];
+    const __m512i idx = _mm512_loadu_si512(fc_pair_idx);
     for (int e = 0; e < np; e += 16) {
         const int m = n - e < 16 ? (n > e ? n - e : 0) : 16;
-        fc_bf16_split(ha, dst_lo ? la : NULL, a + e, m, 16);
-        if (b)
-            fc_bf16_split(hb, dst_lo ? lb : NULL, b + e, m, 16);
-        else
-            memset(hb, 0, sizeof hb), memset(lb, 0, sizeof lb);
-        _mm512_storeu_si512(dst_hi + 2 * e, fc_bf16_pairs(ha, hb));
-        if (dst_lo)
-            _mm512_storeu_si512(dst_lo + 2 * e, fc_bf16_pairs(la, lb));
+        const fvec va = m == 16 ? v_load(a + e) : v_load_n(a + e, m);
+        const fvec vb = !b ? v_zero() : m == 16 ? v_load(b + e) : v_load_n(b + e, m);
+        const __m256i ha = fc_bf16_hi(va), hb = fc_bf16_hi(vb);
+        const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(ha), hb, 1);
+        _mm512_storeu_si512(dst_hi + 2 * e, _mm512_permutexvar_epi16(idx, both));
+        if (dst_lo) {
+            const __m512i lo = _mm512_inserti64x4(_mm512_castsi256_si512(fc_bf16_lo(va, ha)), fc_bf16_lo(vb, hb), 1);
+            _mm512_storeu_si512(dst_lo + 2 * e, _mm512_permutexvar_epi16(idx, lo));
+        }
     }
 }
 
@@ -177,13 +185,15 @@ static inline void fc_amx_value_pair(uint16_t *dst, uint16_t *dst_lo, const fc_p
     const fc_view *v = &p->v;
     const int Dv = (int)p->Dv;
     const char *ra = fc_kv_row(v, at, s), *rb = have_b ? fc_kv_row(v, at, s + 1) : NULL;
-    if (!dst_lo && v->dtype == FC_BF16 && v->se == 1) {
-        for (int e = 0; e < Dvp; e += 16) {
-            const __mmask16 m = (__mmask16)(Dv - e >= 16 ? 0xFFFF : (1u << (Dv - e)) - 1u);
-            const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)ra + e));
-            const __m512i hi = rb ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)rb + e))
-                                  : _mm512_setzero_si512();
-            _mm512_storeu_si512(dst + 2 * e, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    if (!dst_lo && v->dtype == FC_BF16 && v->se == 1) { /* 32 words of each row at a time */
+        const __m512i lo_idx = _mm512_loadu_si512(fc_pair_lo_idx), hi_idx = _mm512_loadu_si512(fc_pair_hi_idx);
+        for (int e = 0; e < Dvp; e += 32) {
+            const __mmask32 m = Dv - e >= 32 ? 0xFFFFFFFFu : (1u << (Dv - e)) - 1u;
+            const __m512i wa = _mm512_maskz_loadu_epi16(m, (const uint16_t *)ra + e);
+            const __m512i wb = rb ? _mm512_maskz_loadu_epi16(m, (const uint16_t *)rb + e) : _mm512_setzero_si512();
+            _mm512_storeu_si512(dst + 2 * e, _mm512_permutex2var_epi16(wa, lo_idx, wb));
+            if (e + 16 < Dvp)
+                _mm512_storeu_si512(dst + 2 * e + 32, _mm512_permutex2var_epi16(wa, hi_idx, wb));
         }
         return;
     }
