@@ -10,6 +10,8 @@
 
 bool bench_unfused_available(void) { return true; }
 
+const char *bench_blas_core(void) { return openblas_get_corename(); }
+
 const char *bench_blas_info(void)
 {
     static char info[200];
@@ -101,6 +103,7 @@ bool bench_unfused_run(const bench_unfused *p, int threads, float *scratch)
 
 bool bench_unfused_available(void) { return false; }
 const char *bench_blas_info(void) { return "none (OpenBLAS was not found at build time)"; }
+const char *bench_blas_core(void) { return NULL; }
 size_t bench_unfused_scratch_bytes(const bench_unfused *p, int threads)
 {
     (void)p, (void)threads;

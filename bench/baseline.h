@@ -25,6 +25,7 @@ typedef struct bench_unfused {
 
 bool bench_unfused_available(void);
 const char *bench_blas_info(void); /* e.g. "OpenBLAS 0.3.21 Haswell, 1 thread per head" */
+const char *bench_blas_core(void); /* the OpenBLAS core that runs (e.g. "SkylakeX"); NULL without OpenBLAS */
 
 /* Bytes of score buffer the run needs: one max(Sq)×max(Skv) fp32 matrix per thread. */
 size_t bench_unfused_scratch_bytes(const bench_unfused *p, int threads);

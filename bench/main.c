@@ -14,6 +14,7 @@
 
 #include "baseline.h"
 #include "bench.h"
+#include "blas_core.h"
 #include "report.h"
 #include "timer.h"
 
@@ -33,6 +34,7 @@ static void usage(FILE *f)
             "  --out FILE        also write the results to FILE: CSV if it ends in .csv, else JSON\n"
             "  --no-baseline     skip the unfused OpenBLAS baseline\n"
             "  --baseline-cap MIB  skip the baseline when its score buffers exceed MIB (default 2048)\n"
+            "  --blas-best-core  print the OpenBLAS core to ask for on this CPU (OPENBLAS_CORETYPE) and exit\n"
             "  --help\n",
             omp_get_max_threads());
 }
@@ -129,7 +131,7 @@ typedef struct cli {
 /* Returns 0 to go on, or the exit status (0 after --help, 2 on a bad command line). */
 static int parse_args(int argc, char **argv, cli *o)
 {
-    enum { OPT_LIST = 256, OPT_NO_BASELINE, OPT_CAP, OPT_WARMUP };
+    enum { OPT_LIST = 256, OPT_NO_BASELINE, OPT_CAP, OPT_WARMUP, OPT_BEST_CORE };
     static const struct option longopts[] = {
         {"suite", required_argument, 0, 's'},   {"list", no_argument, 0, OPT_LIST},
         {"filter", required_argument, 0, 'f'},  {"threads", required_argument, 0, 't'},
@@ -137,6 +139,7 @@ static int parse_args(int argc, char **argv, cli *o)
         {"isa", required_argument, 0, 'i'},     {"format", required_argument, 0, 'F'},
         {"out", required_argument, 0, 'o'},     {"no-baseline", no_argument, 0, OPT_NO_BASELINE},
         {"baseline-cap", required_argument, 0, OPT_CAP}, {"help", no_argument, 0, 'h'},
+        {"blas-best-core", no_argument, 0, OPT_BEST_CORE},
         {0, 0, 0, 0}};
     int opt, cap_mib, which = -1;
     while ((opt = getopt_long(argc, argv, "s:f:t:r:i:F:o:h", longopts, &which)) != -1) {
@@ -157,6 +160,7 @@ static int parse_args(int argc, char **argv, cli *o)
             o->cfg.baseline_cap = (double)cap_mib * (1 << 20);
             break;
         case 'h': usage(stdout); return 0;
+        case OPT_BEST_CORE: puts(bench_blas_best_core()); return 0;
         default: opt = '?', ok = false; /* getopt has said what is wrong */
         }
         if (!ok) {
@@ -276,9 +280,14 @@ int main(int argc, char **argv)
     snprintf(version, sizeof version, "%d.%d.%d", FLASHC_VERSION_MAJOR, FLASHC_VERSION_MINOR, FLASHC_VERSION_PATCH);
     meta.version = version;
     machine(&meta, argc, argv);
+    char blas_warning[400];
+    meta.blas_warning = bench_blas_core_warning(o.cfg.baseline ? bench_blas_core() : NULL, blas_warning,
+                                                sizeof blas_warning);
     fprintf(stderr, "flashc-bench: %zu cases, isa %s, %d threads\n", n, meta.isa, o.cfg.threads);
     if (o.cfg.baseline && !bench_unfused_available())
         fprintf(stderr, "flashc-bench: built without OpenBLAS: no baseline, no ratios\n");
+    if (meta.blas_warning[0])
+        fprintf(stderr, "flashc-bench: %s\n", meta.blas_warning);
 
     meta.load_start = load_average();
     int failures = run_cases(&o.cfg, res, n);

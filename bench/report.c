@@ -48,6 +48,12 @@ void bench_progress_done(const bench_result *r)
 
 /* ---------------------------------------------------------------------------------------------- */
 
+void bench_work_column(const char *unit, char *buf, size_t size)
+{
+    const char *name = strcmp(unit, "rate") ? unit : "G-work";
+    snprintf(buf, size, "%.*s", (int)strcspn(name, "/"), name);
+}
+
 /* "min (median)" in ms with three significant-ish digits for tiny and large times alike. */
 static void ms_pair(char *buf, size_t size, double min_s, double median_s)
 {
@@ -66,6 +72,8 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
     }
     fprintf(f, "flashc %s bench, %s, isa %s, %d threads, %s\n", m->version, m->date, m->isa, m->threads, m->cpu);
     fprintf(f, "baseline: unfused sgemm + softmax + sgemm, fp32, %s\n", m->blas);
+    if (m->blas_warning && m->blas_warning[0])
+        fprintf(f, "%s\n", m->blas_warning);
     fprintf(f, "load average (1 min) before / after: %.2f / %.2f on a machine others share\n", m->load_start,
             m->load_end);
     fprintf(f, "rates: FLOPs over visible positions (4*Sq*Skv*D per head) / min time of the timed runs;\n"
@@ -76,7 +84,7 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
     for (size_t i = 0; i < n; i++)
         unit = strcmp(unit, r[i].unit) == 0 ? unit : "rate";
     char work[16];
-    snprintf(work, sizeof work, "%.*s", (int)strcspn(unit, "/"), strcmp(unit, "rate") ? unit : "G-work");
+    bench_work_column(unit, work, sizeof work);
     fprintf(f, "%-*s  %-*s  %8s  %19s  %8s  %19s  %8s  %6s  %8s\n", wsuite, "suite", wcase, "case", work, "flashc ms",
             unit, "baseline ms", unit, "ratio", "max|err|");
     for (size_t i = 0; i < n; i++) {
@@ -171,6 +179,10 @@ static void json(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
     fprintf(f, ", \"threads\": %d, \"warmup\": %d, \"repeat\": %d,\n    \"baseline\": ", m->threads, m->warmup,
             m->repeat);
     json_string(f, m->blas);
+    if (m->blas_warning && m->blas_warning[0]) {
+        fprintf(f, ", \"baseline_warning\": ");
+        json_string(f, m->blas_warning);
+    }
     fprintf(f, ", \"baseline_cap_bytes\": %.0f, \"load_start\": %.2f, \"load_end\": %.2f, \"command\": ",
             m->baseline_cap, m->load_start, m->load_end);
     json_string(f, m->command);

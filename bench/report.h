@@ -16,6 +16,7 @@ typedef struct bench_meta {
     int warmup;
     int repeat;             /* 0: per case (5 unless the suite says otherwise) */
     const char *blas;
+    const char *blas_warning; /* "" or why the baseline's BLAS core is not this CPU's best */
     double baseline_cap;    /* bytes */
     double load_start, load_end; /* 1-minute load average before and after (-1: unknown) */
     char cpu[128];
@@ -28,6 +29,9 @@ bool bench_format_parse(const char *name, bench_format *out);
 /* Progress on stderr: "[3/12] suite case ..." before a case, its headline after. */
 void bench_progress_start(size_t i, size_t n, const bench_result *r);
 void bench_progress_done(const bench_result *r);
+
+/* The heading of the work column for a rate unit: "GFLOP" for "GFLOP/s", "G-work" for mixed units. */
+void bench_work_column(const char *unit, char *buf, size_t size);
 
 void bench_report(FILE *f, bench_format fmt, const bench_meta *m, const bench_result *r, size_t n);
 

@@ -31,6 +31,8 @@ extern "C" {
 #define FLASHC_VERSION_MAJOR 0
 #define FLASHC_VERSION_MINOR 1
 #define FLASHC_VERSION_PATCH 0
+/* The header's version as one number (major·10000 + minor·100 + patch), comparable with fc_version(). */
+#define FLASHC_VERSION (FLASHC_VERSION_MAJOR * 10000 + FLASHC_VERSION_MINOR * 100 + FLASHC_VERSION_PATCH)
 
 #if defined(_WIN32)
 #define FC_API __declspec(dllexport)
@@ -56,6 +58,11 @@ typedef enum fc_status {
 FC_API const char *fc_last_error(void);
 FC_API const char *fc_status_name(fc_status status);
 
+/* The version of the library loaded at run time (FLASHC_VERSION and "major.minor.patch" of the
+ * build), which may differ from the header's when an application meets another installation. */
+FC_API int fc_version(void);
+FC_API const char *fc_version_string(void);
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Data                                                                                           */
 
@@ -72,12 +79,22 @@ typedef enum fc_dtype {
 
 FC_API size_t fc_dtype_size(fc_dtype dtype); /* 0 for an unknown dtype */
 
+/* fp16 (IEEE binary16) and bf16 storage conversions, as the kernels do them: fp32 → 16 bits rounds
+ * to nearest, ties to even (overflow gives ±inf, subnormals are kept); infinities stay infinite
+ * and a NaN stays a (quiet) NaN.  16 bits → fp32 is exact. */
+FC_API float fc_f16_to_f32(uint16_t h);
+FC_API uint16_t fc_f32_to_f16(float f);
+FC_API float fc_bf16_to_f32(uint16_t h);
+FC_API uint16_t fc_f32_to_bf16(float f);
+
 /* A per-head sequence operand (query, key, value, rope parts, output).
  * Element (b, n, s, e) — batch b, head n, position s of that batch, feature e — lives at
  *     data + (base(b) + n*stride_head + s*stride_seq + e*stride_dim) elements,
  * base(b) = b*stride_batch for padded batches, or tokens_before(b)*stride_seq for packed
  * (varlen) batches, where stride_batch is ignored.  Strides are in elements and may be 0 for inputs
- * (broadcast); outputs must not overlap themselves. */
+ * (broadcast); outputs must not overlap themselves.
+ * Every operand has its own dtype: FC_F32, FC_F16 and FC_BF16 mix freely (fp32 queries over an fp16
+ * or bf16 KV cache, an fp16 output of fp32 inputs, ...); the arithmetic is fp32 whatever the storage. */
 typedef struct fc_tensor {
     void *data;
     fc_dtype dtype;
@@ -344,7 +361,8 @@ FC_API fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_a
 FC_API fc_status fc_plan_flops(const fc_plan *plan, double *flops);
 
 /* The CPU kernel path in use ("avx512", "avx2", "scalar") and a way to force one (tests/bench);
- * returns false when the path is not available on this machine. */
+ * returns false when the path is not available on this machine.  Unless one is forced, a
+ * FLASHC_ISA naming no available path makes fc_plan_create fail with FC_ERR_BACKEND. */
 FC_API const char *fc_cpu_isa(void);
 FC_API bool fc_cpu_force_isa(const char *name);
 

@@ -7,7 +7,8 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 command -v pkg-config >/dev/null || need+=(pkg-config)
-[ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ] || need+=(libopenblas-dev)
+# OpenBLAS itself (the bench's baseline): the reference BLAS also ships a cblas.h.
+compgen -G '/usr/lib/*/libopenblas.so' >/dev/null || [ -e /usr/lib/libopenblas.so ] || need+=(libopenblas-dev)
 { python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy'; } 2>/dev/null || need+=(python3-numpy)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"

@@ -2,9 +2,9 @@
 #include "acl/acl_base.h"
 #include "core/half.h"
 
-float aclFloat16ToFloat(aclFloat16 value) { return fc_f16_to_f32(value); }
+float aclFloat16ToFloat(aclFloat16 value) { return fc_f16_to_f32_inline(value); }
 
-aclFloat16 aclFloatToFloat16(float value) { return fc_f32_to_f16(value); }
+aclFloat16 aclFloatToFloat16(float value) { return fc_f32_to_f16_inline(value); }
 
 size_t aclDataTypeSize(aclDataType dataType)
 {

@@ -73,6 +73,19 @@ void *cann_fail_null(const char *fmt, ...)
     return NULL;
 }
 
+void cann_fail_append(const char *fmt, ...)
+{
+    err_queue *q = queue_get();
+    if (!q || q->count == 0)
+        return;
+    char *slot = q->text[(q->first + q->count - 1) % CANN_ERR_KEEP];
+    const size_t used = strlen(slot);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(slot + used, CANN_ERR_LEN - used, fmt, ap);
+    va_end(ap);
+}
+
 const char *aclGetRecentErrMsg(void)
 {
     err_queue *q = queue_get();

@@ -14,4 +14,7 @@ int cann_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* Pushes a message and returns NULL (for the object constructors). */
 void *cann_fail_null(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Adds a consequence to the newest pending message (nothing when none is pending). */
+void cann_fail_append(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif /* FC_CANN_ERRMSG_H */

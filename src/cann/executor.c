@@ -112,8 +112,13 @@ aclnnStatus cann_executor_run(const char *run_fn, void *workspace, uint64_t work
     aclnnStatus st = run_checks(run_fn, workspace, workspaceSize, executor, stream);
     if (st == ACLNN_SUCCESS)
         st = executor->ops->run(executor->payload, workspace, workspaceSize, run_fn);
-    if (single)
+    if (single) {
         cann_executor_free(executor);
+        if (st != ACLNN_SUCCESS) /* say so now: a retry can only report a dead handle */
+            cann_fail_append("; the single-use executor %p is consumed by this failed call: call %sGetWorkspaceSize "
+                             "again for a new one (aclSetAclOpExecutorRepeatable keeps an executor across runs)",
+                             (void *)executor, run_fn);
+    }
     return st;
 }
 

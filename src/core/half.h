@@ -1,6 +1,7 @@
 /*
  * Scalar fp16 / bf16 <-> fp32 conversions, round-to-nearest-even, exact for every input
- * (subnormals, infinities, NaN).  Used by the portable kernel path, the faces and the runtime.
+ * (subnormals, infinities, NaN).  Used by the portable kernel path, the faces and the runtime;
+ * src/native/convert.c exports them as the public fc_f32_to_f16() and friends.
  */
 #ifndef FC_CORE_HALF_H
 #define FC_CORE_HALF_H
@@ -22,7 +23,7 @@ static inline float fc_bits_f32(uint32_t u)
     return f;
 }
 
-static inline float fc_f16_to_f32(uint16_t h)
+static inline float fc_f16_to_f32_inline(uint16_t h)
 {
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
@@ -38,7 +39,7 @@ static inline float fc_f16_to_f32(uint16_t h)
     return sign ? -v : v;
 }
 
-static inline uint16_t fc_f32_to_f16(float f)
+static inline uint16_t fc_f32_to_f16_inline(float f)
 {
     const uint32_t u = fc_f32_bits(f);
     const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
@@ -63,12 +64,12 @@ static inline uint16_t fc_f32_to_f16(float f)
     return (uint16_t)(sign | r);
 }
 
-static inline float fc_bf16_to_f32(uint16_t h)
+static inline float fc_bf16_to_f32_inline(uint16_t h)
 {
     return fc_bits_f32((uint32_t)h << 16);
 }
 
-static inline uint16_t fc_f32_to_bf16(float f)
+static inline uint16_t fc_f32_to_bf16_inline(float f)
 {
     const uint32_t u = fc_f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN: keep it a quiet NaN */

@@ -6,6 +6,8 @@
 #include "work.h"
 
 const fc_cpu_kernels *fc_cpu_active(void);
+/* FC_OK, or FC_ERR_BACKEND with a message when FLASHC_ISA names no usable kernel path. */
+fc_status fc_cpu_check_env(const char *fn);
 
 fc_status fc_cpu_plan_create(fc_plan *plan, int threads);
 void fc_cpu_plan_destroy(struct fc_cpu_plan *cp);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "../core/error.h"
 
 #if defined(FLASHC_AMX)
 #include <cpuid.h>
@@ -92,6 +93,19 @@ const fc_cpu_kernels *fc_cpu_active(void)
 }
 
 const char *fc_cpu_isa(void) { return fc_cpu_active()->isa; }
+
+/* A FLASHC_ISA that names no kernel path this build has and this CPU runs fails every plan with a
+ * message, rather than silently running (and timing) another path.  fc_cpu_force_isa() wins. */
+fc_status fc_cpu_check_env(const char *fn)
+{
+    const char *env = getenv("FLASHC_ISA");
+    if (fc_forced || !env || !*env || fc_isa_by_name(env))
+        return FC_OK;
+    return fc_fail(FC_ERR_BACKEND,
+                   "%s: FLASHC_ISA=%.64s names no kernel path this build has and this CPU runs "
+                   "(unset it for the default, %s; README lists the names)",
+                   fn, env, fc_isa_by_name(NULL)->isa);
+}
 
 bool fc_cpu_force_isa(const char *name)
 {

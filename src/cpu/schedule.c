@@ -133,6 +133,9 @@ fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
 {
     const fc_problem *p = &plan->prob;
     const bool backward = plan->op == FC_OP_BACKWARD;
+    const fc_status env = fc_cpu_check_env("fc_plan_create");
+    if (env != FC_OK)
+        return env;
     fc_cpu_plan *cp = calloc(1, sizeof *cp);
     if (!cp)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory for the CPU plan");

@@ -32,8 +32,8 @@ static inline const char *fc_kv_row(const fc_view *v, fc_kv_at at, int64_t s)
 static inline float fc_load_scalar(const char *p, fc_dtype dt)
 {
     switch (dt) {
-    case FC_F16: return fc_f16_to_f32(*(const uint16_t *)p);
-    case FC_BF16: return fc_bf16_to_f32(*(const uint16_t *)p);
+    case FC_F16: return fc_f16_to_f32_inline(*(const uint16_t *)p);
+    case FC_BF16: return fc_bf16_to_f32_inline(*(const uint16_t *)p);
     case FC_I8: return (float)*(const int8_t *)p;
     case FC_U8: return (float)*(const uint8_t *)p;
     default: return *(const float *)p;
@@ -65,7 +65,7 @@ static inline void fc_load_row(float *dst, const char *row, fc_dtype dt, int64_t
  * an integer half-to-even, saturated to [−128, 127]; NaN → 0. */
 static inline int8_t fc_quantize_i8(float x, float scale, float offset)
 {
-    const float h = fc_f16_to_f32(fc_f32_to_f16(x * scale + offset));
+    const float h = fc_f16_to_f32_inline(fc_f32_to_f16_inline(x * scale + offset));
     if (h != h)
         return 0;
     const float r = nearbyintf(h); /* the default rounding mode: to nearest, ties to even */
@@ -82,10 +82,10 @@ static inline void fc_store_row(char *row, fc_dtype dt, int64_t se, const float 
         for (int e = 0; e < n; e++) *(float *)(row + e * es) = src[e];
         return;
     case FC_F16:
-        for (int e = 0; e < n; e++) *(uint16_t *)(row + e * es) = fc_f32_to_f16(src[e]);
+        for (int e = 0; e < n; e++) *(uint16_t *)(row + e * es) = fc_f32_to_f16_inline(src[e]);
         return;
     case FC_BF16:
-        for (int e = 0; e < n; e++) *(uint16_t *)(row + e * es) = fc_f32_to_bf16(src[e]);
+        for (int e = 0; e < n; e++) *(uint16_t *)(row + e * es) = fc_f32_to_bf16_inline(src[e]);
         return;
     default: return;
     }

@@ -77,8 +77,8 @@ FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { FC_LANES(no[l_] = m[l_] ? 
 FC_INLINE fvec v_pow2i(fvec n) { FC_LANES(n[l_] = fc_bits_f32((uint32_t)((int32_t)n[l_] + 127) << 23)); return n; }
 FC_INLINE float v_hmax(fvec v) { float m = v[0]; FC_LANES(m = v[l_] > m ? v[l_] : m); return m; }
 FC_INLINE float v_hsum(fvec v) { float s = 0.0f; FC_LANES(s += v[l_]); return s; }
-FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_to_f32(p[l_])); return v; }
-FC_INLINE fvec v_load_bf16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_bf16_to_f32(p[l_])); return v; }
+FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_to_f32_inline(p[l_])); return v; }
+FC_INLINE fvec v_load_bf16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_bf16_to_f32_inline(p[l_])); return v; }
 FC_INLINE fvec v_load_i8(const int8_t *p) { fvec v; FC_LANES(v[l_] = (float)p[l_]); return v; }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -212,8 +212,8 @@ FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return m ? yes : no; }
 FC_INLINE fvec v_pow2i(fvec n) { return fc_bits_f32((uint32_t)((int32_t)n + 127) << 23); }
 FC_INLINE float v_hmax(fvec v) { return v; }
 FC_INLINE float v_hsum(fvec v) { return v; }
-FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32(*p); }
-FC_INLINE fvec v_load_bf16(const uint16_t *p) { return fc_bf16_to_f32(*p); }
+FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32_inline(*p); }
+FC_INLINE fvec v_load_bf16(const uint16_t *p) { return fc_bf16_to_f32_inline(*p); }
 FC_INLINE fvec v_load_i8(const int8_t *p) { return (float)*p; }
 #endif
 

@@ -93,8 +93,12 @@ static void second_phase_checks(void)
     /* another operator's second phase refuses it and leaves it alive */
     expect(aclnnFlashAttentionScoreV3(w, ws, ex, NULL), INVALID, "created for aclnnFlashAttentionScoreV2");
     expect(aclnnFlashAttentionVarLenScore(w, ws, ex, NULL), INVALID, "created for");
-    /* a NULL workspace consumes the single-use executor */
-    expect(aclnnFlashAttentionScoreV2(NULL, ws, ex, NULL), NULLPTR, "workspace is NULL");
+    /* a NULL workspace consumes the single-use executor, and that failure's one message says so */
+    TC_CHECK(aclnnFlashAttentionScoreV2(NULL, ws, ex, NULL) == NULLPTR, "a NULL workspace was accepted");
+    const char *first = aclGetRecentErrMsg();
+    TC_CHECK(first && strstr(first, "workspace is NULL") && strstr(first, "consumed by this failed call") &&
+                 strstr(first, "aclnnFlashAttentionScoreV2GetWorkspaceSize") && !strchr(first, '\n'),
+             "the first failure must say, in its one message, that the executor is consumed: %s", first);
     expect(aclnnFlashAttentionScoreV2(w, ws, ex, NULL), INVALID, "not a live aclOpExecutor");
     TC_CHECK(same(&p.out, before), "a failed second phase wrote the output");
 
@@ -151,6 +155,9 @@ static void lifetimes(void)
     /* repeatable: runs any number of times on the captured addresses, new data each time */
     ex = prepare(&p, FA_V2, &ws);
     expect(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS, NULL);
+    TC_CHECK(aclnnFlashAttentionScoreV2(NULL, ws, ex, NULL) == NULLPTR, "a NULL workspace was accepted");
+    const char *msg = aclGetRecentErrMsg(); /* a repeatable executor survives its failures */
+    TC_CHECK(msg && !strstr(msg, "consumed"), "a repeatable executor is not consumed: %s", msg);
     expect(aclnnFlashAttentionScoreV2(w, ws, ex, NULL), ACLNN_SUCCESS, NULL);
     unsigned char *first = dt_download(&p.out);
     expect(aclnnFlashAttentionScoreV2(w, ws, ex, NULL), ACLNN_SUCCESS, NULL);
@@ -206,7 +213,10 @@ static void captured_operands(void)
     unsigned char *max_before = dt_download(&p.smax);
     aclrtFree(p.k.dev);
     p.k.dev = NULL;
-    expect(aclnnFlashAttentionScoreV2(w, ws, ex, NULL), INVALID, "key");
+    TC_CHECK(aclnnFlashAttentionScoreV2(w, ws, ex, NULL) == INVALID, "a freed key was accepted");
+    const char *msg = aclGetRecentErrMsg();
+    TC_CHECK(msg && strstr(msg, "key") && strstr(msg, "consumed by this failed call"),
+             "the message must name the key and say the executor is consumed: %s", msg ? msg : "(none)");
     TC_CHECK(same(&p.smax, max_before), "a failed run wrote softmaxMaxOut");
     expect(aclnnFlashAttentionScoreV2(w, ws, ex, NULL), INVALID, "not a live");
     free(max_before), free(ref);
