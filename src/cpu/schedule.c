@@ -142,8 +142,10 @@ fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
     plan->cpu = cp;
     cp->k = fc_cpu_active();
     cp->tiles = fc_choose_tiles(p);
-    if (!backward && cp->k->fwd_cols && p->Dqk + p->Dr <= 512 && p->Dv <= 512)
+    if (!backward && cp->k->fwd_cols && p->Dqk + p->Dr <= 256 && p->Dv <= 256) {
+        cp->tiles.rows = cp->k->fwd_rows;
         cp->tiles.cols = cp->k->fwd_cols;
+    }
     if (!fc_prefix_items(p, cp->tiles, &cp->q_start, fc_q_items) ||
         (backward && !fc_prefix_items(p, cp->tiles, &cp->kv_start, fc_kv_items)))
         return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory for the CPU plan");

@@ -58,20 +58,21 @@ FC_INLINE void fc_amx_block(bool m2, bool n2, int K, const uint16_t *A, size_t l
         _tile_zero(2);
         _tile_zero(3);
     }
-    for (int k = 0; k < K; k += 32) {
+    for (int k = 0; k < K; k += 32) { /* all loads first: tiles are not renamed, so a load
+                                         * between products waits for the products before it */
         _tile_loadd(4, A + k, sa);
-        _tile_loadd(6, B + (size_t)(k / 2) * ldb, sb);
-        _tile_dpbf16ps(0, 4, 6);
-        if (n2) {
-            _tile_loadd(7, B + (size_t)(k / 2) * ldb + 32, sb);
-            _tile_dpbf16ps(1, 4, 7);
-        }
-        if (m2) {
+        if (m2)
             _tile_loadd(5, A + 16 * lda + k, sa);
+        _tile_loadd(6, B + (size_t)(k / 2) * ldb, sb);
+        if (n2)
+            _tile_loadd(7, B + (size_t)(k / 2) * ldb + 32, sb);
+        _tile_dpbf16ps(0, 4, 6);
+        if (n2)
+            _tile_dpbf16ps(1, 4, 7);
+        if (m2)
             _tile_dpbf16ps(2, 5, 6);
-            if (n2)
-                _tile_dpbf16ps(3, 5, 7);
-        }
+        if (m2 && n2)
+            _tile_dpbf16ps(3, 5, 7);
     }
     _tile_stored(0, C, sc);
     if (n2)

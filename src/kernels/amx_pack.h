@@ -159,11 +159,28 @@ static inline void fc_amx_key_row(uint16_t *hi, uint16_t *lo, const fc_problem *
     fc_bf16_split(hi, lo, x, Dqk + Dr, np);
 }
 
-/* S[j][r] = k_j · q_r for kv rows [j0, j0 + jn) (x: Dt floats of scratch). */
+/* Asks for the next kv tile's rows [j0, j0 + jn) of v to be brought into L2 while this one is
+ * multiplied (the tiles read rows in place, so no conversion pass fetches them early). */
+static inline void fc_amx_prefetch(const fc_view *v, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, int width)
+{
+    const int64_t left = p->batch[at.b].skv - j0, n = left < jn ? left : jn;
+    for (int64_t j = 0; j < n; j++)
+        fc_prefetch_kv_row(v, at, j0 + j, width);
+}
+
+/* S[j][r] = k_j · q_r for kv rows [j0, j0 + jn) (x: Dt floats of scratch).  bf16 keys at unit
+ * stride, not paged, with whole tiles of rows and features are read by the tiles in place. */
 static inline void fc_amx_qk(float *S, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, int Rp,
                              float *x)
 {
     const int Dp = a->Dp, ld = a->qk * Dp, Mp = (int)fc_round_up(jn, 16);
+    fc_amx_prefetch(&p->k, p, at, j0 + jn, jn, (int)p->Dqk);
+    const fc_view *k = &p->k;
+    if (a->qk == 1 && !p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Mp == jn && Dp == p->Dqk) {
+        fc_amx_gemm(jn, Rp, Dp, (const uint16_t *)fc_kv_row(k, at, j0), (size_t)k->ss, a->q, (size_t)2 * Rp, S,
+                    (size_t)Rp, false);
+        return;
+    }
     for (int j = 0; j < Mp; j++) {
         uint16_t *dst = a->k + (size_t)j * ld;
         if (j >= jn) {
@@ -211,6 +228,7 @@ static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_
     const int Dvp = (int)fc_round_up(p->Dv, FC_W), Jp = (int)fc_round_up(jn, 32), pv = a->pv;
     const size_t ldv2 = (size_t)2 * Dvp, lo_part = (size_t)(Jp / 2) * ldv2;
     uint32_t *hi_pairs = a->ppair, *lo_pairs = a->ppair + (size_t)(Jp / 2) * Rp;
+    fc_amx_prefetch(&p->v, p, at, j0 + jn, jn, (int)p->Dv);
     for (int j = 0; j < Jp; j += 2) {
         uint16_t *vh = a->v + (size_t)(j / 2) * ldv2;
         if (j >= jn) {
