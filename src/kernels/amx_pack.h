@@ -8,11 +8,13 @@
  * the fp32 softmax (l is summed from the unrounded P): a relative error ≤ 2⁻⁹ per weight, so the
  * output moves by at most 2⁻⁹·max|v| ≈ 0.002·max|v| (typically far less: the roundings are
  * independent), within the bf16 tolerance (1e-2 + 1e-2·|r|).  That is used only when the output
- * is bf16.  Every other case (fp16 operands, fp16/fp32/int8 outputs) splits each fp32 value into
- * bf16 parts x = hi + lo (exact for fp16 values, 2⁻¹⁷ relative otherwise) and sums three products
- * hi·hi + lo·hi + hi·lo (the lo·lo term is ≤ 2⁻¹⁶ relative): fp16 precision at a third of the
- * bf16 tile rate.  The three products are one GEMM over a K axis three times as long:
- * A = [a_hi | a_lo | a_hi] against B = [b_hi; b_hi; b_lo].
+ * is bf16.  Every other case splits each value into bf16 parts x = hi + lo (exact for fp16 values,
+ * 2⁻¹⁷ relative for P).  S takes all four products of the parts, so it is exact like the fp32
+ * GEMM (large fp16 logits leave no room for a dropped lo·lo term when the output is fp32); P·V
+ * takes hi·hi + hi·lo + lo·hi (lo·lo ≤ 2⁻¹⁸ relative; fp32 outputs take the fp32 P·V instead,
+ * see fc_amx_pv_tiles).  The parts are one GEMM over a K axis
+ * four (three) times as long: A = [k_hi | k_lo | k_hi | k_lo] against B = [q_hi; q_hi; q_lo; q_lo],
+ * A = [p_hi | p_hi | p_lo] against B = [v_hi; v_lo; v_hi].
  */
 #ifndef FC_KERNELS_AMX_PACK_H
 #define FC_KERNELS_AMX_PACK_H
@@ -33,13 +35,18 @@ static inline bool fc_amx_applies(const fc_problem *p, int rows)
     return half_q && half_k && half_v && half_r && rows > FC_QK_DOT_ROWS;
 }
 
-/* bf16 parts per product (1: bf16 as it is; 3: the hi/lo split, see the top of this file). */
+/* bf16 parts per product (1: bf16 as it is; 4 or 3: the hi/lo split, see the top of this file). */
 static inline int fc_amx_qk_parts(const fc_problem *p)
 {
     const bool bf = p->q.dtype == FC_BF16 && p->k.dtype == FC_BF16 &&
                     (!p->Dr || (p->q_rope.dtype == FC_BF16 && p->k_rope.dtype == FC_BF16));
-    return bf ? 1 : 3;
+    return bf ? 1 : 4;
 }
+
+/* Whether O += P·V runs on tiles too: not for fp32 outputs, whose tolerance (1e-4 relative) a P
+ * split into two bf16 parts (2⁻¹⁷ of Σ|p·v|) misses where the terms cancel; those take the fp32
+ * GEMM. */
+static inline bool fc_amx_pv_tiles(const fc_problem *p) { return p->out.dtype != FC_F32; }
 
 static inline int fc_amx_pv_parts(const fc_problem *p)
 {
@@ -132,9 +139,11 @@ static inline void fc_amx_pack_q(fc_amx_bufs *a, const float *rows, int64_t ldq,
             memset(dst, 0, (size_t)ld * sizeof(uint16_t));
             continue;
         }
-        fc_bf16_split(dst, a->qk == 3 ? dst + 2 * Dp : NULL, rows + r * ldq, Dt, Dp);
-        if (a->qk == 3) /* [q_hi | q_hi | q_lo] against [k_hi | k_lo | k_hi] */
+        fc_bf16_split(dst, a->qk == 4 ? dst + 2 * Dp : NULL, rows + r * ldq, Dt, Dp);
+        if (a->qk == 4) { /* [q_hi | q_hi | q_lo | q_lo] against [k_hi | k_lo | k_hi | k_lo] */
             memcpy(dst + Dp, dst, (size_t)Dp * sizeof(uint16_t));
+            memcpy(dst + 3 * Dp, dst + 2 * Dp, (size_t)Dp * sizeof(uint16_t));
+        }
     }
     /* a feature pair is one dword, so Qᵀ in pair form is the dword transpose of the rows */
     fc_transpose((const float *)a->qrow, ld / 2, (float *)a->q, Rp, Rp, ld / 2);
@@ -187,9 +196,9 @@ static inline void fc_amx_qk(float *S, fc_amx_bufs *a, const fc_problem *p, fc_k
             memset(dst, 0, (size_t)ld * sizeof(uint16_t));
             continue;
         }
-        fc_amx_key_row(dst, a->qk == 3 ? dst + Dp : NULL, p, at, j0 + j, Dp, x);
-        if (a->qk == 3) /* [k_hi | k_lo | k_hi] against [q_hi; q_hi; q_lo] */
-            memcpy(dst + 2 * Dp, dst, (size_t)Dp * sizeof(uint16_t));
+        fc_amx_key_row(dst, a->qk == 4 ? dst + Dp : NULL, p, at, j0 + j, Dp, x);
+        if (a->qk == 4) /* [k_hi | k_lo | k_hi | k_lo] against [q_hi; q_hi; q_lo; q_lo] */
+            memcpy(dst + 2 * Dp, dst, (size_t)2 * Dp * sizeof(uint16_t));
     }
     fc_amx_gemm(Mp, Rp, ld, a->k, (size_t)ld, a->q, (size_t)2 * Rp, S, (size_t)Rp, false);
 }

@@ -146,9 +146,9 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     if (keys_in_place && p->k.dtype == FC_I8)
         fc_affine_load(&p->k.dequant, rw->n2, (int)p->Dqk, b.k_aff, b.k_aff + p->Dqk);
 #if FC_AMX
-    const bool tiles = fc_amx_applies(p, R);
+    const bool tiles = fc_amx_applies(p, R), pv_tiles = tiles && fc_amx_pv_tiles(p);
 #else
-    const bool tiles = false;
+    const bool tiles = false, pv_tiles = false;
 #endif
     const int Dt = (int)(p->Dqk + p->Dr);
     while (fc_walk_next(&walk, &j0, &jn, &kind)) {
@@ -163,15 +163,15 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
 #endif
         }
         fc_kv_tile kv = {NULL};
+        if (!pv_tiles) /* the tile products read the kv rows themselves */
+            fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place && !tiles, b.kb, b.vb,
+                            b.aff);
 #if FC_AMX
-        if (tiles) /* the tile products read the kv rows themselves */
+        if (tiles)
             fc_amx_qk(b.s, &b.amx, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
         else
 #endif
-        {
-            fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place, b.kb, b.vb, b.aff);
             fc_qk(b.s, &kv, &q, p, rw, b.k_aff, j0, jn);
-        }
         fc_scores(b.s, NULL, jn, j0, p, rw, kind);
         if (fc_softmax_step(b.s, jn, Rp, b.m, b.l, b.alpha))
             for (int r = 0; r < R; r++)
@@ -181,7 +181,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
         if (p->drop_bits)
             fc_dropout_tile(b.s, jn, j0, p, rw);
 #if FC_AMX
-        if (tiles)
+        if (pv_tiles)
             fc_amx_pv(b.o, &b.amx, b.s, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
         else
 #endif
