@@ -335,6 +335,8 @@ typedef enum fc_backend {
 typedef struct fc_options {
     fc_backend backend;
     int threads; /* CPU: 0 = OpenMP's default; results are identical for every count */
+    void *stream; /* where runs are queued (a cudaStream_t for CUDA); NULL = the default stream.
+                     The CPU runs in the caller's thread and ignores it. */
 } fc_options;
 
 typedef struct fc_plan fc_plan;

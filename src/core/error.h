@@ -4,12 +4,15 @@
 
 #include "flashc.h"
 
-/* Records a message for fc_last_error() (and the faces' own queues) and returns status. */
+/* Records the calling thread's message (read back by fc_last_error()) and returns status.  The
+ * core and the backends name their own functions; faces add their operator's name (fc_fail_in). */
 fc_status fc_fail(fc_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fc_clear_error(void);
 
-/* Called with every message fc_fail records; a face installs one to keep its own error queue. */
-typedef void (*fc_error_sink)(const char *message);
-void fc_set_error_sink(fc_error_sink sink);
+/* The calling thread's last message. */
+const char *fc_error_message(void);
+
+/* A failed status comes back with "fn: " put before its message; FC_OK passes through. */
+fc_status fc_fail_in(const char *fn, fc_status status);
 
 #endif /* FC_CORE_ERROR_H */

@@ -2,15 +2,18 @@
 #ifndef FC_CPU_CPU_H
 #define FC_CPU_CPU_H
 
-#include "../core/plan.h"
+#include "../core/backend.h"
 #include "work.h"
 
 const fc_cpu_kernels *fc_cpu_active(void);
+const char *fc_cpu_isa_name(void);
+bool fc_cpu_pin_isa(const char *name);
 /* FC_OK, or FC_ERR_BACKEND with a message when FLASHC_ISA names no usable kernel path. */
 fc_status fc_cpu_check_env(const char *fn);
 
-fc_status fc_cpu_plan_create(fc_plan *plan, int threads);
-void fc_cpu_plan_destroy(struct fc_cpu_plan *cp);
-fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *prob, void *workspace);
+fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options);
+size_t fc_cpu_workspace_size(const fc_plan *plan);
+void fc_cpu_plan_destroy(void *state);
+fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream);
 
 #endif /* FC_CPU_CPU_H */

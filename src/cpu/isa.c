@@ -1,4 +1,4 @@
-/* Picks the best kernel set this CPU runs; FLASHC_ISA or fc_cpu_force_isa() can pin one. */
+/* Picks the best kernel set this CPU runs; FLASHC_ISA or fc_cpu_pin_isa() (behind fc_cpu_force_isa) can pin one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,10 +92,10 @@ const fc_cpu_kernels *fc_cpu_active(void)
     return chosen;
 }
 
-const char *fc_cpu_isa(void) { return fc_cpu_active()->isa; }
+const char *fc_cpu_isa_name(void) { return fc_cpu_active()->isa; }
 
 /* A FLASHC_ISA that names no kernel path this build has and this CPU runs fails every plan with a
- * message, rather than silently running (and timing) another path.  fc_cpu_force_isa() wins. */
+ * message, rather than silently running (and timing) another path.  fc_cpu_force_isa() (fc_cpu_pin_isa) wins. */
 fc_status fc_cpu_check_env(const char *fn)
 {
     const char *env = getenv("FLASHC_ISA");
@@ -107,7 +107,7 @@ fc_status fc_cpu_check_env(const char *fn)
                    fn, env, fc_isa_by_name(NULL)->isa);
 }
 
-bool fc_cpu_force_isa(const char *name)
+bool fc_cpu_pin_isa(const char *name)
 {
     if (name == NULL) {
         fc_forced = NULL;

@@ -25,6 +25,7 @@ typedef struct fc_cpu_plan {
     int64_t nsplit;      /* forward: kv slices per query item (flash-decoding), 1 = none */
     size_t partial_off;  /* forward with slices: offset of the partial slots in the workspace */
     size_t slot_floats;
+    size_t workspace;    /* bytes a run needs */
 } fc_cpu_plan;
 
 /* How batch b's rows are cut: i_count positions × n_count heads per item. */
@@ -129,17 +130,18 @@ static bool fc_prefix_items(const fc_problem *p, fc_tiles t, int64_t **out,
     return true;
 }
 
-fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
+fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
 {
+    const int threads = options ? options->threads : 0;
     const fc_problem *p = &plan->prob;
     const bool backward = plan->op == FC_OP_BACKWARD;
-    const fc_status env = fc_cpu_check_env("fc_plan_create");
+    const fc_status env = fc_cpu_check_env("fc_cpu_plan_create");
     if (env != FC_OK)
         return env;
     fc_cpu_plan *cp = calloc(1, sizeof *cp);
     if (!cp)
-        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory for the CPU plan");
-    plan->cpu = cp;
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_cpu_plan_create: out of host memory for the CPU plan");
+    plan->state = cp;
     cp->k = fc_cpu_active();
     cp->tiles = fc_choose_tiles(p);
     if (!backward && cp->k->fwd_cols && p->Dqk + p->Dr <= 256 && p->Dv <= 256) {
@@ -148,7 +150,7 @@ fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
     }
     if (!fc_prefix_items(p, cp->tiles, &cp->q_start, fc_q_items) ||
         (backward && !fc_prefix_items(p, cp->tiles, &cp->kv_start, fc_kv_items)))
-        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_create: out of host memory for the CPU plan");
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_cpu_plan_create: out of host memory for the CPU plan");
 #ifdef _OPENMP
     cp->threads = threads > 0 ? threads : omp_get_max_threads();
 #else
@@ -165,17 +167,20 @@ fc_status fc_cpu_plan_create(fc_plan *plan, int threads)
         cp->threads = most > 0 ? (int)most : 1;
     const size_t ws = backward ? cp->k->bwd_workspace(p, cp->tiles) : cp->k->fwd_workspace(p, cp->tiles);
     cp->ws_thread = (ws + 63) & ~(size_t)63;
-    plan->workspace = cp->ws_thread * (size_t)cp->threads;
+    cp->workspace = cp->ws_thread * (size_t)cp->threads;
     if (cp->nsplit > 1) {
         cp->slot_floats = cp->k->fwd_partial_floats(p, cp->tiles);
-        cp->partial_off = plan->workspace;
-        plan->workspace += 64 + cp->slot_floats * sizeof(float) * (size_t)(cp->q_start[p->B] * cp->nsplit);
+        cp->partial_off = cp->workspace;
+        cp->workspace += 64 + cp->slot_floats * sizeof(float) * (size_t)(cp->q_start[p->B] * cp->nsplit);
     }
     return FC_OK;
 }
 
-void fc_cpu_plan_destroy(fc_cpu_plan *cp)
+size_t fc_cpu_workspace_size(const fc_plan *plan) { return ((const fc_cpu_plan *)plan->state)->workspace; }
+
+void fc_cpu_plan_destroy(void *state)
 {
+    fc_cpu_plan *cp = state;
     if (cp) {
         free(cp->q_start);
         free(cp->kv_start);
@@ -192,9 +197,10 @@ static int fc_thread_id(void)
 #endif
 }
 
-fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace)
+fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace, void *stream)
 {
-    const fc_cpu_plan *cp = plan->cpu;
+    (void)stream; /* the CPU runs in the caller's thread: the work is done when this returns */
+    const fc_cpu_plan *cp = plan->state;
     const fc_cpu_kernels *k = cp->k;
     const int64_t nq = cp->q_start[p->B];
     char *ws = workspace;

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "core/plan.h"
-#include "infini.h"
+#include "objects.h"
 
 /* The operands of the call, in declaration order. */
 enum { FA_OUT, FA_Q, FA_K, FA_V, FA_MASK, FA_TENSORS };

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/lower.h"
 #include "fa.h"
 
@@ -42,6 +43,6 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, fc_plan **plan)
         p.stats.tokens += bt->q_rows;
     }
     if (fc_plan_from_problem(&p, FC_OP_FORWARD, NULL, plan) != FC_OK) /* takes p.batch */
-        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infiniopCreateFlashAttentionDescriptor: %s", fc_last_error());
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infiniopCreateFlashAttentionDescriptor: %s", fc_error_message());
     return INFINI_STATUS_SUCCESS;
 }

@@ -58,7 +58,7 @@ infiniStatus_t infiniopCreateFlashAttentionDescriptor(infiniopHandle_t handle, i
     }
     d->workspace = d->plan->workspace + infini_mask_scratch_bytes(&d->g);
     if ((st = infini_register(d, &infini_kind_flash_attention, "infiniopCreateFlashAttentionDescriptor"))) {
-        fc_plan_destroy(d->plan);
+        fc_plan_free(d->plan);
         free(d);
         return st;
     }
@@ -113,7 +113,7 @@ infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, v
     if (used[FA_MASK])
         p.mask.data = infini_mask_bytes(&d->g, mask, (uint8_t *)workspace + d->plan->workspace);
     if (fc_plan_execute(d->plan, &p, workspace, d->plan->workspace) != FC_OK)
-        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn, fc_last_error());
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn, fc_error_message());
     return INFINI_STATUS_SUCCESS;
 }
 
@@ -122,7 +122,7 @@ infiniStatus_t infiniopDestroyFlashAttentionDescriptor(infiniopFlashAttentionDes
     const infiniStatus_t st =
         infini_unregister(desc, &infini_kind_flash_attention, "infiniopDestroyFlashAttentionDescriptor", "desc");
     if (st == INFINI_STATUS_SUCCESS) {
-        fc_plan_destroy(((infini_fa *)desc)->plan);
+        fc_plan_free(((infini_fa *)desc)->plan);
         free(desc);
     }
     return st;

@@ -1,7 +1,7 @@
 /* infiniop handles and the device queries of operator descriptors (semantics §7.2). */
 #include <stdlib.h>
 
-#include "infini.h"
+#include "objects.h"
 #include "runtime/device.h"
 
 const fc_rt_kind infini_kind_handle = {"infiniopHandle_t"};

@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "infini.h"
+#include "objects.h"
 
 const fc_rt_kind infini_kind_tensor = {"infiniopTensorDescriptor_t"};
 

@@ -3,12 +3,8 @@
  * too: one current device per thread, registered streams.  This build runs on the CPU only, so
  * the CPU is the only device type that can be current.
  */
-#include "infiniop/infini.h"
+#include "infini/infini.h"
 #include "runtime/device.h"
-
-static _Thread_local infiniDevice_t tl_type = INFINI_DEVICE_CPU;
-
-infiniDevice_t infini_current_device_type(void) { return tl_type; }
 
 infiniStatus_t infinirtInit(void) { return INFINI_STATUS_SUCCESS; /* nothing to set up */ }
 
@@ -43,7 +39,7 @@ infiniStatus_t infinirtSetDevice(infiniDevice_t device, int device_id)
         return unsupported("infinirtSetDevice", device);
     if (fc_rt_set_device(device_id) != FC_RT_OK)
         return infini_fail(INFINI_STATUS_DEVICE_NOT_FOUND, "infinirtSetDevice: %s", fc_rt_message());
-    tl_type = device;
+    infini_set_current_device_type(device);
     return INFINI_STATUS_SUCCESS;
 }
 
@@ -52,7 +48,7 @@ infiniStatus_t infinirtGetDevice(infiniDevice_t *device_ptr, int *device_id_ptr)
     if (!device_ptr || !device_id_ptr)
         return infini_fail(INFINI_STATUS_NULL_POINTER, "infinirtGetDevice: %s is NULL",
                            device_ptr ? "device_id_ptr" : "device_ptr");
-    *device_ptr = tl_type;
+    *device_ptr = infini_current_device_type();
     *device_id_ptr = fc_rt_current_device();
     return INFINI_STATUS_SUCCESS;
 }

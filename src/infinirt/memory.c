@@ -3,7 +3,7 @@
  * aclrt (§6.5), and its bounds-checked copy.  A copy that would leave an allocation, or touch
  * device memory from a host-side pointer, fails with BAD_PARAM and copies nothing.
  */
-#include "infiniop/infini.h"
+#include "infini/infini.h"
 #include "runtime/alloc.h"
 #include "runtime/device.h"
 #include "runtime/memcheck.h"

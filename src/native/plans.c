@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/backend.h"
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "../core/lower.h"
@@ -57,7 +58,7 @@ fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *option
     fc_problem p;
     if ((st = fc_native_lower(fn, desc, &p)))
         return st;
-    return fc_plan_from_problem(&p, FC_OP_FORWARD, options, plan);
+    return fc_fail_in(fn, fc_plan_from_problem(&p, FC_OP_FORWARD, options, plan));
 }
 
 fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,
@@ -102,7 +103,7 @@ fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attent
         p.dk_rope = fc_native_view(&grads->dk_rope, desc->packed);
     }
     p.dsink = desc->sink ? grads->dsink : NULL;
-    return fc_plan_from_problem(&p, FC_OP_BACKWARD, options, plan);
+    return fc_fail_in(fn, fc_plan_from_problem(&p, FC_OP_BACKWARD, options, plan));
 }
 
 fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads)
@@ -145,8 +146,33 @@ fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace,
             REBIND(dsink, p.dsink, float *)
 #undef REBIND
     }
-    return fc_plan_execute(plan, &p, workspace, workspace_bytes);
+    return fc_fail_in("fc_plan_run", fc_plan_execute(plan, &p, workspace, workspace_bytes));
 }
+
+void fc_plan_destroy(fc_plan *plan) { fc_plan_free(plan); }
+
+fc_status fc_plan_workspace_size(const fc_plan *plan, size_t *bytes)
+{
+    if (!plan)
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_workspace_size: plan is NULL");
+    if (!bytes)
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_workspace_size: bytes is NULL");
+    *bytes = plan->workspace;
+    return FC_OK;
+}
+
+fc_status fc_plan_flops(const fc_plan *plan, double *flops)
+{
+    if (!plan || !flops)
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_flops: %s is NULL", plan ? "flops" : "plan");
+    *flops = fc_plan_flop_count(plan);
+    return FC_OK;
+}
+
+/* The CPU backend's kernel path, through its registration. */
+const char *fc_cpu_isa(void) { return fc_backend_get(FC_BACKEND_CPU)->variant(); }
+
+bool fc_cpu_force_isa(const char *name) { return fc_backend_get(FC_BACKEND_CPU)->force_variant(name); }
 
 fc_status fc_attention(const fc_attention_desc *desc)
 {

@@ -126,6 +126,12 @@ typedef struct nt_case {
 
 nt_case nt_default(void);
 
+/* The tests' common fixture: nt_default() with these sizes, a seed and statistics written. */
+typedef struct nt_sizes {
+    int B, N1, N2, D, Dv, Sq, Skv;
+} nt_sizes;
+nt_case nt_fixture(uint64_t seed, nt_sizes s);
+
 typedef struct nt_data {
     int S1cap, S2cap, Dv;
     int *s1, *s2;                 /* per-batch lengths */

@@ -24,6 +24,15 @@ nt_case nt_default(void)
     return c;
 }
 
+nt_case nt_fixture(uint64_t seed, nt_sizes s)
+{
+    nt_case c = nt_default();
+    c.seed = seed;
+    c.B = s.B, c.N1 = s.N1, c.N2 = s.N2, c.D = s.D, c.Dv = s.Dv, c.Sq = s.Sq, c.Skv = s.Skv;
+    c.stats = true;
+    return c;
+}
+
 static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);

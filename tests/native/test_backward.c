@@ -12,15 +12,7 @@
 #include "harness.h"
 #include "harness_bwd.h"
 
-static nt_case base(uint64_t seed)
-{
-    nt_case c = nt_default();
-    c.seed = seed;
-    c.B = 2, c.N1 = 3, c.N2 = 3, c.D = 20, c.Dv = 20;
-    c.Sq = 11, c.Skv = 13;
-    c.stats = true;
-    return c;
-}
+static nt_case base(uint64_t seed) { return nt_fixture(seed, (nt_sizes){2, 3, 3, 20, 20, 11, 13}); }
 
 static void run(const char *what, const nt_case *c, const nt_bwd *o)
 {

@@ -3,14 +3,7 @@
 #include "common/check.h"
 #include "harness.h"
 
-static nt_case base(uint64_t seed)
-{
-    nt_case c = nt_default();
-    c.seed = seed;
-    c.B = 3, c.N1 = 4, c.N2 = 2, c.D = 12, c.Dv = 10, c.Sq = 9, c.Skv = 13;
-    c.stats = true;
-    return c;
-}
+static nt_case base(uint64_t seed) { return nt_fixture(seed, (nt_sizes){3, 4, 2, 12, 10, 9, 13}); }
 
 static void padded_lengths(void)
 {

@@ -9,14 +9,7 @@
 #include "common/tolerance.h"
 #include "harness.h"
 
-static nt_case base(uint64_t seed)
-{
-    nt_case c = nt_default();
-    c.seed = seed;
-    c.B = 2, c.N1 = 4, c.N2 = 2, c.D = 16, c.Dv = 12, c.Sq = 10, c.Skv = 10;
-    c.stats = true;
-    return c;
-}
+static nt_case base(uint64_t seed) { return nt_fixture(seed, (nt_sizes){2, 4, 2, 16, 12, 10, 10}); }
 
 static void layouts(void)
 {

@@ -196,6 +196,33 @@ static void repeated_runs(void)
     free(ws), free(A);
 }
 
+/* options.backend = FC_BACKEND_CPU and any options.stream give the bytes of the default (the CPU
+ * runs in the caller's thread: the results are there when fc_plan_run returns). */
+static void backend_and_stream(void)
+{
+    tc_context("options.backend CPU with a stream");
+    io_set *A = malloc(sizeof *A);
+    fill(A, 5);
+    fc_attention_desc d = full_desc(A);
+    float want[sizeof A->out / sizeof(float)];
+    TC_CHECK(fc_attention(&d) == FC_OK, "default run: %s", fc_last_error());
+    memcpy(want, A->out, sizeof want);
+    static int some_stream;
+    const fc_options opt = {.backend = FC_BACKEND_CPU, .stream = &some_stream};
+    fc_plan *plan = NULL;
+    if (TC_CHECK(fc_plan_create(&d, &opt, &plan) == FC_OK, "plan: %s", fc_last_error())) {
+        size_t n = 0;
+        fc_plan_workspace_size(plan, &n);
+        void *ws = malloc(n ? n : 1);
+        memset(A->out, 0, sizeof A->out);
+        TC_CHECK(fc_plan_run(plan, NULL, ws, n) == FC_OK, "run: %s", fc_last_error());
+        TC_CHECK(memcmp(want, A->out, sizeof want) == 0, "the CPU backend with a stream differs from the default");
+        free(ws);
+        fc_plan_destroy(plan);
+    }
+    free(A);
+}
+
 /* A plan keeps what it needs: the description and its per-batch arrays (lengths, prefixes,
  * windows) may be gone when the plan runs (ASan sees any use after free). */
 static void plan_owns_its_description(void)
@@ -296,6 +323,7 @@ static void body(void)
     rebind();
     determinism();
     repeated_runs();
+    backend_and_stream();
     plan_owns_its_description();
     flops();
     tensor_helpers();

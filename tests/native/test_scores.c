@@ -3,14 +3,7 @@
 #include "common/check.h"
 #include "harness.h"
 
-static nt_case base(uint64_t seed)
-{
-    nt_case c = nt_default();
-    c.seed = seed;
-    c.B = 2, c.N1 = 4, c.N2 = 2, c.D = 16, c.Dv = 8, c.Sq = 9, c.Skv = 13;
-    c.stats = true;
-    return c;
-}
+static nt_case base(uint64_t seed) { return nt_fixture(seed, (nt_sizes){2, 4, 2, 16, 8, 9, 13}); }
 
 static void bias_shapes(void)
 {

@@ -4,14 +4,7 @@
 #include "common/check.h"
 #include "harness.h"
 
-static nt_case base(uint64_t seed)
-{
-    nt_case c = nt_default();
-    c.seed = seed;
-    c.B = 2, c.N1 = 2, c.N2 = 1, c.D = 16, c.Dv = 16, c.Sq = 11, c.Skv = 11;
-    c.stats = true;
-    return c;
-}
+static nt_case base(uint64_t seed) { return nt_fixture(seed, (nt_sizes){2, 2, 1, 16, 16, 11, 11}); }
 
 /* Sq < Skv, Sq = Skv and Sq > Skv for each window. */
 static void windows(void)

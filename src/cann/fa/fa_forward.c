@@ -1,0 +1,158 @@
+/*
+ * The forward family's first phase: required pointers, the validation rules, then lowering into
+ * the canonical fc_problem and a CPU plan held by the executor.  The second phase only runs it.
+ */
+#include "fa_forward.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/plan.h"
+#include "cann/common/errmsg.h"
+#include "cann/common/executor.h"
+#include "fa_forward_state.h"
+#include "fa_stats.h"
+
+/* Sizes, per-batch lengths and offsets. */
+static void lower_batches(const fa_geom *g, fc_problem *p)
+{
+    for (int64_t b = 0; b < g->B; b++) {
+        fc_batch *bt = &p->batch[b];
+        bt->sq = fa_len_q(g, b);
+        bt->skv = fa_len_kv(g, b);
+        bt->q_rows = bt->sq;
+        bt->kv_rows = bt->skv;
+        bt->q_tok = fa_tok_q(g, b);
+        bt->kv_tok = fa_tok_kv(g, b);
+        p->max_sq = bt->sq > p->max_sq ? bt->sq : p->max_sq;
+        p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
+    }
+}
+
+aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
+{
+    const fa_geom *g = &f->g;
+    const fa_call *c = f->c;
+    memset(p, 0, sizeof *p);
+    p->B = g->B;
+    p->Nq = g->N1;
+    p->Nkv = g->N2;
+    p->G = g->N1 / g->N2;
+    p->Dqk = g->D;
+    p->Dv = g->Dv;
+    p->Dr = g->Dr;
+    p->batch = calloc((size_t)g->B, sizeof *p->batch);
+    if (!p->batch)
+        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for %lld batch records", f->fn, (long long)g->B);
+    lower_batches(g, p);
+    fa_lower_visibility(g, &f->mask, c->sparse_mode, c->pre, c->next, &f->prefix, p->batch);
+    fa_pse_plan pse = f->pse;
+    fa_pse_starts(&pse, &f->q_start, &f->kv_start);
+    fa_pse_lower(g, &pse, c->sparse_mode, p->batch);
+    fa_lower_stats_dropout(g, p->batch);
+
+    p->q = fa_seq_view(g, &f->t[FA_QUERY], g->D);
+    p->k = fa_seq_view(g, &f->t[FA_KEY], g->D);
+    p->v = fa_seq_view(g, &f->t[FA_VALUE], g->Dv);
+    p->out = fa_seq_view(g, &f->t[FA_OUT], g->Dv);
+    if (g->Dr) {
+        p->q_rope = fa_seq_view(g, &f->t[FA_QUERY_ROPE], g->Dr);
+        p->k_rope = fa_seq_view(g, &f->t[FA_KEY_ROPE], g->Dr);
+    }
+    p->scale = (float)c->scale;
+    if (pse.kind == FA_PSE_EXTERNAL)
+        p->pse = pse.view;
+    if (pse.kind == FA_PSE_ALIBI)
+        p->alibi = pse.alibi;
+    p->sink = f->t[FA_SINK].present ? (const float *)f->t[FA_SINK].data : NULL;
+    p->sink_stride = f->t[FA_SINK].present ? f->t[FA_SINK].strides[0] : 0;
+    if (f->mask.kind == FA_MASK_ELEMENT)
+        p->mask = f->mask.view;
+    p->keep_prob = 1.0f;
+    if (f->dropout) {
+        p->drop_bits = (const uint8_t *)f->t[FA_DROP_MASK].data;
+        p->keep_prob = (float)c->keep_prob;
+    }
+    p->stats = (fc_stats_view){.max = (float *)f->t[FA_SMAX].data, .sum = (float *)f->t[FA_SSUM].data,
+                               .order = f->token_major ? FC_STATS_TOKEN_MAJOR : FC_STATS_HEAD_MAJOR,
+                               .replicas = FA_STAT_REPLICAS};
+    return ACLNN_SUCCESS;
+}
+
+/* ---- the executor's payload: a CPU plan ------------------------------------------------------- */
+
+static aclnnStatus fa_run(void *payload, void *workspace, uint64_t bytes, const char *fn)
+{
+    const fc_plan *plan = payload;
+    if (fc_plan_execute(plan, &plan->prob, workspace, (size_t)bytes) != FC_OK)
+        return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_error_message());
+    return ACLNN_SUCCESS;
+}
+
+static void fa_release(void *payload) { fc_plan_free(payload); }
+
+static const cann_exec_ops fa_exec_ops = {fa_run, fa_release};
+
+static const fa_param fa_operands[] = {FA_QUERY, FA_QUERY_ROPE, FA_KEY, FA_KEY_ROPE, FA_VALUE, FA_REAL_SHIFT,
+                                       FA_DROP_MASK, FA_ATTEN_MASK, FA_SINK, FA_SMAX, FA_SSUM, FA_OUT};
+
+static aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, const fa_param *operands, int n_operands,
+                                    uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    fc_plan *plan;
+    const fc_status fs = fc_plan_from_problem(p, op, NULL, &plan); /* owns p->batch from here */
+    if (fs != FC_OK)
+        return cann_fail(fs == FC_ERR_INVALID_ARG ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER, "%s: %s", f->fn,
+                         fc_error_message());
+    aclOpExecutor *ex = cann_executor_new(f->fn, f->c->sig->run_fn, &fa_exec_ops, plan, plan->workspace);
+    if (!ex)
+        return ACLNN_ERR_INNER;
+    for (int k = 0; k < n_operands; k++) {
+        const aclnnStatus st = cann_executor_add(ex, &f->t[operands[k]]);
+        if (st != ACLNN_SUCCESS) {
+            cann_executor_free(ex);
+            return st;
+        }
+    }
+    return cann_executor_publish(ex, f->fn, workspaceSize, executor);
+}
+
+aclnnStatus fa_prepare(const fa_call *call, const fa_direction *dir, uint64_t *workspaceSize,
+                       aclOpExecutor **executor)
+{
+    if (workspaceSize)
+        *workspaceSize = 0;
+    if (executor)
+        *executor = NULL;
+    fa_call c = *call;
+    c.ptr[FA_WORKSPACE_SIZE] = workspaceSize;
+    c.ptr[FA_EXECUTOR] = executor;
+    aclnnStatus st = cann_check_required(c.sig, c.ptr);
+    if (st != ACLNN_SUCCESS)
+        return st;
+    fa_fwd *f = calloc(1, sizeof *f);
+    if (!f)
+        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", c.sig->fn);
+    f->c = &c;
+    f->fn = c.sig->fn;
+    st = dir->validate(f);
+    fc_problem p;
+    if (st == ACLNN_SUCCESS)
+        st = fa_lower(f, &p);
+    if (st == ACLNN_SUCCESS) {
+        if (dir->lower_more)
+            dir->lower_more(f, &p);
+        st = fa_make_executor(f, &p, dir->op, dir->operands, dir->n_operands, workspaceSize, executor);
+    }
+    fa_geom_free(&f->g);
+    free(f);
+    return st;
+}
+
+aclnnStatus fa_forward_prepare(const fa_call *call, uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    static const fa_direction forward = {fa_forward_validate, NULL, FC_OP_FORWARD, fa_operands,
+                                         (int)(sizeof fa_operands / sizeof fa_operands[0])};
+    return fa_prepare(call, &forward, workspaceSize, executor);
+}

@@ -1,0 +1,51 @@
+/*
+ * The backend interface: the only way the core reaches a backend (CPU today, CUDA later).
+ *
+ * A backend says whether it can run a problem (and why not), prepares a plan for it, and runs
+ * the plan on a run's bindings with a stream.  The operations that read run-time data — the
+ * block-table range check and the visible-score count behind fc_plan_flops — are backend
+ * operations too, so a device backend reads that data where it lives.  The list of backends and
+ * the choice between them live in backend.c and nowhere else.
+ */
+#ifndef FC_CORE_BACKEND_H
+#define FC_CORE_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plan.h"
+
+typedef struct fc_backend_ops {
+    const char *name; /* "cpu", "cuda" */
+    fc_backend id;
+    /* Whether this backend can run op on prob; when not, *why says why (a static string). */
+    bool (*supports)(const fc_problem *prob, fc_op op, const char **why);
+    /* Prepares plan->state for plan->prob and plan->op (fails with fc_fail). */
+    fc_status (*plan)(fc_plan *plan, const fc_options *options);
+    /* Bytes of workspace a run of the prepared plan needs. */
+    size_t (*workspace_size)(const fc_plan *plan);
+    /* Checks the run's data that addresses memory (block-table entries) before anything is
+     * written; FC_ERR_INVALID_ARG with a message naming the entry when one is out of range. */
+    fc_status (*check_data)(const fc_plan *plan, const fc_problem *run);
+    /* Runs the plan on the run's problem (the plan's shape with this run's data). */
+    fc_status (*execute)(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream);
+    /* Visible scores of the problem (sum over rows and heads of visible columns). */
+    double (*visible)(const fc_problem *prob);
+    /* The kernel path in use, and a way to pin one by name (false when it is not available). */
+    const char *(*variant)(void);
+    bool (*force_variant)(const char *name);
+    void (*destroy)(void *state);
+} fc_backend_ops;
+
+/* Defined by each built backend. */
+extern const fc_backend_ops fc_cpu_backend;
+
+/* The backend a plan for op on prob runs on, given the options (NULL = defaults): the one asked
+ * for (FC_BACKEND_DEFAULT: the CPU).  FC_ERR_BACKEND with the reason when that backend is not
+ * built or cannot run the problem — never a silent fallback to another backend. */
+fc_status fc_backend_select(const fc_options *options, const fc_problem *prob, fc_op op, const fc_backend_ops **out);
+
+/* A built backend by id (NULL when not built). */
+const fc_backend_ops *fc_backend_get(fc_backend id);
+
+#endif /* FC_CORE_BACKEND_H */
