@@ -9,6 +9,8 @@ command -v make >/dev/null || need+=(make)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 # OpenBLAS itself (the bench's baseline): the reference BLAS also ships a cblas.h.
 compgen -G '/usr/lib/*/libopenblas.so' >/dev/null || [ -e /usr/lib/libopenblas.so ] || need+=(libopenblas-dev)
+# OpenMPI: flashc_mpi and its mpirun tests.
+{ command -v mpirun && command -v mpicc; } >/dev/null || need+=(openmpi-bin libopenmpi-dev)
 { python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy'; } 2>/dev/null || need+=(python3-numpy)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
