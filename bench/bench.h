@@ -22,6 +22,7 @@ typedef enum bench_op_kind {
     BENCH_OP_DECODE,     /* GB/s of K and V read; baseline: a plain read of the same bytes */
     BENCH_OP_SPARSE_FWD, /* GFLOP/s over selected positions; baseline: the dense forward's rate */
     BENCH_OP_SPARSE_BWD, /* the same for the gradient */
+    BENCH_OP_RING,       /* ring attention under mpirun; baseline: one process, all the ranks' threads */
     BENCH_OP_COUNT
 } bench_op_kind;
 
@@ -42,6 +43,7 @@ typedef struct bench_case {
     int64_t rope_dim;   /* extra query/key features (MLA) */
     fc_dtype kv_dtype;  /* decode: the cache's dtype (FC_I8 = int8 with per-channel scales); 0 = dtype */
     int64_t topk, block; /* sparse: blocks selected per query row, block size */
+    bool zigzag;        /* ring: zig-zag sharding (else contiguous) */
 } bench_case;
 
 typedef struct bench_suite {
@@ -93,6 +95,7 @@ bool bench_forward_measure(const bench_case *c, const bench_config *cfg, bench_r
 bool bench_backward_measure(const bench_case *c, const bench_config *cfg, bench_result *r);
 bool bench_decode_measure(const bench_case *c, const bench_config *cfg, bench_result *r);
 bool bench_sparse_measure(const bench_case *c, const bench_config *cfg, bench_result *r);
+bool bench_ring_measure(const bench_case *c, const bench_config *cfg, bench_result *r);
 
 /* Suites (suites.c). */
 const bench_suite *bench_suites(size_t *count);

@@ -7,6 +7,7 @@ static const bench_op ops[BENCH_OP_COUNT] = {
     [BENCH_OP_DECODE] = {"decode", "GB/s", bench_decode_measure},
     [BENCH_OP_SPARSE_FWD] = {"sparse-fwd", "GFLOP/s", bench_sparse_measure},
     [BENCH_OP_SPARSE_BWD] = {"sparse-bwd", "GFLOP/s", bench_sparse_measure},
+    [BENCH_OP_RING] = {"ring", "GFLOP/s", bench_ring_measure},
 };
 
 const bench_op *bench_op_get(bench_op_kind kind)

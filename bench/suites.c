@@ -35,6 +35,11 @@
     .op = op_, .dtype = dt, .batch = 1, .q_heads = n, .kv_heads = nkv, .q_len = s, .kv_len = s, .head_dim = d, \
     .rope_dim = dr, .v_head_dim = dv, .topk = k, .block = bs, .causal = true
 
+/* Ring attention (run under mpirun): dtype, heads, length, head dim, causal, zig-zag. */
+#define RING(dt, n, s, d, causal_, zz)                                                                    \
+    .op = BENCH_OP_RING, .dtype = dt, .batch = 1, .q_heads = n, .kv_heads = n, .q_len = s, .kv_len = s,     \
+    .head_dim = d, .causal = causal_, .zigzag = zz, .repeat = 3
+
 #define MIXED_8 512, 1536, 256, 3072, 1024, 768, 2048, 128 /* 9344 tokens, 128..3072 */
 #define MIXED_4 256, 1024, 512, 128                        /* 1920 tokens */
 
@@ -157,6 +162,12 @@ static const bench_case smoke[] = {
     CASE(SPARSE(BENCH_OP_SPARSE_BWD, FC_BF16, 100, 4, 1, 64, 16, 32, 4, 8)),
 };
 
+static const bench_case ring[] = {
+    CASE(RING(FC_BF16, 2, 16384, 128, true, true)),
+    CASE(RING(FC_BF16, 2, 16384, 128, true, false)),
+    CASE(RING(FC_BF16, 2, 8192, 128, false, false)),
+};
+
 #define SUITE(name, about, cases) {name, about, cases, sizeof cases / sizeof cases[0], true}
 #define EXTRA_SUITE(name, about, cases) {name, about, cases, sizeof cases / sizeof cases[0], false}
 
@@ -172,6 +183,8 @@ static const bench_suite suites[] = {
     SUITE("backward", "gradients (FLOPs = 2.5 × forward) beside the forward of the same shapes", backward),
     SUITE("decode", "one query row against a KV cache (GB/s of K and V; baseline: a plain read)", decode),
     SUITE("sparse", "top-k block-sparse MLA shapes, forward and gradient (baseline: dense)", sparse),
+    EXTRA_SUITE("ring", "ring attention over MPI, S = 16K causal (run under mpirun; vs one process with all threads)",
+                ring),
     EXTRA_SUITE("smoke", "tiny shapes over every path, a correctness check for CI (seconds)", smoke),
 };
 
@@ -232,6 +245,8 @@ void bench_case_describe(const bench_case *c, char *buf, size_t size)
     char extra[64] = "";
     if (c->kv_dtype && c->kv_dtype != c->dtype)
         snprintf(extra, sizeof extra, " kv=%s", dtype_name(c->kv_dtype));
+    else if (c->op == BENCH_OP_RING)
+        snprintf(extra, sizeof extra, " %s", c->zigzag ? "zig-zag" : "contiguous");
     else if (c->topk)
         snprintf(extra, sizeof extra, "+%lld top%lldx%lld", (long long)c->rope_dim, (long long)c->topk, (long long)c->block);
     snprintf(buf, size, "%s %s %s D=%lld%s%s", op ? op->name : "?", dtype_name(c->dtype), shape,

@@ -327,7 +327,7 @@ typedef struct fc_attention_io {
 /* Plans                                                                                          */
 
 typedef enum fc_backend {
-    FC_BACKEND_DEFAULT = 0, /* the CPU (the only backend built today) */
+    FC_BACKEND_DEFAULT = 0, /* CUDA when the operands are CUDA device memory, else the CPU */
     FC_BACKEND_CPU = 1,
     FC_BACKEND_CUDA = 2
 } fc_backend;

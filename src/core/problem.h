@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "flashc.h"
+#include "hd.h"
 
 /* Paged storage: position s of batch b lives in block table[b·table_stride + s / block_size],
  * slot s mod block_size. */
@@ -128,7 +129,7 @@ typedef struct fc_problem {
 } fc_problem;
 
 /* Element (b, n, s) of a view: the first feature of that row. */
-static inline char *fc_view_row(const fc_view *v, int64_t esize, int64_t b, int64_t tok, int64_t n, int64_t s)
+static inline FC_HD char *fc_view_row(const fc_view *v, int64_t esize, int64_t b, int64_t tok, int64_t n, int64_t s)
 {
     if (v->pages.table) {
         const int64_t blk = v->pages.table[b * v->pages.table_stride + s / v->pages.block_size];
@@ -140,13 +141,13 @@ static inline char *fc_view_row(const fc_view *v, int64_t esize, int64_t b, int6
 }
 
 /* The sink logit of query head n1 (−inf when there is none). */
-static inline float fc_sink_at(const fc_problem *p, int64_t n1)
+static inline FC_HD float fc_sink_at(const fc_problem *p, int64_t n1)
 {
     return p->sink ? p->sink[n1 * p->sink_stride] : -INFINITY;
 }
 
 /* The offset of (b, n1, i) in the statistics (replica 0). */
-static inline int64_t fc_stat_offset(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i)
+static inline FC_HD int64_t fc_stat_offset(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i)
 {
     const int64_t r = p->stats.replicas;
     switch (p->stats.order) {
