@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "checked.h"
 #include "hd.h"
 #include "problem.h"
 
@@ -79,10 +80,10 @@ static inline FC_HD int fc_sparse_span(const fc_sparse_view *sv, const char *row
     const int64_t idx = sv->dtype == FC_I64 ? ((const int64_t *)row)[at] : ((const int32_t *)row)[at];
     if (idx < 0)
         return -1; /* −1 pads the list: valid entries come first */
-    if (idx >= (thr + bs - 1) / bs)
+    if (thr <= 0 || idx >= fc_ceil_div(thr, bs))
         return 0; /* starts at or after the threshold (also keeps idx·bs from overflowing) */
     *a = idx * bs;
-    *z = *a + bs < thr ? *a + bs : thr;
+    *z = bs < thr - *a ? *a + bs : thr; /* *a + bs may overflow: bs can be near INT64_MAX */
     return 1;
 }
 

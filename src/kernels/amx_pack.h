@@ -114,7 +114,7 @@ typedef struct fc_amx_bufs {
     int qk, pv, Dp, Jp;
 } fc_amx_bufs;
 
-static inline void fc_amx_carve(fc_amx_bufs *a, char **cur, const fc_problem *p, int Rp, int cols)
+static inline void fc_amx_carve(fc_amx_bufs *a, fc_carver *cur, const fc_problem *p, int Rp, int cols)
 {
     a->qk = fc_amx_qk_parts(p);
     a->pv = fc_amx_pv_parts(p);

@@ -47,7 +47,7 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
 {
     const int64_t Rp = fc_round_up(t.rows, FC_W), Dt = p->Dqk + p->Dr, Dvp = fc_round_up(p->Dv, FC_W);
     const int64_t ldq = fc_ldq(p), wide = ldq > Dvp ? ldq : Dvp;
-    char *cur = base;
+    fc_carver cur = {base, 0};
 #define TAKE(field, n) b->field = (float *)fc_take(&cur, (size_t)(n) * sizeof(float))
     TAKE(qt, Dt * Rp);
     TAKE(qrows, Rp * ldq);
@@ -70,7 +70,7 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(dsum, Rp);
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
-    return (size_t)(cur - base) + 64;
+    return cur.at + 64;
 }
 
 size_t FC_ISA_FN(fc_bwd_workspace)(const fc_problem *p, fc_tiles t)

@@ -41,7 +41,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
 {
     const int64_t Rp = fc_round_up(t.rows, FC_W), Dt = p->Dqk + p->Dr, Dvp = fc_round_up(p->Dv, FC_W);
     const int64_t wide = Dt > Dvp ? Dt : Dvp;
-    char *cur = base;
+    fc_carver cur = {base, 0};
 #define TAKE(field, n) b->field = (float *)fc_take(&cur, (size_t)(n) * sizeof(float))
     TAKE(qt, Dt * Rp);
     TAKE(qrows, Rp * Dt);
@@ -61,7 +61,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     if (fc_amx_applies(p, t.rows))
         fc_amx_carve(&b->amx, &cur, p, (int)Rp, t.cols);
 #endif
-    return (size_t)(cur - base) + 64; /* + alignment slack of the base */
+    return cur.at + 64; /* + alignment slack of the base */
 }
 
 size_t FC_ISA_FN(fc_fwd_workspace)(const fc_problem *p, fc_tiles t)

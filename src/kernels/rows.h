@@ -22,12 +22,17 @@
 static inline int64_t fc_round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /* Workspace carving: kernels lay out their per-thread buffers with fc_take from a 64-byte aligned
- * base; carving from NULL measures the layout. */
-static inline void *fc_take(char **cur, size_t bytes)
+ * base.  A NULL base measures the layout: offsets advance, no pointer is formed from NULL. */
+typedef struct fc_carver {
+    char *base;
+    size_t at; /* bytes taken so far */
+} fc_carver;
+
+static inline void *fc_take(fc_carver *c, size_t bytes)
 {
-    char *at = *cur;
-    *cur += (bytes + 63) & ~(size_t)63;
-    return at;
+    void *p = c->base ? c->base + c->at : NULL;
+    c->at += (bytes + 63) & ~(size_t)63;
+    return p;
 }
 
 static inline char *fc_align64(void *p) { return (char *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
@@ -46,7 +51,7 @@ typedef struct fc_rows {
     int64_t kv_begin, kv_end; /* union of the rows' visible columns, [kv_begin, kv_end) */
 } fc_rows;
 
-static inline void fc_rows_carve(fc_rows *rw, char **cur, int64_t Rp)
+static inline void fc_rows_carve(fc_rows *rw, fc_carver *cur, int64_t Rp)
 {
     rw->head = fc_take(cur, (size_t)Rp * sizeof(int32_t));
     rw->pos = fc_take(cur, (size_t)Rp * sizeof(int64_t));
