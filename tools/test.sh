@@ -21,3 +21,4 @@ else
 fi
 cmake --build "$dir" -j"$(nproc)"
 ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" "$@"
+[ "${FLASHC_SANITIZE:-0}" = 1 ] || ./tools/python-test.sh

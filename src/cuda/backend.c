@@ -72,6 +72,9 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
 static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
 {
     (void)options;
+    if (plan->prob.drop_philox) /* the kernels read caller keep bits only */
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: generated dropout (fc_dropout.generate) is not in the CUDA backend "
+                                       "yet; pass keep_bits");
     return fc_cuda_fwd_plan(&plan->prob, (fc_cuda_fwd **)&plan->state);
 }
 

@@ -120,7 +120,7 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
             v_store(pj, v_mul(v_exp(v_sub(v_load(pj), v_load(b->m + r))), v_load(b->linv + r)));
         }
     fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
-    if (p->drop_bits) /* dP and P of dropped positions vanish; kept ones scale by 1/kp */
+    if (fc_has_dropout(p)) /* dP and P of dropped positions vanish; kept ones scale by 1/kp */
         fc_dropout_scaled_tile(b->ds, jn, j0, p, rw);
     for (int j = 0; j < jn; j++) /* dS = P ∘ (dP − D) (∘ softcap derivative) */
         for (int r = 0; r < Rp; r += FC_W) {
@@ -130,7 +130,7 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
                 ds = v_mul(ds, v_load(b->gcap + (ptrdiff_t)j * Rp + r));
             v_store(dsj, ds);
         }
-    if (p->drop_bits)
+    if (fc_has_dropout(p))
         fc_dropout_scaled_tile(b->p, jn, j0, p, rw);
 }
 

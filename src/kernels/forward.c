@@ -82,7 +82,7 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
 {
     const fc_rows *rw = &b->rows;
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
-    const float inv_keep = p->drop_bits ? 1.0f / p->keep_prob : 1.0f;
+    const float inv_keep = fc_has_dropout(p) ? 1.0f / p->keep_prob : 1.0f;
     for (int r = 0; r < rw->count; r++) {
         const bool empty = !(b->l[r] > 0.0f);
         const float scale = empty ? 0.0f : inv_keep / b->l[r];
@@ -178,7 +178,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
                 if (b.alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)
                         b.o[(ptrdiff_t)r * Dvp + e] *= b.alpha[r];
-        if (p->drop_bits)
+        if (fc_has_dropout(p))
             fc_dropout_tile(b.s, jn, j0, p, rw);
 #if FC_AMX
         if (pv_tiles)

@@ -243,7 +243,7 @@ static fc_status check_options(const char *fn, const fc_attention_desc *d)
                             : d->bias.data                               ? "desc.bias"
                             : d->alibi.slopes                            ? "desc.alibi"
                             : d->sink                                    ? "desc.sink"
-                            : d->dropout.keep_bits && d->dropout.keep_prob < 1 ? "desc.dropout"
+                            : (d->dropout.keep_bits || d->dropout.generate) && d->dropout.keep_prob < 1 ? "desc.dropout"
                                                                                : NULL;
         if (other)
             return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.sparse cannot be combined with %s", fn, other);
@@ -251,8 +251,10 @@ static fc_status check_options(const char *fn, const fc_attention_desc *d)
     const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
     if (!(kp > 0 && kp <= 1))
         return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.dropout.keep_prob must be in (0, 1], got %g", fn, kp);
-    if (kp < 1 && !d->dropout.keep_bits)
+    if (kp < 1 && !d->dropout.keep_bits && !d->dropout.generate)
         return fc_fail(FC_ERR_NULL_ARG, "%s: desc.dropout.keep_bits is NULL but keep_prob is %g", fn, kp);
+    if (d->dropout.keep_bits && d->dropout.generate)
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.dropout has keep_bits and generate; give one of them", fn);
     if ((d->stats.max == NULL) != (d->stats.sum == NULL))
         return fc_fail(FC_ERR_NULL_ARG, "%s: desc.stats.%s is NULL; give both max and sum or neither", fn,
                        d->stats.max ? "sum" : "max");

@@ -112,21 +112,23 @@ static unsigned char *run(const fa_args *a, const dev_tensor *o)
     return dt_download(o);
 }
 
-static void size1_strides(aclDataType dt)
+static void size1_strides(aclDataType dt, int64_t sq, int64_t skv)
 {
-    tc_context("size-1 dimensions with huge strides, dtype %d", (int)dt);
+    tc_context("size-1 dimensions with huge strides, dtype %d, %lld rows, %lld keys", (int)dt, (long long)sq,
+               (long long)skv);
     /* D = 1 and every other dim 1 except the kv sequence: the strides of the size-1 dims are
      * never stepped along, so any value is valid (even INT64_MAX, where esize·stride overflows) */
-    const int64_t dq[4] = {1, 1, 1, 1}, dkv[4] = {1, 1, 3, 1}, ds[4] = {1, 1, 1, 8};
+    const int64_t dq[4] = {1, 1, sq, 1}, dkv[4] = {1, 1, skv, 1}, ds[4] = {1, 1, sq, 8};
     dev_tensor q1 = dt_simple(dt, 4, dq), k1 = dt_simple(dt, 4, dkv);
     dev_tensor v1 = dt_simple(dt, 4, dkv), o1 = dt_simple(dt, 4, dq);
     dev_tensor m1 = dt_simple(ACL_FLOAT, 4, ds), s1 = dt_simple(ACL_FLOAT, 4, ds);
     const double qv[1] = {1.0}, kv[3] = {1.0, -1.0, 2.0}, vv[3] = {1.0, 2.0, -3.0};
     for (int64_t j = 0; j < 3; j++) { /* fp32 operands are read in place (the GEMM's own strides) */
         const int64_t at[4] = {0, 0, j, 0};
-        if (j == 0)
-            dt_set(&q1, at, qv[0]);
-        dt_set(&k1, at, kv[j]), dt_set(&v1, at, vv[j]);
+        if (j < sq)
+            dt_set(&q1, at, qv[0] + (double)j);
+        if (j < skv)
+            dt_set(&k1, at, kv[j]), dt_set(&v1, at, vv[j]);
     }
     const dev_tensor *up[3] = {&q1, &k1, &v1};
     for (int u = 0; u < 3; u++)
@@ -134,7 +136,7 @@ static void size1_strides(aclDataType dt)
     fa_args a = call();
     a.q = q1.t, a.k = k1.t, a.v = v1.t, a.out = o1.t, a.smax = m1.t, a.ssum = s1.t;
     unsigned char *plain = run(&a, &o1);
-    const int64_t big = INT64_MAX, hq[4] = {big, big, big, big}, hkv[4] = {big, big, 1, big};
+    const int64_t big = INT64_MAX, hq[4] = {big, big, sq > 1 ? 1 : big, big}, hkv[4] = {big, big, skv > 1 ? 1 : big, skv > 1 ? big : 1};
     aclTensor *tq = aclCreateTensor(dq, 4, dt, hq, 0, ACL_FORMAT_ND, NULL, 0, q1.dev);
     aclTensor *tk = aclCreateTensor(dkv, 4, dt, hkv, 0, ACL_FORMAT_ND, NULL, 0, k1.dev);
     aclTensor *tv = aclCreateTensor(dkv, 4, dt, hkv, 0, ACL_FORMAT_ND, NULL, 0, v1.dev);
@@ -142,7 +144,8 @@ static void size1_strides(aclDataType dt)
     aclrtMemset(o1.dev, o1.bytes, 0, o1.bytes);
     a.q = tq, a.k = tk, a.v = tv, a.out = to;
     unsigned char *strided = run(&a, &o1);
-    TC_CHECK(memcmp(plain, strided, o1.bytes) == 0 && memcmp(plain, "\0\0", 2) != 0,
+    static const unsigned char zeros[64];
+    TC_CHECK(memcmp(plain, strided, o1.bytes) == 0 && memcmp(plain, zeros, o1.bytes) != 0,
              "huge strides on size-1 dims change the output (%02x%02x vs %02x%02x)", plain[1], plain[0], strided[1],
              strided[0]);
     free(plain), free(strided);
@@ -155,8 +158,9 @@ int main(void)
     setup();
     offsets();
     index_limits();
-    size1_strides(ACL_FLOAT16);
-    size1_strides(ACL_FLOAT);
+    size1_strides(ACL_FLOAT16, 1, 3);
+    size1_strides(ACL_FLOAT, 1, 3);
+    size1_strides(ACL_FLOAT, 6, 1); /* one key, read in place by the GEMM with its INT64_MAX stride */
     dt_free(&q), dt_free(&k), dt_free(&v), dt_free(&out), dt_free(&smax), dt_free(&ssum);
     return tc_summary("cann_operand_extent");
 }
