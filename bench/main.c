@@ -16,6 +16,9 @@
 #include "bench.h"
 #include "blas_core.h"
 #include "report.h"
+#ifdef FLASHC_BENCH_CUDA
+#include "cuda.h"
+#endif
 #include "timer.h"
 
 static void usage(FILE *f)
@@ -30,6 +33,7 @@ static void usage(FILE *f)
             "  --repeat N        timed runs per case (default: 5, or the suite's own count)\n"
             "  --warmup N        untimed runs before them (default 1)\n"
             "  --isa NAME        force flashc's kernels: scalar, avx2 or avx512\n"
+            "  --backend cuda    the GPU forward suite instead (CUDA events; --filter, --repeat)\n"
             "  --format F        stdout format: table (default), csv or json\n"
             "  --out FILE        also write the results to FILE: CSV if it ends in .csv, else JSON\n"
             "  --no-baseline     skip the unfused OpenBLAS baseline\n"
@@ -249,6 +253,15 @@ static bool write_file(const char *path, const bench_meta *meta, const bench_res
 
 int main(int argc, char **argv)
 {
+    for (int i = 1; i + 1 < argc; i++) /* --backend cuda: the GPU suite (bench/cuda.c) */
+        if (strcmp(argv[i], "--backend") == 0) {
+#ifdef FLASHC_BENCH_CUDA
+            if (strcmp(argv[i + 1], "cuda") == 0)
+                return bench_cuda_main(argc, argv);
+#endif
+            fprintf(stderr, "flashc-bench: --backend %s: not built in (the CPU suites run without --backend)\n", argv[i + 1]);
+            return 2;
+        }
     cli o = {.cfg = {.threads = omp_get_max_threads(), .repeat = 0, .warmup = 1, .baseline = true,
                      .baseline_cap = 2048.0 * (1 << 20)},
              .fmt = BENCH_FORMAT_TABLE};

@@ -204,11 +204,17 @@ typedef struct fc_stats {
 
 /* Bit e of the mask, bit (e mod 8) of byte e/8 (least significant first), 1 = keep.
  * e enumerates (b, n, i, j) as per-batch [q_heads, Sq_b, Skv_b] blocks in batch order — for equal
- * lengths the flat index of a [B, N, Sq, Skv] tensor. */
+ * lengths the flat index of a [B, N, Sq, Skv] tensor.
+ * Or generated (keep_bits NULL, generate set): element e is kept iff word (e mod 4) of
+ * Philox-4x32-10 with counter (c mod 2^32, c / 2^32, 0, 0), c = offset + e/4 (mod 2^64), and key
+ * (seed mod 2^32, seed / 2^32) is below keep_prob·2^32 — the same bits for any thread count, and a
+ * backward given the same seed and offset regenerates the forward's mask. */
 typedef struct fc_dropout {
-    const uint8_t *keep_bits; /* required when keep_prob < 1; not read when keep_prob == 1 */
+    const uint8_t *keep_bits; /* required when keep_prob < 1 (unless generate); not read when keep_prob == 1 */
     size_t keep_bits_bytes;   /* size of the mask buffer, checked against what is needed */
     double keep_prob;         /* (0, 1]; 0 is read as 1 */
+    bool generate;            /* keep bits from Philox(seed, offset) instead of keep_bits */
+    uint64_t seed, offset;
 } fc_dropout;
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -327,7 +333,7 @@ typedef struct fc_attention_io {
 /* Plans                                                                                          */
 
 typedef enum fc_backend {
-    FC_BACKEND_DEFAULT = 0, /* the CPU (the only backend built today) */
+    FC_BACKEND_DEFAULT = 0, /* CUDA when the operands are CUDA device memory, else the CPU */
     FC_BACKEND_CPU = 1,
     FC_BACKEND_CUDA = 2
 } fc_backend;

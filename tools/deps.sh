@@ -12,6 +12,10 @@ compgen -G '/usr/lib/*/libopenblas.so' >/dev/null || [ -e /usr/lib/libopenblas.s
 # OpenMPI: flashc_mpi and its mpirun tests.
 { command -v mpirun && command -v mpicc; } >/dev/null || need+=(openmpi-bin libopenmpi-dev)
 { python3 -c 'import numpy' || /usr/bin/python3 -c 'import numpy'; } 2>/dev/null || need+=(python3-numpy)
+# clang for the sanitizer pass and the fuzz harnesses: its OpenMP and its sanitizer/libFuzzer runtimes
+command -v clang >/dev/null || need+=(clang)
+{ echo '#include <omp.h>' | clang -fopenmp -x c -c - -o /dev/null; } 2>/dev/null || need+=(libomp-dev)
+[ -e "$(clang -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a" ] || need+=(libclang-rt-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   SUDO=""

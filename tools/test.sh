@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Builds flashc and runs the whole test suite.  FLASHC_SANITIZE=1 builds with ASan + UBSan
-# (in build-asan/).  Extra arguments go to ctest.
+# Builds flashc and runs the whole test suite.  FLASHC_SANITIZE=1 builds with clang, ASan + UBSan
+# and the fuzz harnesses (in build-asan/; ctest then also replays their seed corpora; gcc's
+# sanitizers with FLASHC_SANITIZE_CC=gcc).  Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/deps.sh
 if [ "${FLASHC_SANITIZE:-0}" = 1 ]; then
   dir=build-asan
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLASHC_SANITIZE=ON -DFLASHC_BUILD_BENCH=OFF >/dev/null
+  # the CUDA device code is compiled (and its no-driver path tested) in the Release pass only
+  cc=${FLASHC_SANITIZE_CC:-clang} cxx=g++ fuzz=OFF
+  [ "$cc" = clang ] && cxx=clang++ fuzz=ON
+  cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLASHC_SANITIZE=ON -DFLASHC_FUZZ="$fuzz" -DFLASHC_BUILD_BENCH=OFF \
+    -DFLASHC_CUDA=OFF >/dev/null
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 else
@@ -15,3 +21,4 @@ else
 fi
 cmake --build "$dir" -j"$(nproc)"
 ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" "$@"
+[ "${FLASHC_SANITIZE:-0}" = 1 ] || ./tools/python-test.sh

@@ -5,6 +5,9 @@
 
 static const fc_backend_ops *const fc_backends[] = {
     &fc_cpu_backend,
+#ifdef FLASHC_CUDA
+    &fc_cuda_backend,
+#endif
 };
 
 static const char *fc_backend_label(fc_backend id)
@@ -25,11 +28,32 @@ const fc_backend_ops *fc_backend_get(fc_backend id)
     return NULL;
 }
 
+/* FC_BACKEND_DEFAULT: the backend whose memory the operands are, else the CPU (host memory). */
+static fc_status fc_backend_default(const fc_problem *prob, fc_backend *out)
+{
+    *out = FC_BACKEND_CPU;
+    for (size_t i = 0; i < sizeof fc_backends / sizeof fc_backends[0]; i++) {
+        if (!fc_backends[i]->claims)
+            continue;
+        const char *operand = "an operand";
+        const int owned = fc_backends[i]->claims(prob, &operand);
+        if (owned < 0)
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_backend_select: %s is host memory while other operands are %s device memory",
+                           operand, fc_backend_label(fc_backends[i]->id));
+        if (owned > 0) {
+            *out = fc_backends[i]->id;
+            break;
+        }
+    }
+    return FC_OK;
+}
+
 fc_status fc_backend_select(const fc_options *options, const fc_problem *prob, fc_op op, const fc_backend_ops **out)
 {
     fc_backend id = options ? options->backend : FC_BACKEND_DEFAULT;
-    if (id == FC_BACKEND_DEFAULT)
-        id = FC_BACKEND_CPU;
+    fc_status st;
+    if (id == FC_BACKEND_DEFAULT && (st = fc_backend_default(prob, &id)) != FC_OK)
+        return st;
     const fc_backend_ops *be = fc_backend_get(id);
     if (!be)
         return fc_fail(FC_ERR_BACKEND, "fc_backend_select: options.backend: the %s backend is not built in",

@@ -20,6 +20,9 @@ typedef struct fc_backend_ops {
     fc_backend id;
     /* Whether this backend can run op on prob; when not, *why says why (a static string). */
     bool (*supports)(const fc_problem *prob, fc_op op, const char **why);
+    /* Optional (NULL = host memory only): whether the problem's operands are this backend's
+     * memory — 1 all of them, 0 none, −1 a mix (*operand names one that is not). */
+    int (*claims)(const fc_problem *prob, const char **operand);
     /* Prepares plan->state for plan->prob and plan->op (fails with fc_fail). */
     fc_status (*plan)(fc_plan *plan, const fc_options *options);
     /* Bytes of workspace a run of the prepared plan needs. */
@@ -39,9 +42,13 @@ typedef struct fc_backend_ops {
 
 /* Defined by each built backend. */
 extern const fc_backend_ops fc_cpu_backend;
+#ifdef FLASHC_CUDA
+extern const fc_backend_ops fc_cuda_backend;
+#endif
 
 /* The backend a plan for op on prob runs on, given the options (NULL = defaults): the one asked
- * for (FC_BACKEND_DEFAULT: the CPU).  FC_ERR_BACKEND with the reason when that backend is not
+ * for; FC_BACKEND_DEFAULT: the backend whose memory the operands are (FC_ERR_INVALID_ARG naming an
+ * operand when they mix), the CPU for host memory.  FC_ERR_BACKEND with the reason when that backend is not
  * built or cannot run the problem — never a silent fallback to another backend. */
 fc_status fc_backend_select(const fc_options *options, const fc_problem *prob, fc_op op, const fc_backend_ops **out);
 

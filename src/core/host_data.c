@@ -8,7 +8,7 @@ static fc_status fc_check_view_pages(const char *fn, const fc_problem *p, const 
     if (!v->pages.table)
         return FC_OK;
     for (int64_t b = 0; b < p->B; b++) {
-        const int64_t used = (p->batch[b].skv + v->pages.block_size - 1) / v->pages.block_size;
+        const int64_t used = fc_ceil_div(p->batch[b].skv, v->pages.block_size);
         for (int64_t k = 0; k < used; k++) {
             const int32_t blk = v->pages.table[b * v->pages.table_stride + k];
             if (blk < 0 || blk >= v->pages.blocks)

@@ -9,11 +9,13 @@
 
 #include <stdint.h>
 
+#include "checked.h"
+#include "hd.h"
 #include "problem.h"
 
 /* Bound for band offsets: anything beyond ±(Sq + Skv) means "unbounded" and must not overflow
  * when a row index is added (semantics §2.5: clamp before adding Δ). */
-static inline int64_t fc_band_clamp(int64_t v, int64_t sq, int64_t skv)
+static inline FC_HD int64_t fc_band_clamp(int64_t v, int64_t sq, int64_t skv)
 {
     const int64_t lim = sq + skv + 1;
     return v > lim ? lim : v < -lim ? -lim : v;
@@ -21,7 +23,7 @@ static inline int64_t fc_band_clamp(int64_t v, int64_t sq, int64_t skv)
 
 /* Visible columns of row i: spans [sp[0], sp[1]) and [sp[2], sp[3]), sorted and disjoint; an empty
  * span has equal ends.  Returns the number of visible columns. */
-static inline int64_t fc_row_spans(const fc_batch *bt, int64_t i, int64_t sp[4])
+static inline FC_HD int64_t fc_row_spans(const fc_batch *bt, int64_t i, int64_t sp[4])
 {
     sp[0] = sp[1] = sp[2] = sp[3] = 0;
     if (i >= bt->sq)
@@ -46,7 +48,7 @@ static inline int64_t fc_row_spans(const fc_batch *bt, int64_t i, int64_t sp[4])
 
 /* The rows [*i0, *i1) of a batch that may see a column in [j0, j1) (a superset is fine: kernels
  * still test every row; this only bounds the search). */
-static inline void fc_col_rows(const fc_batch *bt, int64_t j0, int64_t j1, int64_t *i0, int64_t *i1)
+static inline FC_HD void fc_col_rows(const fc_batch *bt, int64_t j0, int64_t j1, int64_t *i0, int64_t *i1)
 {
     int64_t lo = j0 - bt->vis_hi, hi = j1 - bt->vis_lo; /* i ∈ [j0 − vis_hi, j1 − 1 − vis_lo] */
     if (bt->prefix > j0)
@@ -58,18 +60,18 @@ static inline void fc_col_rows(const fc_batch *bt, int64_t j0, int64_t j1, int64
 /* Sparse selection (semantics §5.3): the index row of (b, i, n2), and entry k of it read as a
  * span of columns [*a, *z) below the causal threshold thr.  Returns 1 for a span, 0 for an entry
  * that selects nothing (a block at or after the threshold), −1 at the end of the list. */
-static inline const char *fc_sparse_row(const fc_sparse_view *sv, const fc_batch *bt, int64_t b, int64_t i, int64_t n2)
+static inline FC_HD const char *fc_sparse_row(const fc_sparse_view *sv, const fc_batch *bt, int64_t b, int64_t i, int64_t n2)
 {
     const int64_t es = sv->dtype == FC_I64 ? 8 : 4;
     return sv->data + (b * sv->sb + (bt->q_tok + i) * sv->si + n2 * sv->sn) * es;
 }
 
-static inline int64_t fc_sparse_threshold(const fc_sparse_view *sv, const fc_batch *bt, int64_t i)
+static inline FC_HD int64_t fc_sparse_threshold(const fc_sparse_view *sv, const fc_batch *bt, int64_t i)
 {
     return sv->causal ? bt->skv - bt->sq + i + 1 : bt->skv;
 }
 
-static inline int fc_sparse_span(const fc_sparse_view *sv, const char *row, int64_t k, int64_t thr, int64_t *a,
+static inline FC_HD int fc_sparse_span(const fc_sparse_view *sv, const char *row, int64_t k, int64_t thr, int64_t *a,
                                  int64_t *z)
 {
     if (k >= sv->count)
@@ -78,10 +80,10 @@ static inline int fc_sparse_span(const fc_sparse_view *sv, const char *row, int6
     const int64_t idx = sv->dtype == FC_I64 ? ((const int64_t *)row)[at] : ((const int32_t *)row)[at];
     if (idx < 0)
         return -1; /* −1 pads the list: valid entries come first */
-    if (idx >= (thr + bs - 1) / bs)
+    if (thr <= 0 || idx >= fc_ceil_div(thr, bs))
         return 0; /* starts at or after the threshold (also keeps idx·bs from overflowing) */
     *a = idx * bs;
-    *z = *a + bs < thr ? *a + bs : thr;
+    *z = bs < thr - *a ? *a + bs : thr; /* *a + bs may overflow: bs can be near INT64_MAX */
     return 1;
 }
 

@@ -1,11 +1,23 @@
 /* Picks the best kernel set this CPU runs; FLASHC_ISA or fc_cpu_pin_isa() (behind fc_cpu_force_isa) can pin one. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(FLASHC_X86)
+#include <cpuid.h>
+#endif
 
 #include "cpu.h"
 #include "../core/error.h"
 
 static const fc_cpu_kernels *fc_forced;
+
+#if defined(FLASHC_X86)
+/* F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c". */
+static bool fc_has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
 
 static bool fc_isa_available(const fc_cpu_kernels *k)
 {
@@ -19,7 +31,7 @@ static bool fc_isa_available(const fc_cpu_kernels *k)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
     if (k == &fc_cpu_kernels_avx2)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && fc_has_f16c();
 #endif
     return k == &fc_cpu_kernels_scalar;
 }

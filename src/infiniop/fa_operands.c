@@ -1,11 +1,12 @@
 /*
  * Run-time checks of the data addresses (semantics §8.18: no call reads or writes outside a live
  * allocation it can see).  Memory from infinirtMalloc/aclrtMalloc is in the runtime's allocation
- * table; an operand that starts in such an allocation must lie wholly inside it.  Untracked host
- * memory cannot be checked and is trusted.
+ * table; an operand whose address lies in such an allocation must lie wholly inside it, and one
+ * whose address is untracked host memory (trusted, it cannot be checked) must not reach into one.
  */
 #include "fa.h"
 #include "runtime/alloc.h"
+#include "runtime/memcheck.h"
 
 infiniStatus_t infini_fa_check_operands(const infini_fa_geom *g, const void *const ptr[FA_TENSORS])
 {
@@ -16,16 +17,14 @@ infiniStatus_t infini_fa_check_operands(const infini_fa_geom *g, const void *con
         if (p % (uintptr_t)g->esize[x] != 0)
             return infini_fail(INFINI_STATUS_BAD_PARAM, "infiniopFlashAttention: %s (%p) is not aligned to its %lld-byte elements",
                                infini_fa_data_names[x], ptr[x], (long long)g->esize[x]);
-        fc_rt_alloc a;
-        if (!fc_rt_alloc_find(ptr[x], &a))
-            continue;
-        /* [p + lo, p + hi) inside [base, base + size), without forming out-of-range pointers */
-        const uintptr_t below = p - a.base, above = a.base + a.size - p;
-        if ((uintptr_t)0 - (uintptr_t)g->lo[x] > below || (uintptr_t)g->hi[x] > above)
-            return infini_fail(INFINI_STATUS_BAD_PARAM,
-                               "infiniopFlashAttention: %s (%p) spans bytes [%lld, %lld) around it, leaving its %zu-byte %s allocation at %p",
-                               infini_fa_data_names[x], ptr[x], (long long)g->lo[x], (long long)g->hi[x], a.size, fc_rt_mem_name(a.kind),
-                               (void *)a.base);
+        /* [p + lo, p + hi), judged from p (semantics §8.18) as every face does (fc_rt_check_view) */
+        const uintptr_t below = (uintptr_t)0 - (uintptr_t)g->lo[x];
+        int tracked;
+        if (g->hi[x] > g->lo[x] &&
+            (p < below || fc_rt_check_view(ptr[x], p - below, (size_t)(g->hi[x] - g->lo[x]), &tracked) != FC_RT_OK))
+            return infini_fail(INFINI_STATUS_BAD_PARAM, "infiniopFlashAttention: %s (%p) spans bytes [%lld, %lld) around it: %s",
+                               infini_fa_data_names[x], ptr[x], (long long)g->lo[x], (long long)g->hi[x],
+                               p < below ? "below address 0" : fc_rt_message());
     }
     return INFINI_STATUS_SUCCESS;
 }

@@ -47,7 +47,7 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
 {
     const int64_t Rp = fc_round_up(t.rows, FC_W), Dt = p->Dqk + p->Dr, Dvp = fc_round_up(p->Dv, FC_W);
     const int64_t ldq = fc_ldq(p), wide = ldq > Dvp ? ldq : Dvp;
-    char *cur = base;
+    fc_carver cur = {base, 0};
 #define TAKE(field, n) b->field = (float *)fc_take(&cur, (size_t)(n) * sizeof(float))
     TAKE(qt, Dt * Rp);
     TAKE(qrows, Rp * ldq);
@@ -70,7 +70,7 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(dsum, Rp);
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
-    return (size_t)(cur - base) + 64;
+    return cur.at + 64;
 }
 
 size_t FC_ISA_FN(fc_bwd_workspace)(const fc_problem *p, fc_tiles t)
@@ -120,7 +120,7 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
             v_store(pj, v_mul(v_exp(v_sub(v_load(pj), v_load(b->m + r))), v_load(b->linv + r)));
         }
     fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
-    if (p->drop_bits) /* dP and P of dropped positions vanish; kept ones scale by 1/kp */
+    if (fc_has_dropout(p)) /* dP and P of dropped positions vanish; kept ones scale by 1/kp */
         fc_dropout_scaled_tile(b->ds, jn, j0, p, rw);
     for (int j = 0; j < jn; j++) /* dS = P ∘ (dP − D) (∘ softcap derivative) */
         for (int r = 0; r < Rp; r += FC_W) {
@@ -130,7 +130,7 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
                 ds = v_mul(ds, v_load(b->gcap + (ptrdiff_t)j * Rp + r));
             v_store(dsj, ds);
         }
-    if (p->drop_bits)
+    if (fc_has_dropout(p))
         fc_dropout_scaled_tile(b->p, jn, j0, p, rw);
 }
 

@@ -1,13 +1,15 @@
 /*
  * Dropout from the caller's keep bits (semantics §2.7): bit e = bit (e mod 8) of byte e/8,
- * least significant first, 1 = keep; e = drop_bit0(b) + (n1·Sq_b + i)·Skv_b + j.
+ * least significant first, 1 = keep; e = drop_bit0(b) + (n1·Sq_b + i)·Skv_b + j.  Or the same
+ * enumeration through the counter-based generator (core/philox.h): a pure function of e, so every
+ * thread count and the backward see the same bits.
  */
 #ifndef FC_KERNELS_DROPOUT_H
 #define FC_KERNELS_DROPOUT_H
 
+#include "../core/philox.h"
+#include "../core/terms.h"
 #include "rows.h"
-
-static inline bool fc_keep_bit(const uint8_t *bits, int64_t e) { return (bits[e >> 3] >> (e & 7)) & 1; }
 
 /* Zeroes the tile elements whose keep bit is 0 (the 1/keep_prob factor is applied by the caller). */
 static inline void fc_dropout_tile(float *S, int jn, int64_t j0, const fc_problem *p, const fc_rows *rw)
@@ -16,7 +18,14 @@ static inline void fc_dropout_tile(float *S, int jn, int64_t j0, const fc_proble
     for (int r = 0; r < rw->count; r++) {
         if (rw->pos[r] >= bt->sq)
             continue;
-        const int64_t e0 = bt->drop_bit0 + (rw->head[r] * bt->sq + rw->pos[r]) * bt->skv + j0;
+        const int64_t e0 = fc_keep_bit_index(bt, rw->head[r], rw->pos[r], j0);
+        if (p->drop_philox) {
+            fc_philox_stream st = fc_philox_stream_init(p->drop_seed, p->drop_offset, p->drop_threshold);
+            for (int j = 0; j < jn; j++)
+                if (!fc_philox_keep(&st, (uint64_t)(e0 + j)))
+                    S[(ptrdiff_t)j * rw->padded + r] = 0.0f;
+            continue;
+        }
         for (int j = 0; j < jn; j++)
             if (!fc_keep_bit(p->drop_bits, e0 + j))
                 S[(ptrdiff_t)j * rw->padded + r] = 0.0f;

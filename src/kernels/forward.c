@@ -35,7 +35,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
 {
     const int64_t Rp = fc_round_up(t.rows, FC_W), Dt = p->Dqk + p->Dr, Dvp = fc_round_up(p->Dv, FC_W);
     const int64_t wide = Dt > Dvp ? Dt : Dvp;
-    char *cur = base;
+    fc_carver cur = {base, 0};
 #define TAKE(field, n) b->field = (float *)fc_take(&cur, (size_t)(n) * sizeof(float))
     TAKE(qt, Dt * Rp);
     TAKE(qrows, Rp * Dt);
@@ -51,7 +51,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     TAKE(alpha, Rp);
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
-    return (size_t)(cur - base) + 64; /* + alignment slack of the base */
+    return cur.at + 64; /* + alignment slack of the base */
 }
 
 size_t FC_ISA_FN(fc_fwd_workspace)(const fc_problem *p, fc_tiles t)
@@ -72,7 +72,7 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
 {
     const fc_rows *rw = &b->rows;
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
-    const float inv_keep = p->drop_bits ? 1.0f / p->keep_prob : 1.0f;
+    const float inv_keep = fc_has_dropout(p) ? 1.0f / p->keep_prob : 1.0f;
     for (int r = 0; r < rw->count; r++) {
         const bool empty = !(b->l[r] > 0.0f);
         const float scale = empty ? 0.0f : inv_keep / b->l[r];
@@ -149,7 +149,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
                 if (b.alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)
                         b.o[(ptrdiff_t)r * Dvp + e] *= b.alpha[r];
-        if (p->drop_bits)
+        if (fc_has_dropout(p))
             fc_dropout_tile(b.s, jn, j0, p, rw);
         fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
     }

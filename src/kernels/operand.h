@@ -40,6 +40,14 @@ static inline float fc_load_scalar(const char *p, fc_dtype dt)
     }
 }
 
+/* The byte step between the n features of a row at element stride se.  The checked extent bounds
+ * the strides of dims with more than one element only: a single feature's stride may be anything
+ * (even INT64_MAX) and is never stepped along, so it is not multiplied. */
+static inline int64_t fc_feature_step(fc_dtype dt, int64_t se, int n)
+{
+    return n > 1 ? fc_dtype_bytes(dt) * se : 0;
+}
+
 /* dst[0..n) = row[e·se] converted to fp32. */
 static inline void fc_load_row(float *dst, const char *row, fc_dtype dt, int64_t se, int n)
 {
@@ -56,7 +64,7 @@ static inline void fc_load_row(float *dst, const char *row, fc_dtype dt, int64_t
         default: break;
         }
     }
-    const int64_t es = fc_dtype_bytes(dt) * se;
+    const int64_t es = fc_feature_step(dt, se, n);
     for (; e < n; e++)
         dst[e] = fc_load_scalar(row + e * es, dt);
 }
@@ -75,7 +83,7 @@ static inline int8_t fc_quantize_i8(float x, float scale, float offset)
 /* Store n fp32 values to a row of any float dtype, rounding to nearest even. */
 static inline void fc_store_row(char *row, fc_dtype dt, int64_t se, const float *src, int n)
 {
-    const int64_t es = fc_dtype_bytes(dt) * se;
+    const int64_t es = fc_feature_step(dt, se, n);
     switch (dt) {
     case FC_F32:
         if (se == 1) { memcpy(row, src, (size_t)n * 4); return; }

@@ -21,7 +21,7 @@ static inline const float *fc_pack_rows(const fc_rows *rw, const fc_view *a, int
     *ld = ldr;
     if (a->dtype == FC_F32 && a->se == 1 && a->ss > 0 && wb == 0 && rw->head[0] == rw->head[R - 1]) {
         src = (const float *)fc_q_row(a, rw, rw->head[0], rw->pos[0]);
-        *ld = a->ss;
+        *ld = R > 1 ? a->ss : wa; /* one row: ss may be the unbounded stride of a size-1 dim */
     } else {
         for (int r = 0; r < R; r++) {
             fc_load_row(rows + r * ldr, fc_q_row(a, rw, rw->head[r], rw->pos[r]), a->dtype, a->se, wa);
@@ -45,7 +45,7 @@ static inline const float *fc_pack_rows(const fc_rows *rw, const fc_view *a, int
 FC_INLINE void fc_prefetch_kv_row(const fc_view *v, fc_kv_at at, int64_t s, int width)
 {
     const char *row = fc_kv_row(v, at, s);
-    const int64_t bytes = (int64_t)width * v->se * fc_dtype_bytes(v->dtype);
+    const int64_t bytes = (width - 1) * fc_feature_step(v->dtype, v->se, width) + fc_dtype_bytes(v->dtype);
     for (int64_t o = 0; o < bytes; o += 64)
         __builtin_prefetch(row + o, 0, 2);
 }
@@ -60,7 +60,7 @@ static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *
     if (v->dtype == FC_F32 && v->se == 1 && v->ss > 0 && !v->pages.table) {
         for (int j = 0; j < ahead; j++)
             fc_prefetch_kv_row(v, at, j0 + rows + j, width);
-        *ld = v->ss;
+        *ld = rows > 1 ? v->ss : width; /* one row: ss may be the unbounded stride of a size-1 dim */
         return (const float *)fc_kv_row(v, at, j0);
     }
     const bool i8 = v->dtype == FC_I8;

@@ -14,6 +14,7 @@
 
 #include "../core/dtype.h"
 #include "../core/problem.h"
+#include "../core/terms.h"
 #include "../core/visibility.h"
 #include "../cpu/work.h"
 #include "simd.h"
@@ -21,12 +22,17 @@
 static inline int64_t fc_round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /* Workspace carving: kernels lay out their per-thread buffers with fc_take from a 64-byte aligned
- * base; carving from NULL measures the layout. */
-static inline void *fc_take(char **cur, size_t bytes)
+ * base.  A NULL base measures the layout: offsets advance, no pointer is formed from NULL. */
+typedef struct fc_carver {
+    char *base;
+    size_t at; /* bytes taken so far */
+} fc_carver;
+
+static inline void *fc_take(fc_carver *c, size_t bytes)
 {
-    char *at = *cur;
-    *cur += (bytes + 63) & ~(size_t)63;
-    return at;
+    void *p = c->base ? c->base + c->at : NULL;
+    c->at += (bytes + 63) & ~(size_t)63;
+    return p;
 }
 
 static inline char *fc_align64(void *p) { return (char *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
@@ -45,7 +51,7 @@ typedef struct fc_rows {
     int64_t kv_begin, kv_end; /* union of the rows' visible columns, [kv_begin, kv_end) */
 } fc_rows;
 
-static inline void fc_rows_carve(fc_rows *rw, char **cur, int64_t Rp)
+static inline void fc_rows_carve(fc_rows *rw, fc_carver *cur, int64_t Rp)
 {
     rw->head = fc_take(cur, (size_t)Rp * sizeof(int32_t));
     rw->pos = fc_take(cur, (size_t)Rp * sizeof(int64_t));
@@ -55,23 +61,11 @@ static inline void fc_rows_carve(fc_rows *rw, char **cur, int64_t Rp)
         *f[k] = fc_take(cur, (size_t)Rp * sizeof(float));
 }
 
-/* ALiBi, −slope·|Δ| with Δ = j + a and a = Δpos(j = 0), in a frame that keeps fp32 exact when
- * positions are far apart: the row's logits drop the constant −slope·c, where c is the row's
- * smallest |Δ| when all its Δ share a sign, so the distances left (|j − apos|) are small exact
- * integers; softmax is shift-invariant and the statistics add the constant back (in double).
- * The sqrt form keeps absolute distances. */
+/* ALiBi per row in the exact frame of fc_alibi_frame (core/terms.h). */
 static inline void fc_rows_alibi(fc_rows *rw, int r, const fc_problem *p, const fc_batch *bt, int64_t b)
 {
-    const float slope = p->alibi.slopes[b * p->alibi.sb + rw->head[r] * p->alibi.sn];
-    const double a = bt->alibi_dpos - (double)rw->pos[r], last = (double)(bt->skv > 0 ? bt->skv - 1 : 0);
-    double c = 0.0, apos = -a;
-    if (!p->alibi.sqrt_distance && a >= 0)
-        c = a, apos = 0.0;
-    else if (!p->alibi.sqrt_distance && a + last <= 0)
-        c = -(a + last), apos = last;
-    rw->slope[r] = slope;
-    rw->apos[r] = (float)apos;
-    rw->aoff[r] = -(double)slope * c;
+    rw->slope[r] = p->alibi.slopes[b * p->alibi.sb + rw->head[r] * p->alibi.sn];
+    fc_alibi_frame(bt, rw->pos[r], rw->slope[r], p->alibi.sqrt_distance, &rw->apos[r], &rw->aoff[r]);
 }
 
 /* The rows of an item and their visible spans. */

@@ -9,20 +9,14 @@
 #ifndef FC_KERNELS_SCORES_H
 #define FC_KERNELS_SCORES_H
 
+#include "../core/terms.h"
 #include "pack.h"
 
 /* Element (i, j) of the external pse for row head n1 (semantics §2.4, incl. 1024-row compression). */
 static inline float fc_pse_at(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i, int64_t j)
 {
     const fc_pse_view *ps = &p->pse;
-    int64_t row = i + bt->pse_row_shift, col = j + bt->pse_col_shift;
-    if (ps->compress_rows > 0 && row < 0) { /* compressed Toeplitz rows: recover from row i mod R */
-        const int64_t m = i % ps->compress_rows;
-        col += m - row;
-        row = m;
-    }
-    const char *e = ps->data + (bt->pse_base + n1 * ps->sn + row * ps->si + col * ps->sj) * fc_dtype_bytes(ps->dtype);
-    return fc_load_scalar(e, ps->dtype);
+    return fc_load_scalar(ps->data + fc_pse_offset(ps, bt, n1, i, j) * fc_dtype_bytes(ps->dtype), ps->dtype);
 }
 
 /* Adds the pse to every element of the tile. */

@@ -72,7 +72,7 @@ static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_pr
         p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
     }
     const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
-    if (kp < 1 && d->dropout.keep_bits_bytes < (size_t)((drop + 7) / 8))
+    if (kp < 1 && !d->dropout.generate && d->dropout.keep_bits_bytes < (size_t)((drop + 7) / 8))
         return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.dropout.keep_bits_bytes is %zu, the problem needs %lld bytes", fn,
                        d->dropout.keep_bits_bytes, (long long)((drop + 7) / 8));
     return FC_OK;
@@ -135,7 +135,11 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
                                  .si = d->vis.mask.stride_row, .sj = d->vis.mask.stride_col};
     const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
     if (kp < 1) {
-        p->drop_bits = d->dropout.keep_bits;
+        p->drop_bits = d->dropout.generate ? NULL : d->dropout.keep_bits;
+        p->drop_philox = d->dropout.generate;
+        p->drop_seed = d->dropout.seed;
+        p->drop_offset = d->dropout.offset;
+        p->drop_threshold = (uint64_t)ceil(ldexp(kp, 32)); /* word < kp·2^32 exactly */
         p->keep_prob = (float)kp;
     } else {
         p->keep_prob = 1.0f;

@@ -19,6 +19,11 @@ fc_status fc_native_check_out_layout(const char *fn, const char *name, const fc_
                                      int64_t heads, int64_t rows, int64_t width);
 /* Rows along the sequence axis of query-side and kv-side operands (totals when packed). */
 void fc_native_seq_rows(const fc_attention_desc *d, int64_t *q_rows, int64_t *kv_rows);
+/* The highest byte offset of one operand (kv: 0 query side, 1 key/value storage, 2 k_rope), and
+ * of every operand of the description, must fit in int64. */
+fc_status fc_native_check_extent(const char *fn, const char *name, const fc_tensor *t, const fc_attention_desc *d,
+                                 int kv, int64_t heads, int64_t rows, int64_t width);
+fc_status fc_native_check_extents(const char *fn, const fc_attention_desc *d, int64_t q_rows, int64_t kv_rows);
 
 /* Lowers a checked desc; on success p->batch is allocated and owned by the caller. */
 fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem *p);

@@ -53,7 +53,8 @@ fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *option
     int64_t q_rows, kv_rows;
     fc_native_seq_rows(desc, &q_rows, &kv_rows);
     const int64_t dv = desc->v_head_dim ? desc->v_head_dim : desc->head_dim;
-    if ((st = fc_native_check_out_layout(fn, "desc.out", &desc->out, desc, desc->q_heads, q_rows, dv)))
+    if ((st = fc_native_check_out_layout(fn, "desc.out", &desc->out, desc, desc->q_heads, q_rows, dv)) ||
+        (st = fc_native_check_extents(fn, desc, q_rows, kv_rows)))
         return st;
     fc_problem p;
     if ((st = fc_native_lower(fn, desc, &p)))
@@ -90,6 +91,15 @@ fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attent
         return st;
     if (Dr && ((st = fc_native_check_out_layout(fn, "grads.dq_rope", &grads->dq_rope, desc, desc->q_heads, q_rows, Dr)) ||
                (st = fc_native_check_out_layout(fn, "grads.dk_rope", &grads->dk_rope, desc, desc->kv_heads, kv_rows, Dr))))
+        return st;
+    if ((st = fc_native_check_extents(fn, desc, q_rows, kv_rows)) ||
+        (st = fc_native_check_extent(fn, "grads.d_out", &grads->d_out, desc, 0, desc->q_heads, q_rows, Dv)) ||
+        (st = fc_native_check_extent(fn, "grads.dq", &grads->dq, desc, 0, desc->q_heads, q_rows, D)) ||
+        (st = fc_native_check_extent(fn, "grads.dk", &grads->dk, desc, 0, desc->kv_heads, kv_rows, D)) ||
+        (st = fc_native_check_extent(fn, "grads.dv", &grads->dv, desc, 0, desc->kv_heads, kv_rows, Dv)))
+        return st;
+    if (Dr && ((st = fc_native_check_extent(fn, "grads.dq_rope", &grads->dq_rope, desc, 0, desc->q_heads, q_rows, Dr)) ||
+               (st = fc_native_check_extent(fn, "grads.dk_rope", &grads->dk_rope, desc, 0, desc->kv_heads, kv_rows, Dr))))
         return st;
     fc_problem p;
     if ((st = fc_native_lower(fn, desc, &p)))

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/checked.h"
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "../core/lower.h"
@@ -111,7 +112,7 @@ static fc_status check_operands(const char *fn, const fc_attention_desc *d)
         if (kv->block_size < 1 || kv->num_blocks < 1)
             return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.kv.block_size and num_blocks must be >= 1, got %lld and %lld", fn,
                            (long long)kv->block_size, (long long)kv->num_blocks);
-        const int64_t need = (d->kv_len + kv->block_size - 1) / kv->block_size;
+        const int64_t need = fc_ceil_div(d->kv_len, kv->block_size);
         if (kv->table_stride < need)
             return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.kv.table_stride is %lld, kv_len %lld needs %lld blocks per batch", fn,
                            (long long)kv->table_stride, (long long)d->kv_len, (long long)need);
@@ -128,6 +129,47 @@ fc_status fc_native_check_out_layout(const char *fn, const char *name, const fc_
     if (!fc_dims_disjoint(ext, str, 4))
         return fc_fail(FC_ERR_INVALID_ARG, "%s: %s strides (%lld, %lld, %lld, %lld) make output elements overlap", fn, name,
                        (long long)str[0], (long long)str[1], (long long)str[2], (long long)str[3]);
+    return FC_OK;
+}
+
+/* Kernels form byte offsets as index·stride sums: the highest one an operand of these extents
+ * reaches must fit in int64 (the native face cannot check sizes, but it can check that).
+ * kv 1: key/value storage (paged: blocks × slots; per-batch tensors: one batch each); kv 2: k_rope
+ * (paged like key/value, but one tensor when key/value are per batch). */
+fc_status fc_native_check_extent(const char *fn, const char *name, const fc_tensor *t, const fc_attention_desc *d,
+                                 int kv, int64_t heads, int64_t rows, int64_t width)
+{
+    int64_t nb = d->packed ? 1 : d->batch;
+    if (kv && d->kv.block_table)
+        nb = d->kv.num_blocks, rows = d->kv.block_size < rows ? d->kv.block_size : rows;
+    else if (kv == 1 && d->kv.k_batches)
+        nb = 1;
+    const int64_t ext[4] = {nb, heads, rows, width}, st[4] = {t->stride_batch, t->stride_head, t->stride_seq, t->stride_dim};
+    int64_t hi = 0, step;
+    bool over = false;
+    for (int k = 0; k < 4; k++)
+        if (ext[k] > 1)
+            over = over || __builtin_mul_overflow(ext[k] - 1, st[k], &step) || __builtin_add_overflow(hi, step, &hi);
+    if (over || __builtin_add_overflow(hi, 1, &hi) || __builtin_mul_overflow(hi, fc_dtype_bytes(t->dtype), &hi))
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: %s strides (%lld, %lld, %lld, %lld) reach beyond int64 byte offsets for "
+                       "[%lld, %lld, %lld, %lld] elements", fn, name, (long long)st[0], (long long)st[1],
+                       (long long)st[2], (long long)st[3], (long long)nb, (long long)heads, (long long)rows,
+                       (long long)width);
+    return FC_OK;
+}
+
+fc_status fc_native_check_extents(const char *fn, const fc_attention_desc *d, int64_t q_rows, int64_t kv_rows)
+{
+    const int64_t D = d->head_dim, Dv = d->v_head_dim ? d->v_head_dim : D, Dr = d->rope_dim;
+    fc_status st;
+    if ((st = fc_native_check_extent(fn, "desc.q", &d->q, d, 0, d->q_heads, q_rows, D)) ||
+        (st = fc_native_check_extent(fn, "desc.k", &d->k, d, 1, d->kv_heads, kv_rows, D)) ||
+        (st = fc_native_check_extent(fn, "desc.v", &d->v, d, 1, d->kv_heads, kv_rows, Dv)) ||
+        (st = fc_native_check_extent(fn, "desc.out", &d->out, d, 0, d->q_heads, q_rows, Dv)))
+        return st;
+    if (Dr && ((st = fc_native_check_extent(fn, "desc.q_rope", &d->q_rope, d, 0, d->q_heads, q_rows, Dr)) ||
+               (st = fc_native_check_extent(fn, "desc.k_rope", &d->k_rope, d, 2, d->kv_heads, kv_rows, Dr))))
+        return st;
     return FC_OK;
 }
 
@@ -201,7 +243,7 @@ static fc_status check_options(const char *fn, const fc_attention_desc *d)
                             : d->bias.data                               ? "desc.bias"
                             : d->alibi.slopes                            ? "desc.alibi"
                             : d->sink                                    ? "desc.sink"
-                            : d->dropout.keep_bits && d->dropout.keep_prob < 1 ? "desc.dropout"
+                            : (d->dropout.keep_bits || d->dropout.generate) && d->dropout.keep_prob < 1 ? "desc.dropout"
                                                                                : NULL;
         if (other)
             return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.sparse cannot be combined with %s", fn, other);
@@ -209,8 +251,10 @@ static fc_status check_options(const char *fn, const fc_attention_desc *d)
     const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
     if (!(kp > 0 && kp <= 1))
         return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.dropout.keep_prob must be in (0, 1], got %g", fn, kp);
-    if (kp < 1 && !d->dropout.keep_bits)
+    if (kp < 1 && !d->dropout.keep_bits && !d->dropout.generate)
         return fc_fail(FC_ERR_NULL_ARG, "%s: desc.dropout.keep_bits is NULL but keep_prob is %g", fn, kp);
+    if (d->dropout.keep_bits && d->dropout.generate)
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.dropout has keep_bits and generate; give one of them", fn);
     if ((d->stats.max == NULL) != (d->stats.sum == NULL))
         return fc_fail(FC_ERR_NULL_ARG, "%s: desc.stats.%s is NULL; give both max and sum or neither", fn,
                        d->stats.max ? "sum" : "max");

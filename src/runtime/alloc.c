@@ -95,3 +95,18 @@ bool fc_rt_alloc_find(const void *p, fc_rt_alloc *out)
     pthread_mutex_unlock(&tab_lock);
     return found;
 }
+
+bool fc_rt_alloc_overlap(uintptr_t p, size_t bytes, fc_rt_alloc *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&tab_lock);
+    /* allocations are disjoint and sorted: the last one starting at or before the range's last
+     * byte is the only candidate that can still reach the range */
+    const size_t n = tab_upper(p + (bytes - 1));
+    if (n && tab[n - 1].size > 0 && tab[n - 1].base + (tab[n - 1].size - 1) >= p) {
+        *out = tab[n - 1];
+        found = true;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    return found;
+}

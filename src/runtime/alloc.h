@@ -34,6 +34,9 @@ fc_rt_status fc_rt_free(void *base, fc_rt_mem kind);
 /* The live allocation containing p, if any. */
 bool fc_rt_alloc_find(const void *p, fc_rt_alloc *out);
 
+/* The live allocation that overlaps [p, p + bytes) (bytes > 0, no wrap), if any. */
+bool fc_rt_alloc_overlap(uintptr_t p, size_t bytes, fc_rt_alloc *out);
+
 /* Text for a kind ("device", "host"). */
 const char *fc_rt_mem_name(fc_rt_mem kind);
 

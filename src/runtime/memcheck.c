@@ -68,11 +68,25 @@ fc_rt_status fc_rt_fill(void *p, int value, size_t count)
     return FC_RT_OK;
 }
 
-fc_rt_status fc_rt_check_operand(const void *p, size_t bytes, int *tracked)
+fc_rt_status fc_rt_check_view(const void *base, uintptr_t lo, size_t bytes, int *tracked)
 {
     fc_rt_alloc a;
-    *tracked = fc_rt_alloc_find(p, &a);
-    if (*tracked && bytes > a.size - ((uintptr_t)p - a.base))
-        return outside("operand", p, bytes, &a);
+    *tracked = fc_rt_alloc_find(base, &a);
+    if (bytes == 0)
+        return FC_RT_OK;
+    if (lo + (bytes - 1) < lo)
+        return fc_rt_fail(FC_RT_INVALID, "range [%p, +%zu) of data at %p wraps around the address space", (void *)lo,
+                          bytes, base);
+    if (*tracked) {
+        if (lo < a.base || lo - a.base > a.size || bytes > a.size - (lo - a.base))
+            return fc_rt_fail(FC_RT_INVALID,
+                              "range [%p, +%zu) of data at %p leaves the %zu-byte %s allocation at %p that holds it",
+                              (void *)lo, bytes, base, a.size, fc_rt_mem_name(a.kind), (void *)a.base);
+        return FC_RT_OK;
+    }
+    if (fc_rt_alloc_overlap(lo, bytes, &a))
+        return fc_rt_fail(FC_RT_INVALID,
+                          "range [%p, +%zu) of untracked data at %p reaches into the %zu-byte %s allocation at %p",
+                          (void *)lo, bytes, base, a.size, fc_rt_mem_name(a.kind), (void *)a.base);
     return FC_RT_OK;
 }

@@ -8,6 +8,7 @@
 #define FC_RUNTIME_MEMCHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "status.h"
 
@@ -25,8 +26,11 @@ fc_rt_status fc_rt_copy(void *dst, fc_rt_side dst_side, const void *src, fc_rt_s
 /* Writes count bytes of value when [p, p+count) lies inside one live allocation (device or host). */
 fc_rt_status fc_rt_fill(void *p, int value, size_t count);
 
-/* Whether [p, p+bytes) may be used as operand memory: when p lies in a live allocation the whole
- * range must lie inside it.  *tracked says whether p lay in one. */
-fc_rt_status fc_rt_check_operand(const void *p, size_t bytes, int *tracked);
+/* Whether [lo, lo+bytes) may be used as the memory of a view of the data at
+ * `base`: judged from base, not from lo, since a view offset can move lo anywhere.  When base lies
+ * in a live allocation the whole range must lie inside that allocation; when it lies in none (host
+ * memory the runtime does not track), the range must not touch any allocation.  *tracked says
+ * whether base lay in one. */
+fc_rt_status fc_rt_check_view(const void *base, uintptr_t lo, size_t bytes, int *tracked);
 
 #endif /* FC_RUNTIME_MEMCHECK_H */

@@ -48,7 +48,7 @@ aclnnStatus cann_executor_add(aclOpExecutor *ex, const cann_operand *op)
         ex->ranges = grown;
         ex->cap = cap;
     }
-    ex->ranges[ex->nranges++] = (cann_range){op->name, op->lo, op->bytes, op->tracked};
+    ex->ranges[ex->nranges++] = (cann_range){op->name, op->base, op->lo, op->bytes, op->tracked};
     return ACLNN_SUCCESS;
 }
 
@@ -84,7 +84,7 @@ static aclnnStatus run_checks(const char *fn, void *workspace, uint64_t size, co
         return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: stream %p is not a live stream (destroyed or foreign)", fn, stream);
     for (int k = 0; k < ex->nranges; k++) {
         const cann_range *r = &ex->ranges[k];
-        const aclnnStatus st = cann_operand_recheck(fn, r->name, r->lo, r->bytes, r->tracked);
+        const aclnnStatus st = cann_operand_recheck(fn, r->name, r);
         if (st != ACLNN_SUCCESS)
             return st;
     }

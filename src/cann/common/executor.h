@@ -22,13 +22,6 @@ typedef struct cann_exec_ops {
     void (*release)(void *payload);
 } cann_exec_ops;
 
-typedef struct cann_range {
-    const char *name;
-    uintptr_t lo;
-    size_t bytes;
-    int tracked;
-} cann_range;
-
 struct aclOpExecutor {
     const char *run_fn;          /* the only second-phase function that may run it */
     const cann_exec_ops *ops;

@@ -87,8 +87,9 @@ static aclnnStatus operand_extent(const aclTensor *t, cann_operand *op)
                            (long long)hi, (long long)cap);
     }
     uintptr_t lo, end;
-    int64_t off_bytes, end_bytes;
-    if (__builtin_mul_overflow(t->offset, op->esize, &off_bytes) || __builtin_mul_overflow(hi + 1, op->esize, &end_bytes) ||
+    int64_t off_bytes, end_bytes, count;
+    if (__builtin_add_overflow(hi, 1, &count) || __builtin_mul_overflow(t->offset, op->esize, &off_bytes) ||
+        __builtin_mul_overflow(count, op->esize, &end_bytes) ||
         __builtin_add_overflow((uintptr_t)t->data, (uintptr_t)off_bytes, &lo) ||
         __builtin_add_overflow((uintptr_t)t->data, (uintptr_t)end_bytes, &end))
         return INVALID("%s: %s: its byte range overflows the address space", fn, name);
@@ -96,9 +97,11 @@ static aclnnStatus operand_extent(const aclTensor *t, cann_operand *op)
         return INVALID("%s: %s data address (with offset) %p is not aligned to its %lld-byte elements", fn, name,
                        (void *)lo, (long long)op->esize);
     op->data = (char *)lo;
+    op->base = (uintptr_t)t->data;
     op->lo = lo;
     op->bytes = (size_t)(end - lo);
-    if (fc_rt_check_operand((const void *)lo, op->bytes, &op->tracked) != FC_RT_OK)
+    /* judged from the tensor's own data address: the offset may move lo out of its allocation */
+    if (fc_rt_check_view(t->data, lo, op->bytes, &op->tracked) != FC_RT_OK)
         return INVALID("%s: %s: %s", fn, name, fc_rt_message());
     return ACLNN_SUCCESS;
 }
@@ -139,16 +142,15 @@ aclnnStatus cann_operand_capture(const char *fn, const char *name, const aclTens
     return st;
 }
 
-aclnnStatus cann_operand_recheck(const char *fn, const char *name, uintptr_t lo, size_t bytes, int tracked)
+aclnnStatus cann_operand_recheck(const char *fn, const char *name, const cann_range *r)
 {
     fc_rt_alloc a;
-    const bool now = fc_rt_alloc_find((const void *)lo, &a);
-    if (tracked && !now)
+    if (r->tracked && !fc_rt_alloc_find((const void *)r->base, &a))
         return INVALID("%s: %s: the allocation that held its data at %p has been freed since the first phase", fn, name,
-                       (void *)lo);
-    if (now && bytes > a.size - (lo - a.base))
-        return INVALID("%s: %s: range [%p, +%zu) now leaves the %zu-byte %s allocation at %p", fn, name, (void *)lo,
-                       bytes, a.size, fc_rt_mem_name(a.kind), (void *)a.base);
+                       (void *)r->base);
+    int tracked;
+    if (fc_rt_check_view((const void *)r->base, r->lo, r->bytes, &tracked) != FC_RT_OK)
+        return INVALID("%s: %s: now %s", fn, name, fc_rt_message());
     return ACLNN_SUCCESS;
 }
 

@@ -1,6 +1,8 @@
 /*
  * Operand checks shared by every aclnn operator (semantics §0.6): live handle, format, dtype,
  * rank, sizes, extent (alignment, storage shape, allocation range), contiguity and non-overlap.
+ * The extent is judged from the tensor's data address over the view's whole byte range
+ * (fc_rt_check_view), in both phases.
  *
  * cann_operand_capture takes a snapshot of an aclTensor, so that nothing is read from the object
  * after the first phase (the caller may destroy it then).  Messages name the parameter as the
@@ -27,19 +29,28 @@ typedef struct cann_operand {
     int64_t strides[CANN_MAX_RANK];
     int64_t numel;
     char *data;                 /* element 0 (the view offset applied) */
+    uintptr_t base;             /* the tensor's data address: allocation checks start from it */
     uintptr_t lo;               /* bytes [lo, lo + bytes) hold every element */
     size_t bytes;
-    int tracked;                /* lo lay in a live runtime allocation when captured */
+    int tracked;                /* base lay in a live runtime allocation when captured */
 } cann_operand;
+
+/* What the second phase re-checks of a captured operand. */
+typedef struct cann_range {
+    const char *name;
+    uintptr_t base, lo;
+    size_t bytes;
+    int tracked;
+} cann_range;
 
 /* Snapshot of t (NULL: absent, not an error).  Checks liveness, format, that the dtype has an
  * element size, sizes (each >= 1 unless allow_empty), and the extent.  161002 on failure. */
 aclnnStatus cann_operand_capture(const char *fn, const char *name, const aclTensor *t, bool allow_empty,
                                  cann_operand *op);
 
-/* The phase-2 repetition of the allocation check: the range must still lie in a live allocation
- * if it did, and inside any allocation it now starts in. */
-aclnnStatus cann_operand_recheck(const char *fn, const char *name, uintptr_t lo, size_t bytes, int tracked);
+/* The phase-2 repetition of the allocation check: the data's allocation must still be live if it
+ * was, and the range must pass the first phase's rule against the allocations of now. */
+aclnnStatus cann_operand_recheck(const char *fn, const char *name, const cann_range *r);
 
 /* dtype must be one of the n listed. */
 aclnnStatus cann_check_dtype(const cann_operand *op, const aclDataType *allowed, int n);

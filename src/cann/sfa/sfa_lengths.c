@@ -1,6 +1,7 @@
 #include "sfa_lengths.h"
 
 #include "cann/common/errmsg.h"
+#include "core/checked.h"
 
 #define INVALID(...) cann_fail(ACLNN_ERR_PARAM_INVALID, __VA_ARGS__)
 
@@ -52,11 +53,13 @@ aclnnStatus sfa_read_lengths(const char *fn, const cann_operand *t, sfa_layout l
 aclnnStatus sfa_read_block_table(const char *fn, const cann_operand *t, const int64_t *skv, const sfa_geom *g,
                                  int32_t *out)
 {
-    const int64_t s0 = t->strides[0] * t->esize, s1 = t->strides[1] * t->esize;
+    /* offsets from indices (bounded by the checked extent), never stride·esize alone: the stride
+     * of a size-1 dim may be anything */
+    const int64_t s0 = t->strides[0], s1 = t->strides[1];
     for (int64_t b = 0; b < g->B; b++) {
-        const int64_t used = (skv[b] + g->slots - 1) / g->slots;
+        const int64_t used = fc_ceil_div(skv[b], g->slots);
         for (int64_t k = 0; k < g->width; k++) {
-            const int32_t blk = *(const int32_t *)(t->data + b * s0 + k * s1);
+            const int32_t blk = *(const int32_t *)(t->data + (b * s0 + k * s1) * t->esize);
             if (k < used && (blk < 0 || blk >= g->blocks))
                 return INVALID("%s: %s[%lld][%lld] is %d, outside [0, %lld) (the key's block count)", fn, t->name,
                                (long long)b, (long long)k, blk, (long long)g->blocks);

@@ -3,7 +3,8 @@
  * actual lengths and block tables are device data read when the executor runs — every content
  * error gives 161002 from the second phase naming the element, and no output byte is written;
  * a repeatable executor reads new lengths and indices on every run; results are bit-identical
- * across runs; the workspace and allocation re-checks of the shared executor apply.
+ * across runs; the workspace and allocation re-checks of the shared executor apply; block sizes
+ * at the int64 limits select what block size S2 selects.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,39 @@ static unsigned char *run_fresh(const sfa_args *a, const dev_tensor *o)
     return run_exec(ex, ws, o);
 }
 
+/* Block sizes at the int64 limits (semantics §5.3 allows any sparseBlockSize >= 1): with S2 = 10
+ * columns, block 0 of size 10, 2^62, INT64_MAX − 1 or INT64_MAX covers them all and blocks 1, 2
+ * start past the end, so the outputs (and the grad's) are bitwise those of block size S2. */
+static void block_size_limits(void)
+{
+    tc_context("sparseBlockSize at the int64 limits");
+    const int64_t sizes[] = {(int64_t)1 << 62, INT64_MAX - 1, INT64_MAX};
+    for (int mode = 0; mode <= 3; mode += 3) {
+        sfa_args a = fwd();
+        a.bs = S2, a.mode = mode;
+        unsigned char *want = run_fresh(&a, &out);
+        sfa_args g = grad();
+        g.bs = S2, g.mode = mode;
+        sfa_expect_run(&g, ACLNN_SUCCESS, NULL, NULL);
+        unsigned char *want_dq = dt_download(&dq);
+        for (size_t n = 0; n < sizeof sizes / sizeof sizes[0]; n++) {
+            a.bs = sizes[n];
+            aclrtMemset(out.dev, out.bytes, 0x7f, out.bytes);
+            unsigned char *got = run_fresh(&a, &out);
+            TC_CHECK(memcmp(got, want, out.bytes) == 0, "mode %d: block size %lld differs from block size S2", mode,
+                     (long long)sizes[n]);
+            g.bs = sizes[n];
+            aclrtMemset(dq.dev, dq.bytes, 0x7f, dq.bytes);
+            sfa_expect_run(&g, ACLNN_SUCCESS, NULL, NULL);
+            unsigned char *got_dq = dt_download(&dq);
+            TC_CHECK(memcmp(got_dq, want_dq, dq.bytes) == 0, "mode %d: grad dq with block size %lld differs", mode,
+                     (long long)sizes[n]);
+            free(got), free(got_dq);
+        }
+        free(want), free(want_dq);
+    }
+}
+
 static void repeatable(void)
 {
     tc_context("repeatable executor reads new device data per run");
@@ -312,6 +346,7 @@ int main(void)
     block_table();
     repeatable();
     executor_checks();
+    block_size_limits();
     dev_tensor *all[] = {&q, &k, &v, &idx, &out, &smax, &ssum, &tq, &tk, &tv, &tidx, &tout, &tmax, &tsum, &pk, &pv,
                          &table, &dout, &dq, &dk, &dv, &gmax, &gsum};
     for (size_t n = 0; n < sizeof all / sizeof all[0]; n++)

@@ -1,0 +1,135 @@
+/*
+ * flashc-bench --backend cuda: the forward operator on the GPU over a fixed shape suite
+ * (B·S = 16K tokens, model width 2048, bf16), timed with CUDA events around each run: the median
+ * of many runs, inputs rotated over enough buffer sets to exceed the L2 cache, TFLOP/s over the
+ * visible positions (fc_plan_flops).  The peer (PyTorch SDPA, flash and cuDNN) is timed on the
+ * same shapes by bench/sdpa_peer.py in the same device call (tools/gpu-check.sh).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "flashc.h"
+#include "cuda.h"
+
+typedef struct {
+    const char *name;
+    int S, D;
+    bool causal;
+} cuda_shape;
+
+static const cuda_shape shapes[] = {
+    {"fwd-bf16-d128-s4k", 4096, 128, false}, {"fwd-bf16-d128-s4k-causal", 4096, 128, true},
+    {"fwd-bf16-d64-s4k", 4096, 64, false},   {"fwd-bf16-d256-s4k", 4096, 256, false},
+    {"fwd-bf16-d128-s16k", 16384, 128, false}, {"fwd-bf16-d128-s1k", 1024, 128, false},
+};
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median milliseconds of `repeat` runs of the shape; flops of one run in *flops. */
+static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
+{
+    const int H = 2048 / s->D, B = 16384 / s->S, sets = 3;
+    const size_t elems = (size_t)B * H * s->S * s->D, bytes = elems * 2;
+    void *buf[3][4] = {{0}};
+    fc_plan *plan[3] = {0};
+    int rc = 0;
+    unsigned short *init = malloc(bytes);
+    for (size_t i = 0; init && i < elems; i++) /* bf16 values in [−1, 1) */
+        init[i] = (unsigned short)(0x3F80 - ((i * 2654435761u >> 7) & 0x7F) - ((i & 1) << 15));
+    for (int k = 0; k < sets && init && rc == 0; k++) {
+        for (int t = 0; t < 4; t++)
+            if (cudaMalloc(&buf[k][t], bytes) != cudaSuccess || cudaMemcpy(buf[k][t], init, bytes, cudaMemcpyHostToDevice))
+                rc = 1;
+        if (rc)
+            break;
+        fc_attention_desc d = fc_attention_desc_init();
+        d.batch = B, d.q_heads = d.kv_heads = H, d.head_dim = s->D, d.q_len = d.kv_len = s->S;
+        d.q = fc_tensor_bsnd(buf[k][0], FC_BF16, H, s->S, s->D);
+        d.k = fc_tensor_bsnd(buf[k][1], FC_BF16, H, s->S, s->D);
+        d.v = fc_tensor_bsnd(buf[k][2], FC_BF16, H, s->S, s->D);
+        d.out = fc_tensor_bsnd(buf[k][3], FC_BF16, H, s->S, s->D);
+        if (s->causal)
+            d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
+        fc_options opt = {FC_BACKEND_CUDA, 0, NULL};
+        if (fc_plan_create(&d, &opt, &plan[k]) != FC_OK) {
+            fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
+            rc = 1;
+        }
+    }
+    float *t = calloc((size_t)repeat, sizeof *t);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0), cudaEventCreate(&e1);
+    for (int r = -3; r < repeat && rc == 0 && t; r++) { /* 3 warm-up runs */
+        cudaEventRecord(e0, 0);
+        if (fc_plan_run(plan[(r + 3) % sets], NULL, NULL, 0) != FC_OK) {
+            fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
+            rc = 1;
+        }
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        if (r >= 0)
+            cudaEventElapsedTime(&t[r], e0, e1);
+    }
+    if (rc == 0 && t) {
+        qsort(t, (size_t)repeat, sizeof *t, cmp_float);
+        *ms = t[repeat / 2];
+        fc_plan_flops(plan[0], flops);
+    }
+    cudaError_t err = cudaDeviceSynchronize();
+    if (err != cudaSuccess) {
+        fprintf(stderr, "flashc-bench: %s: %s\n", s->name, cudaGetErrorString(err));
+        rc = 1;
+    }
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    for (int k = 0; k < sets; k++) {
+        fc_plan_destroy(plan[k]);
+        for (int x = 0; x < 4; x++)
+            cudaFree(buf[k][x]);
+    }
+    free(t);
+    free(init);
+    return rc;
+}
+
+int bench_cuda_main(int argc, char **argv)
+{
+    const char *filter = NULL;
+    int repeat = 30;
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--filter") == 0)
+            filter = argv[i + 1];
+        else if (strcmp(argv[i], "--repeat") == 0)
+            repeat = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : repeat;
+    }
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        fprintf(stderr, "flashc-bench: --backend cuda: no usable CUDA device\n");
+        return 2;
+    }
+    struct cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    printf("# flashc-bench --backend cuda on %s (sm_%d%d), median of %d runs, CUDA events\n", prop.name, prop.major,
+           prop.minor, repeat);
+    printf("%-28s %10s %10s\n", "case", "ms", "TFLOP/s");
+    int failures = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        if (filter && !strstr(shapes[i].name, filter))
+            continue;
+        float ms = 0;
+        double flops = 0;
+        if (time_shape(&shapes[i], repeat, &ms, &flops) != 0) {
+            failures++;
+            printf("%-28s %10s %10s\n", shapes[i].name, "failed", "-");
+            continue;
+        }
+        printf("%-28s %10.3f %10.1f\n", shapes[i].name, ms, flops / (ms * 1e-3) / 1e12);
+    }
+    return failures ? 1 : 0;
+}

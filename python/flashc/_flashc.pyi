@@ -1,0 +1,13 @@
+"""Type hints of the C extension (python/src/module.c)."""
+from typing import Any, Dict
+
+native_version: str
+
+def forward(desc: Dict[str, Any], threads: int = 0) -> None:
+    """Runs an attention forward described by `desc` (built by flashc._describe.Problem)."""
+
+def backward(desc: Dict[str, Any], grads: Dict[str, Any], threads: int = 0) -> None:
+    """Runs its backward, writing the gradient arrays in `grads`."""
+
+def cpu_isa() -> str:
+    """The CPU kernel path in use: "avx512", "avx2" or "scalar"."""

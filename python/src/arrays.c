@@ -1,0 +1,154 @@
+/* Python objects → strided views, zero-copy.  See arrays.h. */
+#include "arrays.h"
+
+#include <string.h>
+
+#include "dlpack.h"
+
+static const char *const dtype_names[] = {"float32", "float16", "bfloat16", "int8", "uint8", "bool", "int32", "int64"};
+
+static int dl_dtype(DLDataType t, fc_dtype *out)
+{
+    if (t.lanes != 1)
+        return -1;
+    switch (t.code) {
+    case kDLFloat: *out = t.bits == 32 ? FC_F32 : FC_F16; return t.bits == 32 || t.bits == 16 ? 0 : -1;
+    case kDLBfloat: *out = FC_BF16; return t.bits == 16 ? 0 : -1;
+    case kDLInt: *out = t.bits == 8 ? FC_I8 : t.bits == 32 ? FC_I32 : FC_I64; return t.bits == 8 || t.bits == 32 || t.bits == 64 ? 0 : -1;
+    case kDLUInt: *out = FC_U8; return t.bits == 8 ? 0 : -1;
+    case kDLBool: *out = FC_BOOL; return t.bits == 8 ? 0 : -1;
+    default: return -1;
+    }
+}
+
+static int buffer_dtype(const Py_buffer *b, fc_dtype *out)
+{
+    const char *f = b->format ? b->format : "B";
+    if (*f == '@' || *f == '=' || *f == '<')
+        f++;
+    if (f[0] == '\0' || f[1] != '\0')
+        return -1;
+    switch (f[0]) {
+    case 'f': *out = FC_F32; break;
+    case 'e': *out = FC_F16; break;
+    case 'b': *out = FC_I8; break;
+    case 'B': *out = FC_U8; break;
+    case '?': *out = FC_BOOL; break;
+    case 'i': case 'l': case 'q': *out = b->itemsize == 4 ? FC_I32 : FC_I64; break;
+    default: return -1;
+    }
+    return (int64_t)fc_dtype_size(*out) == (int64_t)b->itemsize ? 0 : -1;
+}
+
+static int from_dlpack(PyObject *capsule, const char *name, fcpy_array *out)
+{
+    DLManagedTensor *m = PyCapsule_GetPointer(capsule, "dltensor");
+    if (!m)
+        return -1;
+    const DLTensor *t = &m->dl_tensor;
+    if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "flashc: %s lives on a device (DLPack device type %d) and this build has only the CPU backend; "
+                     "move it to the CPU (the CUDA backend will take such tensors when it exists)",
+                     name, (int)t->device.device_type);
+        return -1;
+    }
+    if (dl_dtype(t->dtype, &out->dtype) != 0) {
+        PyErr_Format(PyExc_ValueError, "flashc: %s has a dtype flashc cannot read (DLPack code %d, %d bits, %d lanes)", name,
+                     (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes);
+        return -1;
+    }
+    if (t->ndim > FCPY_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "flashc: %s has %d dimensions, at most %d are read", name, (int)t->ndim, FCPY_MAX_DIMS);
+        return -1;
+    }
+    out->ndim = t->ndim;
+    out->data = (char *)t->data + t->byte_offset;
+    int64_t compact = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        out->shape[i] = t->shape[i];
+        out->strides[i] = t->strides ? t->strides[i] : compact;
+        compact *= t->shape[i];
+    }
+    return 0;
+}
+
+static int from_buffer(fcpy_holds *h, PyObject *obj, const char *name, bool writable, fcpy_array *out)
+{
+    Py_buffer *b = &h->buffers[h->nbuffers];
+    if (PyObject_GetBuffer(obj, b, PyBUF_STRIDES | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) != 0) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_BufferError)) {
+            PyErr_Clear();
+            PyErr_Format(writable ? PyExc_ValueError : PyExc_TypeError,
+                         writable ? "flashc: %s (%.100s) is not a writable array" :
+                                    "flashc: %s (%.100s) is not an array: it has neither __dlpack__ nor the buffer protocol",
+                         name, Py_TYPE(obj)->tp_name);
+        }
+        return -1;
+    }
+    h->nbuffers++;
+    if (buffer_dtype(b, &out->dtype) != 0) {
+        PyErr_Format(PyExc_ValueError, "flashc: %s has a dtype flashc cannot read (buffer format '%s')", name,
+                     b->format ? b->format : "B");
+        return -1;
+    }
+    if (b->ndim > FCPY_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "flashc: %s has %d dimensions, at most %d are read", name, b->ndim, FCPY_MAX_DIMS);
+        return -1;
+    }
+    out->ndim = b->ndim;
+    out->data = b->buf;
+    for (int i = 0; i < b->ndim; i++) {
+        out->shape[i] = b->shape[i];
+        if (b->strides[i] % b->itemsize != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "flashc: %s has a stride of %zd bytes along axis %d, not a whole number of %zd-byte elements; "
+                         "flashc strides count elements (make a copy with the elements aligned)",
+                         name, b->strides[i], i, b->itemsize);
+            return -1;
+        }
+        out->strides[i] = b->strides[i] / b->itemsize;
+    }
+    return 0;
+}
+
+int fcpy_array_get(fcpy_holds *h, PyObject *obj, const char *name, bool writable, fcpy_array *out)
+{
+    memset(out, 0, sizeof *out);
+    if (h->ncapsules >= FCPY_MAX_HOLDS || h->nbuffers >= FCPY_MAX_HOLDS) {
+        PyErr_SetString(PyExc_ValueError, "flashc: too many arrays in one call");
+        return -1;
+    }
+    if (!PyObject_CheckBuffer(obj) && PyObject_HasAttrString(obj, "__dlpack__")) {
+        PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
+        if (!capsule)
+            return -1;
+        h->capsules[h->ncapsules++] = capsule; /* its destructor calls the producer's deleter */
+        return from_dlpack(capsule, name, out);
+    }
+    return from_buffer(h, obj, name, writable, out);
+}
+
+void fcpy_holds_release(fcpy_holds *h)
+{
+    for (int i = 0; i < h->ncapsules; i++)
+        Py_DECREF(h->capsules[i]);
+    for (int i = 0; i < h->nbuffers; i++)
+        PyBuffer_Release(&h->buffers[i]);
+    h->ncapsules = h->nbuffers = 0;
+}
+
+int fcpy_vector_get(fcpy_holds *h, PyObject *obj, const char *name, fc_dtype dtype, int64_t need, bool writable,
+                    void **data)
+{
+    fcpy_array a;
+    if (fcpy_array_get(h, obj, name, writable, &a) != 0)
+        return -1;
+    if (a.dtype != dtype || a.ndim != 1 || (a.shape[0] > 1 && a.strides[0] != 1) || a.shape[0] < need) {
+        PyErr_Format(PyExc_ValueError, "flashc: %s must be a contiguous one-dimensional %s array of at least %lld entries",
+                     name, dtype_names[dtype], (long long)need);
+        return -1;
+    }
+    *data = a.data;
+    return 0;
+}

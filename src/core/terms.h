@@ -1,0 +1,49 @@
+/*
+ * Index arithmetic of the score terms that every backend applies (semantics §2.4 pse, ALiBi;
+ * §2.7 dropout), host+device (hd.h) so that the CPU and CUDA kernels share one definition.
+ */
+#ifndef FC_CORE_TERMS_H
+#define FC_CORE_TERMS_H
+
+#include "hd.h"
+#include "problem.h"
+
+/* Element offset of pse element (i, j) of query head n1 (incl. the Toeplitz row compression). */
+static inline FC_HD int64_t fc_pse_offset(const fc_pse_view *ps, const fc_batch *bt, int64_t n1, int64_t i, int64_t j)
+{
+    int64_t row = i + bt->pse_row_shift, col = j + bt->pse_col_shift;
+    if (ps->compress_rows > 0 && row < 0) { /* compressed Toeplitz rows: recover from row i mod R */
+        const int64_t m = i % ps->compress_rows;
+        col += m - row;
+        row = m;
+    }
+    return bt->pse_base + n1 * ps->sn + row * ps->si + col * ps->sj;
+}
+
+/* ALiBi, −slope·|Δ| with Δ = j + a and a = Δpos(j = 0) = alibi_dpos − i, in a frame that keeps
+ * fp32 exact when positions are far apart: the row's logits drop the constant −slope·c, where c
+ * is the row's smallest |Δ| when all its Δ share a sign, so the distances left (|j − apos|) are
+ * small exact integers; softmax is shift-invariant and the statistics add the constant back
+ * (*aoff, in double).  The sqrt form keeps absolute distances. */
+static inline FC_HD void fc_alibi_frame(const fc_batch *bt, int64_t i, float slope, bool sqrt_distance, float *apos,
+                                        double *aoff)
+{
+    const double a = bt->alibi_dpos - (double)i, last = (double)(bt->skv > 0 ? bt->skv - 1 : 0);
+    double c = 0.0, ap = -a;
+    if (!sqrt_distance && a >= 0)
+        c = a, ap = 0.0;
+    else if (!sqrt_distance && a + last <= 0)
+        c = -(a + last), ap = last;
+    *apos = (float)ap;
+    *aoff = -(double)slope * c;
+}
+
+/* Dropout keep bit of (n1, i, j) (semantics §2.7): bit e of the mask, least significant first. */
+static inline FC_HD int64_t fc_keep_bit_index(const fc_batch *bt, int64_t n1, int64_t i, int64_t j)
+{
+    return bt->drop_bit0 + (n1 * bt->sq + i) * bt->skv + j;
+}
+
+static inline FC_HD bool fc_keep_bit(const uint8_t *bits, int64_t e) { return (bits[e >> 3] >> (e & 7)) & 1; }
+
+#endif /* FC_CORE_TERMS_H */

@@ -1,0 +1,122 @@
+/*
+ * The CUDA backend's registration (fc_backend_ops): which problems it takes (and why not), and the
+ * glue from plans and runs to the device code (the .cu files beside this one).  A problem it cannot run is
+ * refused at planning with the feature named — never computed on the CPU behind the caller's back.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "../core/backend.h"
+#include "../core/error.h"
+#include "../core/host_data.h"
+#include "cuda.h"
+
+static bool fc_cuda_supports(const fc_problem *prob, fc_op op, const char **why)
+{
+    if (!fc_cuda_available(why))
+        return false;
+    if (op != FC_OP_FORWARD) {
+        *why = "the backward is not on the GPU yet";
+        return false;
+    }
+    const char *missing = fc_cuda_fwd_unsupported(prob);
+    if (missing) {
+        *why = missing;
+        return false;
+    }
+    return true;
+}
+
+/* The operands a run reads or writes, by name (NULL data = absent). */
+typedef struct {
+    const void *data;
+    const char *name;
+} fc_operand_ref;
+
+static size_t fc_cuda_operands(const fc_problem *p, fc_operand_ref *out)
+{
+    const fc_operand_ref all[] = {
+        {p->q.data, "query"},          {p->k.data, "key"},
+        {p->v.data, "value"},          {p->out.data, "out"},
+        {p->mask.data, "mask"},        {p->pse.data, "bias (pse)"},
+        {p->alibi.slopes, "alibi slopes"}, {p->sink, "sink"},
+        {p->drop_bits, "dropout keep bits"}, {p->stats.max, "stats max"},
+        {p->stats.sum, "stats sum"},
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i].data)
+            out[n++] = all[i];
+    return n;
+}
+
+/* 1: every operand is device memory; 0: none is; −1: a mix (*which names a host operand). */
+static int fc_cuda_claims(const fc_problem *prob, const char **which)
+{
+    const char *why;
+    if (!fc_cuda_available(&why))
+        return 0;
+    fc_operand_ref ops[16];
+    const size_t n = fc_cuda_operands(prob, ops);
+    size_t device = 0;
+    *which = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (fc_cuda_is_device_pointer(ops[i].data) == 1)
+            device++;
+        else if (!*which)
+            *which = ops[i].name;
+    }
+    return device == 0 ? 0 : device == n ? 1 : -1;
+}
+
+static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
+{
+    (void)options;
+    if (plan->prob.drop_philox) /* the kernels read caller keep bits only */
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: generated dropout (fc_dropout.generate) is not in the CUDA backend "
+                                       "yet; pass keep_bits");
+    return fc_cuda_fwd_plan(&plan->prob, (fc_cuda_fwd **)&plan->state);
+}
+
+static size_t fc_cuda_workspace_size(const fc_plan *plan)
+{
+    (void)plan;
+    return 0; /* the per-batch facts and the tile order live in the plan's device state */
+}
+
+static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
+{
+    (void)plan;
+    fc_operand_ref ops[16];
+    const size_t n = fc_cuda_operands(run, ops);
+    for (size_t i = 0; i < n; i++)
+        if (fc_cuda_is_device_pointer(ops[i].data) != 1)
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: %s is not CUDA device memory (the plan runs on the CUDA backend)",
+                           ops[i].name);
+    return FC_OK;
+}
+
+static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream)
+{
+    (void)workspace;
+    return fc_cuda_fwd_run((const fc_cuda_fwd *)plan->state, run, stream);
+}
+
+static const char *fc_cuda_variant(void) { return "cuda-mma-sm80"; }
+static bool fc_cuda_force_variant(const char *name) { return name && strcmp(name, "cuda-mma-sm80") == 0; }
+static void fc_cuda_destroy(void *state) { fc_cuda_fwd_destroy((fc_cuda_fwd *)state); }
+
+const fc_backend_ops fc_cuda_backend = {
+    .name = "cuda",
+    .id = FC_BACKEND_CUDA,
+    .supports = fc_cuda_supports,
+    .claims = fc_cuda_claims,
+    .plan = fc_cuda_plan,
+    .workspace_size = fc_cuda_workspace_size,
+    .check_data = fc_cuda_check_data,
+    .execute = fc_cuda_execute,
+    .visible = fc_host_visible,
+    .variant = fc_cuda_variant,
+    .force_variant = fc_cuda_force_variant,
+    .destroy = fc_cuda_destroy,
+};

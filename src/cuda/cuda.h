@@ -1,0 +1,38 @@
+/*
+ * The CUDA backend's C-callable entry points (defined in the .cu files of src/cuda/).  Only
+ * src/cuda/backend.c includes this; the core reaches the backend through fc_cuda_backend.
+ */
+#ifndef FC_CUDA_CUDA_H
+#define FC_CUDA_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether a usable device is present; when not, *why says why (a static string). */
+bool fc_cuda_available(const char **why);
+
+/* Where an address lives: 1 device (or managed) memory, 0 host memory, −1 unknown. */
+int fc_cuda_is_device_pointer(const void *ptr);
+
+/* Device state of a forward plan: the per-batch facts and the balanced list of work tiles. */
+typedef struct fc_cuda_fwd fc_cuda_fwd;
+
+/* Why the forward kernel cannot run prob (NULL when it can). */
+const char *fc_cuda_fwd_unsupported(const fc_problem *prob);
+/* Prepares the device state (fails with fc_fail). */
+fc_status fc_cuda_fwd_plan(const fc_problem *prob, fc_cuda_fwd **out);
+/* Queues the forward of run (the planned shape with this run's data) on stream. */
+fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream);
+void fc_cuda_fwd_destroy(fc_cuda_fwd *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FC_CUDA_CUDA_H */

@@ -1,0 +1,405 @@
+/*
+ * The forward kernel (FlashAttention-2 on mma.sync): one CTA = one query head × one tile of BM
+ * query rows of one batch; 4 warps, each owning 16·MT rows.  Per visible kv tile of BN columns:
+ * S = Q·Kᵀ on tensor cores, the score terms (scale, pse, softcap, ALiBi, visibility, mask), an
+ * online-softmax step in fp32 with exp2, dropout, O += P·V; one division at the end.  K and V
+ * stream through shared memory with cp.async, each load overlapping the other's math (the
+ * FlashAttention-2 pipeline).  Tiles no row can see are never loaded: the visibility model
+ * (core/visibility.h, compiled here for the device) gives each row its spans.  Every output row
+ * is produced by exactly one CTA in a fixed order, so results repeat bit for bit.
+ */
+#ifndef FC_CUDA_FORWARD_KERNEL_CUH
+#define FC_CUDA_FORWARD_KERNEL_CUH
+
+#include <float.h>
+
+#include "../core/terms.h"
+#include "../core/visibility.h"
+#include "ptx.cuh"
+
+namespace fc_cuda {
+
+constexpr int kWarps = 4, kThreads = 32 * kWarps;
+constexpr float kLog2e = 1.4426950408889634f;
+
+/* What the host decided about a launch beyond the problem itself. */
+struct FwdLaunch {
+    const int2 *items; /* (batch, query tile) in launch order, heaviest first */
+    int n_items;
+    bool vec_q, vec_k, vec_v; /* rows are 16-byte aligned with unit feature stride: cp.async */
+    bool terms;               /* pse, ALiBi, softcap or a mask: the per-element score path */
+    bool pair_out;            /* the output has unit feature stride and 4-byte aligned rows */
+};
+
+template <int D, int BM, int BN> struct FwdSmem {
+    static constexpr size_t q = (size_t)BM * D * 2, kv = (size_t)BN * D * 2;
+    static constexpr size_t bytes = q + 2 * kv + (size_t)BM * (sizeof(int4) + 2 * sizeof(float));
+    static constexpr size_t scratch = (size_t)BM * (BN + 8) * sizeof(float); /* + when terms or dropout */
+};
+
+/* Element (row, feature chunk c of 8) of a [rows][D] tile, chunks XOR-swizzled by row so that
+ * ldmatrix's 8 rows hit 8 different bank groups. */
+template <int D> __device__ __forceinline__ int swz(int row, int c) { return row * D + ((c ^ (row & 7)) << 3); }
+
+/* Loads rows [s0, s0 + ROWS) of a (b, tok, head) slice into a swizzled tile: rows ≥ valid and
+ * features ≥ dvalid become zeros.  vec: 16-byte cp.async; else element loads (any strides). */
+template <typename T, int D, int ROWS>
+__device__ __forceinline__ void load_tile(T *tile, const fc_view &v, int64_t b, int64_t tok, int64_t head, int64_t s0,
+                                          int valid, int dvalid, bool vec)
+{
+    constexpr int C = D / 8;
+#pragma unroll 1
+    for (int x = threadIdx.x; x < ROWS * C; x += kThreads) {
+        const int row = x / C, c = x % C;
+        T *dst = tile + swz<D>(row, c);
+        const bool in = row < valid;
+        const char *src = in ? fc_view_row(&v, 2, b, tok, head, s0 + row) : v.data;
+        if (vec) {
+            const int bytes = in && c * 8 < dvalid ? 16 : 0;
+            cp_async16(dst, bytes ? src + c * 16 : v.data, bytes);
+        } else {
+            for (int k = 0; k < 8; k++) {
+                const int e = c * 8 + k;
+                dst[k] = in && e < dvalid ? *(const T *)(src + e * v.se * 2) : T(0.0f);
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ float pse_at(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int64_t j)
+{
+    return load_any(p.pse.data + fc_pse_offset(&p.pse, &bt, n1, i, j) * (p.pse.dtype == FC_F32 ? 4 : 2), p.pse.dtype);
+}
+
+/* min(cap, x) for a count of rows that may be negative (→ 0). */
+__device__ __forceinline__ int clamp_rows(int64_t cap, int64_t x) { return (int)(x < 0 ? 0 : x < cap ? x : cap); }
+
+__device__ __forceinline__ bool span_has(int4 s, int j) { return (j >= s.x && j < s.y) || (j >= s.z && j < s.w); }
+
+/* The score terms of one visible-or-not element (semantics §2.4): pse, scale, softcap, ALiBi,
+ * visibility, explicit mask. */
+__device__ __forceinline__ float score_terms(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int j, float x,
+                                          int4 span, float slope, float apos)
+{
+    if (!span_has(span, j))
+        return -INFINITY;
+    if (p.pse.data && p.pse.before_scale)
+        x += pse_at(p, bt, n1, i, j);
+    x *= p.scale;
+    if (p.softcap > 0.0f)
+        x = p.softcap * tanhf(x / p.softcap);
+    if (p.pse.data && !p.pse.before_scale)
+        x += pse_at(p, bt, n1, i, j);
+    if (p.alibi.slopes) {
+        const float dist = fabsf((float)j - apos);
+        x -= slope * (p.alibi.sqrt_distance ? sqrtf(dist) : dist);
+    }
+    if (p.mask.data && p.mask.data[bt.mask_base + n1 * p.mask.sn + i * p.mask.si + (int64_t)j * p.mask.sj])
+        return -INFINITY;
+    return x;
+}
+
+/* The register score tile of a warp to (OUT) or from its rows of the scratch tile [BM][BN + 8]. */
+template <bool OUT, int MT, int NT, int BN> __device__ __forceinline__ void stage(float (&s)[MT][NT][4], float *sS, int warp, int lane)
+{
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+                const int r = warp * 16 * MT + mt * 16 + lane / 4 + 8 * h, c = nt * 8 + (lane % 4) * 2;
+                float2 *at = reinterpret_cast<float2 *>(sS + r * (BN + 8) + c);
+                if (OUT) {
+                    *at = make_float2(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]);
+                } else {
+                    const float2 v = *at;
+                    s[mt][nt][2 * h] = v.x, s[mt][nt][2 * h + 1] = v.y;
+                }
+            }
+}
+
+/* v = f(v, row, column in tile) for every element of the warp's score rows, through the scratch
+ * tile in a loop that is not unrolled (so that f costs no registers of the unrolled tile). */
+template <int MT, int NT, int BN, typename F>
+__device__ __forceinline__ void through_scratch(float (&s)[MT][NT][4], float *sS, int warp, int lane, F f)
+{
+    stage<true, MT, NT, BN>(s, sS, warp, lane);
+    __syncwarp();
+#pragma unroll 1
+    for (int x = lane; x < 16 * MT * BN; x += 32) {
+        const int r = warp * 16 * MT + x / BN;
+        float &v = sS[r * (BN + 8) + x % BN];
+        v = f(v, r, x % BN);
+    }
+    __syncwarp();
+    stage<false, MT, NT, BN>(s, sS, warp, lane);
+}
+
+template <typename T, int D, int BM, int BN>
+__global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
+{
+    constexpr int MT = BM / (16 * kWarps), NT = BN / 8, DT = D / 8;
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    T *sQ = reinterpret_cast<T *>(smem_raw);
+    T *sK = reinterpret_cast<T *>(smem_raw + FwdSmem<D, BM, BN>::q);
+    T *sV = reinterpret_cast<T *>(smem_raw + FwdSmem<D, BM, BN>::q + FwdSmem<D, BM, BN>::kv);
+    int4 *sSpan = reinterpret_cast<int4 *>(smem_raw + FwdSmem<D, BM, BN>::q + 2 * FwdSmem<D, BM, BN>::kv);
+    float *sSlope = reinterpret_cast<float *>(sSpan + BM), *sApos = sSlope + BM, *sS = sApos + BM;
+    __shared__ int s_kv_lo, s_kv_hi;
+
+    const int2 item = L.items[blockIdx.x / p.Nq];
+    const int64_t b = item.x, n1 = blockIdx.x % p.Nq, n2 = n1 / p.G;
+    const fc_batch &bt = p.batch[b]; /* read where used: a register copy would crowd the tile */
+    const int m0 = item.y * BM;
+    const int rows_here = clamp_rows(BM, bt.q_rows - m0);
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+
+    /* Each row's visible spans (and ALiBi frame); the CTA's kv range is their union. */
+    if (tid == 0)
+        s_kv_lo = INT_MAX, s_kv_hi = 0;
+    __syncthreads();
+    if (tid < BM) {
+        int64_t sp[4] = {0, 0, 0, 0};
+        if (tid < rows_here && fc_row_spans(&bt, m0 + tid, sp) > 0) {
+            atomicMin(&s_kv_lo, (int)(sp[1] > sp[0] ? sp[0] : sp[2]));
+            atomicMax(&s_kv_hi, (int)(sp[3] > sp[2] ? sp[3] : sp[1]));
+        }
+        sSpan[tid] = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
+        float slope = 0.0f, apos = 0.0f;
+        if (p.alibi.slopes) {
+            double aoff;
+            slope = p.alibi.slopes[b * p.alibi.sb + n1 * p.alibi.sn];
+            fc_alibi_frame(&bt, m0 + tid, slope, p.alibi.sqrt_distance, &apos, &aoff);
+        }
+        sSlope[tid] = slope, sApos[tid] = apos;
+    }
+    const int q_valid = clamp_rows(BM, bt.sq - m0);
+    load_tile<T, D, BM>(sQ, p.q, b, bt.q_tok, n1, m0, q_valid, (int)p.Dqk, L.vec_q);
+    cp_async_commit();
+    __syncthreads();
+    const int kv_lo = s_kv_lo, kv_hi = s_kv_hi;
+
+    /* Whether some row sees a column of tile t; tiles no row sees are skipped unloaded. */
+    auto touches = [&](int t) {
+        const int4 s = sSpan[tid];
+        const int a = t * BN, z = a + BN;
+        return tid < rows_here && ((s.x < z && a < s.y) || (s.z < z && a < s.w));
+    };
+    auto covers = [&](int t) { /* every written row sees every column of tile t */
+        const int4 s = sSpan[tid];
+        const int a = t * BN, z = a + BN;
+        return tid >= rows_here || tid >= BM || (s.x <= a && z <= s.y) || (s.z <= a && z <= s.w);
+    };
+    const int t_end = kv_lo < kv_hi ? (kv_hi + BN - 1) / BN : 0;
+    auto next_tile = [&](int t) {
+        while (t < t_end && !__syncthreads_or(tid < BM && touches(t)))
+            t++;
+        return t;
+    };
+
+    /* Rows of this thread: r(mt, h) = warp·16·MT + mt·16 + lane/4 + 8h. */
+    float m[MT][2], l[MT][2], acc[MT][DT][4];
+    const float scale = p.scale;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = warp * 16 * MT + mt * 16 + lane / 4 + 8 * h;
+            const bool sink = p.sink && m0 + r < bt.sq;
+            float off = 0.0f;
+            if (sink && p.alibi.slopes) {
+                float ap;
+                double aoff;
+                fc_alibi_frame(&bt, m0 + r, sSlope[r], p.alibi.sqrt_distance, &ap, &aoff);
+                off = (float)aoff;
+            }
+            m[mt][h] = sink ? fc_sink_at(&p, n1) - off : -INFINITY;
+            l[mt][h] = sink && lane % 4 == 0 ? 1.0f : 0.0f; /* one lane of the quad carries the sink's 1 */
+        }
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int d = 0; d < DT; d++)
+            acc[mt][d][0] = acc[mt][d][1] = acc[mt][d][2] = acc[mt][d][3] = 0.0f;
+
+    const int64_t skv = bt.skv;
+    int t = next_tile(kv_lo / BN);
+    if (t < t_end)
+        load_tile<T, D, BN>(sK, p.k, b, bt.kv_tok, n2, (int64_t)t * BN, clamp_rows(BN, skv - t * BN), (int)p.Dqk,
+                            L.vec_k);
+    cp_async_commit();
+
+    while (t < t_end) {
+        const int j0 = t * BN, kv_valid = clamp_rows(BN, skv - j0);
+        cp_async_wait_all();
+        __syncthreads(); /* K(t) (and Q) arrived; every warp is done with V(t − 1) */
+        load_tile<T, D, BN>(sV, p.v, b, bt.kv_tok, n2, j0, kv_valid, (int)p.Dv, L.vec_v);
+        cp_async_commit();
+
+        float s[MT][NT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+                s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
+#pragma unroll
+        for (int ks = 0; ks < D / 16; ks++) {
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                const int row = warp * 16 * MT + mt * 16 + lane % 16;
+                ldsm_x4(a[mt], sQ + swz<D>(row, ks * 2 + lane / 16));
+            }
+#pragma unroll
+            for (int nt = 0; nt < NT; nt += 2) {
+                uint32_t bk[4];
+                const int row = nt * 8 + lane % 8 + (lane / 16) * 8;
+                ldsm_x4(bk, sK + swz<D>(row, ks * 2 + (lane / 8) % 2));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma16816<T>(s[mt][nt], a[mt], bk[0], bk[1]);
+                    mma16816<T>(s[mt][nt + 1], a[mt], bk[2], bk[3]);
+                }
+            }
+        }
+
+        cp_async_wait_all();
+        const bool full = __syncthreads_and(tid >= BM || covers(t)); /* V(t) arrived; K(t) is free */
+        const int t_next = next_tile(t + 1);
+        if (t_next < t_end)
+            load_tile<T, D, BN>(sK, p.k, b, bt.kv_tok, n2, (int64_t)t_next * BN,
+                                clamp_rows(BN, skv - (int64_t)t_next * BN), (int)p.Dqk, L.vec_k);
+        cp_async_commit();
+
+        /* Score terms: the plain path (scale, visibility) in registers; pse, softcap, ALiBi and
+         * masks per element through the warp's rows of a shared scratch tile, so that their code
+         * is not unrolled over the register tile. */
+        if (L.terms) {
+            through_scratch<MT, NT, BN>(s, sS, warp, lane, [&](float v, int r, int x) {
+                return score_terms(p, bt, n1, m0 + r, j0 + x, v, sSpan[r], sSlope[r], sApos[r]);
+            });
+        } else {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int4 sp = sSpan[warp * 16 * MT + mt * 16 + lane / 4 + 8 * h];
+#pragma unroll
+                    for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                        for (int c = 0; c < 2; c++) {
+                            float &x = s[mt][nt][2 * h + c];
+                            x = full || span_has(sp, j0 + nt * 8 + (lane % 4) * 2 + c) ? x * scale : -INFINITY;
+                        }
+                }
+        }
+
+        /* The online-softmax step per row (a quad of lanes shares a row): P = exp2((x − m)·log2 e). */
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float mx = m[mt][h];
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++)
+                    mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                const float ref2 = (mx == -INFINITY ? 0.0f : mx) * kLog2e;
+                const float alpha = exp2f(m[mt][h] * kLog2e - ref2);
+                m[mt][h] = mx;
+                float sum = 0.0f;
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                    for (int c = 0; c < 2; c++) {
+                        float &x = s[mt][nt][2 * h + c];
+                        x = exp2f(fmaf(x, kLog2e, -ref2));
+                        sum += x;
+                    }
+                l[mt][h] = fmaf(l[mt][h], alpha, sum);
+#pragma unroll
+                for (int d = 0; d < DT; d++)
+                    acc[mt][d][2 * h] *= alpha, acc[mt][d][2 * h + 1] *= alpha;
+            }
+
+        if (p.drop_bits) /* dropped probabilities leave the sum (semantics §2.7) but not O */
+            through_scratch<MT, NT, BN>(s, sS, warp, lane, [&](float v, int r, int x) {
+                return v != 0.0f && !fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, m0 + r, j0 + x)) ? 0.0f : v;
+            });
+
+        /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */
+#pragma unroll
+        for (int ks = 0; ks < BN / 16; ks++) {
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                a[mt][0] = Elem<T>::pack(s[mt][2 * ks][0], s[mt][2 * ks][1]);
+                a[mt][1] = Elem<T>::pack(s[mt][2 * ks][2], s[mt][2 * ks][3]);
+                a[mt][2] = Elem<T>::pack(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
+                a[mt][3] = Elem<T>::pack(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
+            }
+#pragma unroll
+            for (int d = 0; d < DT; d += 2) {
+                uint32_t bv[4];
+                const int row = ks * 16 + lane % 8 + ((lane / 8) % 2) * 8;
+                ldsm_x4_t(bv, sV + swz<D>(row, d + lane / 16));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma16816<T>(acc[mt][d], a[mt], bv[0], bv[1]);
+                    mma16816<T>(acc[mt][d + 1], a[mt], bv[2], bv[3]);
+                }
+            }
+        }
+        t = t_next;
+    }
+    cp_async_wait_all();
+
+    /* One division per row, then O and the statistics (semantics §2.6, §2.8). */
+    const float inv_keep = p.drop_bits ? 1.0f / p.keep_prob : 1.0f;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = warp * 16 * MT + mt * 16 + lane / 4 + 8 * h;
+            float sum = l[mt][h];
+            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+            if (r >= rows_here)
+                continue;
+            const int64_t i = m0 + r;
+            const bool empty = !(sum > 0.0f);
+            const float f = empty ? 0.0f : inv_keep / sum;
+            char *row = fc_view_row(&p.out, 2, b, bt.q_tok, n1, i);
+#pragma unroll
+            for (int d = 0; d < DT; d++) {
+                const int e = d * 8 + (lane % 4) * 2;
+                const float x0 = empty ? 0.0f : acc[mt][d][2 * h] * f, x1 = empty ? 0.0f : acc[mt][d][2 * h + 1] * f;
+                if (e >= p.Dv)
+                    break;
+                if (L.pair_out && e + 1 < p.Dv) {
+                    *(uint32_t *)(row + e * 2) = Elem<T>::pack(x0, x1);
+                } else {
+                    *(T *)(row + e * p.out.se * 2) = T(x0);
+                    if (e + 1 < p.Dv)
+                        *(T *)(row + (e + 1) * p.out.se * 2) = T(x1);
+                }
+            }
+            if (p.stats.max && lane % 4 == 0) {
+                double aoff = 0.0;
+                if (p.alibi.slopes) {
+                    float ap;
+                    fc_alibi_frame(&bt, i, sSlope[r], p.alibi.sqrt_distance, &ap, &aoff);
+                }
+                const int64_t at = fc_stat_offset(&p, &bt, n1, i);
+                const float mx = empty ? -FLT_MAX : (float)(m[mt][h] + aoff), sm = empty ? FLT_MAX : sum;
+                for (int64_t k = 0; k < p.stats.replicas; k++)
+                    p.stats.max[at + k] = mx, p.stats.sum[at + k] = sm;
+            }
+        }
+}
+
+} // namespace fc_cuda
+
+#endif /* FC_CUDA_FORWARD_KERNEL_CUH */

@@ -1,0 +1,90 @@
+/*
+ * The sm_80 tensor-core vocabulary the kernels use: cp.async (global → shared, zero-filling),
+ * ldmatrix (shared → mma fragments) and mma.sync m16n8k16 with fp32 accumulators.
+ */
+#ifndef FC_CUDA_PTX_CUH
+#define FC_CUDA_PTX_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "flashc.h"
+
+namespace fc_cuda {
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* 16 bytes global → shared; bytes < 16 reads that many and zero-fills the rest (0 = all zero). */
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t r[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+/* The 16-bit element types: their mma spelling and fp32 pair packing. */
+template <typename T> struct Elem;
+template <> struct Elem<__half> {
+    static constexpr fc_dtype dtype = FC_F16;
+    static __device__ __forceinline__ uint32_t pack(float a, float b)
+    {
+        __half2 h = __floats2half2_rn(a, b);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
+    static __device__ __forceinline__ float load(const void *p) { return __half2float(*(const __half *)p); }
+};
+template <> struct Elem<__nv_bfloat16> {
+    static constexpr fc_dtype dtype = FC_BF16;
+    static __device__ __forceinline__ uint32_t pack(float a, float b)
+    {
+        __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
+    static __device__ __forceinline__ float load(const void *p) { return __bfloat162float(*(const __nv_bfloat16 *)p); }
+};
+
+/* d += a·b for one m16n8k16 tile (a row-major 16×16, b column-major 16×8). */
+template <typename T> __device__ __forceinline__ void mma16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1);
+template <> __device__ __forceinline__ void mma16816<__half>(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma16816<__nv_bfloat16>(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Loads any float dtype of the problem as fp32 (pse, fp32 outputs read back never). */
+__device__ __forceinline__ float load_any(const char *p, fc_dtype dt)
+{
+    switch (dt) {
+    case FC_F16: return __half2float(*(const __half *)p);
+    case FC_BF16: return __bfloat162float(*(const __nv_bfloat16 *)p);
+    default: return *(const float *)p;
+    }
+}
+
+} // namespace fc_cuda
+
+#endif /* FC_CUDA_PTX_CUH */

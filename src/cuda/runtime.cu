@@ -1,0 +1,36 @@
+/* Device discovery and pointer classification: the only CUDA runtime facts the backend needs
+ * outside its kernels.  The runtime is linked statically, so the library loads without a driver;
+ * these calls are where a missing driver or device shows up. */
+#include <cuda_runtime.h>
+
+#include "cuda.h"
+
+extern "C" bool fc_cuda_available(const char **why)
+{
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaErrorInsufficientDriver) {
+        *why = "no usable NVIDIA driver (cudaGetDeviceCount: cudaErrorInsufficientDriver: the driver is missing or older "
+               "than the CUDA runtime this library was built with)";
+        return false;
+    }
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) {
+        *why = "no CUDA device is present (cudaGetDeviceCount found none)";
+        return false;
+    }
+    if (err != cudaSuccess) {
+        *why = cudaGetErrorString(err);
+        return false;
+    }
+    return true;
+}
+
+extern "C" int fc_cuda_is_device_pointer(const void *ptr)
+{
+    cudaPointerAttributes attr;
+    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear the sticky-free error of an unknown address */
+        return -1;
+    }
+    return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged ? 1 : 0;
+}

@@ -1,0 +1,230 @@
+/* One forward problem on the CPU and the CUDA backends, compared (gpu_case.h). */
+#include "gpu_case.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "common/check.h"
+#include "common/halfconv.h"
+#include "common/rng.h"
+#include "common/tolerance.h"
+
+bool gc_have_gpu(void)
+{
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+static tc_dtype gc_tc(fc_dtype dt) { return dt == FC_BF16 ? TC_BF16 : dt == FC_F16 ? TC_F16 : TC_F32; }
+
+/* Runs a plan with a workspace of the size it asks for (host or device memory by backend). */
+static fc_status gc_plan_run(fc_plan *plan, bool device)
+{
+    size_t ws = 0;
+    fc_plan_workspace_size(plan, &ws);
+    void *w = NULL;
+    if (ws && (device ? cudaMalloc(&w, ws) != cudaSuccess : !(w = malloc(ws))))
+        return FC_ERR_NO_MEMORY;
+    const fc_status st = fc_plan_run(plan, NULL, w, ws);
+    if (device)
+        cudaDeviceSynchronize(), cudaFree(w);
+    else
+        free(w);
+    return st;
+}
+
+/* A host buffer and its device twin. */
+typedef struct {
+    void *h, *d;
+    size_t bytes;
+} gc_buf;
+
+static gc_buf gc_alloc(size_t bytes)
+{
+    gc_buf b = {calloc(1, bytes ? bytes : 1), NULL, bytes};
+    if (cudaMalloc(&b.d, bytes ? bytes : 1) != cudaSuccess)
+        b.d = NULL;
+    return b;
+}
+static void gc_upload(gc_buf *b) { cudaMemcpy(b->d, b->h, b->bytes, cudaMemcpyHostToDevice); }
+static void gc_free(gc_buf *b)
+{
+    free(b->h);
+    cudaFree(b->d);
+}
+
+/* A sequence operand [.., n heads, .., e features] in the case's layout; returns its elements. */
+static fc_tensor gc_tensor(const gc_case *c, int n, int e, int64_t tokens, int64_t *elems)
+{
+    fc_tensor t = {NULL, c->dt, 0, 0, 0, 1};
+    const int S = (int)(tokens / (c->packed ? 1 : c->B)); /* positions per batch (padded) */
+    switch (c->layout) {
+    case GC_BNSD: t.stride_seq = e, t.stride_head = (int64_t)S * e, t.stride_batch = (int64_t)n * S * e; break;
+    case GC_BSND: t.stride_head = e, t.stride_seq = (int64_t)n * e, t.stride_batch = (int64_t)S * n * e; break;
+    case GC_GAPS: t.stride_head = e + 8, t.stride_seq = (int64_t)n * (e + 8) + 16, t.stride_batch = S * t.stride_seq + 8; break;
+    case GC_ODD_STRIDES: t.stride_head = e + 3, t.stride_seq = (int64_t)n * (e + 3) + 1, t.stride_batch = S * t.stride_seq + 5; break;
+    }
+    if (c->packed)
+        *elems = tokens * t.stride_seq + (c->layout == GC_BNSD ? (int64_t)n * tokens * e : 0);
+    else
+        *elems = (int64_t)c->B * t.stride_batch + 16;
+    if (c->packed && c->layout == GC_BNSD) /* packed BNSD is head-major over all tokens */
+        t.stride_head = tokens * e, t.stride_seq = e, *elems = (int64_t)n * tokens * e;
+    return t;
+}
+
+static void gc_fill(tc_rng *r, gc_buf *b, fc_dtype dt, double lo, double hi)
+{
+    const int64_t n = (int64_t)(b->bytes / fc_dtype_size(dt));
+    for (int64_t i = 0; i < n; i++)
+        tc_store(gc_tc(dt), b->h, i, tc_rng_uniform(r, lo, hi));
+}
+
+/* Equal bits, or both finite and within tol; returns the number of failures. */
+static int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol)
+{
+    int64_t bad = 0;
+    const size_t es = tc_dtype_size(t);
+    for (int64_t i = 0; i < n; i++) {
+        if (memcmp((const char *)gpu + i * es, (const char *)cpu + i * es, es) == 0)
+            continue;
+        const double y = tc_load(t, gpu, i), r = tc_load(t, cpu, i);
+        if (isfinite(y) && isfinite(r) && fabs(y - r) <= 2 * (tol.atol + tol.rtol * fabs(r)))
+            continue;
+        if (bad++ < 5)
+            TC_CHECK(false, "%s[%lld]: gpu %.8g, cpu %.8g", what, (long long)i, y, r);
+    }
+    TC_CHECK(bad == 0, "%s: %lld of %lld elements differ", what, (long long)bad, (long long)n);
+    return bad;
+}
+
+bool gc_run(const gc_case *c)
+{
+    tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
+               "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d stats=%d cap=%g seed=%u",
+               c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
+               c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
+               c->dropout, c->stats, c->softcap, c->seed);
+    const int fails0 = tc_failures();
+    tc_rng r = tc_rng_seed(c->seed);
+    int64_t qlen[64], kvlen[64], prefix[64], tq = 0, tk = 0, keep_bits = 0;
+    for (int b = 0; b < c->B; b++) {
+        qlen[b] = c->varlen ? tc_rng_int(&r, 0, c->Sq) : c->Sq;
+        kvlen[b] = c->varlen ? tc_rng_int(&r, 1, c->Skv) : c->Skv;
+        prefix[b] = tc_rng_int(&r, 0, kvlen[b]);
+        tq += qlen[b], tk += kvlen[b];
+        keep_bits += (int64_t)c->Nq * qlen[b] * kvlen[b];
+    }
+    const int64_t tokq = c->packed ? tq : (int64_t)c->B * c->Sq, tokk = c->packed ? tk : (int64_t)c->B * c->Skv;
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = c->B, d.q_heads = c->Nq, d.kv_heads = c->Nkv, d.head_dim = c->D, d.v_head_dim = c->Dv;
+    d.q_len = c->Sq, d.kv_len = c->Skv, d.packed = c->packed;
+    if (c->varlen || c->packed)
+        d.q_lens = qlen, d.kv_lens = kvlen;
+    int64_t nq, nk, nv, no;
+    d.q = gc_tensor(c, c->Nq, c->D, tokq, &nq);
+    d.k = gc_tensor(c, c->Nkv, c->D, tokk, &nk);
+    d.v = gc_tensor(c, c->Nkv, c->Dv, tokk, &nv);
+    d.out = gc_tensor(c, c->Nq, c->Dv, tokq, &no);
+    const size_t es = fc_dtype_size(c->dt);
+    gc_buf q = gc_alloc(nq * es), k = gc_alloc(nk * es), v = gc_alloc(nv * es), o = gc_alloc(no * es);
+    gc_fill(&r, &q, c->dt, -2, 2), gc_fill(&r, &k, c->dt, -2, 2), gc_fill(&r, &v, c->dt, -1, 1);
+    const int64_t mn = (int64_t)c->B * c->Nq * c->Sq * c->Skv;
+    gc_buf mask = gc_alloc(c->mask ? mn : 0), bias = gc_alloc(c->bias ? mn * es : 0);
+    gc_buf slopes = gc_alloc(c->Nq * sizeof(float)), sink = gc_alloc(c->Nq * sizeof(float));
+    gc_buf bits = gc_alloc((size_t)(keep_bits + 7) / 8 + 1);
+    const int64_t ns = (int64_t)c->B * c->Nq * c->Sq * 8;
+    gc_buf smax = gc_alloc(ns * 4), ssum = gc_alloc(ns * 4);
+    for (int64_t i = 0; c->mask && i < mn; i++)
+        ((uint8_t *)mask.h)[i] = tc_rng_bool(&r, 0.2);
+    if (c->bias)
+        gc_fill(&r, &bias, c->dt, -1, 1);
+    for (int n = 0; n < c->Nq; n++) {
+        ((float *)slopes.h)[n] = (float)pow(2.0, -(n + 1) * 8.0 / c->Nq);
+        ((float *)sink.h)[n] = (float)tc_rng_uniform(&r, -1, 2);
+    }
+    for (size_t i = 0; i < bits.bytes; i++)
+        ((uint8_t *)bits.h)[i] = (uint8_t)tc_rng_u64(&r);
+    gc_buf *in[] = {&q, &k, &v, &mask, &bias, &slopes, &sink, &bits};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        gc_upload(in[i]);
+
+    if (c->window == GC_CAUSAL)
+        d.vis.window = fc_window_causal(c->align);
+    else if (c->window == GC_BAND)
+        d.vis.window = fc_window_band(c->Skv / 3, c->Skv / 5, c->align);
+    else if (c->window == GC_PREFIX)
+        d.vis.window = fc_window_causal(c->align), d.vis.prefix = prefix;
+    d.vis.q_start = c->q_start, d.vis.kv_start = c->kv_start;
+    if (c->mask)
+        d.vis.mask = (fc_mask){mask.h, FC_U8, (int64_t)c->Nq * c->Sq * c->Skv, (int64_t)c->Sq * c->Skv, c->Skv, 1, false};
+    if (c->bias)
+        d.bias = (fc_bias){bias.h, c->dt, c->bias_before ? FC_BIAS_BEFORE_SCALE : FC_BIAS_AFTER_SCALE, c->Sq, c->Skv,
+                           (int64_t)c->Nq * c->Sq * c->Skv, (int64_t)c->Sq * c->Skv, c->Skv, 1, false, false};
+    if (c->alibi)
+        d.alibi = (fc_alibi){slopes.h, 0, 1, false};
+    d.softcap = c->softcap;
+    if (c->sink)
+        d.sink = sink.h;
+    if (c->dropout)
+        d.dropout = (fc_dropout){bits.h, bits.bytes, 0.8};
+    if (c->stats)
+        d.stats = (fc_stats){smax.h, ssum.h, FC_STATS_HEAD_MAJOR, 8};
+
+    /* CPU, the oracle: host pointers, poisoned outputs. */
+    memset(o.h, 0xFF, o.bytes), memset(smax.h, 0xFF, smax.bytes), memset(ssum.h, 0xFF, ssum.bytes);
+    fc_options cpu = {FC_BACKEND_CPU, 0, NULL};
+    fc_plan *cplan = NULL;
+    fc_status st = fc_plan_create(&d, &cpu, &cplan);
+    if (st == FC_OK)
+        st = gc_plan_run(cplan, false);
+    fc_plan_destroy(cplan);
+    TC_CHECK(st == FC_OK, "CPU run: %s (%s)", fc_status_name(st), fc_last_error());
+
+    /* GPU: the same description on the device twins; DEFAULT must pick CUDA from the pointers. */
+    fc_attention_desc g = d;
+    g.q.data = q.d, g.k.data = k.d, g.v.data = v.d, g.out.data = o.d;
+    if (c->mask) g.vis.mask.data = mask.d;
+    if (c->bias) g.bias.data = bias.d;
+    if (c->alibi) g.alibi.slopes = slopes.d;
+    if (c->sink) g.sink = sink.d;
+    if (c->dropout) g.dropout.keep_bits = bits.d;
+    if (c->stats) g.stats.max = smax.d, g.stats.sum = ssum.d;
+    void *ho = malloc(o.bytes), *hm = malloc(smax.bytes), *hs = malloc(ssum.bytes), *ho2 = malloc(o.bytes);
+    for (int rep = 0; rep < 2 && st == FC_OK; rep++) {
+        cudaMemset(o.d, 0xFF, o.bytes), cudaMemset(smax.d, 0xFF, smax.bytes), cudaMemset(ssum.d, 0xFF, ssum.bytes);
+        fc_plan *plan = NULL;
+        fc_options def = {FC_BACKEND_DEFAULT, 0, NULL};
+        st = fc_plan_create(&g, &def, &plan);
+        TC_CHECK(st == FC_OK, "GPU plan: %s (%s)", fc_status_name(st), fc_last_error());
+        if (st == FC_OK) {
+            st = gc_plan_run(plan, true);
+            TC_CHECK(st == FC_OK, "GPU run: %s (%s)", fc_status_name(st), fc_last_error());
+            const cudaError_t e = cudaDeviceSynchronize();
+            TC_CHECK(e == cudaSuccess, "GPU kernel: %s", cudaGetErrorString(e));
+        }
+        fc_plan_destroy(plan);
+        cudaMemcpy(rep ? ho2 : ho, o.d, o.bytes, cudaMemcpyDeviceToHost);
+        if (rep == 0) {
+            cudaMemcpy(hm, smax.d, smax.bytes, cudaMemcpyDeviceToHost);
+            cudaMemcpy(hs, ssum.d, ssum.bytes, cudaMemcpyDeviceToHost);
+        }
+    }
+    if (st == FC_OK) {
+        gc_compare("out", gc_tc(c->dt), ho, o.h, no, tc_tol_out(gc_tc(c->dt)));
+        TC_CHECK(memcmp(ho, ho2, o.bytes) == 0, "two GPU runs are bit-identical");
+        if (c->stats) {
+            gc_compare("stats max", TC_F32, hm, smax.h, ns, tc_tol_max());
+            gc_compare("stats sum", TC_F32, hs, ssum.h, ns, tc_tol_sum());
+        }
+    }
+    free(ho), free(hm), free(hs), free(ho2);
+    gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gc_free(all[i]);
+    return tc_failures() == fails0;
+}

@@ -1,0 +1,40 @@
+/*
+ * One forward problem run on both backends: seeded random inputs laid out in host buffers (the
+ * CPU backend, the oracle) and copied to device buffers (the CUDA backend, chosen by
+ * FC_BACKEND_DEFAULT from the device pointers); both outputs start poisoned with the same NaN
+ * bytes, so an element the GPU fails to write (or writes where the CPU does not) fails the
+ * comparison.  Outputs are compared within twice the semantics §0.4 tolerance (both backends
+ * round), statistics likewise, and elements with equal bits always pass (gaps, exact zeros,
+ * −FLT_MAX/+FLT_MAX).  The GPU run is repeated and must be bit-identical.
+ */
+#ifndef FLASHC_TESTS_CUDA_GPU_CASE_H
+#define FLASHC_TESTS_CUDA_GPU_CASE_H
+
+#include <stdbool.h>
+
+#include "flashc.h"
+
+typedef enum { GC_BNSD, GC_BSND, GC_GAPS, GC_ODD_STRIDES } gc_layout;
+typedef enum { GC_FULL, GC_CAUSAL, GC_BAND, GC_PREFIX } gc_window;
+
+typedef struct gc_case {
+    int B, Nq, Nkv, Sq, Skv, D, Dv;
+    fc_dtype dt;
+    gc_layout layout;
+    bool packed;          /* varlen, tokens back to back (else padded batches) */
+    bool varlen;          /* per-batch lengths below the maxima */
+    gc_window window;
+    fc_align align;
+    int q_start, kv_start;
+    bool mask, bias, bias_before, alibi, sink, dropout, stats;
+    float softcap;
+    unsigned seed;
+} gc_case;
+
+/* Whether a CUDA device is usable (else the test skips). */
+bool gc_have_gpu(void);
+
+/* Runs the case on both backends and checks it; returns false when a check failed. */
+bool gc_run(const gc_case *c);
+
+#endif

@@ -1,0 +1,111 @@
+/*
+ * The CUDA forward against the CPU backend over the features the GPU covers (gpu_case.h): named
+ * cases for each feature, then a seeded sweep that mixes them at odd sizes; plus the selection
+ * rules (a host operand among device ones is FC_ERR_INVALID_ARG naming it; a feature the GPU
+ * lacks is FC_ERR_BACKEND naming it).  Skips (77) where no GPU is present.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "common/check.h"
+#include "gpu_case.h"
+#include "common/rng.h"
+
+static gc_case base(int D, fc_dtype dt)
+{
+    gc_case c = {.B = 2, .Nq = 4, .Nkv = 2, .Sq = 77, .Skv = 93, .D = D, .Dv = D, .dt = dt, .layout = GC_BSND, .seed = 1};
+    return c;
+}
+
+static void named_cases(void)
+{
+    const int dims[] = {64, 128, 256};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 3; k++) {
+            const fc_dtype dt = t ? FC_BF16 : FC_F16;
+            gc_case c = base(dims[k], dt);
+            gc_run(&c);
+            c.layout = GC_BNSD, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT;
+            gc_run(&c);
+            c.layout = GC_GAPS, c.window = GC_BAND, c.stats = true;
+            gc_run(&c);
+            c.layout = GC_ODD_STRIDES, c.window = GC_PREFIX, c.Nkv = 1; /* MQA, element loads */
+            gc_run(&c);
+        }
+    gc_case c = base(128, FC_BF16);
+    c.Dv = 64, gc_run(&c);               /* Dv ≠ Dqk */
+    c.D = 80, c.Dv = 112, gc_run(&c);    /* head dims between the classes */
+    c = base(64, FC_F16), c.packed = true, c.varlen = true, c.B = 5, c.window = GC_CAUSAL, c.stats = true, gc_run(&c);
+    c = base(128, FC_BF16), c.varlen = true, c.B = 4, gc_run(&c); /* padded batches with padding rows */
+    c = base(128, FC_F16), c.mask = true, gc_run(&c);
+    c = base(128, FC_F16), c.bias = true, gc_run(&c);
+    c.bias_before = true, gc_run(&c);
+    c = base(128, FC_BF16), c.alibi = true, c.stats = true, c.q_start = 5000, c.kv_start = 4990, gc_run(&c);
+    c = base(64, FC_F16), c.softcap = 5.0f, gc_run(&c);
+    c = base(128, FC_F16), c.sink = true, c.stats = true, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(128, FC_BF16), c.dropout = true, c.stats = true, gc_run(&c);
+    c = base(256, FC_BF16), c.Sq = 1, c.Skv = 1000, gc_run(&c); /* decode-like */
+    c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
+}
+
+static void sweep(unsigned seed, int cases)
+{
+    tc_rng r = tc_rng_seed(seed);
+    for (int n = 0; n < cases; n++) {
+        gc_case c = base((int)tc_rng_int(&r, 1, 256), tc_rng_bool(&r, 0.5) ? FC_BF16 : FC_F16);
+        c.Dv = tc_rng_bool(&r, 0.7) ? c.D : (int)tc_rng_int(&r, 1, 256);
+        c.B = (int)tc_rng_int(&r, 1, 4), c.Nkv = (int)tc_rng_int(&r, 1, 3), c.Nq = c.Nkv * (int)tc_rng_int(&r, 1, 3);
+        c.Sq = (int)tc_rng_int(&r, 1, 300), c.Skv = (int)tc_rng_int(&r, 1, 300);
+        c.layout = (gc_layout)tc_rng_int(&r, 0, 3), c.packed = tc_rng_bool(&r, 0.3);
+        c.varlen = c.packed || tc_rng_bool(&r, 0.3);
+        c.window = (gc_window)tc_rng_int(&r, 0, 3), c.align = (fc_align)tc_rng_int(&r, 0, 1);
+        c.q_start = (int)tc_rng_int(&r, 0, 50), c.kv_start = (int)tc_rng_int(&r, 0, 50);
+        c.mask = tc_rng_bool(&r, 0.2), c.bias = tc_rng_bool(&r, 0.2), c.bias_before = tc_rng_bool(&r, 0.5);
+        c.alibi = tc_rng_bool(&r, 0.2), c.sink = tc_rng_bool(&r, 0.2), c.dropout = tc_rng_bool(&r, 0.2);
+        c.stats = tc_rng_bool(&r, 0.5), c.softcap = tc_rng_bool(&r, 0.2) ? 10.0f : 0.0f;
+        c.seed = seed * 1000u + (unsigned)n;
+        gc_run(&c);
+    }
+}
+
+/* A host output among device operands, and a feature the GPU lacks. */
+static void selection(void)
+{
+    enum { S = 16, E = 64 };
+    void *dq = NULL;
+    cudaMalloc(&dq, S * E * 2);
+    static uint16_t host_out[S * E];
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = 1, d.q_heads = d.kv_heads = 1, d.head_dim = E, d.q_len = d.kv_len = S;
+    d.q = fc_tensor_bnsd(dq, FC_BF16, 1, S, E), d.k = d.v = d.q;
+    d.out = fc_tensor_bnsd(host_out, FC_BF16, 1, S, E);
+    fc_plan *plan = NULL;
+    fc_status st = fc_plan_create(&d, NULL, &plan);
+    TC_CHECK(st == FC_ERR_INVALID_ARG && strstr(fc_last_error(), "out"), "mixed memory: %s (%s)", fc_status_name(st),
+             fc_last_error());
+    fc_plan_destroy(plan);
+    plan = NULL;
+    d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = FC_F32;
+    fc_options cuda = {FC_BACKEND_CUDA, 0, NULL};
+    st = fc_plan_create(&d, &cuda, &plan);
+    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), "fp16/bf16"), "fp32 refused by name: %s (%s)",
+             fc_status_name(st), fc_last_error());
+    fc_plan_destroy(plan);
+    cudaFree(dq);
+}
+
+int main(int argc, char **argv)
+{
+    if (!gc_have_gpu()) {
+        printf("test_cuda_forward: no CUDA device; skipped\n");
+        return TC_SKIP;
+    }
+    const int cases = argc > 1 ? atoi(argv[1]) : 60;
+    selection();
+    named_cases();
+    sweep(20261126u, cases);
+    return tc_summary("test_cuda_forward");
+}
