@@ -8,7 +8,36 @@
 #include "cpu.h"
 #include "../core/error.h"
 
+#if defined(FLASHC_AMX)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 static const fc_cpu_kernels *fc_forced;
+
+#if defined(FLASHC_AMX)
+/* AMX-TILE, AMX-BF16 and AVX512-BF16 in the CPU, tile state enabled by the OS (XCR0 bits 17, 18),
+ * and Linux's permission to use it (arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA)), asked once; a
+ * refusal leaves the amx kernels unavailable, so dispatch falls back to avx512. */
+static bool fc_amx_usable(void)
+{
+    static int state; /* 0 not asked yet, 1 usable, −1 not */
+    if (state == 0) {
+        unsigned a, b, c, d;
+        bool ok = __get_cpuid_count(1, 0, &a, &b, &c, &d) && (c >> 27 & 1); /* OSXSAVE: xgetbv works */
+        ok = ok && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1) && (d >> 22 & 1); /* tile, bf16 */
+        ok = ok && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1);                 /* avx512_bf16 */
+        if (ok) {
+            unsigned lo, hi;
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            ok = (lo >> 17 & 3) == 3;
+        }
+        ok = ok && syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+        state = ok ? 1 : -1;
+    }
+    return state > 0;
+}
+#endif
 
 #if defined(FLASHC_X86)
 /* F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c". */
@@ -25,6 +54,10 @@ static bool fc_isa_available(const fc_cpu_kernels *k)
     if (k == &fc_cpu_kernels_vec16)
         return true;
 #endif
+#if defined(FLASHC_AMX)
+    if (k == &fc_cpu_kernels_amx)
+        return fc_isa_available(&fc_cpu_kernels_avx512) && fc_amx_usable();
+#endif
 #if defined(FLASHC_X86)
     __builtin_cpu_init();
     if (k == &fc_cpu_kernels_avx512)
@@ -39,6 +72,9 @@ static bool fc_isa_available(const fc_cpu_kernels *k)
 static const fc_cpu_kernels *fc_isa_by_name(const char *name)
 {
     const fc_cpu_kernels *all[] = {
+#if defined(FLASHC_AMX)
+        &fc_cpu_kernels_amx,
+#endif
 #if defined(FLASHC_X86)
         &fc_cpu_kernels_avx512, &fc_cpu_kernels_avx2,
 #endif

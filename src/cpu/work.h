@@ -34,6 +34,7 @@ typedef struct fc_tiles {
 
 typedef struct fc_cpu_kernels {
     const char *isa;
+    int fwd_cols; /* kv columns per forward tile this set prefers (0: the backend's choice) */
     size_t (*fwd_workspace)(const fc_problem *p, fc_tiles t);
     size_t (*fwd_partial_floats)(const fc_problem *p, fc_tiles t);
     void (*fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial);
@@ -45,6 +46,7 @@ typedef struct fc_cpu_kernels {
     void (*bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws);
 } fc_cpu_kernels;
 
-extern const fc_cpu_kernels fc_cpu_kernels_scalar, fc_cpu_kernels_vec16, fc_cpu_kernels_avx2, fc_cpu_kernels_avx512;
+extern const fc_cpu_kernels fc_cpu_kernels_scalar, fc_cpu_kernels_vec16, fc_cpu_kernels_avx2, fc_cpu_kernels_avx512,
+    fc_cpu_kernels_amx;
 
 #endif /* FC_CPU_WORK_H */

@@ -15,6 +15,9 @@
 #include "scores.h"
 #include "walk.h"
 #include "softmax.h"
+#if FC_AMX
+#include "amx_pack.h"
+#endif
 
 /* Per-thread buffers of one item; fc_fwd_carve(NULL, ...) measures them. */
 typedef struct fc_fwd_bufs {
@@ -30,6 +33,9 @@ typedef struct fc_fwd_bufs {
     float *k_aff; /* [2·Dt] the keys' int8 scale and offset when fc_qk reads them in place */
     float *m, *l, *alpha;
     fc_rows rows;
+#if FC_AMX
+    fc_amx_bufs amx; /* bf16 tile operands (bf16/fp16 problems) */
+#endif
 } fc_fwd_bufs;
 
 static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_bufs *b)
@@ -53,6 +59,10 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     TAKE(alpha, Rp);
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
+#if FC_AMX
+    if (fc_amx_applies(p, t.rows))
+        fc_amx_carve(&b->amx, &cur, p, (int)Rp, t.cols);
+#endif
     return cur.at + 64; /* + alignment slack of the base */
 }
 
@@ -139,14 +149,34 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     const bool keys_in_place = fc_qk_reads_keys(p, rw);
     if (keys_in_place && p->k.dtype == FC_I8)
         fc_affine_load(&p->k.dequant, rw->n2, (int)p->Dqk, b.k_aff, b.k_aff + p->Dqk);
+#if FC_AMX
+    const bool tiles = fc_amx_applies(p, R), pv_tiles = tiles && fc_amx_pv_tiles(p);
+#else
+    const bool tiles = false, pv_tiles = false;
+#endif
+    const int Dt = (int)(p->Dqk + p->Dr);
     while (fc_walk_next(&walk, &j0, &jn, &kind)) {
         if (!q.t) { /* the query features followed by the rope features, row-major and transposed */
-            q.rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b.qrows, p->Dqk + p->Dr, b.qt, &q.ld);
+            q.rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b.qrows, Dt, tiles ? NULL : b.qt, &q.ld);
             q.t = b.qt;
+#if FC_AMX
+            if (tiles) {
+                fc_amx_begin();
+                fc_amx_pack_q(&b.amx, q.rows, q.ld, R, Rp, Dt);
+            }
+#endif
         }
-        fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place, b.kb, b.vb, b.aff);
-        fc_qk(b.s, &kv, &q, p, rw, b.k_aff, j0, jn);
+        const bool hides = fc_tile_hides(p, kind);
+        fc_kv_tile kv = {NULL};
+        if (!pv_tiles || hides) /* the tile products read the kv rows themselves, but hidden values are checked */
+            fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place && !tiles, b.kb, b.vb,
+                            b.aff);
+#if FC_AMX
+        if (tiles)
+            fc_amx_qk(b.s, &b.amx, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
+        else
+#endif
+            fc_qk(b.s, &kv, &q, p, rw, b.k_aff, j0, jn);
         fc_scores(b.s, NULL, jn, j0, p, rw, kind);
         if (fc_softmax_step(b.s, jn, Rp, b.m, b.l, b.alpha))
             for (int r = 0; r < R; r++)
@@ -155,13 +185,21 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
                         b.o[(ptrdiff_t)r * Dvp + e] *= b.alpha[r];
         if (fc_has_dropout(p))
             fc_dropout_tile(b.s, jn, j0, p, rw);
-        if (fc_tile_hides(p, kind) && !fc_all_finite(kv.v, jn, kv.ldv, Dv)) { /* hidden values take no part */
+        if (hides && !fc_all_finite(kv.v, jn, kv.ldv, Dv)) { /* hidden values take no part */
             fc_visibility_tile(b.vis, jn, j0, p, rw, kind);
             fc_gemm_visible(R, Dv, jn, b.s, 1, Rp, b.vis, kv.v, kv.ldv, b.o, Dvp);
-        } else {
-            fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
         }
+#if FC_AMX
+        else if (pv_tiles)
+            fc_amx_pv(b.o, &b.amx, b.s, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
+#endif
+        else
+            fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
     }
+#if FC_AMX
+    if (tiles && q.t)
+        fc_amx_end();
+#endif
     if (it->nsplit > 1) { /* leave (O, m, l) for the merge */
         memcpy(partial, b.o, (size_t)Rp * Dvp * sizeof(float));
         memcpy(partial + Rp * Dvp, b.m, (size_t)Rp * sizeof(float));

@@ -25,6 +25,10 @@
 
 #if defined(FC_SIMD_VEC16)
 #define FC_ISA vec16
+#elif (defined(__AMX_TILE__) || defined(__AMXTILE__)) && (defined(__AMX_BF16__) || defined(__AMXBF16__)) && \
+    defined(__AVX512BF16__)
+#define FC_ISA amx /* the AVX-512 vocabulary below, plus bf16 tile products (amx.h) */
+#define FC_AMX 1
 #elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #define FC_ISA avx512
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -33,6 +37,9 @@
 #define FC_ISA scalar
 #endif
 #define FC_ISA_FN(name) FC_CAT(name, FC_ISA)
+#ifndef FC_AMX
+#define FC_AMX 0
+#endif
 
 #define FC_INLINE static inline __attribute__((always_inline))
 

@@ -1,0 +1,266 @@
+/*
+ * The forward's two products on AMX tiles: the operands of S = K·Qᵀ and O += P·V as bf16 tiles
+ * (amx.h), packed once per item (the query rows) or once per kv tile (keys, values; shared by
+ * all the item's rows, i.e. by the G heads of a group as well as its positions).
+ *
+ * Precision (semantics §0.4).  A product of two bf16 values is exact in fp32 and tdpbf16ps sums
+ * in fp32, so with bf16 operands S is as exact as the fp32 GEMM.  P is rounded to bf16 after
+ * the fp32 softmax (l is summed from the unrounded P): a relative error ≤ 2⁻⁹ per weight, so the
+ * output moves by at most 2⁻⁹·max|v| ≈ 0.002·max|v| (typically far less: the roundings are
+ * independent), within the bf16 tolerance (1e-2 + 1e-2·|r|).  That is used only when the output
+ * is bf16.  Every other case splits each value into bf16 parts x = hi + lo (exact for fp16 values,
+ * 2⁻¹⁷ relative for P).  S takes all four products of the parts, so it is exact like the fp32
+ * GEMM (large fp16 logits leave no room for a dropped lo·lo term when the output is fp32); P·V
+ * takes hi·hi + hi·lo + lo·hi (lo·lo ≤ 2⁻¹⁸ relative; fp32 outputs take the fp32 P·V instead,
+ * see fc_amx_pv_tiles).  The parts are one GEMM over a K axis
+ * four (three) times as long: A = [k_hi | k_lo | k_hi | k_lo] against B = [q_hi; q_hi; q_lo; q_lo],
+ * A = [p_hi | p_hi | p_lo] against B = [v_hi; v_lo; v_hi].
+ */
+#ifndef FC_KERNELS_AMX_PACK_H
+#define FC_KERNELS_AMX_PACK_H
+
+#include "amx.h"
+#include "pack.h"
+#include "qk.h"
+
+/* Whether the item's products run on tiles: bf16/fp16 operands and more rows than the dot path
+ * takes (decode rows read the keys in place, see fc_qk_reads_keys). */
+static inline bool fc_amx_applies(const fc_problem *p, int rows)
+{
+    const bool half_q = p->q.dtype == FC_BF16 || p->q.dtype == FC_F16;
+    const bool half_k = p->k.dtype == FC_BF16 || p->k.dtype == FC_F16;
+    const bool half_v = p->v.dtype == FC_BF16 || p->v.dtype == FC_F16;
+    const bool half_r = !p->Dr || ((p->q_rope.dtype == FC_BF16 || p->q_rope.dtype == FC_F16) &&
+                                   (p->k_rope.dtype == FC_BF16 || p->k_rope.dtype == FC_F16));
+    return half_q && half_k && half_v && half_r && rows > FC_QK_DOT_ROWS;
+}
+
+/* bf16 parts per product (1: bf16 as it is; 4 or 3: the hi/lo split, see the top of this file). */
+static inline int fc_amx_qk_parts(const fc_problem *p)
+{
+    const bool bf = p->q.dtype == FC_BF16 && p->k.dtype == FC_BF16 &&
+                    (!p->Dr || (p->q_rope.dtype == FC_BF16 && p->k_rope.dtype == FC_BF16));
+    return bf ? 1 : 4;
+}
+
+/* Whether O += P·V runs on tiles too: not for fp32 outputs, whose tolerance (1e-4 relative) a P
+ * split into two bf16 parts (2⁻¹⁷ of Σ|p·v|) misses where the terms cancel; those take the fp32
+ * GEMM. */
+static inline bool fc_amx_pv_tiles(const fc_problem *p) { return p->out.dtype != FC_F32; }
+
+static inline int fc_amx_pv_parts(const fc_problem *p)
+{
+    return p->v.dtype == FC_BF16 && p->out.dtype == FC_BF16 ? 1 : 3;
+}
+
+/* bf16(x) and, for the split, bf16(x − bf16(x)) (an infinite x has rest 0: it propagates as itself). */
+FC_INLINE __m256i fc_bf16_hi(fvec x) { return (__m256i)_mm512_cvtneps_pbh(x); }
+FC_INLINE __m256i fc_bf16_lo(fvec x, __m256i hi)
+{
+    const fvec back = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
+    return (__m256i)_mm512_cvtneps_pbh(v_select(v_eq(v_abs(x), v_set1(INFINITY)), v_zero(), v_sub(x, back)));
+}
+
+/* hi[e] = bf16(x[e]) and, when lo is given, lo[e] = bf16(x[e] − hi[e]), for e < n; zeros up to
+ * np (a multiple of 16).  An infinite x has lo 0, so that it propagates as itself. */
+FC_INLINE void fc_bf16_split(uint16_t *hi, uint16_t *lo, const float *x, int n, int np)
+{
+    for (int e = 0; e < np; e += 16) {
+        const fvec v = n - e >= 16 ? v_load(x + e) : n > e ? v_load_n(x + e, n - e) : v_zero();
+        const __m256i h = fc_bf16_hi(v);
+        _mm256_storeu_si256((__m256i *)(hi + e), h);
+        if (lo)
+            _mm256_storeu_si256((__m256i *)(lo + e), fc_bf16_lo(v, h));
+    }
+}
+
+/* Word indices that interleave two rows' words (a, b, a, b, ...): fc_pair_idx within one register
+ * holding a in words 0..15 and b in 16..31 (vpermw); the other two across registers a and b (b's
+ * words at 32 + i, vpermt2w), for words 0..15 and 16..31. */
+static const uint16_t fc_pair_idx[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                         8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+static const uint16_t fc_pair_lo_idx[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                                            8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+static const uint16_t fc_pair_hi_idx[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+                                            24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+
+/* Two fp32 rows of n values (b may be NULL: zeros) as bf16 parts, pair-interleaved:
+ * dst[2e + {0, 1}] = (a[e], b[e]) for e < np (a multiple of 16), hi at dst_hi, lo at dst_lo when given. */
+FC_INLINE void fc_bf16_pair_rows(uint16_t *dst_hi, uint16_t *dst_lo, const float *a, const float *b, int n, int np)
+{
+    const __m512i idx = _mm512_loadu_si512(fc_pair_idx);
+    for (int e = 0; e < np; e += 16) {
+        const int m = n - e < 16 ? (n > e ? n - e : 0) : 16;
+        const fvec va = m == 16 ? v_load(a + e) : v_load_n(a + e, m);
+        const fvec vb = !b ? v_zero() : m == 16 ? v_load(b + e) : v_load_n(b + e, m);
+        const __m256i ha = fc_bf16_hi(va), hb = fc_bf16_hi(vb);
+        const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(ha), hb, 1);
+        _mm512_storeu_si512(dst_hi + 2 * e, _mm512_permutexvar_epi16(idx, both));
+        if (dst_lo) {
+            const __m512i lo = _mm512_inserti64x4(_mm512_castsi256_si512(fc_bf16_lo(va, ha)), fc_bf16_lo(vb, hb), 1);
+            _mm512_storeu_si512(dst_lo + 2 * e, _mm512_permutexvar_epi16(idx, lo));
+        }
+    }
+}
+
+/* Per-thread buffers of the tile products (carved by the forward item). */
+typedef struct fc_amx_bufs {
+    uint16_t *qrow; /* [Rp][qk·Dp]     query rows as A-form parts, before transposition */
+    uint16_t *q;    /* [qk·Dp/2][2·Rp] Qᵀ in pair form (B operand of S = K·Qᵀ) */
+    uint16_t *k;    /* [cols][qk·Dp]   key rows (A operand) */
+    uint16_t *v;    /* [pv·Jp/2][2·Dvp] value rows in pair form (B operand of O += P·V) */
+    uint32_t *ppair; /* [2][Jp/2][Rp]  P's pairs (hi, lo) by kv column pair, before transposition */
+    uint16_t *p;    /* [Rp][pv·Jp]     P rows (A operand) */
+    int qk, pv, Dp, Jp;
+} fc_amx_bufs;
+
+static inline void fc_amx_carve(fc_amx_bufs *a, fc_carver *cur, const fc_problem *p, int Rp, int cols)
+{
+    a->qk = fc_amx_qk_parts(p);
+    a->pv = fc_amx_pv_parts(p);
+    a->Dp = (int)fc_round_up(p->Dqk + p->Dr, 32);
+    a->Jp = (int)fc_round_up(cols, 32);
+    const size_t Dvp = (size_t)fc_round_up(p->Dv, FC_W), two = sizeof(uint16_t);
+    a->qrow = fc_take(cur, (size_t)Rp * a->qk * a->Dp * two);
+    a->q = fc_take(cur, (size_t)Rp * a->qk * a->Dp * two);
+    a->k = fc_take(cur, (size_t)fc_round_up(cols, 16) * a->qk * a->Dp * two);
+    a->v = fc_take(cur, (size_t)a->pv * a->Jp * Dvp * two);
+    a->ppair = fc_take(cur, (size_t)a->Jp * Rp * sizeof(uint32_t));
+    a->p = fc_take(cur, (size_t)Rp * a->pv * a->Jp * two);
+}
+
+/* Packs the item's R query rows (fp32 rows at stride ldq, Dt features) as Qᵀ in pair form. */
+static inline void fc_amx_pack_q(fc_amx_bufs *a, const float *rows, int64_t ldq, int R, int Rp, int Dt)
+{
+    const int Dp = a->Dp, ld = a->qk * Dp;
+    for (int r = 0; r < Rp; r++) {
+        uint16_t *dst = a->qrow + (size_t)r * ld;
+        if (r >= R) {
+            memset(dst, 0, (size_t)ld * sizeof(uint16_t));
+            continue;
+        }
+        fc_bf16_split(dst, a->qk == 4 ? dst + 2 * Dp : NULL, rows + r * ldq, Dt, Dp);
+        if (a->qk == 4) { /* [q_hi | q_hi | q_lo | q_lo] against [k_hi | k_lo | k_hi | k_lo] */
+            memcpy(dst + Dp, dst, (size_t)Dp * sizeof(uint16_t));
+            memcpy(dst + 3 * Dp, dst + 2 * Dp, (size_t)Dp * sizeof(uint16_t));
+        }
+    }
+    /* a feature pair is one dword, so Qᵀ in pair form is the dword transpose of the rows */
+    fc_transpose((const float *)a->qrow, ld / 2, (float *)a->q, Rp, Rp, ld / 2);
+}
+
+/* The bf16 parts of kv row j0 + j of a tile: hi (and lo when given) for the key features followed
+ * by the rope features (width Dt), zeros up to np.  bf16 rows at unit stride are copied as they
+ * are; others go through fp32 (x: Dt floats of scratch). */
+static inline void fc_amx_key_row(uint16_t *hi, uint16_t *lo, const fc_problem *p, fc_kv_at at, int64_t s, int np,
+                                  float *x)
+{
+    const int Dqk = (int)p->Dqk, Dr = (int)p->Dr;
+    const char *row = fc_kv_row(&p->k, at, s);
+    if (!lo && !Dr && p->k.dtype == FC_BF16 && p->k.se == 1) {
+        memcpy(hi, row, (size_t)Dqk * sizeof(uint16_t));
+        memset(hi + Dqk, 0, (size_t)(np - Dqk) * sizeof(uint16_t));
+        return;
+    }
+    fc_load_row(x, row, p->k.dtype, p->k.se, Dqk);
+    if (Dr)
+        fc_load_row(x + Dqk, fc_kv_row(&p->k_rope, at, s), p->k_rope.dtype, p->k_rope.se, Dr);
+    fc_bf16_split(hi, lo, x, Dqk + Dr, np);
+}
+
+/* Asks for the next kv tile's rows [j0, j0 + jn) of v to be brought into L2 while this one is
+ * multiplied (the tiles read rows in place, so no conversion pass fetches them early). */
+static inline void fc_amx_prefetch(const fc_view *v, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, int width)
+{
+    const int64_t left = p->batch[at.b].skv - j0, n = left < jn ? left : jn;
+    for (int64_t j = 0; j < n; j++)
+        fc_prefetch_kv_row(v, at, j0 + j, width);
+}
+
+/* S[j][r] = k_j · q_r for kv rows [j0, j0 + jn) (x: Dt floats of scratch).  bf16 keys at unit
+ * stride, not paged, with whole tiles of rows and features are read by the tiles in place. */
+static inline void fc_amx_qk(float *S, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, int Rp,
+                             float *x)
+{
+    const int Dp = a->Dp, ld = a->qk * Dp, Mp = (int)fc_round_up(jn, 16);
+    fc_amx_prefetch(&p->k, p, at, j0 + jn, jn, (int)p->Dqk);
+    const fc_view *k = &p->k;
+    if (a->qk == 1 && !p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Mp == jn && Dp == p->Dqk) {
+        fc_amx_gemm(jn, Rp, Dp, (const uint16_t *)fc_kv_row(k, at, j0), (size_t)k->ss, a->q, (size_t)2 * Rp, S,
+                    (size_t)Rp, false);
+        return;
+    }
+    for (int j = 0; j < Mp; j++) {
+        uint16_t *dst = a->k + (size_t)j * ld;
+        if (j >= jn) {
+            memset(dst, 0, (size_t)ld * sizeof(uint16_t));
+            continue;
+        }
+        fc_amx_key_row(dst, a->qk == 4 ? dst + Dp : NULL, p, at, j0 + j, Dp, x);
+        if (a->qk == 4) /* [k_hi | k_lo | k_hi | k_lo] against [q_hi; q_hi; q_lo; q_lo] */
+            memcpy(dst + 2 * Dp, dst, (size_t)2 * Dp * sizeof(uint16_t));
+    }
+    fc_amx_gemm(Mp, Rp, ld, a->k, (size_t)ld, a->q, (size_t)2 * Rp, S, (size_t)Rp, false);
+}
+
+/* Value rows s and s + 1 (have_b false: zeros) in pair form: hi at dst, lo at dst_lo when given
+ * (x: 2·Dv floats of scratch). */
+static inline void fc_amx_value_pair(uint16_t *dst, uint16_t *dst_lo, const fc_problem *p, fc_kv_at at, int64_t s,
+                                     bool have_b, int Dvp, float *x)
+{
+    const fc_view *v = &p->v;
+    const int Dv = (int)p->Dv;
+    const char *ra = fc_kv_row(v, at, s), *rb = have_b ? fc_kv_row(v, at, s + 1) : NULL;
+    if (!dst_lo && v->dtype == FC_BF16 && v->se == 1) { /* 32 words of each row at a time */
+        const __m512i lo_idx = _mm512_loadu_si512(fc_pair_lo_idx), hi_idx = _mm512_loadu_si512(fc_pair_hi_idx);
+        for (int e = 0; e < Dvp; e += 32) {
+            const __mmask32 m = Dv - e >= 32 ? 0xFFFFFFFFu : (1u << (Dv - e)) - 1u;
+            const __m512i wa = _mm512_maskz_loadu_epi16(m, (const uint16_t *)ra + e);
+            const __m512i wb = rb ? _mm512_maskz_loadu_epi16(m, (const uint16_t *)rb + e) : _mm512_setzero_si512();
+            _mm512_storeu_si512(dst + 2 * e, _mm512_permutex2var_epi16(wa, lo_idx, wb));
+            if (e + 16 < Dvp)
+                _mm512_storeu_si512(dst + 2 * e + 32, _mm512_permutex2var_epi16(wa, hi_idx, wb));
+        }
+        return;
+    }
+    fc_load_row(x, ra, v->dtype, v->se, Dv);
+    if (rb)
+        fc_load_row(x + Dv, rb, v->dtype, v->se, Dv);
+    fc_bf16_pair_rows(dst, dst_lo, x, rb ? x + Dv : NULL, Dv, Dvp);
+}
+
+/* O[r][e] += Σ_j P[j][r]·v_j[e] for kv rows [j0, j0 + jn) and the probabilities S[j][r] (the softmax
+ * step's output); x: 2·Dv floats of scratch. */
+static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_problem *p, fc_kv_at at, int64_t j0,
+                             int jn, int Rp, float *x)
+{
+    const int Dvp = (int)fc_round_up(p->Dv, FC_W), Jp = (int)fc_round_up(jn, 32), pv = a->pv;
+    const size_t ldv2 = (size_t)2 * Dvp, lo_part = (size_t)(Jp / 2) * ldv2;
+    uint32_t *hi_pairs = a->ppair, *lo_pairs = a->ppair + (size_t)(Jp / 2) * Rp;
+    fc_amx_prefetch(&p->v, p, at, j0 + jn, jn, (int)p->Dv);
+    for (int j = 0; j < Jp; j += 2) {
+        uint16_t *vh = a->v + (size_t)(j / 2) * ldv2;
+        if (j >= jn) {
+            for (int part = 0; part < pv; part++)
+                memset(vh + part * lo_part, 0, ldv2 * sizeof(uint16_t));
+            memset(hi_pairs + (size_t)(j / 2) * Rp, 0, (size_t)Rp * sizeof(uint32_t));
+            if (pv == 3)
+                memset(lo_pairs + (size_t)(j / 2) * Rp, 0, (size_t)Rp * sizeof(uint32_t));
+            continue;
+        }
+        /* values: [v_hi; v_lo; v_hi] along K against [p_hi | p_hi | p_lo] */
+        fc_amx_value_pair(vh, pv == 3 ? vh + lo_part : NULL, p, at, j0 + j, j + 1 < jn, Dvp, x);
+        if (pv == 3)
+            memcpy(vh + 2 * lo_part, vh, ldv2 * sizeof(uint16_t));
+        fc_bf16_pair_rows((uint16_t *)(hi_pairs + (size_t)(j / 2) * Rp),
+                          pv == 3 ? (uint16_t *)(lo_pairs + (size_t)(j / 2) * Rp) : NULL, S + (size_t)j * Rp,
+                          j + 1 < jn ? S + (size_t)(j + 1) * Rp : NULL, Rp, Rp);
+    }
+    /* P rows in A form: the dword transpose of the pairs, one block per part */
+    const int ld = pv * Jp;
+    for (int part = 0; part < pv; part++)
+        fc_transpose((const float *)(part == 2 ? lo_pairs : hi_pairs), Rp, (float *)(a->p + part * Jp), ld / 2, Jp / 2, Rp);
+    fc_amx_gemm(Rp, Dvp, ld, a->p, (size_t)ld, a->v, ldv2, O, (size_t)Dvp, true);
+}
+
+#endif /* FC_KERNELS_AMX_PACK_H */
