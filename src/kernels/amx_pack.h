@@ -229,6 +229,18 @@ static inline void fc_amx_value_pair(uint16_t *dst, uint16_t *dst_lo, const fc_p
     fc_bf16_pair_rows(dst, dst_lo, x, rb ? x + Dv : NULL, Dv, Dvp);
 }
 
+/* dst = src (n bf16 words, a multiple of 32) with ±inf as 0: the p_lo·v_hi product must not turn an
+ * exact p (lo 0) against an infinite value into 0·inf = NaN; p_hi·v_hi carries the infinity. */
+FC_INLINE void fc_bf16_copy_finite(uint16_t *dst, const uint16_t *src, size_t n)
+{
+    const __m512i abs = _mm512_set1_epi16(0x7FFF), inf = _mm512_set1_epi16(0x7F80);
+    for (size_t e = 0; e < n; e += 32) {
+        const __m512i w = _mm512_loadu_si512(src + e);
+        const __mmask32 finite = _mm512_cmpneq_epi16_mask(_mm512_and_si512(w, abs), inf);
+        _mm512_storeu_si512(dst + e, _mm512_maskz_mov_epi16(finite, w));
+    }
+}
+
 /* O[r][e] += Σ_j P[j][r]·v_j[e] for kv rows [j0, j0 + jn) and the probabilities S[j][r] (the softmax
  * step's output); x: 2·Dv floats of scratch. */
 static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_problem *p, fc_kv_at at, int64_t j0,
@@ -251,7 +263,7 @@ static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_
         /* values: [v_hi; v_lo; v_hi] along K against [p_hi | p_hi | p_lo] */
         fc_amx_value_pair(vh, pv == 3 ? vh + lo_part : NULL, p, at, j0 + j, j + 1 < jn, Dvp, x);
         if (pv == 3)
-            memcpy(vh + 2 * lo_part, vh, ldv2 * sizeof(uint16_t));
+            fc_bf16_copy_finite(vh + 2 * lo_part, vh, ldv2);
         fc_bf16_pair_rows((uint16_t *)(hi_pairs + (size_t)(j / 2) * Rp),
                           pv == 3 ? (uint16_t *)(lo_pairs + (size_t)(j / 2) * Rp) : NULL, S + (size_t)j * Rp,
                           j + 1 < jn ? S + (size_t)(j + 1) * Rp : NULL, Rp, Rp);
