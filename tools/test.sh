@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Builds flashc and runs the whole test suite.  FLASHC_SANITIZE=1 builds with clang, ASan + UBSan
-# and the fuzz harnesses (in build-asan/; ctest then also replays their seed corpora; gcc's
-# sanitizers with FLASHC_SANITIZE_CC=gcc).  Extra arguments go to ctest.
+# Builds flashc and runs the whole test suite.  FLASHC_SANITIZE=1 builds with gcc's ASan + UBSan
+# (in build-asan/); FLASHC_SANITIZE_CC=clang builds with clang's and the fuzz harnesses too (ctest
+# then also replays their seed corpora).  Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/deps.sh
 if [ "${FLASHC_SANITIZE:-0}" = 1 ]; then
   dir=build-asan
   # the CUDA device code is compiled (and its no-driver path tested) in the Release pass only
-  cc=${FLASHC_SANITIZE_CC:-clang} cxx=g++ fuzz=OFF
+  cc=${FLASHC_SANITIZE_CC:-gcc} cxx=g++ fuzz=OFF
   [ "$cc" = clang ] && cxx=clang++ fuzz=ON
   cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLASHC_SANITIZE=ON -DFLASHC_FUZZ="$fuzz" -DFLASHC_BUILD_BENCH=OFF \
