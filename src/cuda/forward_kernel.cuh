@@ -13,14 +13,9 @@
 
 #include <float.h>
 
-#include "../core/terms.h"
-#include "../core/visibility.h"
-#include "ptx.cuh"
+#include "tile.cuh"
 
 namespace fc_cuda {
-
-constexpr int kWarps = 4, kThreads = 32 * kWarps;
-constexpr float kLog2e = 1.4426950408889634f;
 
 /* What the host decided about a launch beyond the problem itself. */
 struct FwdLaunch {
@@ -36,105 +31,6 @@ template <int D, int BM, int BN> struct FwdSmem {
     static constexpr size_t bytes = q + 2 * kv + (size_t)BM * (sizeof(int4) + 2 * sizeof(float));
     static constexpr size_t scratch = (size_t)BM * (BN + 8) * sizeof(float); /* + when terms or dropout */
 };
-
-/* Element (row, feature chunk c of 8) of a [rows][D] tile, chunks XOR-swizzled by row so that
- * ldmatrix's 8 rows hit 8 different bank groups. */
-template <int D> __device__ __forceinline__ int swz(int row, int c) { return row * D + ((c ^ (row & 7)) << 3); }
-
-/* Loads rows [s0, s0 + ROWS) of a (b, tok, head) slice into a swizzled tile: rows ≥ valid and
- * features ≥ dvalid become zeros.  vec: 16-byte cp.async; else element loads (any strides). */
-template <typename T, int D, int ROWS>
-__device__ __forceinline__ void load_tile(T *tile, const fc_view &v, int64_t b, int64_t tok, int64_t head, int64_t s0,
-                                          int valid, int dvalid, bool vec)
-{
-    constexpr int C = D / 8;
-#pragma unroll 1
-    for (int x = threadIdx.x; x < ROWS * C; x += kThreads) {
-        const int row = x / C, c = x % C;
-        T *dst = tile + swz<D>(row, c);
-        const bool in = row < valid;
-        const char *src = in ? fc_view_row(&v, 2, b, tok, head, s0 + row) : v.data;
-        if (vec) {
-            const int bytes = in && c * 8 < dvalid ? 16 : 0;
-            cp_async16(dst, bytes ? src + c * 16 : v.data, bytes);
-        } else {
-            for (int k = 0; k < 8; k++) {
-                const int e = c * 8 + k;
-                dst[k] = in && e < dvalid ? *(const T *)(src + e * v.se * 2) : T(0.0f);
-            }
-        }
-    }
-}
-
-__device__ __forceinline__ float pse_at(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int64_t j)
-{
-    return load_any(p.pse.data + fc_pse_offset(&p.pse, &bt, n1, i, j) * (p.pse.dtype == FC_F32 ? 4 : 2), p.pse.dtype);
-}
-
-/* min(cap, x) for a count of rows that may be negative (→ 0). */
-__device__ __forceinline__ int clamp_rows(int64_t cap, int64_t x) { return (int)(x < 0 ? 0 : x < cap ? x : cap); }
-
-__device__ __forceinline__ bool span_has(int4 s, int j) { return (j >= s.x && j < s.y) || (j >= s.z && j < s.w); }
-
-/* The score terms of one visible-or-not element (semantics §2.4): pse, scale, softcap, ALiBi,
- * visibility, explicit mask. */
-__device__ __forceinline__ float score_terms(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int j, float x,
-                                          int4 span, float slope, float apos)
-{
-    if (!span_has(span, j))
-        return -INFINITY;
-    if (p.pse.data && p.pse.before_scale)
-        x += pse_at(p, bt, n1, i, j);
-    x *= p.scale;
-    if (p.softcap > 0.0f)
-        x = p.softcap * tanhf(x / p.softcap);
-    if (p.pse.data && !p.pse.before_scale)
-        x += pse_at(p, bt, n1, i, j);
-    if (p.alibi.slopes) {
-        const float dist = fabsf((float)j - apos);
-        x -= slope * (p.alibi.sqrt_distance ? sqrtf(dist) : dist);
-    }
-    if (p.mask.data && p.mask.data[bt.mask_base + n1 * p.mask.sn + i * p.mask.si + (int64_t)j * p.mask.sj])
-        return -INFINITY;
-    return x;
-}
-
-/* The register score tile of a warp to (OUT) or from its rows of the scratch tile [BM][BN + 8]. */
-template <bool OUT, int MT, int NT, int BN> __device__ __forceinline__ void stage(float (&s)[MT][NT][4], float *sS, int warp, int lane)
-{
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                const int r = warp * 16 * MT + mt * 16 + lane / 4 + 8 * h, c = nt * 8 + (lane % 4) * 2;
-                float2 *at = reinterpret_cast<float2 *>(sS + r * (BN + 8) + c);
-                if (OUT) {
-                    *at = make_float2(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]);
-                } else {
-                    const float2 v = *at;
-                    s[mt][nt][2 * h] = v.x, s[mt][nt][2 * h + 1] = v.y;
-                }
-            }
-}
-
-/* v = f(v, row, column in tile) for every element of the warp's score rows, through the scratch
- * tile in a loop that is not unrolled (so that f costs no registers of the unrolled tile). */
-template <int MT, int NT, int BN, typename F>
-__device__ __forceinline__ void through_scratch(float (&s)[MT][NT][4], float *sS, int warp, int lane, F f)
-{
-    stage<true, MT, NT, BN>(s, sS, warp, lane);
-    __syncwarp();
-#pragma unroll 1
-    for (int x = lane; x < 16 * MT * BN; x += 32) {
-        const int r = warp * 16 * MT + x / BN;
-        float &v = sS[r * (BN + 8) + x % BN];
-        v = f(v, r, x % BN);
-    }
-    __syncwarp();
-    stage<false, MT, NT, BN>(s, sS, warp, lane);
-}
 
 template <typename T, int D, int BM, int BN>
 __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
@@ -160,19 +56,14 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
         s_kv_lo = INT_MAX, s_kv_hi = 0;
     __syncthreads();
     if (tid < BM) {
-        int64_t sp[4] = {0, 0, 0, 0};
-        if (tid < rows_here && fc_row_spans(&bt, m0 + tid, sp) > 0) {
-            atomicMin(&s_kv_lo, (int)(sp[1] > sp[0] ? sp[0] : sp[2]));
-            atomicMax(&s_kv_hi, (int)(sp[3] > sp[2] ? sp[3] : sp[1]));
+        float slope, apos;
+        double aoff;
+        const int4 sp = row_frame(p, bt, b, n1, m0 + tid, tid < rows_here, slope, apos, aoff);
+        if (sp.x < sp.y || sp.z < sp.w) {
+            atomicMin(&s_kv_lo, sp.y > sp.x ? sp.x : sp.z);
+            atomicMax(&s_kv_hi, sp.w > sp.z ? sp.w : sp.y);
         }
-        sSpan[tid] = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
-        float slope = 0.0f, apos = 0.0f;
-        if (p.alibi.slopes) {
-            double aoff;
-            slope = p.alibi.slopes[b * p.alibi.sb + n1 * p.alibi.sn];
-            fc_alibi_frame(&bt, m0 + tid, slope, p.alibi.sqrt_distance, &apos, &aoff);
-        }
-        sSlope[tid] = slope, sApos[tid] = apos;
+        sSpan[tid] = sp, sSlope[tid] = slope, sApos[tid] = apos;
     }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
     load_tile<T, D, BM>(sQ, p.q, b, bt.q_tok, n1, m0, q_valid, (int)p.Dqk, L.vec_q);
