@@ -118,7 +118,7 @@ __device__ __forceinline__ void grad_at(const fc_problem &p, const fc_batch &bt,
         s = dp = 0.0f;
         return;
     }
-    const float P = exp2f(fmaf(x, kLog2e, -f.mlog2)) * f.linv;
+    const float P = fast_exp2(fmaf(x, kLog2e, -f.mlog2)) * f.linv;
     if (TERMS && p.drop_bits)
         keep = fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, i, j)) ? 1.0f / p.keep_prob : 0.0f;
     s = P * keep;

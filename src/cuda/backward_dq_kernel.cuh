@@ -53,8 +53,8 @@ __global__ void __launch_bounds__(kThreads) bwd_dq_kernel(const __grid_constant_
         }
     }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
-    load_tile<T, D, BM>(sQ, p.q, b, bt.q_tok, n1, m0, q_valid, (int)p.Dqk, L.vec_q);
-    load_tile<T, D, BM>(sO, p.dout, b, bt.q_tok, n1, m0, q_valid, (int)p.Dv, L.vec_do);
+    load_tile<T, D, BM>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
+    load_tile<T, D, BM>(sO, p.dout, fc_view_row(&p.dout, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dv, L.vec_do);
     __syncthreads();
     const int kv_lo = s_kv_lo, kv_hi = s_kv_hi;
 
@@ -74,10 +74,11 @@ __global__ void __launch_bounds__(kThreads) bwd_dq_kernel(const __grid_constant_
             t++;
         return t;
     };
+    const char *k_row0 = fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0);
     auto load_kv = [&](int t, int c) {
         const int valid = clamp_rows(BN, bt.skv - (int64_t)t * BN);
-        load_tile<T, D, BN>(sK + c * BN * D, p.k, b, bt.kv_tok, n2, (int64_t)t * BN, valid, (int)p.Dqk, L.vec_k);
-        load_tile<T, D, BN>(sV + c * BN * D, p.v, b, bt.kv_tok, n2, (int64_t)t * BN, valid, (int)p.Dv, L.vec_v);
+        load_tile<T, D, BN>(sK + c * BN * D, p.k, k_row0, (int64_t)t * BN, valid, (int)p.Dqk, L.vec_k);
+        load_tile<T, D, BN>(sV + c * BN * D, p.v, v_row0, (int64_t)t * BN, valid, (int)p.Dv, L.vec_v);
     };
 
     float dq[DT][4];

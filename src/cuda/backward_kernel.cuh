@@ -56,8 +56,9 @@ __global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant
     auto load_step = [&](int s, int c) {
         const int64_t n1 = n2 * p.G + s / n_qt, i0 = i_lo + (int64_t)(s % n_qt) * BMQ;
         const int valid = clamp_rows(BMQ, bt.sq - i0);
-        load_tile<T, D, BMQ>(sQ + c * BMQ * D, p.q, b, bt.q_tok, n1, i0, valid, (int)p.Dqk, L.vec_q);
-        load_tile<T, D, BMQ>(sO + c * BMQ * D, p.dout, b, bt.q_tok, n1, i0, valid, (int)p.Dv, L.vec_do);
+        load_tile<T, D, BMQ>(sQ + c * BMQ * D, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dqk, L.vec_q);
+        load_tile<T, D, BMQ>(sO + c * BMQ * D, p.dout, fc_view_row(&p.dout, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dv,
+                             L.vec_do);
         if (tid < BMQ)
             row_facts(p, L, bt, b, n1, i0 + tid, j0, j0 + BN, sF[c * BMQ + tid]);
     };
@@ -70,8 +71,8 @@ __global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant
             dk[d][x] = dv[d][x] = 0.0f;
 
     if (n_steps > 0) {
-        load_tile<T, D, BN>(sK, p.k, b, bt.kv_tok, n2, j0, live, (int)p.Dqk, L.vec_k);
-        load_tile<T, D, BN>(sV, p.v, b, bt.kv_tok, n2, j0, live, (int)p.Dv, L.vec_v);
+        load_tile<T, D, BN>(sK, p.k, fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), j0, live, (int)p.Dqk, L.vec_k);
+        load_tile<T, D, BN>(sV, p.v, fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0), j0, live, (int)p.Dv, L.vec_v);
         load_step(0, 0);
     }
     cp_async_commit();

@@ -21,27 +21,39 @@ constexpr float kLog2e = 1.4426950408889634f;
  * ldmatrix's 8 rows hit 8 different bank groups. */
 template <int D> __device__ __forceinline__ int swz(int row, int c) { return row * D + ((c ^ (row & 7)) << 3); }
 
-/* Loads rows [s0, s0 + ROWS) of a (b, tok, head) slice into a swizzled tile: rows ≥ valid and
- * features ≥ dvalid become zeros.  vec: 16-byte cp.async; else element loads (any strides). */
+/* Loads rows [s0, s0 + ROWS) of one (batch, head) slice into a swizzled tile: rows ≥ valid and
+ * features ≥ dvalid become zeros.  row0 is the slice's row 0 (fc_view_row at s = 0, computed once
+ * per CTA: the views the CUDA kernels take are neither paged nor per-batch lists, so row s lies
+ * s·ss elements further).  vec: each thread copies a fixed 16-byte feature chunk of every
+ * (kThreads / C)-th row with cp.async, the loop unrolled with constant strides; else element loads
+ * (any strides). */
 template <typename T, int D, int ROWS>
-__device__ __forceinline__ void load_tile(T *tile, const fc_view &v, int64_t b, int64_t tok, int64_t head, int64_t s0,
-                                          int valid, int dvalid, bool vec)
+__device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char *row0, int64_t s0, int valid, int dvalid,
+                                          bool vec)
 {
-    constexpr int C = D / 8;
+    constexpr int C = D / 8, STEP = kThreads / C;
+    static_assert(kThreads % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
+    const int64_t rs = v.ss * 2; /* bytes from one row to the next */
+    if (vec) {
+        const int c = threadIdx.x % C, r0 = threadIdx.x / C;
+        const bool feat = c * 8 < dvalid;
+        const char *src = row0 + (s0 + r0) * rs + c * 16;
+#pragma unroll
+        for (int i = 0; i < ROWS / STEP; i++, src += STEP * rs) {
+            const int row = r0 + i * STEP;
+            const bool in = feat && row < valid;
+            cp_async16(tile + swz<D>(row, c), in ? src : v.data, in ? 16 : 0);
+        }
+        return;
+    }
 #pragma unroll 1
     for (int x = threadIdx.x; x < ROWS * C; x += kThreads) {
         const int row = x / C, c = x % C;
         T *dst = tile + swz<D>(row, c);
-        const bool in = row < valid;
-        const char *src = in ? fc_view_row(&v, 2, b, tok, head, s0 + row) : v.data;
-        if (vec) {
-            const int bytes = in && c * 8 < dvalid ? 16 : 0;
-            cp_async16(dst, bytes ? src + c * 16 : v.data, bytes);
-        } else {
-            for (int k = 0; k < 8; k++) {
-                const int e = c * 8 + k;
-                dst[k] = in && e < dvalid ? *(const T *)(src + e * v.se * 2) : T(0.0f);
-            }
+        const char *src = row0 + (s0 + row) * rs;
+        for (int k = 0; k < 8; k++) {
+            const int e = c * 8 + k;
+            dst[k] = row < valid && e < dvalid ? *(const T *)(src + e * v.se * 2) : T(0.0f);
         }
     }
 }
