@@ -84,8 +84,7 @@ static void gc_fill(tc_rng *r, gc_buf *b, fc_dtype dt, double lo, double hi)
         tc_store(gc_tc(dt), b->h, i, tc_rng_uniform(r, lo, hi));
 }
 
-/* Equal bits, or both finite and within tol; returns the number of failures. */
-static int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol)
+int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol)
 {
     int64_t bad = 0;
     const size_t es = tc_dtype_size(t);
