@@ -19,6 +19,16 @@ bool gc_have_gpu(void)
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
+bool gc_is_device_memory(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeDevice;
+}
+
 static tc_dtype gc_tc(fc_dtype dt) { return dt == FC_BF16 ? TC_BF16 : dt == FC_F16 ? TC_F16 : TC_F32; }
 
 /* Runs a plan with a workspace of the size it asks for (host or device memory by backend). */

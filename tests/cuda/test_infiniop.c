@@ -20,16 +20,6 @@
 #include "gpu_case.h"
 #include "harness.h"
 
-static bool is_device_memory(const void *p)
-{
-    struct cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return a.type == cudaMemoryTypeDevice;
-}
-
 static void harness_cases(void)
 {
     const tc_dtype dts[2] = {TC_F16, TC_BF16};
@@ -79,7 +69,7 @@ static void problem_make(problem *p, infiniDevice_t dev, const void *const host[
         infinirtMalloc(&p->buf[x], p->bytes[x]);
         infinirtMemcpy(p->buf[x], host[x], p->bytes[x], INFINIRT_MEMCPY_H2D);
     }
-    TC_CHECK(is_device_memory(p->buf[1]) == (dev == INFINI_DEVICE_NVIDIA), "infinirtMalloc on device type %d gives %s memory",
+    TC_CHECK(gc_is_device_memory(p->buf[1]) == (dev == INFINI_DEVICE_NVIDIA), "infinirtMalloc on device type %d gives %s memory",
              (int)dev, dev == INFINI_DEVICE_NVIDIA ? "CUDA device" : "host");
 }
 

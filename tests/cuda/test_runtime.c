@@ -14,18 +14,9 @@
 
 #include "acl/acl.h"
 #include "common/check.h"
+#include "gpu_case.h"
 
 enum { N = 4096 };
-
-static bool is_device_memory(const void *p)
-{
-    struct cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return a.type == cudaMemoryTypeDevice;
-}
 
 /* A refused call: its code, and a message that contains needle. */
 static void expect_refused(aclError got, aclError want, const char *needle, const char *what)
@@ -107,8 +98,8 @@ int main(int argc, char **argv)
     void *dev = NULL, *pinned = NULL;
     expect_ok(aclrtMalloc(&dev, N, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
     expect_ok(aclrtMallocHost(&pinned, N), "aclrtMallocHost");
-    TC_CHECK(is_device_memory(dev) == !cpu, "aclrtMalloc gives %s memory", cpu ? "host" : "CUDA device");
-    TC_CHECK(!is_device_memory(pinned), "aclrtMallocHost gives host memory");
+    TC_CHECK(gc_is_device_memory(dev) == !cpu, "aclrtMalloc gives %s memory", cpu ? "host" : "CUDA device");
+    TC_CHECK(!gc_is_device_memory(pinned), "aclrtMallocHost gives host memory");
     if (cpu) {
         memset(dev, 1, N); /* host memory on the CPU runtime: the host may touch it */
     } else {

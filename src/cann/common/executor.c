@@ -125,11 +125,9 @@ aclnnStatus cann_executor_run(const char *run_fn, void *workspace, uint64_t work
 
 aclnnStatus cann_plan_status(fc_status st)
 {
-    switch (st) {
-    case FC_ERR_INVALID_ARG: return ACLNN_ERR_PARAM_INVALID;
-    case FC_ERR_BACKEND: return ACLNN_ERR_INNER_FIND_KERNEL_ERROR; /* no kernel on this device for the feature */
-    default: return ACLNN_ERR_INNER;
-    }
+    /* 161002 for the caller's mistakes; anything else — a feature the backend of the operands'
+     * memory lacks (the GPU's), exhaustion — is flashc not completing (§0.5: no other 561xxx) */
+    return st == FC_ERR_INVALID_ARG ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER;
 }
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)

@@ -48,8 +48,8 @@ aclnnStatus cann_executor_publish(aclOpExecutor *ex, const char *fn, uint64_t *w
 /* Frees an unpublished or unregistered executor and its payload. */
 void cann_executor_free(aclOpExecutor *ex);
 
-/* The aclnn status of a failed plan or run (fc_error_message says why): a bad argument, a feature
- * the chosen backend lacks (e.g. on the GPU), or an inner error. */
+/* The aclnn status of a failed plan or run (fc_error_message says why): 161002 for a bad argument,
+ * else 561000 (a feature the chosen backend lacks, e.g. on the GPU, or an inner error). */
 aclnnStatus cann_plan_status(fc_status st);
 
 /* The whole second phase for the function run_fn. */
