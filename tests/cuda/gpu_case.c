@@ -132,6 +132,7 @@ bool gc_run(const gc_case *c)
     d.out = gc_tensor(c, c->Nq, c->Dv, tokq, &no);
     const size_t es = fc_dtype_size(c->dt);
     gc_buf q = gc_alloc(nq * es), k = gc_alloc(nk * es), v = gc_alloc(nv * es), o = gc_alloc(no * es);
+    d.q.data = q.h, d.k.data = k.h, d.v.data = v.h, d.out.data = o.h; /* the CPU run's; the GPU's below */
     gc_fill(&r, &q, c->dt, -2, 2), gc_fill(&r, &k, c->dt, -2, 2), gc_fill(&r, &v, c->dt, -1, 1);
     const int64_t mn = (int64_t)c->B * c->Nq * c->Sq * c->Skv;
     gc_buf mask = gc_alloc(c->mask ? mn : 0), bias = gc_alloc(c->bias ? mn * es : 0);
