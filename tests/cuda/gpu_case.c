@@ -13,10 +13,15 @@
 #include "common/rng.h"
 #include "common/tolerance.h"
 
-bool gc_have_gpu(const char *test)
+bool gc_have_gpu(void)
 {
     int n = 0;
-    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0)
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+bool gc_require_gpu(const char *test)
+{
+    if (gc_have_gpu())
         return true;
     printf("%s: no CUDA device; skipped\n", test);
     return false;
@@ -31,6 +36,16 @@ void gc_layouts(gc_case c)
     gc_run(&c);
     c.layout = GC_ODD_STRIDES, c.window = GC_PREFIX, c.Nkv = 1; /* MQA, element loads */
     gc_run(&c);
+}
+
+bool gc_is_device_memory(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeDevice;
 }
 
 static tc_dtype gc_tc(fc_dtype dt) { return dt == FC_BF16 ? TC_BF16 : dt == FC_F16 ? TC_F16 : TC_F32; }
@@ -111,7 +126,7 @@ static double gc_grad_scale(tc_dtype t, const void *cpu, int64_t n)
 }
 
 /* Equal bits, or both finite and within tol (atol scaled by M); returns the number of failures. */
-static int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol, double M)
+int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol, double M)
 {
     int64_t bad = 0;
     const size_t es = tc_dtype_size(t);

@@ -16,6 +16,9 @@
 
 #include <stdbool.h>
 
+#include <stdint.h>
+
+#include "common/tolerance.h"
 #include "flashc.h"
 
 typedef enum { GC_BNSD, GC_BSND, GC_GAPS, GC_ODD_STRIDES } gc_layout;
@@ -37,8 +40,9 @@ typedef struct gc_case {
     unsigned seed;
 } gc_case;
 
-/* Whether a CUDA device is usable (else the test skips: the message names it). */
-bool gc_have_gpu(const char *test);
+/* Whether a CUDA device is usable; gc_require_gpu also prints that `test` is skipped when not. */
+bool gc_have_gpu(void);
+bool gc_require_gpu(const char *test);
 
 /* The case in four layouts and visibility forms: as given; BNSD causal bottom-right; strides with
  * gaps, a band, statistics on; odd strides (element loads), a prefix, MQA. */
@@ -47,6 +51,14 @@ void gc_layouts(gc_case c);
 /* `cases` random cases mixing every feature at odd sizes (seeded), forward or backward, each run
  * with gc_run. */
 void gc_sweep(unsigned seed, int cases, bool backward);
+
+/* Whether p is CUDA device memory (cudaPointerGetAttributes). */
+bool gc_is_device_memory(const void *p);
+
+/* Compares n elements of dtype t (GPU against CPU): equal bits, or both finite and within twice
+ * tol with atol scaled by M (1 for outputs; semantics §0.4's max(1, max|r|) for gradients); one
+ * check per failing element (the first few) and one for the array.  Returns the failures. */
+int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol, double M);
 
 /* Runs the case on both backends and checks it; returns false when a check failed. */
 bool gc_run(const gc_case *c);

@@ -80,7 +80,7 @@ static void refusals(void)
 
 int main(int argc, char **argv)
 {
-    if (!gc_have_gpu("test_cuda_backward"))
+    if (!gc_require_gpu("test_cuda_backward"))
         return TC_SKIP;
     const int cases = argc > 1 ? atoi(argv[1]) : 60;
     refusals();

@@ -69,7 +69,7 @@ static void selection(void)
 
 int main(int argc, char **argv)
 {
-    if (!gc_have_gpu("test_cuda_forward"))
+    if (!gc_require_gpu("test_cuda_forward"))
         return TC_SKIP;
     const int cases = argc > 1 ? atoi(argv[1]) : 60;
     selection();
