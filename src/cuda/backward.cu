@@ -17,6 +17,7 @@
 using namespace fc_cuda;
 
 struct fc_cuda_bwd {
+    const fc_batch *planned;   /* the host facts planned with (the fc_plan's own) */
     fc_batch *batch;           /* device copies */
     int64_t *row0;
     int2 *q_items, *kv_items;  /* (batch, tile), heaviest first */
@@ -70,6 +71,7 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
         return fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory", who);
     }
     plan->dclass = fc_cuda_dclass(p);
+    plan->planned = p->batch;
     for (int64_t b = 0; b < p->B; b++)
         row0[b] = plan->rows, plan->rows += p->batch[b].q_rows;
     fc_status st = fc_cuda_upload((void **)&plan->batch, p->batch, (size_t)p->B * sizeof(fc_batch), who);
@@ -133,6 +135,8 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
 
 extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *run, void *workspace, void *stream)
 {
+    if (run->batch != plan->planned) /* no backward face patches them per run (IFA's forward does) */
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_bwd_run: per-run batch facts are not supported by the CUDA backward");
     fc_problem p = *run;
     p.batch = plan->batch;
     BwdLaunch L;
