@@ -23,7 +23,7 @@ template <int D, int BN> struct BwdQSmem {
 };
 
 template <typename T, int D, int BN>
-__global__ void __launch_bounds__(kThreads, D == 128 ? 3 : 1) bwd_dq_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+__global__ void __launch_bounds__(kThreads) bwd_dq_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
 {
     constexpr int BM = kBwdQRows, NT = BN / 8, DT = D / 8;
     using Smem = BwdQSmem<D, BN>;
