@@ -19,9 +19,12 @@ extern "C" {
 using namespace fc_cuda;
 
 struct fc_cuda_fwd {
-    fc_batch *batch;      /* device copy of the planned per-batch facts */
-    int2 *items;          /* device: (batch, query tile), heaviest first */
-    int n_items, dclass;  /* head-dim class of the kernel: 64, 128 or 256 */
+    fc_batch *batch;         /* device copy of the planned per-batch facts */
+    const fc_batch *planned; /* the host facts planned with (the fc_plan's own, as long-lived) */
+    fc_batch *run_batch;     /* device: the facts of a run that brings its own (IFA's left padding);
+                                one such run at a time per plan (they share this buffer) */
+    int2 *items;             /* device: (batch, query tile), heaviest first */
+    int n_items, dclass;     /* head-dim class of the kernel: 64, 128 or 256 */
 };
 
 /* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN — the largest that
@@ -101,6 +104,7 @@ extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
     if (!plan)
         return;
     cudaFree(plan->batch);
+    cudaFree(plan->run_batch);
     cudaFree(plan->items);
     free(plan);
 }
@@ -134,7 +138,9 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
         plan->n_items = (int)n;
         cudaError_t err;
         const size_t bb = (size_t)p->B * sizeof(fc_batch), ib = (size_t)(n ? n : 1) * sizeof(int2);
+        plan->planned = p->batch;
         if ((err = cudaMalloc(&plan->batch, bb ? bb : 1)) != cudaSuccess || (err = cudaMalloc(&plan->items, ib)) != cudaSuccess ||
+            (err = cudaMalloc(&plan->run_batch, bb ? bb : 1)) != cudaSuccess ||
             (err = cudaMemcpy(plan->batch, p->batch, bb, cudaMemcpyHostToDevice)) != cudaSuccess ||
             (err = cudaMemcpy(plan->items, items, (size_t)n * sizeof(int2), cudaMemcpyHostToDevice)) != cudaSuccess)
             st = err == cudaErrorMemoryAllocation ? fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_fwd_plan: out of device memory")
@@ -173,10 +179,33 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
     return FC_OK;
 }
 
+/* The device per-batch facts of a run: the planned ones, or the run's own (a face that patches
+ * them per run, e.g. IncreFlashAttention's kvPaddingSize read in its second phase) copied on the
+ * stream — they may move kv windows, not query rows, which the tile list was made from. */
+static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run, cudaStream_t s, fc_batch **out)
+{
+    *out = plan->batch;
+    if (run->batch == plan->planned)
+        return FC_OK;
+    for (int64_t b = 0; b < run->B; b++)
+        if (run->batch[b].q_rows != plan->planned[b].q_rows || run->batch[b].sq != plan->planned[b].sq)
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_run: batch %lld of the run has %lld query rows, the plan %lld",
+                           (long long)b, (long long)run->batch[b].q_rows, (long long)plan->planned[b].q_rows);
+    /* from pageable memory: staged before the call returns, so the caller may reuse its facts */
+    const cudaError_t err = cudaMemcpyAsync(plan->run_batch, run->batch, (size_t)run->B * sizeof(fc_batch),
+                                            cudaMemcpyHostToDevice, s);
+    if (err != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_fwd_run: the run's per-batch facts");
+    *out = plan->run_batch;
+    return FC_OK;
+}
+
 extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream)
 {
     fc_problem p = *run;
-    p.batch = plan->batch;
+    const fc_status st = fc_fwd_run_batch(plan, run, (cudaStream_t)stream, &p.batch);
+    if (st != FC_OK)
+        return st;
     FwdLaunch L;
     L.items = plan->items;
     L.n_items = plan->n_items;
