@@ -150,7 +150,7 @@ static void compare(const char *what, const fa_case *c, const images *gpu, const
         char label[64];
         snprintf(label, sizeof label, "%s %s", what, names[k]);
         if (TC_CHECK(gpu->bytes[k] == cpu->bytes[k], "%s: %zu bytes, CPU %zu", label, gpu->bytes[k], cpu->bytes[k]))
-            gc_compare(label, t[k], gpu->img + at, cpu->img + at, (int64_t)(gpu->bytes[k] / tc_dtype_size(t[k])), tol[k]);
+            gc_compare(label, t[k], gpu->img + at, cpu->img + at, (int64_t)(gpu->bytes[k] / tc_dtype_size(t[k])), tol[k], 1.0);
         at += gpu->bytes[k];
     }
 }
