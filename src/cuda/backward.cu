@@ -31,7 +31,7 @@ struct fc_cuda_bwd {
 template <int D> struct BwdShape;
 template <> struct BwdShape<64> { static constexpr int BMQ = 64, BN = 64, DC = 64; };
 template <> struct BwdShape<128> { static constexpr int BMQ = 32, BN = 64, DC = 128; };
-template <> struct BwdShape<256> { static constexpr int BMQ = 16, BN = 16, DC = 128; };
+template <> struct BwdShape<256> { static constexpr int BMQ = 32, BN = 32, DC = 128; };
 
 static int fc_bwd_parts(int dclass) { return dclass == 256 ? 2 : 1; }
 
