@@ -1,6 +1,6 @@
 /*
  * The forward kernel (FlashAttention-2 on mma.sync): one CTA = one query head × one tile of BM
- * query rows of one batch; 4 warps, each owning 16·MT rows.  Per visible kv tile of BN columns:
+ * query rows of one batch; WARPS warps, each owning 16·MT rows.  Per visible kv tile of BN columns:
  * S = Q·Kᵀ on tensor cores, the score terms (scale, pse, softcap, ALiBi, visibility, mask), an
  * online-softmax step in fp32 with exp2, dropout, O += P·V; one division at the end.  K and V
  * stream through shared memory with cp.async, each load overlapping the other's math (the
@@ -19,7 +19,6 @@
 
 namespace fc_cuda {
 
-constexpr int kWarps = 4, kThreads = 32 * kWarps;
 constexpr float kLog2e = 1.4426950408889634f;
 
 /* What the host decided about a launch beyond the problem itself. */
@@ -45,14 +44,14 @@ template <int D> __device__ __forceinline__ int swz(int row, int c) { return row
  * features ≥ dvalid become zeros.  row0 is the slice's row 0 (fc_view_row at s = 0, computed once
  * per CTA: the views the CUDA forward takes are neither paged nor per-batch lists, so row s lies
  * s·ss elements further).  vec: each thread copies a fixed 16-byte feature chunk of every
- * (kThreads / C)-th row with cp.async, the loop unrolled with constant strides; else element loads
+ * (THREADS / C)-th row with cp.async, the loop unrolled with constant strides; else element loads
  * (any strides). */
-template <typename T, int D, int ROWS>
+template <typename T, int D, int ROWS, int THREADS>
 __device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char *row0, int64_t s0, int valid, int dvalid,
                                           bool vec)
 {
-    constexpr int C = D / 8, STEP = kThreads / C;
-    static_assert(kThreads % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
+    constexpr int C = D / 8, STEP = THREADS / C;
+    static_assert(THREADS % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
     const int64_t rs = v.ss * 2; /* bytes from one row to the next */
     if (vec) {
         const int c = threadIdx.x % C, r0 = threadIdx.x / C;
@@ -67,7 +66,7 @@ __device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char 
         return;
     }
 #pragma unroll 1
-    for (int x = threadIdx.x; x < ROWS * C; x += kThreads) {
+    for (int x = threadIdx.x; x < ROWS * C; x += THREADS) {
         const int row = x / C, c = x % C;
         T *dst = tile + swz<D>(row, c);
         const char *src = row0 + (s0 + row) * rs;
@@ -150,10 +149,11 @@ __device__ __forceinline__ void through_scratch(float (&s)[MT][NT][4], float *sS
 
 /* PLAIN: no score terms and no dropout (the common case), compiled without their code so that
  * it costs no registers. */
-template <typename T, int D, int BM, int BN, bool PLAIN>
-__global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
+template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN>
+__global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
 {
-    constexpr int MT = BM / (16 * kWarps), NT = BN / 8, DT = D / 8;
+    constexpr int MT = BM / (16 * WARPS), NT = BN / 8, DT = D / 8, THREADS = 32 * WARPS;
+    static_assert(BM % (16 * WARPS) == 0 && BM <= THREADS, "each warp owns whole 16-row slices; a thread per row");
     extern __shared__ __align__(128) unsigned char smem_raw[];
     T *sQ = reinterpret_cast<T *>(smem_raw);
     T *sK = reinterpret_cast<T *>(smem_raw + FwdSmem<D, BM, BN>::q);
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
         sSlope[tid] = slope, sApos[tid] = apos;
     }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
-    load_tile<T, D, BM>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
+    load_tile<T, D, BM, THREADS>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
     cp_async_commit();
     __syncthreads();
     const int kv_lo = s_kv_lo, kv_hi = s_kv_hi;
@@ -243,14 +243,14 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
     const char *k_row0 = fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0);
     int t = next_tile(kv_lo / BN);
     if (t < t_end)
-        load_tile<T, D, BN>(sK, p.k, k_row0, (int64_t)t * BN, clamp_rows(BN, skv - t * BN), (int)p.Dqk, L.vec_k);
+        load_tile<T, D, BN, THREADS>(sK, p.k, k_row0, (int64_t)t * BN, clamp_rows(BN, skv - t * BN), (int)p.Dqk, L.vec_k);
     cp_async_commit();
 
     while (t < t_end) {
         const int j0 = t * BN, kv_valid = clamp_rows(BN, skv - j0);
         cp_async_wait_all();
         __syncthreads(); /* K(t) (and Q) arrived; every warp is done with V(t − 1) */
-        load_tile<T, D, BN>(sV, p.v, v_row0, j0, kv_valid, (int)p.Dv, L.vec_v);
+        load_tile<T, D, BN, THREADS>(sV, p.v, v_row0, j0, kv_valid, (int)p.Dv, L.vec_v);
         cp_async_commit();
 
         float s[MT][NT][4];
@@ -284,7 +284,7 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
         const bool full = __syncthreads_and(tid >= BM || covers(t)); /* V(t) arrived; K(t) is free */
         const int t_next = next_tile(t + 1);
         if (t_next < t_end)
-            load_tile<T, D, BN>(sK, p.k, k_row0, (int64_t)t_next * BN, clamp_rows(BN, skv - (int64_t)t_next * BN),
+            load_tile<T, D, BN, THREADS>(sK, p.k, k_row0, (int64_t)t_next * BN, clamp_rows(BN, skv - (int64_t)t_next * BN),
                                 (int)p.Dqk, L.vec_k);
         cp_async_commit();
 
