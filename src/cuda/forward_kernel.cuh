@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
     T *sV = reinterpret_cast<T *>(smem_raw + FwdSmem<D, BM, BN>::q + FwdSmem<D, BM, BN>::kv);
     int4 *sSpan = reinterpret_cast<int4 *>(smem_raw + FwdSmem<D, BM, BN>::q + 2 * FwdSmem<D, BM, BN>::kv);
     float *sSlope = reinterpret_cast<float *>(sSpan + BM), *sApos = sSlope + BM, *sS = sApos + BM;
-    __shared__ int s_kv_lo, s_kv_hi;
+    __shared__ int s_kv_lo, s_kv_hi, s_full_lo, s_full_hi, s_gaps;
 
     const int2 item = L.items[blockIdx.x / p.Nq];
     const int64_t b = item.x, n1 = blockIdx.x % p.Nq, n2 = n1 / p.G;
@@ -169,15 +169,27 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
     const int rows_here = clamp_rows(BM, bt.q_rows - m0);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
-    /* Each row's visible spans (and ALiBi frame); the CTA's kv range is their union. */
+    /* Each row's visible spans (and ALiBi frame); the CTA's kv range is their union.  When every
+     * row sees one run of columns (no prefix gap), the tiles every row sees whole are one range
+     * [s_full_lo, s_full_hi) too, and the loop needs no per-tile votes; rows with a gap between
+     * their two spans (s_gaps) make the CTA vote per tile which tiles to visit and which are whole. */
     if (tid == 0)
-        s_kv_lo = INT_MAX, s_kv_hi = 0;
+        s_kv_lo = INT_MAX, s_kv_hi = 0, s_full_lo = 0, s_full_hi = INT_MAX, s_gaps = 0;
     __syncthreads();
     if (tid < BM) {
         int64_t sp[4] = {0, 0, 0, 0};
-        if (tid < rows_here && fc_row_spans(&bt, m0 + tid, sp) > 0) {
-            atomicMin(&s_kv_lo, (int)(sp[1] > sp[0] ? sp[0] : sp[2]));
-            atomicMax(&s_kv_hi, (int)(sp[3] > sp[2] ? sp[3] : sp[1]));
+        if (tid < rows_here) {
+            const bool seen = fc_row_spans(&bt, m0 + tid, sp) > 0;
+            const bool one = sp[1] <= sp[0] || sp[3] <= sp[2] || sp[1] == sp[2]; /* one run of columns */
+            const int64_t a = sp[1] > sp[0] ? sp[0] : sp[2], z = sp[3] > sp[2] ? sp[3] : sp[1];
+            if (seen) {
+                atomicMin(&s_kv_lo, (int)a);
+                atomicMax(&s_kv_hi, (int)z);
+            }
+            if (!one)
+                s_gaps = 1;
+            atomicMax(&s_full_lo, seen ? (int)((a + BN - 1) / BN) : INT_MAX);
+            atomicMin(&s_full_hi, seen ? (int)(z / BN) : 0);
         }
         sSpan[tid] = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
         float slope = 0.0f, apos = 0.0f;
@@ -192,7 +204,8 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
     load_tile<T, D, BM, THREADS>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
     cp_async_commit();
     __syncthreads();
-    const int kv_lo = s_kv_lo, kv_hi = s_kv_hi;
+    const int kv_lo = s_kv_lo, kv_hi = s_kv_hi, full_lo = s_full_lo, full_hi = s_full_hi;
+    const bool votes = s_gaps != 0;
 
     /* Whether some row sees a column of tile t; tiles no row sees are skipped unloaded. */
     auto touches = [&](int t) {
@@ -206,8 +219,8 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
         return tid >= rows_here || tid >= BM || (s.x <= a && z <= s.y) || (s.z <= a && z <= s.w);
     };
     const int t_end = kv_lo < kv_hi ? (kv_hi + BN - 1) / BN : 0;
-    auto next_tile = [&](int t) {
-        while (t < t_end && !__syncthreads_or(tid < BM && touches(t)))
+    auto next_tile = [&](int t) { /* without gaps every tile of [kv_lo, kv_hi) is seen by some row */
+        while (votes && t < t_end && !__syncthreads_or(tid < BM && touches(t)))
             t++;
         return t;
     };
@@ -281,7 +294,8 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
         }
 
         cp_async_wait_all();
-        const bool full = __syncthreads_and(tid >= BM || covers(t)); /* V(t) arrived; K(t) is free */
+        /* V(t) arrived; K(t) is free */
+        const bool full = votes ? __syncthreads_and(tid >= BM || covers(t)) : (__syncthreads(), t >= full_lo && t < full_hi);
         const int t_next = next_tile(t + 1);
         if (t_next < t_end)
             load_tile<T, D, BN, THREADS>(sK, p.k, k_row0, (int64_t)t_next * BN, clamp_rows(BN, skv - (int64_t)t_next * BN),
