@@ -24,9 +24,10 @@ struct fc_cuda_fwd {
     int n_items, dclass;  /* head-dim class of the kernel: 64, 128 or 256 */
 };
 
-/* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps — chosen
- * on an H100 among shapes that ptxas fits without local-memory spills (docs/PERFORMANCE.md keeps
- * the variants tried).  Experiment builds try another shape for one class with
+/* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps; BN_TERMS
+ * the kv columns of the kernel with score terms or dropout (more code, more registers).  Chosen on
+ * an H100 among shapes that ptxas fits without local-memory spills (docs/PERFORMANCE.md keeps the
+ * variants tried and their rates).  Experiment builds try another shape for one class with
  * -DFC_FWD_TRY_D=<class> -DFC_FWD_TRY_BM=.. -DFC_FWD_TRY_BN=.. -DFC_FWD_TRY_WARPS=.. */
 #ifndef FC_FWD_TRY_D
 #define FC_FWD_TRY_D 0
@@ -34,15 +35,15 @@ struct fc_cuda_fwd {
 #define FC_FWD_TRY_BN 0
 #define FC_FWD_TRY_WARPS 0
 #endif
-template <int D, int BM_, int BN_, int WARPS_> struct FwdShapeOf {
+template <int D, int BM_, int BN_, int BN_TERMS_, int WARPS_> struct FwdShapeOf {
     static constexpr bool tried = D == FC_FWD_TRY_D;
     static constexpr int BM = tried ? FC_FWD_TRY_BM : BM_, BN = tried ? FC_FWD_TRY_BN : BN_,
-                         WARPS = tried ? FC_FWD_TRY_WARPS : WARPS_;
+                         BN_TERMS = tried ? FC_FWD_TRY_BN : BN_TERMS_, WARPS = tried ? FC_FWD_TRY_WARPS : WARPS_;
 };
 template <int D> struct FwdShape;
-template <> struct FwdShape<64> : FwdShapeOf<64, 128, 64, 4> {};
-template <> struct FwdShape<128> : FwdShapeOf<128, 64, 64, 4> {};
-template <> struct FwdShape<256> : FwdShapeOf<256, 64, 16, 4> {};
+template <> struct FwdShape<64> : FwdShapeOf<64, 128, 64, 64, 4> {};
+template <> struct FwdShape<128> : FwdShapeOf<128, 64, 64, 64, 4> {};
+template <> struct FwdShape<256> : FwdShapeOf<256, 64, 32, 16, 4> {};
 
 static int fc_fwd_dclass(const fc_problem *p)
 {
@@ -168,9 +169,10 @@ static bool fc_vec_ok(const fc_view *v, int64_t d)
 template <typename T, int D>
 static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &L, cudaStream_t stream)
 {
-    constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN, WARPS = FwdShape<D>::WARPS;
-    const size_t smem = FwdSmem<D, BM, BN>::bytes + (L.terms || p.drop_bits ? FwdSmem<D, BM, BN>::scratch : 0);
-    auto kernel = L.terms || p.drop_bits ? fwd_kernel<T, D, BM, BN, WARPS, false> : fwd_kernel<T, D, BM, BN, WARPS, true>;
+    constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN, BNT = FwdShape<D>::BN_TERMS, WARPS = FwdShape<D>::WARPS;
+    const bool plain = !L.terms && !p.drop_bits;
+    const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : FwdSmem<D, BM, BNT>::bytes + FwdSmem<D, BM, BNT>::scratch;
+    auto kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");
