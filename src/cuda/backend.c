@@ -4,6 +4,7 @@
  * refused at planning with the feature named — never computed on the CPU behind the caller's back.
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/backend.h"
@@ -15,11 +16,7 @@ static bool fc_cuda_supports(const fc_problem *prob, fc_op op, const char **why)
 {
     if (!fc_cuda_available(why))
         return false;
-    if (op != FC_OP_FORWARD) {
-        *why = "the backward is not on the GPU yet";
-        return false;
-    }
-    const char *missing = fc_cuda_fwd_unsupported(prob);
+    const char *missing = op == FC_OP_FORWARD ? fc_cuda_fwd_unsupported(prob) : fc_cuda_bwd_unsupported(prob);
     if (missing) {
         *why = missing;
         return false;
@@ -42,6 +39,9 @@ static size_t fc_cuda_operands(const fc_problem *p, fc_operand_ref *out)
         {p->alibi.slopes, "alibi slopes"}, {p->sink, "sink"},
         {p->drop_bits, "dropout keep bits"}, {p->stats.max, "stats max"},
         {p->stats.sum, "stats sum"},
+        {p->dout.data, "output gradient"}, {p->dq.data, "dq"},
+        {p->dk.data, "dk"},            {p->dv.data, "dv"},
+        {p->dsink, "dsink"},
     };
     size_t n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -56,7 +56,7 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     const char *why;
     if (!fc_cuda_available(&why))
         return 0;
-    fc_operand_ref ops[16];
+    fc_operand_ref ops[24];
     const size_t n = fc_cuda_operands(prob, ops);
     size_t device = 0;
     *which = NULL;
@@ -69,25 +69,54 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     return device == 0 ? 0 : device == n ? 1 : -1;
 }
 
+/* A plan's device state: the forward's or the backward's. */
+typedef struct {
+    fc_op op;
+    fc_cuda_fwd *fwd;
+    fc_cuda_bwd *bwd;
+} fc_cuda_state;
+
+static void fc_cuda_destroy(void *state)
+{
+    fc_cuda_state *s = state;
+    if (!s)
+        return;
+    fc_cuda_fwd_destroy(s->fwd);
+    fc_cuda_bwd_destroy(s->bwd);
+    free(s);
+}
+
 static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
 {
     (void)options;
     if (plan->prob.drop_philox) /* the kernels read caller keep bits only */
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: generated dropout (fc_dropout.generate) is not in the CUDA backend "
                                        "yet; pass keep_bits");
-    return fc_cuda_fwd_plan(&plan->prob, (fc_cuda_fwd **)&plan->state);
+    fc_cuda_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_plan: out of host memory");
+    s->op = plan->op;
+    const fc_status st = plan->op == FC_OP_FORWARD ? fc_cuda_fwd_plan(&plan->prob, &s->fwd) : fc_cuda_bwd_plan(&plan->prob, &s->bwd);
+    if (st != FC_OK) {
+        fc_cuda_destroy(s);
+        return st;
+    }
+    plan->state = s;
+    return FC_OK;
 }
 
 static size_t fc_cuda_workspace_size(const fc_plan *plan)
 {
-    (void)plan;
-    return 0; /* the per-batch facts and the tile order live in the plan's device state */
+    const fc_cuda_state *s = plan->state;
+    /* the forward's per-batch facts and tile order live in the plan's device state; the
+     * backward needs D = rowsum(dO ∘ O) per query row and head */
+    return s->op == FC_OP_FORWARD ? 0 : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
 
 static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
 {
     (void)plan;
-    fc_operand_ref ops[16];
+    fc_operand_ref ops[24];
     const size_t n = fc_cuda_operands(run, ops);
     for (size_t i = 0; i < n; i++)
         if (fc_cuda_is_device_pointer(ops[i].data) != 1)
@@ -98,13 +127,12 @@ static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
 
 static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream)
 {
-    (void)workspace;
-    return fc_cuda_fwd_run((const fc_cuda_fwd *)plan->state, run, stream);
+    const fc_cuda_state *s = plan->state;
+    return s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, stream) : fc_cuda_bwd_run(s->bwd, run, workspace, stream);
 }
 
 static const char *fc_cuda_variant(void) { return "cuda-mma-sm80"; }
 static bool fc_cuda_force_variant(const char *name) { return name && strcmp(name, "cuda-mma-sm80") == 0; }
-static void fc_cuda_destroy(void *state) { fc_cuda_fwd_destroy((fc_cuda_fwd *)state); }
 
 const fc_backend_ops fc_cuda_backend = {
     .name = "cuda",
