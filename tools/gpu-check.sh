@@ -5,7 +5,7 @@
 #      build-gpu/ here (cmake, -j16, the CUDA targets only, about 2 minutes);
 #   2. the CUDA tests (GPU against the CPU backend, tests/cuda: forward and backward) and the
 #      no-driver test, then the faces on the GPU (aclrt runtime, CANN end to end, infiniop on
-#      NVIDIA, the seed sample);
+#      NVIDIA, the seed samples: FlashAttentionScoreV2 and UnpaddingScoreGradV5);
 #   3. flashc-bench --backend cuda and PyTorch SDPA (flash, cuDNN) on the same shapes;
 #   4. a short table last.
 # Usage: tools/gpu-check.sh [build-dir]   (FLASHC_GPU_SWEEP=N sets the sweep sizes, default 60)
@@ -22,7 +22,7 @@ if [ $? != 77 ]; then # 77: the library loads here and sees the GPU
     dir=build-gpu
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DFLASHC_VEC16=OFF >/dev/null &&
         cmake --build "$dir" -j16 --target test_cuda_forward test_cuda_backward test_cuda_no_driver flashc-bench \
-            test_cuda_runtime test_cuda_cann test_cuda_infiniop test_cuda_probe sample_fa_v2 >/dev/null || exit 1
+            test_cuda_runtime test_cuda_cann test_cuda_infiniop test_cuda_probe sample_fa_v2 sample_fa_grad_v5 >/dev/null || exit 1
 fi
 echo "== CUDA tests ($dir)"
 start=$(date +%s)
@@ -39,9 +39,11 @@ for t in "test_cuda_runtime" "test_cuda_runtime cpu" "test_cuda_cann" "test_cuda
     FLASHC_DEVICE=$dev "$dir/tests/cuda/$1" ${2:-} 2>&1 | tail -4
     [ "${PIPESTATUS[0]}" = 0 ] || faces=1
 done
-cmake -DPROBE="$dir/tests/cuda/test_cuda_probe" -DEXE="$dir/tests/cann/sample_fa_v2" \
-    -DCHECK=tests/cann/samples/check_fa_v2.cmake -P tests/cuda/check_sample_gpu.cmake 2>&1 | tail -2
-[ "${PIPESTATUS[0]}" = 0 ] || faces=1
+for sample in fa_v2 fa_grad_v5; do # the seed samples, forward and backward
+    cmake -DPROBE="$dir/tests/cuda/test_cuda_probe" -DEXE="$dir/tests/cann/sample_$sample" \
+        -DCHECK=tests/cann/samples/check_$sample.cmake -P tests/cuda/check_sample_gpu.cmake 2>&1 | tail -2
+    [ "${PIPESTATUS[0]}" = 0 ] || faces=1
+done
 echo "tests: forward exit $tests, backward exit $btests, no-driver exit $nodriver (77 = skipped: a GPU is present), faces exit $faces, $(( $(date +%s) - start )) s"
 echo "== flashc-bench --backend cuda"
 "$dir/bench/flashc-bench" --backend cuda --repeat 30 | tee /tmp/flashc-gpu-bench.txt

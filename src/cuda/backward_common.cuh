@@ -60,7 +60,7 @@ __device__ __forceinline__ void tile_abt(float (&acc)[NT][4], const T *a, const 
 #pragma unroll
     for (int nt = 0; nt < NT; nt++)
         acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-#pragma unroll
+#pragma unroll 8 /* fully at D ≤ 128; at D = 256 a full unroll's hoisted loads spill on sm_90a */
     for (int ks = 0; ks < D / 16; ks++) {
         uint32_t fa[4];
         ldsm_x4(fa, a + swz<D>(warp * 16 + lane % 16, ks * 2 + lane / 16));
