@@ -43,7 +43,7 @@ template <int D, int BM_, int BN_, int BN_TERMS_, int WARPS_> struct FwdShapeOf 
 };
 template <int D> struct FwdShape;
 template <> struct FwdShape<64> : FwdShapeOf<64, 128, 64, 64, 4> {};
-template <> struct FwdShape<128> : FwdShapeOf<128, 64, 64, 64, 4> {};
+template <> struct FwdShape<128> : FwdShapeOf<128, 64, 96, 64, 4> {};
 template <> struct FwdShape<256> : FwdShapeOf<256, 64, 32, 16, 4> {};
 
 static int fc_fwd_bm(int dclass) { return dclass == 64 ? FwdShape<64>::BM : dclass == 128 ? FwdShape<128>::BM : FwdShape<256>::BM; }
