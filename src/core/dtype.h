@@ -5,8 +5,9 @@
 #include <stdint.h>
 
 #include "flashc.h"
+#include "hd.h"
 
-static inline int64_t fc_dtype_bytes(fc_dtype dt)
+static inline FC_HD int64_t fc_dtype_bytes(fc_dtype dt)
 {
     switch (dt) {
     case FC_F32: case FC_I32: return 4;
@@ -17,6 +18,6 @@ static inline int64_t fc_dtype_bytes(fc_dtype dt)
     }
 }
 
-static inline bool fc_dtype_is_float(fc_dtype dt) { return dt == FC_F32 || dt == FC_F16 || dt == FC_BF16; }
+static inline FC_HD bool fc_dtype_is_float(fc_dtype dt) { return dt == FC_F32 || dt == FC_F16 || dt == FC_BF16; }
 
 #endif /* FC_CORE_DTYPE_H */
