@@ -116,6 +116,28 @@ __device__ __forceinline__ void dec_fault(const DecLaunch &L, const fc_problem &
     atomicMax(L.fault, ((unsigned long long)L.epoch << 32) | (0xFFFFFFFFull - (lin & 0xFFFFFFFFull)));
 }
 
+/* Sums RB values over the LN lanes of a group (LN ≥ RB, powers of two) with RB − 1 + log2(LN/RB)
+ * shuffles instead of RB·log2(LN): at each halving step a lane keeps one half of its values and
+ * trades the other half with its partner, so lane c ends with the full sum of value c / (LN/RB).
+ * A fixed order: the same bits every run. */
+template <int RB, int LN> __device__ __forceinline__ float reduce_rows(float (&v)[RB], int c)
+{
+    int off = LN / 2;
+#pragma unroll
+    for (int n = RB; n > 1; n /= 2, off /= 2) {
+        const bool upper = (c & off) != 0;
+#pragma unroll
+        for (int k = 0; k < n / 2; k++) {
+            const float send = upper ? v[k] : v[k + n / 2], keep = upper ? v[k + n / 2] : v[k];
+            v[k] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+        }
+    }
+#pragma unroll
+    for (; off > 0; off /= 2)
+        v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
+    return v[0];
+}
+
 /* scale[e], offset[e] of features [8c, 8c + 8) of head n (zeros past d). */
 __device__ __forceinline__ void dec_affine(const fc_affine_view &a, int64_t n, int c, int d, float (&scale)[8], float (&offset)[8])
 {
@@ -173,19 +195,8 @@ __global__ void __launch_bounds__(kDecThreads) dec_split_kernel(const __grid_con
     __syncthreads();
     for (int r = tid; r < R; r += kDecThreads) {
         const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;
-        int64_t sp[4] = {0, 0, 0, 0};
-        if (i < bt.q_rows && fc_row_spans(&bt, i, sp) > 0) {
-            atomicMin(&s_lo, (int)(sp[1] > sp[0] ? sp[0] : sp[2]));
-            atomicMax(&s_hi, (int)(sp[3] > sp[2] ? sp[3] : sp[1]));
-        }
-        sSpan[r] = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
-        float slope = 0.0f, apos = 0.0f;
-        if (p.alibi.slopes) {
-            double aoff;
-            slope = p.alibi.slopes[b * p.alibi.sb + n1 * p.alibi.sn];
-            fc_alibi_frame(&bt, i, slope, p.alibi.sqrt_distance, &apos, &aoff);
-        }
-        sSlope[r] = slope, sApos[r] = apos, sM[r] = -INFINITY, sL[r] = 0.0f;
+        row_setup(p, bt, b, n1, i, i < bt.q_rows, &s_lo, &s_hi, &sSpan[r], &sSlope[r], &sApos[r]);
+        sM[r] = -INFINITY, sL[r] = 0.0f;
     }
     /* The query rows as fp32 (zeros past Dqk and for rows that do not exist). */
     const int qes = (int)fc_dtype_bytes(p.q.dtype);
@@ -282,24 +293,17 @@ __global__ void __launch_bounds__(kDecThreads) dec_split_kernel(const __grid_con
                 for (int e = 0; e < 8; e++)
                     dot[k] = fmaf(q[k][e], kx[e], dot[k]);
             }
-#pragma unroll
-            for (int off = LN / 2; off > 0; off /= 2)
-#pragma unroll
-                for (int k = 0; k < RB; k++)
-                    dot[k] += __shfl_xor_sync(0xffffffffu, dot[k], off);
-#pragma unroll
-            for (int k = 0; k < RB; k++) {
-                const int r = rg * RB + k;
-                if (c != k % LN || r >= R)
-                    continue;
+            const float x = reduce_rows<RB, LN>(dot, c); /* row rg·RB + c / (LN / RB), complete */
+            const int r = rg * RB + c / (LN / RB);
+            if (c % (LN / RB) == 0 && r < R) {
                 const int64_t j = j0 + jj, i = r % L.qr, n1 = n2 * p.G + r / L.qr;
                 bool hidden = j >= z || !span_has(sSpan[r], (int)j);
                 if (!hidden && p.mask.data)
                     hidden = p.mask.data[bt.mask_base + n1 * p.mask.sn + i * p.mask.si + j * p.mask.sj] != 0;
                 sHid[r * TN + jj] = hidden;
-                sS[r * TN + jj] = hidden ? -INFINITY
-                                  : L.terms ? score_terms(p, bt, n1, i, (int)j, dot[k], sSpan[r], sSlope[r], sApos[r])
-                                            : dot[k] * scale;
+                sS[r * TN + jj] = hidden    ? -INFINITY
+                                  : L.terms ? score_terms(p, bt, n1, i, (int)j, x, sSpan[r], sSlope[r], sApos[r])
+                                            : x * scale;
             }
         }
         addresses(t + kDecStages);

@@ -136,6 +136,25 @@ __device__ __forceinline__ void through_scratch(float (&s)[MT][NT][4], float *sS
     stage<false, MT, NT, BN>(s, sS, warp, lane);
 }
 
+/* Row i of a CTA (real: the row exists): its visible spans, which widen the CTA's kv range
+ * [*lo, *hi) (shared, atomics), and its ALiBi slope and frame position. */
+__device__ __forceinline__ void row_setup(const fc_problem &p, const fc_batch &bt, int64_t b, int64_t n1, int64_t i, bool real,
+                                          int *lo, int *hi, int4 *span, float *slope, float *apos)
+{
+    int64_t sp[4] = {0, 0, 0, 0};
+    if (real && fc_row_spans(&bt, i, sp) > 0) {
+        atomicMin(lo, (int)(sp[1] > sp[0] ? sp[0] : sp[2]));
+        atomicMax(hi, (int)(sp[3] > sp[2] ? sp[3] : sp[1]));
+    }
+    *span = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
+    *slope = 0.0f, *apos = 0.0f;
+    if (p.alibi.slopes) {
+        double aoff;
+        *slope = p.alibi.slopes[b * p.alibi.sb + n1 * p.alibi.sn];
+        fc_alibi_frame(&bt, i, *slope, p.alibi.sqrt_distance, apos, &aoff);
+    }
+}
+
 template <typename T, int D, int BM, int BN>
 __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
 {
@@ -159,21 +178,8 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
     if (tid == 0)
         s_kv_lo = INT_MAX, s_kv_hi = 0;
     __syncthreads();
-    if (tid < BM) {
-        int64_t sp[4] = {0, 0, 0, 0};
-        if (tid < rows_here && fc_row_spans(&bt, m0 + tid, sp) > 0) {
-            atomicMin(&s_kv_lo, (int)(sp[1] > sp[0] ? sp[0] : sp[2]));
-            atomicMax(&s_kv_hi, (int)(sp[3] > sp[2] ? sp[3] : sp[1]));
-        }
-        sSpan[tid] = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
-        float slope = 0.0f, apos = 0.0f;
-        if (p.alibi.slopes) {
-            double aoff;
-            slope = p.alibi.slopes[b * p.alibi.sb + n1 * p.alibi.sn];
-            fc_alibi_frame(&bt, m0 + tid, slope, p.alibi.sqrt_distance, &apos, &aoff);
-        }
-        sSlope[tid] = slope, sApos[tid] = apos;
-    }
+    if (tid < BM)
+        row_setup(p, bt, b, n1, m0 + tid, tid < rows_here, &s_kv_lo, &s_kv_hi, &sSpan[tid], &sSlope[tid], &sApos[tid]);
     const int q_valid = clamp_rows(BM, bt.sq - m0);
     load_tile<T, D, BM>(sQ, p.q, b, bt.q_tok, n1, m0, q_valid, (int)p.Dqk, L.vec_q);
     cp_async_commit();
