@@ -28,7 +28,11 @@ struct fc_cuda_fwd {
  * ptxas fits in 255 registers without local-memory spills (docs/PERFORMANCE.md). */
 template <int D> struct FwdShape;
 template <> struct FwdShape<64> { static constexpr int BM = 128, BN = 64; };
-template <> struct FwdShape<128> { static constexpr int BM = 64, BN = 64; };
+#ifndef FC_FWD128_BM /* experiment builds override the D = 128 shape (docs/PERFORMANCE.md) */
+#define FC_FWD128_BM 64
+#define FC_FWD128_BN 64
+#endif
+template <> struct FwdShape<128> { static constexpr int BM = FC_FWD128_BM, BN = FC_FWD128_BN; };
 template <> struct FwdShape<256> { static constexpr int BM = 64, BN = 16; };
 
 static int fc_fwd_dclass(const fc_problem *p)
@@ -157,7 +161,7 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
 {
     constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN;
     const size_t smem = FwdSmem<D, BM, BN>::bytes + (L.terms || p.drop_bits ? FwdSmem<D, BM, BN>::scratch : 0);
-    auto kernel = fwd_kernel<T, D, BM, BN>;
+    auto kernel = L.terms || p.drop_bits ? fwd_kernel<T, D, BM, BN, false> : fwd_kernel<T, D, BM, BN, true>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");

@@ -41,27 +41,39 @@ template <int D, int BM, int BN> struct FwdSmem {
  * ldmatrix's 8 rows hit 8 different bank groups. */
 template <int D> __device__ __forceinline__ int swz(int row, int c) { return row * D + ((c ^ (row & 7)) << 3); }
 
-/* Loads rows [s0, s0 + ROWS) of a (b, tok, head) slice into a swizzled tile: rows ≥ valid and
- * features ≥ dvalid become zeros.  vec: 16-byte cp.async; else element loads (any strides). */
+/* Loads rows [s0, s0 + ROWS) of one (batch, head) slice into a swizzled tile: rows ≥ valid and
+ * features ≥ dvalid become zeros.  row0 is the slice's row 0 (fc_view_row at s = 0, computed once
+ * per CTA: the views the CUDA forward takes are neither paged nor per-batch lists, so row s lies
+ * s·ss elements further).  vec: each thread copies a fixed 16-byte feature chunk of every
+ * (kThreads / C)-th row with cp.async, the loop unrolled with constant strides; else element loads
+ * (any strides). */
 template <typename T, int D, int ROWS>
-__device__ __forceinline__ void load_tile(T *tile, const fc_view &v, int64_t b, int64_t tok, int64_t head, int64_t s0,
-                                          int valid, int dvalid, bool vec)
+__device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char *row0, int64_t s0, int valid, int dvalid,
+                                          bool vec)
 {
-    constexpr int C = D / 8;
+    constexpr int C = D / 8, STEP = kThreads / C;
+    static_assert(kThreads % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
+    const int64_t rs = v.ss * 2; /* bytes from one row to the next */
+    if (vec) {
+        const int c = threadIdx.x % C, r0 = threadIdx.x / C;
+        const bool feat = c * 8 < dvalid;
+        const char *src = row0 + (s0 + r0) * rs + c * 16;
+#pragma unroll
+        for (int i = 0; i < ROWS / STEP; i++, src += STEP * rs) {
+            const int row = r0 + i * STEP;
+            const bool in = feat && row < valid;
+            cp_async16(tile + swz<D>(row, c), in ? src : v.data, in ? 16 : 0);
+        }
+        return;
+    }
 #pragma unroll 1
     for (int x = threadIdx.x; x < ROWS * C; x += kThreads) {
         const int row = x / C, c = x % C;
         T *dst = tile + swz<D>(row, c);
-        const bool in = row < valid;
-        const char *src = in ? fc_view_row(&v, 2, b, tok, head, s0 + row) : v.data;
-        if (vec) {
-            const int bytes = in && c * 8 < dvalid ? 16 : 0;
-            cp_async16(dst, bytes ? src + c * 16 : v.data, bytes);
-        } else {
-            for (int k = 0; k < 8; k++) {
-                const int e = c * 8 + k;
-                dst[k] = in && e < dvalid ? *(const T *)(src + e * v.se * 2) : T(0.0f);
-            }
+        const char *src = row0 + (s0 + row) * rs;
+        for (int k = 0; k < 8; k++) {
+            const int e = c * 8 + k;
+            dst[k] = row < valid && e < dvalid ? *(const T *)(src + e * v.se * 2) : T(0.0f);
         }
     }
 }
@@ -155,7 +167,9 @@ __device__ __forceinline__ void row_setup(const fc_problem &p, const fc_batch &b
     }
 }
 
-template <typename T, int D, int BM, int BN>
+/* PLAIN: no score terms and no dropout (the common case), compiled without their code so that
+ * it costs no registers. */
+template <typename T, int D, int BM, int BN, bool PLAIN>
 __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
 {
     constexpr int MT = BM / (16 * kWarps), NT = BN / 8, DT = D / 8;
@@ -181,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
     if (tid < BM)
         row_setup(p, bt, b, n1, m0 + tid, tid < rows_here, &s_kv_lo, &s_kv_hi, &sSpan[tid], &sSlope[tid], &sApos[tid]);
     const int q_valid = clamp_rows(BM, bt.sq - m0);
-    load_tile<T, D, BM>(sQ, p.q, b, bt.q_tok, n1, m0, q_valid, (int)p.Dqk, L.vec_q);
+    load_tile<T, D, BM>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
     cp_async_commit();
     __syncthreads();
     const int kv_lo = s_kv_lo, kv_hi = s_kv_hi;
@@ -207,6 +221,8 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
     /* Rows of this thread: r(mt, h) = warp·16·MT + mt·16 + lane/4 + 8h. */
     float m[MT][2], l[MT][2], acc[MT][DT][4];
     const float scale = p.scale;
+    const bool fold_scale = (PLAIN || !L.terms) && scale > 0.0f; /* the score terms path applies the scale itself */
+    const float xmul = fold_scale ? scale : 1.0f, xmul_log2e = xmul * kLog2e;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -230,17 +246,17 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
             acc[mt][d][0] = acc[mt][d][1] = acc[mt][d][2] = acc[mt][d][3] = 0.0f;
 
     const int64_t skv = bt.skv;
+    const char *k_row0 = fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0);
     int t = next_tile(kv_lo / BN);
     if (t < t_end)
-        load_tile<T, D, BN>(sK, p.k, b, bt.kv_tok, n2, (int64_t)t * BN, clamp_rows(BN, skv - t * BN), (int)p.Dqk,
-                            L.vec_k);
+        load_tile<T, D, BN>(sK, p.k, k_row0, (int64_t)t * BN, clamp_rows(BN, skv - t * BN), (int)p.Dqk, L.vec_k);
     cp_async_commit();
 
     while (t < t_end) {
         const int j0 = t * BN, kv_valid = clamp_rows(BN, skv - j0);
         cp_async_wait_all();
         __syncthreads(); /* K(t) (and Q) arrived; every warp is done with V(t − 1) */
-        load_tile<T, D, BN>(sV, p.v, b, bt.kv_tok, n2, j0, kv_valid, (int)p.Dv, L.vec_v);
+        load_tile<T, D, BN>(sV, p.v, v_row0, j0, kv_valid, (int)p.Dv, L.vec_v);
         cp_async_commit();
 
         float s[MT][NT][4];
@@ -274,46 +290,61 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
         const bool full = __syncthreads_and(tid >= BM || covers(t)); /* V(t) arrived; K(t) is free */
         const int t_next = next_tile(t + 1);
         if (t_next < t_end)
-            load_tile<T, D, BN>(sK, p.k, b, bt.kv_tok, n2, (int64_t)t_next * BN,
-                                clamp_rows(BN, skv - (int64_t)t_next * BN), (int)p.Dqk, L.vec_k);
+            load_tile<T, D, BN>(sK, p.k, k_row0, (int64_t)t_next * BN, clamp_rows(BN, skv - (int64_t)t_next * BN),
+                                (int)p.Dqk, L.vec_k);
         cp_async_commit();
 
         /* Score terms: the plain path (scale, visibility) in registers; pse, softcap, ALiBi and
          * masks per element through the warp's rows of a shared scratch tile, so that their code
          * is not unrolled over the register tile. */
-        if (L.terms) {
+        if (!PLAIN && L.terms) {
             through_scratch<MT, NT, BN>(s, sS, warp, lane, [&](float v, int r, int x) {
                 return score_terms(p, bt, n1, m0 + r, j0 + x, v, sSpan[r], sSlope[r], sApos[r]);
             });
         } else {
+            /* A positive scale keeps the order of the maximum, so it is folded into the exponent
+             * below (one FFMA per element instead of an FMUL more); any other is applied here. */
+            if (!fold_scale) {
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int4 sp = sSpan[warp * 16 * MT + mt * 16 + lane / 4 + 8 * h];
+                for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++)
 #pragma unroll
-                        for (int c = 0; c < 2; c++) {
-                            float &x = s[mt][nt][2 * h + c];
-                            x = full || span_has(sp, j0 + nt * 8 + (lane % 4) * 2 + c) ? x * scale : -INFINITY;
-                        }
-                }
+                        for (int e = 0; e < 4; e++)
+                            s[mt][nt][e] *= scale;
+            }
+            if (!full) {
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const int4 sp = sSpan[warp * 16 * MT + mt * 16 + lane / 4 + 8 * h];
+#pragma unroll
+                        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                            for (int c = 0; c < 2; c++) {
+                                float &x = s[mt][nt][2 * h + c];
+                                x = span_has(sp, j0 + nt * 8 + (lane % 4) * 2 + c) ? x : -INFINITY;
+                            }
+                    }
+            }
         }
 
-        /* The online-softmax step per row (a quad of lanes shares a row): P = exp2((x − m)·log2 e). */
+        /* The online-softmax step per row (a quad of lanes shares a row): P = exp2((x − m)·log2 e).
+         * The plain path leaves a positive scale to this step (xmul). */
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                float mx = m[mt][h];
+                float tmx = -INFINITY;
 #pragma unroll
                 for (int nt = 0; nt < NT; nt++)
-                    mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                    tmx = fmaxf(tmx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+                tmx = fmaxf(tmx, __shfl_xor_sync(0xffffffffu, tmx, 1));
+                tmx = fmaxf(tmx, __shfl_xor_sync(0xffffffffu, tmx, 2));
+                const float mx = fmaxf(m[mt][h], tmx * xmul);
                 const float ref2 = (mx == -INFINITY ? 0.0f : mx) * kLog2e;
-                const float alpha = exp2f(m[mt][h] * kLog2e - ref2);
+                const float alpha = fast_exp2(m[mt][h] * kLog2e - ref2);
                 m[mt][h] = mx;
                 float sum = 0.0f;
 #pragma unroll
@@ -321,7 +352,7 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
 #pragma unroll
                     for (int c = 0; c < 2; c++) {
                         float &x = s[mt][nt][2 * h + c];
-                        x = exp2f(fmaf(x, kLog2e, -ref2));
+                        x = fast_exp2(fmaf(x, xmul_log2e, -ref2));
                         sum += x;
                     }
                 l[mt][h] = fmaf(l[mt][h], alpha, sum);
@@ -330,9 +361,13 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
                     acc[mt][d][2 * h] *= alpha, acc[mt][d][2 * h + 1] *= alpha;
             }
 
-        if (p.drop_bits) /* dropped probabilities leave the sum (semantics §2.7) but not O */
+        /* Dropped probabilities leave the sum (semantics §2.7) but not O.  Rows past the batch's
+         * last query (a partial tile) have no keep bits: they are never written, so skip them. */
+        if (!PLAIN && p.drop_bits)
             through_scratch<MT, NT, BN>(s, sS, warp, lane, [&](float v, int r, int x) {
-                return v != 0.0f && !fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, m0 + r, j0 + x)) ? 0.0f : v;
+                return v != 0.0f && r < rows_here && !fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, m0 + r, j0 + x))
+                           ? 0.0f
+                           : v;
             });
 
         /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */

@@ -77,6 +77,15 @@ __device__ __forceinline__ void mma16816<__nv_bfloat16>(float d[4], const uint32
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* 2^x by the special-function unit (ex2.approx.ftz: relative error about 2^-22, results below
+ * 2^-126 flush to zero — far inside every tolerance; NaN stays NaN, −inf gives 0). */
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
 /* Loads any float dtype of the problem as fp32 (pse, fp32 outputs read back never). */
 __device__ __forceinline__ float load_any(const char *p, fc_dtype dt)
 {

@@ -188,6 +188,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     gc_buf qs = gc_alloc((size_t)c->Nq * c->Dv * 4), qo = gc_alloc((size_t)c->Nq * c->Dv * 4);
     for (int64_t i = 0; c->kv.out_i8 && i < (int64_t)c->Nq * c->Dv; i++) /* int8 output: |out|·scale spans the int8 range */
         ((float *)qs.h)[i] = (float)tc_rng_uniform(&r, 40, 120), ((float *)qo.h)[i] = (float)tc_rng_int(&r, -4, 4);
+    d.q.data = q.h, d.k.data = k.h, d.v.data = v.h, d.out.data = o.h; /* the CPU run's; the GPU's below */
     gc_fill(&r, &q, c->dt, -2, 2), gc_fill(&r, &k, c->dt, -2, 2), gc_fill(&r, &v, c->dt, -1, 1);
     const int64_t mn = (int64_t)c->B * c->Nq * c->Sq * c->Skv;
     gc_buf mask = gc_alloc(c->mask ? mn : 0), bias = gc_alloc(c->bias ? mn * es : 0);
