@@ -21,7 +21,7 @@ typedef void (*DecSplitFn)(const fc_problem, const DecLaunch);
 
 struct DecKernel {
     DecSplitFn fn;
-    size_t smem;
+    size_t smem, smem_max; /* this plan's rows; the most any plan of this kernel asks */
     int tn;
 };
 
@@ -89,6 +89,7 @@ template <typename KT, int DC> static DecKernel fc_dec_kernel_rb(int rows)
     DecKernel k;
     k.fn = rows <= 4 ? dec_split_kernel<KT, DC, 4> : dec_split_kernel<KT, DC, 8>;
     k.smem = dec_smem_bytes<KT, DC>(rows);
+    k.smem_max = dec_smem_bytes<KT, DC>((int)fc_dec_max_rows(DC));
     k.tn = DecShape<KT, DC>::TN;
     return k;
 }
@@ -165,7 +166,7 @@ extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
     cudaError_t err;
     const size_t bb = (size_t)p->B * sizeof(fc_batch);
     if ((err = cudaGetDevice(&dev)) != cudaSuccess || (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
-        (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem)) ||
+        (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem_max)) ||
         (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plan->kernel.fn, kDecThreads, plan->kernel.smem)) ||
         (err = cudaMalloc(&plan->batch, bb ? bb : 1)) || (err = cudaMemcpy(plan->batch, p->batch, bb, cudaMemcpyHostToDevice)) ||
         (err = cudaMalloc(&plan->fault, sizeof *plan->fault)) || (err = cudaMemset(plan->fault, 0, sizeof *plan->fault)) ||
