@@ -3,7 +3,10 @@
 #   - a face (native, cann, infiniop, infinirt, infini) never includes a backend (cpu/, cuda/) or kernels/;
 #   - the core never includes a backend, the kernels or a face;
 #   - the runtime never includes the core, a backend, the kernels or a face;
-#   - the kernels never include a face or the runtime.
+#   - the kernels never include a face or the runtime;
+#   - device memory: the runtime names a backend only in src/runtime/devmem.{h,c} (the list of
+#     providers, as core/backend.c lists the backends), and a backend includes nothing of the
+#     runtime but devmem.h (the table it fills).
 # Exits 1 and lists every offending line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +27,16 @@ done
 rule "the core includes a backend, the kernels or a face" core "$backends|kernels|$faces"
 rule "the runtime includes the core, a backend, the kernels or a face" runtime "core|$backends|kernels|$faces"
 rule "the kernels include a face or the runtime" kernels "$faces|runtime"
+hits=$(grep -rEn 'fc_(cpu|cuda)_' src/runtime --include='*.[ch]' | grep -v '^src/runtime/devmem\.[ch]:')
+if [ -n "$hits" ]; then
+    printf 'layer-check: the runtime names a backend outside devmem.{h,c}\n%s\n' "$hits"
+    bad=1
+fi
+hits=$(grep -rEn "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"(\.\./)*runtime/" src/cpu src/cuda | grep -v 'runtime/devmem\.h"')
+if [ -n "$hits" ]; then
+    printf 'layer-check: a backend includes the runtime beyond devmem.h\n%s\n' "$hits"
+    bad=1
+fi
 # Same-folder includes in the core must not name a backend header either (e.g. "cpu.h" copied in).
 if grep -rEn '#[[:space:]]*include[[:space:]]*"(cpu|work|entry)\.h"' src/core; then
     echo "layer-check: the core includes a backend header"

@@ -35,6 +35,11 @@ fc_status fc_plan_check_data(const fc_plan *plan, const fc_problem *run)
 
 fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes)
 {
+    return fc_plan_execute_on(plan, run, workspace, bytes, plan->stream);
+}
+
+fc_status fc_plan_execute_on(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes, void *stream)
+{
     if (bytes < plan->workspace)
         return fc_fail(FC_ERR_WORKSPACE, "fc_plan_execute: workspace_bytes is %zu, the plan needs %zu", bytes,
                        plan->workspace);
@@ -43,7 +48,7 @@ fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *run, void *work
     const fc_status st = fc_plan_check_data(plan, run);
     if (st != FC_OK)
         return st;
-    return plan->backend->execute(plan, run, workspace, plan->stream);
+    return plan->backend->execute(plan, run, workspace, stream);
 }
 
 void fc_plan_free(fc_plan *plan)

@@ -34,6 +34,8 @@ fc_status fc_plan_check_data(const fc_plan *plan, const fc_problem *run);
 
 /* Runs a plan on a (possibly rebound) problem with the given workspace, on the plan's stream. */
 fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes);
+/* The same on the given stream (a face whose stream arrives with the run: aclnn*, infiniop). */
+fc_status fc_plan_execute_on(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes, void *stream);
 
 /* Frees a plan and its backend's preparation (NULL: nothing). */
 void fc_plan_free(fc_plan *plan);

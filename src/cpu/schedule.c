@@ -144,9 +144,10 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
     plan->state = cp;
     cp->k = fc_cpu_active();
     cp->tiles = fc_choose_tiles(p);
-    if (!backward && cp->k->fwd_cols && p->Dqk + p->Dr <= 256 && p->Dv <= 256) {
+    const int wide = backward ? 0 : cp->k->fwd_cols(p);
+    if (wide && p->Dqk + p->Dr <= 256 && p->Dv <= 256) {
         cp->tiles.rows = 128; /* a set with wide tiles (matrix units) also shares each kv tile among more rows */
-        cp->tiles.cols = cp->k->fwd_cols;
+        cp->tiles.cols = wide;
     }
     if (!fc_prefix_items(p, cp->tiles, &cp->q_start, fc_q_items) ||
         (backward && !fc_prefix_items(p, cp->tiles, &cp->kv_start, fc_kv_items)))

@@ -34,7 +34,8 @@ typedef struct fc_tiles {
 
 typedef struct fc_cpu_kernels {
     const char *isa;
-    int fwd_cols; /* kv columns per forward tile this set prefers (0: the backend's choice) */
+    /* kv columns per forward tile this set prefers for the problem (0: the backend's choice) */
+    int (*fwd_cols)(const fc_problem *p);
     size_t (*fwd_workspace)(const fc_problem *p, fc_tiles t);
     size_t (*fwd_partial_floats)(const fc_problem *p, fc_tiles t);
     void (*fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial);

@@ -3,8 +3,12 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/error.h"
+#include "runtime/alloc.h"
+#include "runtime/devmem.h"
+#include "runtime/device.h"
 
 infiniStatus_t infini_fail(infiniStatus_t st, const char *fmt, ...)
 {
@@ -35,9 +39,26 @@ size_t infini_dtype_size(int dtype)
     }
 }
 
-bool infini_device_supported(int device) { return device == INFINI_DEVICE_CPU; /* no CUDA backend built */ }
-
 static _Thread_local infiniDevice_t tl_type = INFINI_DEVICE_CPU;
+
+bool infini_device_supported(int device)
+{
+    if (device == INFINI_DEVICE_NVIDIA) /* the runtime's device memory is CUDA's (a GPU, FLASHC_DEVICE not cpu) */
+        return strcmp(fc_rt_devmem_name(), "CUDA") == 0;
+    return device == INFINI_DEVICE_CPU;
+}
+
+int infini_device_count(int device)
+{
+    if (!infini_device_supported(device))
+        return 0;
+    return device == INFINI_DEVICE_CPU ? 1 : fc_rt_device_count();
+}
+
+int infini_runtime_device(void)
+{
+    return tl_type == INFINI_DEVICE_CPU ? FC_RT_CPU_DEVICE : fc_rt_current_device();
+}
 
 infiniDevice_t infini_current_device_type(void) { return tl_type; }
 

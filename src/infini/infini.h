@@ -22,8 +22,16 @@ infiniStatus_t infini_fail(infiniStatus_t st, const char *fmt, ...) __attribute_
 /* Bytes per element of an infiniDtype_t; 0 outside the enum and for INVALID. */
 size_t infini_dtype_size(int dtype);
 
-/* Whether this build runs on the device type (CPU always; NVIDIA only in CUDA builds). */
+/* Whether this build runs on the device type: CPU always; NVIDIA when the runtime's device memory
+ * is CUDA's (a CUDA build with a GPU present and FLASHC_DEVICE not "cpu"). */
 bool infini_device_supported(int device);
+
+/* Devices of a type: 1 CPU; the runtime's devices for NVIDIA; 0 when not supported. */
+int infini_device_count(int device);
+
+/* The runtime device id for allocations of the calling thread's current device type
+ * (FC_RT_CPU_DEVICE for the CPU: host memory even while a GPU is in use). */
+int infini_runtime_device(void);
 
 /* The calling thread's current device type (infinirtSetDevice; CPU until set). */
 infiniDevice_t infini_current_device_type(void);

@@ -44,8 +44,9 @@ typedef struct infini_fa {
  * t[FA_MASK] may be NULL. */
 infiniStatus_t infini_fa_check(const struct InfiniopTensorDescriptor *const t[FA_TENSORS], infini_fa_geom *g);
 
-/* Lowers the geometry into the canonical problem and plans it. */
-infiniStatus_t infini_fa_plan(const infini_fa_geom *g, fc_plan **plan);
+/* Lowers the geometry into the canonical problem and plans it for the handle's device type (the
+ * CPU, or CUDA for INFINI_DEVICE_NVIDIA). */
+infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **plan);
 
 /* The key-padding mask as the core reads it: one byte per key, nonzero = hidden.  Byte-sized
  * dtypes are read in place; wider ones are narrowed at run time into mask scratch bytes at the end
@@ -54,9 +55,10 @@ size_t infini_mask_scratch_bytes(const infini_fa_geom *g);
 int64_t infini_mask_batch_stride(const infini_fa_geom *g); /* of the byte view; 0 = shared row */
 const uint8_t *infini_mask_bytes(const infini_fa_geom *g, const void *mask, uint8_t *scratch);
 
-/* Run-time checks of the data addresses (semantics §8.18): every operand aligned to its element
- * and, when it starts in a live runtime allocation, inside it; ptr[FA_MASK] may be NULL. */
-infiniStatus_t infini_fa_check_operands(const infini_fa_geom *g, const void *const ptr[FA_TENSORS]);
+/* Run-time checks of the data addresses (semantics §8.18): every operand aligned to its element,
+ * when it starts in a live runtime allocation inside it, and in the memory of the descriptor's
+ * device type (device memory for NVIDIA, host memory for the CPU); ptr[FA_MASK] may be NULL. */
+infiniStatus_t infini_fa_check_operands(const infini_fa *d, const void *const ptr[FA_TENSORS]);
 /* A workspace in a live runtime allocation must have `need` bytes before that allocation ends. */
 bool infini_workspace_fits(const void *workspace, size_t need);
 

@@ -18,8 +18,14 @@ static fc_view view(const infini_fa_geom *g, int x)
     return v;
 }
 
-infiniStatus_t infini_fa_plan(const infini_fa_geom *g, fc_plan **plan)
+infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **plan)
 {
+    static const char fn[] = "infiniopCreateFlashAttentionDescriptor";
+    if (device == INFINI_DEVICE_NVIDIA && infini_mask_scratch_bytes(g) > 0) /* narrowed on the host (fa_mask.c) */
+        return infini_fail(INFINI_STATUS_BAD_TENSOR_DTYPE,
+                           "%s: mask_desc: on INFINI_DEVICE_NVIDIA the mask must be BOOL, BYTE, I8 or U8 (one byte "
+                           "per element), got %lld-byte elements",
+                           fn, (long long)g->esize[FA_MASK]);
     fc_problem p;
     memset(&p, 0, sizeof p);
     p.B = g->B, p.Nq = g->Nq, p.Nkv = g->Nkv, p.G = g->Nq / g->Nkv;
@@ -32,7 +38,7 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, fc_plan **plan)
     p.mask = (fc_mask_view){.data = NULL, .sn = 0, .si = 0, .sj = 1};
     p.batch = calloc((size_t)p.B, sizeof *p.batch);
     if (!p.batch)
-        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infiniopCreateFlashAttentionDescriptor: out of host memory");
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory", fn);
     const int64_t mask_sb = infini_mask_batch_stride(g);
     for (int64_t b = 0; b < p.B; b++) {
         fc_batch *bt = &p.batch[b];
@@ -42,7 +48,10 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, fc_plan **plan)
         bt->mask_base = b * mask_sb;
         p.stats.tokens += bt->q_rows;
     }
-    if (fc_plan_from_problem(&p, FC_OP_FORWARD, NULL, plan) != FC_OK) /* takes p.batch */
-        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infiniopCreateFlashAttentionDescriptor: %s", fc_error_message());
+    const fc_options opt = {.backend = device == INFINI_DEVICE_NVIDIA ? FC_BACKEND_CUDA : FC_BACKEND_CPU};
+    const fc_status st = fc_plan_from_problem(&p, FC_OP_FORWARD, &opt, plan); /* takes p.batch */
+    if (st != FC_OK) /* BACKEND: a shape or dtype the GPU does not cover yet */
+        return infini_fail(st == FC_ERR_BACKEND ? INFINI_STATUS_NOT_IMPLEMENTED : INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn,
+                           fc_error_message());
     return INFINI_STATUS_SUCCESS;
 }

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "fa.h"
+#include "runtime/device.h"
 
 const fc_rt_kind infini_kind_flash_attention = {"infiniopFlashAttentionDescriptor_t"};
 const char *const infini_fa_desc_names[FA_TENSORS] = {"out_desc", "q_desc", "k_desc", "v_desc", "mask_desc"};
@@ -52,7 +53,7 @@ infiniStatus_t infiniopCreateFlashAttentionDescriptor(infiniopHandle_t handle, i
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infiniopCreateFlashAttentionDescriptor: out of host memory");
     d->base.device = handle->device;
     d->base.device_id = handle->device_id;
-    if ((st = infini_fa_check(t, &d->g)) || (st = infini_fa_plan(&d->g, &d->plan))) {
+    if ((st = infini_fa_check(t, &d->g)) || (st = infini_fa_plan(&d->g, handle->device, &d->plan))) {
         free(d);
         return st;
     }
@@ -84,7 +85,6 @@ infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, v
 {
     static const char fn[] = "infiniopFlashAttention";
     fc_clear_error();
-    (void)stream; /* CPU: the work completes before the call returns; the stream is not examined */
     const void *const ptr[FA_TENSORS] = {out, q, k, v, mask};
     infiniStatus_t st;
     if (!desc)
@@ -105,14 +105,18 @@ infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, v
                            d->workspace);
     /* a NULL mask means no mask; a mask without a mask descriptor is ignored */
     const void *const used[FA_TENSORS] = {out, q, k, v, d->g.has_mask ? mask : NULL};
-    TRY(infini_fa_check_operands(&d->g, used))
+    TRY(infini_fa_check_operands(d, used))
+    void *native = NULL; /* the CPU's work completes before the call returns: its stream is not examined */
+    if (d->base.device == INFINI_DEVICE_NVIDIA && fc_rt_stream_native(stream, &native) != FC_RT_OK)
+        return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: stream: %s (use an infinirtStreamCreate stream or NULL)", fn,
+                           fc_rt_message());
 
     fc_problem p = d->plan->prob;
     p.out.data = out;
     p.q.data = (char *)q, p.k.data = (char *)k, p.v.data = (char *)v;
     if (used[FA_MASK])
         p.mask.data = infini_mask_bytes(&d->g, mask, (uint8_t *)workspace + d->plan->workspace);
-    if (fc_plan_execute(d->plan, &p, workspace, d->plan->workspace) != FC_OK)
+    if (fc_plan_execute_on(d->plan, &p, workspace, d->plan->workspace, native) != FC_OK)
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn, fc_error_message());
     return INFINI_STATUS_SUCCESS;
 }

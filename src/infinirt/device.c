@@ -1,7 +1,8 @@
 /*
  * infinirt devices and streams (semantics §7.6) over the face-neutral runtime, which aclrt uses
- * too: one current device per thread, registered streams.  This build runs on the CPU only, so
- * the CPU is the only device type that can be current.
+ * too: one current device per thread, registered streams.  The CPU is always a device type; NVIDIA
+ * is one when the runtime's device memory is CUDA's (infini_device_supported), and its device ids
+ * are the runtime's.
  */
 #include "infini/infini.h"
 #include "runtime/device.h"
@@ -19,7 +20,7 @@ infiniStatus_t infinirtGetAllDeviceCount(int *count_array)
     if (!count_array)
         return infini_fail(INFINI_STATUS_NULL_POINTER, "infinirtGetAllDeviceCount: count_array is NULL");
     for (int d = 0; d < INFINI_DEVICE_TYPE_COUNT; d++)
-        count_array[d] = infini_device_supported(d) ? fc_rt_device_count() : 0;
+        count_array[d] = infini_device_count(d);
     return INFINI_STATUS_SUCCESS;
 }
 
@@ -29,7 +30,7 @@ infiniStatus_t infinirtGetDeviceCount(infiniDevice_t device, int *count)
         return infini_fail(INFINI_STATUS_NULL_POINTER, "infinirtGetDeviceCount: count is NULL");
     if (!infini_device_supported(device))
         return unsupported("infinirtGetDeviceCount", device);
-    *count = fc_rt_device_count();
+    *count = infini_device_count(device);
     return INFINI_STATUS_SUCCESS;
 }
 
@@ -37,7 +38,10 @@ infiniStatus_t infinirtSetDevice(infiniDevice_t device, int device_id)
 {
     if (!infini_device_supported(device))
         return unsupported("infinirtSetDevice", device);
-    if (fc_rt_set_device(device_id) != FC_RT_OK)
+    if (device == INFINI_DEVICE_CPU && device_id != 0) /* the CPU is one device whatever else is present */
+        return infini_fail(INFINI_STATUS_DEVICE_NOT_FOUND, "infinirtSetDevice: CPU device id %d is out of range [0, 1)",
+                           device_id);
+    if (device != INFINI_DEVICE_CPU && fc_rt_set_device(device_id) != FC_RT_OK)
         return infini_fail(INFINI_STATUS_DEVICE_NOT_FOUND, "infinirtSetDevice: %s", fc_rt_message());
     infini_set_current_device_type(device);
     return INFINI_STATUS_SUCCESS;
@@ -53,7 +57,12 @@ infiniStatus_t infinirtGetDevice(infiniDevice_t *device_ptr, int *device_id_ptr)
     return INFINI_STATUS_SUCCESS;
 }
 
-infiniStatus_t infinirtDeviceSynchronize(void) { return INFINI_STATUS_SUCCESS; /* CPU work is already done */ }
+infiniStatus_t infinirtDeviceSynchronize(void)
+{
+    if (infini_current_device_type() != INFINI_DEVICE_CPU && fc_rt_device_sync() != FC_RT_OK) /* CPU work is done */
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infinirtDeviceSynchronize: %s", fc_rt_message());
+    return INFINI_STATUS_SUCCESS;
+}
 
 infiniStatus_t infinirtStreamCreate(infinirtStream_t *stream_ptr)
 {
@@ -80,5 +89,7 @@ infiniStatus_t infinirtStreamSynchronize(infinirtStream_t stream)
 {
     if (!fc_rt_stream_live(stream))
         return infini_fail(INFINI_STATUS_BAD_PARAM, "infinirtStreamSynchronize: stream %p is not a live stream", stream);
-    return INFINI_STATUS_SUCCESS; /* CPU work is already done */
+    if (fc_rt_stream_sync(stream) != FC_RT_OK) /* without a device: CPU work is already done */
+        return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infinirtStreamSynchronize: %s", fc_rt_message());
+    return INFINI_STATUS_SUCCESS;
 }

@@ -15,7 +15,7 @@ static infiniStatus_t alloc_common(const char *fn, void **p_ptr, size_t size, fc
     *p_ptr = NULL;
     if (size == 0)
         return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: size must be > 0, got 0", fn);
-    if (fc_rt_malloc(p_ptr, size, kind, fc_rt_current_device()) != FC_RT_OK)
+    if (fc_rt_malloc(p_ptr, size, kind, infini_runtime_device()) != FC_RT_OK)
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn, fc_rt_message());
     return INFINI_STATUS_SUCCESS;
 }
@@ -57,8 +57,10 @@ static infiniStatus_t copy(const char *fn, void *dst, const void *src, size_t si
     default:
         return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: kind must be an infinirtMemcpyKind_t in [0, 3], got %d", fn, (int)kind);
     }
-    if (fc_rt_copy(dst, ds, src, ss, size) != FC_RT_OK)
-        return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: %s", fn, fc_rt_message());
+    const fc_rt_status st = fc_rt_copy(dst, ds, src, ss, size);
+    if (st != FC_RT_OK)
+        return infini_fail(st == FC_RT_DEVICE ? INFINI_STATUS_INTERNAL_ERROR : INFINI_STATUS_BAD_PARAM, "%s: %s", fn,
+                           fc_rt_message());
     return INFINI_STATUS_SUCCESS;
 }
 
@@ -67,7 +69,8 @@ infiniStatus_t infinirtMemcpy(void *dst, const void *src, size_t size, infinirtM
     return copy("infinirtMemcpy", dst, src, size, kind);
 }
 
-/* The CPU runs the copy before returning; the stream must be live (NULL = the default stream). */
+/* The copy is done before returning (after the work queued before it); the stream must be live
+ * (NULL = the default stream). */
 infiniStatus_t infinirtMemcpyAsync(void *dst, const void *src, size_t size, infinirtMemcpyKind_t kind,
                                    infinirtStream_t stream)
 {

@@ -129,24 +129,34 @@ static inline void fc_amx_carve(fc_amx_bufs *a, fc_carver *cur, const fc_problem
     a->p = fc_take(cur, (size_t)Rp * a->pv * a->Jp * two);
 }
 
+/* Xᵀ in pair form (the B operand of a product against rows over n features) from R fp32 rows at
+ * stride ld: per row [x_hi | x_hi | x_lo | x_lo] (parts 4, against A = [a_hi | a_lo | a_hi | a_lo])
+ * or [x_hi] (parts 1), np columns per part (a multiple of 32), rows R..Rp zeros; scratch holds
+ * Rp·parts·np words. */
+static inline void fc_amx_pack_t(uint16_t *dst, uint16_t *scratch, const float *rows, int64_t ld, int R, int Rp, int n,
+                                 int np, int parts)
+{
+    const int ldr = parts * np;
+    for (int r = 0; r < Rp; r++) {
+        uint16_t *row = scratch + (size_t)r * ldr;
+        if (r >= R) {
+            memset(row, 0, (size_t)ldr * sizeof(uint16_t));
+            continue;
+        }
+        fc_bf16_split(row, parts == 4 ? row + 2 * np : NULL, rows + r * ld, n, np);
+        if (parts == 4) {
+            memcpy(row + np, row, (size_t)np * sizeof(uint16_t));
+            memcpy(row + 3 * np, row + 2 * np, (size_t)np * sizeof(uint16_t));
+        }
+    }
+    /* a feature pair is one dword, so Xᵀ in pair form is the dword transpose of the rows */
+    fc_transpose((const float *)scratch, ldr / 2, (float *)dst, Rp, Rp, ldr / 2);
+}
+
 /* Packs the item's R query rows (fp32 rows at stride ldq, Dt features) as Qᵀ in pair form. */
 static inline void fc_amx_pack_q(fc_amx_bufs *a, const float *rows, int64_t ldq, int R, int Rp, int Dt)
 {
-    const int Dp = a->Dp, ld = a->qk * Dp;
-    for (int r = 0; r < Rp; r++) {
-        uint16_t *dst = a->qrow + (size_t)r * ld;
-        if (r >= R) {
-            memset(dst, 0, (size_t)ld * sizeof(uint16_t));
-            continue;
-        }
-        fc_bf16_split(dst, a->qk == 4 ? dst + 2 * Dp : NULL, rows + r * ldq, Dt, Dp);
-        if (a->qk == 4) { /* [q_hi | q_hi | q_lo | q_lo] against [k_hi | k_lo | k_hi | k_lo] */
-            memcpy(dst + Dp, dst, (size_t)Dp * sizeof(uint16_t));
-            memcpy(dst + 3 * Dp, dst + 2 * Dp, (size_t)Dp * sizeof(uint16_t));
-        }
-    }
-    /* a feature pair is one dword, so Qᵀ in pair form is the dword transpose of the rows */
-    fc_transpose((const float *)a->qrow, ld / 2, (float *)a->q, Rp, Rp, ld / 2);
+    fc_amx_pack_t(a->q, a->qrow, rows, ldq, R, Rp, Dt, a->Dp, a->qk);
 }
 
 /* The bf16 parts of kv row j0 + j of a tile: hi (and lo when given) for the key features followed

@@ -23,6 +23,9 @@
 #include "qk.h"
 #include "scores.h"
 #include "walk.h"
+#if FC_AMX
+#include "amx_bwd.h"
+#endif
 
 typedef struct fc_bwd_bufs {
     float *qt, *qrows;    /* [Dt][Rp] and [Rp][ldq]: query (+ rope) rows */
@@ -40,7 +43,12 @@ typedef struct fc_bwd_bufs {
     float *m, *linv, *dsum; /* per row: max, 1/sum, D */
     bool rows_finite;     /* q, dO, m, 1/l and D of the rows are all finite */
     bool visible_only;    /* the pair just computed needs fc_gemm_visible */
+    bool tiles;           /* the problem's products may run on AMX tiles (amx_bwd.h) */
+    bool on_tiles;        /* the pair just computed did, and so do its dQ, dK, dV products */
     fc_rows rows;
+#if FC_AMX
+    fc_amx_bwd amx;
+#endif
 } fc_bwd_bufs;
 
 /* Row stride of query-feature accumulators: the rope part starts at column Dqk and whole vectors
@@ -78,6 +86,12 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(dsum, Rp);
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
+    b->tiles = b->on_tiles = false;
+#if FC_AMX
+    b->tiles = fc_amx_bwd_applies(p);
+    if (b->tiles)
+        fc_amx_bwd_carve(&b->amx, &cur, p, (int)Rp, t.cols);
+#endif
     return cur.at + 64;
 }
 
@@ -114,6 +128,10 @@ static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
     b->rows_finite = fc_all_finite(b->q_rows, R, b->ld_q, (int)(p->Dqk + p->Dr)) &&
                      fc_all_finite(b->do_rows, R, b->ld_do, Dv) && fc_all_finite(b->m, 1, 0, R) &&
                      fc_all_finite(b->linv, 1, 0, R) && fc_all_finite(b->dsum, 1, 0, R);
+#if FC_AMX
+    if (b->tiles && b->rows_finite)
+        fc_amx_bwd_rows(&b->amx, b->q_rows, b->ld_q, (int)(p->Dqk + p->Dr), b->do_rows, b->ld_do, Dv, R, rw->padded);
+#endif
 }
 
 /* Whether the key (+ rope) and value rows of a tile are all finite. */
@@ -123,26 +141,67 @@ static bool fc_kv_finite(const fc_problem *p, const fc_kv_tile *kv, int jn)
            fc_all_finite(kv->v, jn, kv->ldv, (int)p->Dv);
 }
 
+/* The tile configuration, for the items whose products may run on tiles. */
+static void fc_bwd_tiles_begin(const fc_bwd_bufs *b)
+{
+#if FC_AMX
+    if (b->tiles)
+        fc_amx_begin();
+#else
+    (void)b;
+#endif
+}
+
+static void fc_bwd_tiles_end(const fc_bwd_bufs *b)
+{
+#if FC_AMX
+    if (b->tiles)
+        fc_amx_end();
+#else
+    (void)b;
+#endif
+}
+
+/* The kv rows as tile operands, where pairs with these rows may run on tiles (kr is NULL: bf16
+ * and fp16 rope features are appended to the converted key rows). */
+static void fc_bwd_pack_kv(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int jn, bool kv_finite)
+{
+#if FC_AMX
+    if (b->tiles && kv_finite)
+        fc_amx_bwd_kv(&b->amx, kv->k, kv->ldk, kv->k_width, kv->v, kv->ldv, (int)p->Dv, jn);
+#else
+    (void)p, (void)b, (void)kv, (void)jn, (void)kv_finite;
+#endif
+}
+
 /* For one (rows, kv tile) pair that the rows see (`kind` FULL or PARTIAL): P into b->p, dS into
  * b->ds; with dropout b->p then holds P·keep/kp (what dV needs).  kv_finite: fc_kv_finite of the
- * tile.  Sets b->visible_only (and b->vis) when the products must skip hidden positions. */
+ * tile.  Sets b->visible_only (and b->vis) when the products must skip hidden positions, and
+ * b->on_tiles when they run on tiles (finite operands; the tile's kv rows already packed). */
 static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn,
                         fc_tile_kind kind, bool kv_finite)
 {
     const fc_rows *rw = &b->rows;
     const int Rp = rw->padded;
     b->visible_only = fc_tile_hides(p, kind) && !(kv_finite && b->rows_finite);
+    b->on_tiles = b->tiles && kv_finite && b->rows_finite;
     if (b->visible_only)
         fc_visibility_tile(b->vis, jn, j0, p, rw, kind);
+#if FC_AMX
+    if (b->on_tiles)
+        fc_amx_bwd_s_dp(&b->amx, b->p, b->ds, jn, Rp);
+#endif
     const fc_q_operand q = {b->qt, b->q_rows, b->ld_q};
-    fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn); /* the backward converts its keys (dQ needs them) */
+    if (!b->on_tiles) /* the backward converts its keys (dQ needs them) */
+        fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn);
     fc_scores(b->p, b->gcap, jn, j0, p, rw, kind);
     for (int j = 0; j < jn; j++) /* P = exp(x − m) / l */
         for (int r = 0; r < Rp; r += FC_W) {
             float *pj = b->p + (ptrdiff_t)j * Rp + r;
             v_store(pj, v_mul(v_exp(v_sub(v_load(pj), v_load(b->m + r))), v_load(b->linv + r)));
         }
-    fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
+    if (!b->on_tiles)
+        fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
     if (fc_has_dropout(p)) /* dP and P of dropped positions vanish; kept ones scale by 1/kp */
         fc_dropout_scaled_tile(b->ds, jn, j0, p, rw);
     for (int j = 0; j < jn; j++) /* dS = P ∘ (dP − D) (∘ softcap derivative) */
@@ -197,7 +256,8 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
     fc_rows *rw = &b.rows;
     fc_rows_init(rw, p, it);
     const int64_t ldq = fc_ldq(p);
-    memset(b.acc_q, 0, (size_t)(rw->count * ldq) * sizeof(float));
+    memset(b.acc_q, 0, (size_t)(rw->padded * ldq) * sizeof(float)); /* tile products write padding rows too */
+    fc_bwd_tiles_begin(&b);
     fc_kv_walk walk;
     fc_walk_init(&walk, p, rw, t.cols, 0, rw->bt->skv);
     int64_t j0;
@@ -211,11 +271,23 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
         }
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, true, b.kb, b.vb, b.aff);
-        fc_bwd_pair(p, &b, &kv, j0, jn, kind, !fc_tile_hides(p, kind) || fc_kv_finite(p, &kv, jn));
+        /* (only tiles that hide positions or run on tiles need to know) */
+        const bool kv_finite = !(b.tiles || fc_tile_hides(p, kind)) || fc_kv_finite(p, &kv, jn);
+        fc_bwd_pack_kv(p, &b, &kv, jn, kv_finite);
+        fc_bwd_pair(p, &b, &kv, j0, jn, kind, kv_finite);
+#if FC_AMX
+        if (b.on_tiles) { /* dQ += dS·K */
+            fc_transpose(b.ds, rw->padded, b.dst, t.cols, jn, rw->count);
+            fc_amx_bwd_product(&b.amx, b.amx.dq_parts, rw->count, jn, kv.k_width, b.dst, t.cols, kv.k, kv.ldk, b.acc_q,
+                               ldq);
+            continue;
+        }
+#endif
         fc_bwd_gemm(&b, rw->count, kv.k_width, jn, b.ds, 1, rw->padded, kv.k, kv.ldk, b.acc_q, ldq); /* dQ += dS·K */
         if (kv.kr)
             fc_bwd_gemm(&b, rw->count, (int)p->Dr, jn, b.ds, 1, rw->padded, kv.kr, kv.ldkr, b.acc_q + p->Dqk, ldq);
     }
+    fc_bwd_tiles_end(&b);
     fc_store_grad_rows(b.row, b.acc_q, ldq, rw->count, p->scale, &p->dq, &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, rw);
 }
 
@@ -225,6 +297,15 @@ static void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t
 {
     const int R = b->rows.count, Rp = b->rows.padded;
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
+#if FC_AMX
+    if (b->on_tiles) {
+        fc_amx_bwd_product(&b->amx, b->amx.dv_parts, jn, R, (int)p->Dv, b->p, Rp, b->do_rows, b->ld_do,
+                           b->acc_v + row0 * Dvp, Dvp);
+        fc_amx_bwd_product(&b->amx, b->amx.dk_parts, jn, R, (int)(p->Dqk + p->Dr), b->ds, Rp, b->q_rows, b->ld_q,
+                           b->acc_k + row0 * ldq, ldq);
+        return;
+    }
+#endif
     if (b->visible_only) { /* straight from the [cols][Rp] tiles, skipping hidden positions */
         fc_gemm_visible(jn, (int)p->Dv, R, b->p, Rp, 1, b->vis, b->do_rows, b->ld_do, b->acc_v + row0 * Dvp, Dvp);
         fc_gemm_visible(jn, (int)(p->Dqk + p->Dr), R, b->ds, Rp, 1, b->vis, b->q_rows, b->ld_q, b->acc_k + row0 * ldq, ldq);
@@ -272,6 +353,8 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, at, it->j0, live, false, true, b.kb, b.vb, b.aff);
         const bool kv_finite = fc_kv_finite(p, &kv, live);
+        fc_bwd_tiles_begin(&b);
+        fc_bwd_pack_kv(p, &b, &kv, live, kv_finite); /* once for all the group's query tiles */
         for (int64_t n1 = it->n2 * p->G; n1 < (it->n2 + 1) * p->G; n1++)
             for (int64_t i0 = i_lo; i0 < i_hi; i0 += t.rows) {
                 const fc_item q = {.b = it->b, .n_first = n1, .n_count = 1, .i0 = i0,
@@ -284,6 +367,7 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
                 fc_bwd_pair(p, &b, &kv, it->j0, live, kind, kv_finite);
                 fc_bwd_accumulate_kv(p, &b, t, live, 0);
             }
+        fc_bwd_tiles_end(&b);
     }
     fc_kv_rows_at ctx = {at, it->j0};
     fc_store_grad_rows(b.row, b.acc_k, ldq, jn, p->scale, &p->dk, &p->dk_rope, p->Dqk, p->Dr, fc_dkv_addr, &ctx);
@@ -298,6 +382,7 @@ void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it
 {
     fc_bwd_bufs b;
     fc_bwd_carve(fc_align64(ws), p, t, &b);
+    b.tiles = false; /* its kv ranges are not whole tiles of the accumulators: the fp32 products */
     const fc_batch *bt = &p->batch[it->b];
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W), lo = it->j0, hi = it->j0 + fc_live_kv_rows(bt, it);
     const fc_kv_at at = {it->b, bt->kv_tok, it->n2};

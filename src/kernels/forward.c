@@ -66,6 +66,19 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     return cur.at + 64; /* + alignment slack of the base */
 }
 
+/* Tile products (bf16/fp16 operands on AMX) want a long K axis for P·V, 256 kv columns (and
+ * 128-row items, see schedule.c); every other problem keeps the backend's tiles, whose fp32
+ * working set fits L1/L2. */
+int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
+{
+#if FC_AMX
+    return fc_amx_applies(p, 128) ? 256 : 0;
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
 size_t FC_ISA_FN(fc_fwd_workspace)(const fc_problem *p, fc_tiles t)
 {
     fc_fwd_bufs b;

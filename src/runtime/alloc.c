@@ -1,6 +1,8 @@
 /* A sorted array of live allocations; lookups by binary search under one lock. */
 #include "alloc.h"
 
+#include "devmem.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,18 +31,47 @@ static size_t tab_upper(uintptr_t p)
 
 const char *fc_rt_mem_name(fc_rt_mem kind) { return kind == FC_RT_MEM_HOST ? "host" : "device"; }
 
+/* The memory itself: the provider's for device memory when there is one, else the host's. */
+static fc_rt_status obtain(void **p, size_t size, fc_rt_mem kind, int device, bool *on_device)
+{
+    const bool wanted = kind == FC_RT_MEM_DEVICE && device != FC_RT_CPU_DEVICE;
+    const fc_rt_devmem *dm = wanted ? fc_rt_devmem_active() : NULL;
+    const char *err = wanted ? fc_rt_devmem_error() : NULL;
+    *on_device = dm != NULL;
+    *p = NULL;
+    if (err)
+        return fc_rt_fail(FC_RT_NO_MEMORY, "cannot allocate device memory: %s", err);
+    if (size > FC_RT_MAX_ALLOC)
+        return fc_rt_fail(FC_RT_NO_MEMORY, "cannot allocate %zu bytes of %s memory", size, fc_rt_mem_name(kind));
+    if (dm && (err = dm->alloc(p, size)) != NULL)
+        return fc_rt_fail(FC_RT_NO_MEMORY, "cannot allocate %zu bytes of %s device memory: %s", size, dm->name, err);
+    if (!dm && (posix_memalign(p, 64, size) != 0 || !*p))
+        return fc_rt_fail(FC_RT_NO_MEMORY, "cannot allocate %zu bytes of %s memory", size, fc_rt_mem_name(kind));
+    return FC_RT_OK;
+}
+
+static void give_back(void *p, bool on_device)
+{
+    if (on_device)
+        fc_rt_devmem_active()->release(p);
+    else
+        free(p);
+}
+
 fc_rt_status fc_rt_malloc(void **out, size_t size, fc_rt_mem kind, int device)
 {
-    void *p = NULL;
-    if (size > FC_RT_MAX_ALLOC || posix_memalign(&p, 64, size) != 0 || !p)
-        return fc_rt_fail(FC_RT_NO_MEMORY, "cannot allocate %zu bytes of %s memory", size, fc_rt_mem_name(kind));
+    void *p;
+    bool on_device;
+    const fc_rt_status st = obtain(&p, size, kind, device, &on_device);
+    if (st != FC_RT_OK)
+        return st;
     pthread_mutex_lock(&tab_lock);
     if (tab_len == tab_cap) {
         const size_t cap = tab_cap ? tab_cap * 2 : 64;
         fc_rt_alloc *grown = realloc(tab, cap * sizeof *grown);
         if (!grown) {
             pthread_mutex_unlock(&tab_lock);
-            free(p);
+            give_back(p, on_device);
             return fc_rt_fail(FC_RT_NO_MEMORY, "out of host memory for the allocation table");
         }
         tab = grown;
@@ -48,7 +79,7 @@ fc_rt_status fc_rt_malloc(void **out, size_t size, fc_rt_mem kind, int device)
     }
     const size_t at = tab_upper((uintptr_t)p);
     memmove(tab + at + 1, tab + at, (tab_len - at) * sizeof *tab);
-    tab[at] = (fc_rt_alloc){(uintptr_t)p, size, kind, device};
+    tab[at] = (fc_rt_alloc){(uintptr_t)p, size, kind, device, on_device};
     tab_len++;
     pthread_mutex_unlock(&tab_lock);
     *out = p;
@@ -76,10 +107,11 @@ fc_rt_status fc_rt_free(void *base, fc_rt_mem kind)
         return fc_rt_fail(FC_RT_INVALID, "%p is a %s allocation, expected a %s allocation", base,
                           fc_rt_mem_name(found.kind), want);
     }
+    const bool on_device = a->on_device;
     memmove(tab + n - 1, tab + n, (tab_len - n) * sizeof *tab);
     tab_len--;
     pthread_mutex_unlock(&tab_lock);
-    free(base);
+    give_back(base, on_device);
     return FC_RT_OK;
 }
 

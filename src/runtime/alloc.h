@@ -13,7 +13,7 @@
 #include "status.h"
 
 typedef enum fc_rt_mem {
-    FC_RT_MEM_DEVICE = 1, /* aclrtMalloc, infinirtMalloc (on the CPU backend: host memory) */
+    FC_RT_MEM_DEVICE = 1, /* aclrtMalloc, infinirtMalloc (without a device: host memory) */
     FC_RT_MEM_HOST = 2    /* aclrtMallocHost, infinirtMallocHost */
 } fc_rt_mem;
 
@@ -22,9 +22,16 @@ typedef struct fc_rt_alloc {
     size_t size;
     fc_rt_mem kind;
     int device;
+    bool on_device; /* in the device-memory provider's memory (devmem.h), not addressable by the host */
 } fc_rt_alloc;
 
-/* Allocates size > 0 bytes aligned to 64 and records it.  FC_RT_NO_MEMORY on exhaustion. */
+/* The device id of a device allocation made for the CPU (host memory) while a provider is active:
+ * infinirtMalloc with INFINI_DEVICE_CPU current. */
+#define FC_RT_CPU_DEVICE (-1)
+
+/* Allocates size > 0 bytes aligned to 64 and records it: device memory of the active provider for
+ * FC_RT_MEM_DEVICE when there is one (devmem.h) and device is not FC_RT_CPU_DEVICE, else host
+ * memory (aligned to 64).  FC_RT_NO_MEMORY on exhaustion. */
 fc_rt_status fc_rt_malloc(void **out, size_t size, fc_rt_mem kind, int device);
 
 /* Frees a live allocation of this kind given by its base; anything else (NULL, interior, foreign,

@@ -1,7 +1,8 @@
 /*
  * Devices, contexts and streams of the runtime (semantics §6.5, §7.6), shared by the faces.
  *
- * The CPU backend has exactly one device, id 0.  Each thread has a current device (0 until set)
+ * Without a device provider (devmem.h) there is exactly one device, id 0, the CPU; with one, its
+ * devices, made current on the provider too, and streams are the provider's streams.  Each thread has a current device (0 until set)
  * and a current context (the device's default context until one is created or set).  Contexts
  * hold the system options (ACL_OPT_*); streams remember their device.  Contexts and streams are
  * registered handles: unknown or destroyed ones are recognised without being dereferenced.
@@ -43,5 +44,12 @@ fc_rt_status fc_rt_stream_create(fc_rt_stream **out);
 fc_rt_status fc_rt_stream_destroy(fc_rt_stream *stream);
 /* Whether stream is a live stream (NULL, the default stream, counts as live). */
 bool fc_rt_stream_live(const fc_rt_stream *stream);
+/* The provider's stream behind a live stream (NULL for the default stream and without a device);
+ * FC_RT_INVALID when stream is not live. */
+fc_rt_status fc_rt_stream_native(const fc_rt_stream *stream, void **native);
+/* Waits for the work queued on a live stream (the default stream when NULL). */
+fc_rt_status fc_rt_stream_sync(const fc_rt_stream *stream);
+/* Waits for all work on the current device. */
+fc_rt_status fc_rt_device_sync(void);
 
 #endif /* FC_RUNTIME_DEVICE_H */

@@ -7,6 +7,7 @@
 #ifndef FC_RUNTIME_MEMCHECK_H
 #define FC_RUNTIME_MEMCHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,16 @@ typedef enum fc_rt_side {
  * device-side rules first, then copies as if through a temporary buffer.  Nothing is written when
  * a check fails; the message names "dst" or "src", the pointer, the range and the allocation. */
 fc_rt_status fc_rt_copy(void *dst, fc_rt_side dst_side, const void *src, fc_rt_side src_side, size_t count);
+
+/* Whether p lies in the active provider's device memory (tracked, or the caller's own); false
+ * without a provider, where "device" allocations are host memory. */
+bool fc_rt_in_device_memory(const void *p);
+
+/* Copies count bytes of operand data at src — device memory or host memory — into the host buffer
+ * dst, after the work queued on stream (the provider's stream, NULL = the default one) has
+ * finished: how a face reads host facts (lengths, offsets) from tensors that may live on a device,
+ * never by dereferencing them.  The caller has bounds-checked [src, src+count). */
+fc_rt_status fc_rt_read(void *dst, const void *src, size_t count, void *stream);
 
 /* Writes count bytes of value when [p, p+count) lies inside one live allocation (device or host). */
 fc_rt_status fc_rt_fill(void *p, int value, size_t count);

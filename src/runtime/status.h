@@ -10,7 +10,8 @@ typedef enum fc_rt_status {
     FC_RT_OK = 0,
     FC_RT_INVALID = 1,    /* bad pointer, range, handle or value */
     FC_RT_NO_MEMORY = 2,  /* allocation failed */
-    FC_RT_BAD_DEVICE = 3  /* device id out of range */
+    FC_RT_BAD_DEVICE = 3, /* device id out of range */
+    FC_RT_DEVICE = 4      /* the device failed a copy, fill, stream or synchronisation */
 } fc_rt_status;
 
 /* Records the message of a failure in the calling thread and returns status. */

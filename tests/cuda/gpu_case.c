@@ -20,6 +20,16 @@ bool gc_have_gpu(void)
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
+bool gc_is_device_memory(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeDevice;
+}
+
 static tc_dtype gc_tc(fc_dtype dt) { return dt == FC_BF16 ? TC_BF16 : dt == FC_F16 ? TC_F16 : TC_F32; }
 
 /* Runs a plan with a workspace of the size it asks for (host or device memory by backend). */
@@ -85,8 +95,7 @@ static void gc_fill(tc_rng *r, gc_buf *b, fc_dtype dt, double lo, double hi)
         tc_store(gc_tc(dt), b->h, i, tc_rng_uniform(r, lo, hi));
 }
 
-/* Equal bits, or both finite and within tol; returns the number of failures. */
-static int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol)
+int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol)
 {
     int64_t bad = 0;
     const size_t es = tc_dtype_size(t);

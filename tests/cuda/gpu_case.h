@@ -12,6 +12,9 @@
 
 #include <stdbool.h>
 
+#include <stdint.h>
+
+#include "common/tolerance.h"
 #include "flashc.h"
 
 typedef enum { GC_BNSD, GC_BSND, GC_GAPS, GC_ODD_STRIDES } gc_layout;
@@ -48,6 +51,13 @@ typedef struct gc_case {
 
 /* Whether a CUDA device is usable (else the test skips). */
 bool gc_have_gpu(void);
+
+/* Whether p is CUDA device memory (cudaPointerGetAttributes). */
+bool gc_is_device_memory(const void *p);
+
+/* Compares n elements of dtype t (GPU against CPU): equal bits, or both finite and within twice
+ * tol; one check per failing element (the first few) and one for the array.  Returns the failures. */
+int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol);
 
 /* Runs the case on both backends and checks it; returns false when a check failed. */
 bool gc_run(const gc_case *c);

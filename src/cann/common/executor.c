@@ -65,7 +65,7 @@ aclnnStatus cann_executor_publish(aclOpExecutor *ex, const char *fn, uint64_t *w
 
 /* Every check of §6.6 step 2 after the executor itself, in order. */
 static aclnnStatus run_checks(const char *fn, void *workspace, uint64_t size, const aclOpExecutor *ex,
-                              aclrtStream stream)
+                              aclrtStream stream, void **native)
 {
     if (ex->workspace > 0 && !workspace)
         return cann_fail(ACLNN_ERR_PARAM_NULLPTR, "%s: workspace is NULL, expected %llu bytes of device memory", fn,
@@ -80,7 +80,7 @@ static aclnnStatus run_checks(const char *fn, void *workspace, uint64_t size, co
                          "%s: workspace must hold %llu bytes, got %p with %zu bytes left in its %zu-byte allocation", fn,
                          (unsigned long long)ex->workspace, workspace,
                          (size_t)(a.size - ((uintptr_t)workspace - a.base)), a.size);
-    if (!fc_rt_stream_live((const fc_rt_stream *)stream))
+    if (fc_rt_stream_native((const fc_rt_stream *)stream, native) != FC_RT_OK)
         return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: stream %p is not a live stream (destroyed or foreign)", fn, stream);
     for (int k = 0; k < ex->nranges; k++) {
         const cann_range *r = &ex->ranges[k];
@@ -109,9 +109,10 @@ aclnnStatus cann_executor_run(const char *run_fn, void *workspace, uint64_t work
     if (single && !fc_rt_registry_remove(executor, &kind_executor))
         return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: executor %p is not a live aclOpExecutor (already run)", run_fn,
                          (void *)executor);
-    aclnnStatus st = run_checks(run_fn, workspace, workspaceSize, executor, stream);
+    void *native = NULL;
+    aclnnStatus st = run_checks(run_fn, workspace, workspaceSize, executor, stream, &native);
     if (st == ACLNN_SUCCESS)
-        st = executor->ops->run(executor->payload, workspace, workspaceSize, run_fn);
+        st = executor->ops->run(executor->payload, workspace, workspaceSize, native, run_fn);
     if (single) {
         cann_executor_free(executor);
         if (st != ACLNN_SUCCESS) /* say so now: a retry can only report a dead handle */
@@ -120,6 +121,13 @@ aclnnStatus cann_executor_run(const char *run_fn, void *workspace, uint64_t work
                              (void *)executor, run_fn);
     }
     return st;
+}
+
+aclnnStatus cann_plan_status(fc_status st)
+{
+    /* 161002 for the caller's mistakes; anything else — a feature the backend of the operands'
+     * memory lacks (the GPU's), exhaustion — is flashc not completing (§0.5: no other 561xxx) */
+    return st == FC_ERR_INVALID_ARG ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER;
 }
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)

@@ -14,11 +14,13 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "flashc.h"
 #include "operand.h"
 
 typedef struct cann_exec_ops {
-    /* Runs the captured work; all checks have passed and workspace holds >= the required size. */
-    aclnnStatus (*run)(void *payload, void *workspace, uint64_t bytes, const char *fn);
+    /* Runs the captured work on stream (the runtime's native stream: fc_rt_stream_native); all
+     * checks have passed and workspace holds >= the required size. */
+    aclnnStatus (*run)(void *payload, void *workspace, uint64_t bytes, void *stream, const char *fn);
     void (*release)(void *payload);
 } cann_exec_ops;
 
@@ -45,6 +47,10 @@ aclnnStatus cann_executor_publish(aclOpExecutor *ex, const char *fn, uint64_t *w
 
 /* Frees an unpublished or unregistered executor and its payload. */
 void cann_executor_free(aclOpExecutor *ex);
+
+/* The aclnn status of a failed plan or run (fc_error_message says why): 161002 for a bad argument,
+ * else 561000 (a feature the chosen backend lacks, e.g. on the GPU, or an inner error). */
+aclnnStatus cann_plan_status(fc_status st);
 
 /* The whole second phase for the function run_fn. */
 aclnnStatus cann_executor_run(const char *run_fn, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,

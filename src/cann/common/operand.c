@@ -1,6 +1,7 @@
 #include "operand.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/lower.h"
@@ -235,5 +236,23 @@ aclnnStatus cann_ints_capture(const char *fn, const char *name, const aclIntArra
     out->present = true;
     out->size = a->size;
     out->value = a->value;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus cann_operand_on_host(const char *fn, const cann_operand *op, void *stream, cann_operand *host, void **buffer)
+{
+    *host = *op;
+    *buffer = NULL;
+    if (!op->present || op->numel == 0)
+        return ACLNN_SUCCESS;
+    void *copy = malloc(op->bytes);
+    if (!copy)
+        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for the %zu bytes of %s", fn, op->bytes, op->name);
+    if (fc_rt_read(copy, op->data, op->bytes, stream) != FC_RT_OK) {
+        free(copy);
+        return cann_fail(ACLNN_ERR_RUNTIME_ERROR, "%s: %s: %s", fn, op->name, fc_rt_message());
+    }
+    host->data = copy;
+    *buffer = copy;
     return ACLNN_SUCCESS;
 }

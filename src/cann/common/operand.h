@@ -89,4 +89,9 @@ typedef struct cann_ints {
 } cann_ints;
 aclnnStatus cann_ints_capture(const char *fn, const char *name, const aclIntArray *a, cann_ints *out);
 
+/* A host copy of a present operand's bytes for a face that reads its values (lengths, tables):
+ * *host is op with data in *buffer (the caller frees it; NULL when absent or empty).  Device data
+ * is copied once the work queued on stream has finished (fc_rt_read), never dereferenced. */
+aclnnStatus cann_operand_on_host(const char *fn, const cann_operand *op, void *stream, cann_operand *host, void **buffer);
+
 #endif /* FC_CANN_OPERAND_H */

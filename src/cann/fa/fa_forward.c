@@ -80,13 +80,14 @@ aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
     return ACLNN_SUCCESS;
 }
 
-/* ---- the executor's payload: a CPU plan ------------------------------------------------------- */
+/* ---- the executor's payload: a plan (CPU or GPU) ---------------------------------------------- */
 
-static aclnnStatus fa_run(void *payload, void *workspace, uint64_t bytes, const char *fn)
+static aclnnStatus fa_run(void *payload, void *workspace, uint64_t bytes, void *stream, const char *fn)
 {
     const fc_plan *plan = payload;
-    if (fc_plan_execute(plan, &plan->prob, workspace, (size_t)bytes) != FC_OK)
-        return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_error_message());
+    const fc_status fs = fc_plan_execute_on(plan, &plan->prob, workspace, (size_t)bytes, stream);
+    if (fs != FC_OK)
+        return cann_fail(cann_plan_status(fs), "%s: %s", fn, fc_error_message());
     return ACLNN_SUCCESS;
 }
 
@@ -103,8 +104,7 @@ static aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, co
     fc_plan *plan;
     const fc_status fs = fc_plan_from_problem(p, op, NULL, &plan); /* owns p->batch from here */
     if (fs != FC_OK)
-        return cann_fail(fs == FC_ERR_INVALID_ARG ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER, "%s: %s", f->fn,
-                         fc_error_message());
+        return cann_fail(cann_plan_status(fs), "%s: %s", f->fn, fc_error_message());
     aclOpExecutor *ex = cann_executor_new(f->fn, f->c->sig->run_fn, &fa_exec_ops, plan, plan->workspace);
     if (!ex)
         return ACLNN_ERR_INNER;

@@ -12,6 +12,7 @@
 #include "cann/common/errmsg.h"
 #include "cann/common/executor.h"
 #include "ifa.h"
+#include "runtime/memcheck.h"
 
 typedef struct ifa_payload {
     fc_plan *plan;
@@ -36,21 +37,25 @@ static void ifa_release(void *payload)
     free(pl);
 }
 
-static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, const char *fn)
+static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, void *stream, const char *fn)
 {
     ifa_payload *pl = payload;
     const fc_plan *plan = pl->plan;
     fc_problem p = plan->prob;
     if (pl->pad) {
+        int64_t pad; /* device data: read once the stream's earlier work is done */
+        if (fc_rt_read(&pad, pl->pad, sizeof pad, stream) != FC_RT_OK)
+            return cann_fail(ACLNN_ERR_RUNTIME_ERROR, "%s: kvPaddingSize: %s", fn, fc_rt_message());
         const ifa_lens lens = {.B = p.B, .seq = pl->seq, .len = pl->len, .left_padding = true};
         memcpy(pl->run_batch, plan->prob.batch, (size_t)p.B * sizeof *pl->run_batch);
-        ifa_kv_window(&lens, *pl->pad, pl->run_batch);
+        ifa_kv_window(&lens, pad, pl->run_batch);
         p.batch = pl->run_batch;
     }
     if (fc_plan_check_data(plan, &p) != FC_OK)
         return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, fc_error_message());
-    if (fc_plan_execute(plan, &p, workspace, (size_t)bytes) != FC_OK)
-        return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_error_message());
+    const fc_status fs = fc_plan_execute_on(plan, &p, workspace, (size_t)bytes, stream);
+    if (fs != FC_OK)
+        return cann_fail(cann_plan_status(fs), "%s: %s", fn, fc_error_message());
     return ACLNN_SUCCESS;
 }
 
@@ -115,8 +120,7 @@ aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOp
     const fc_status fs = fc_plan_from_problem(&p, FC_OP_FORWARD, NULL, &pl->plan); /* owns p.batch from here */
     if (fs != FC_OK) {
         ifa_release(pl);
-        return cann_fail(fs == FC_ERR_INVALID_ARG ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_INNER, "%s: %s", s->fn,
-                         fc_error_message());
+        return cann_fail(cann_plan_status(fs), "%s: %s", s->fn, fc_error_message());
     }
     aclOpExecutor *ex = cann_executor_new(s->fn, ifa_sig.run_fn, &ifa_exec_ops, pl, pl->plan->workspace);
     if (!ex)

@@ -63,8 +63,9 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, a
     default:
         return cann_fail(ACL_ERROR_INVALID_PARAM, "%s: kind must be an aclrtMemcpyKind in [0, 7], got %d", fn, (int)kind);
     }
-    if (fc_rt_copy(dst, ds, src, ss, count) != FC_RT_OK)
-        return cann_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn, fc_rt_message());
+    const fc_rt_status st = fc_rt_copy(dst, ds, src, ss, count);
+    if (st != FC_RT_OK)
+        return cann_fail(st == FC_RT_DEVICE ? ACL_ERROR_RT_INTERNAL_ERROR : ACL_ERROR_INVALID_PARAM, "%s: %s", fn, fc_rt_message());
     return ACL_SUCCESS;
 }
 
@@ -77,7 +78,9 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
         return cann_fail(ACL_ERROR_INVALID_PARAM, "%s: count (%zu bytes) exceeds maxCount (%zu bytes)", fn, count, maxCount);
     if (count == 0)
         return ACL_SUCCESS;
-    if (fc_rt_fill(devPtr, value & 0xff, count) != FC_RT_OK)
-        return cann_fail(ACL_ERROR_INVALID_PARAM, "%s: devPtr: %s", fn, fc_rt_message());
+    const fc_rt_status st = fc_rt_fill(devPtr, value & 0xff, count);
+    if (st != FC_RT_OK)
+        return cann_fail(st == FC_RT_DEVICE ? ACL_ERROR_RT_INTERNAL_ERROR : ACL_ERROR_INVALID_PARAM, "%s: devPtr: %s", fn,
+                         fc_rt_message());
     return ACL_SUCCESS;
 }

@@ -28,6 +28,7 @@ static aclError rt_error(const char *fn, fc_rt_status st)
     case FC_RT_OK: return ACL_SUCCESS;
     case FC_RT_BAD_DEVICE: return cann_fail(ACL_ERROR_RT_INVALID_DEVICEID, "%s: %s", fn, fc_rt_message());
     case FC_RT_NO_MEMORY: return cann_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: %s", fn, fc_rt_message());
+    case FC_RT_DEVICE: return cann_fail(ACL_ERROR_RT_INTERNAL_ERROR, "%s: %s", fn, fc_rt_message());
     default: return cann_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn, fc_rt_message());
     }
 }
@@ -55,7 +56,7 @@ aclError aclrtGetDeviceCount(uint32_t *count)
     return ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeDevice(void) { return ACL_SUCCESS; /* CPU work completes before its call returns */ }
+aclError aclrtSynchronizeDevice(void) { return rt_error("aclrtSynchronizeDevice", fc_rt_device_sync()); }
 
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 {
@@ -129,8 +130,7 @@ aclError aclrtDestroyStream(aclrtStream stream)
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
 {
-    /* CPU backend: work finished before its call returned; only the handle is checked. */
     if (!fc_rt_stream_live((const fc_rt_stream *)stream))
         return cann_fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: stream %p is not a live stream", stream);
-    return ACL_SUCCESS;
+    return rt_error("aclrtSynchronizeStream", fc_rt_stream_sync((const fc_rt_stream *)stream));
 }

@@ -28,9 +28,9 @@ static size_t stage_bytes(const sfa_payload *pl)
     return pl->smax.present ? 64 + 2 * (size_t)pl->smax.numel * sizeof(float) : 0;
 }
 
-static aclnnStatus plan_failed(const char *fn)
+static aclnnStatus plan_failed(const char *fn, fc_status st)
 {
-    return cann_fail(ACLNN_ERR_INNER, "%s: %s", fn, fc_error_message());
+    return cann_fail(cann_plan_status(st), "%s: %s", fn, fc_error_message());
 }
 
 /* A plan of the template with these lengths (threads 0: the default count). */
@@ -52,7 +52,8 @@ static aclnnStatus make_plan(const sfa_payload *pl, const char *fn, const int64_
         p.stats.sum = stats + pl->smax.numel;
     }
     const fc_options opt = {.backend = FC_BACKEND_DEFAULT, .threads = threads}; /* the default backend, as for every operator */
-    return fc_plan_from_problem(&p, pl->op, &opt, plan) == FC_OK ? ACLNN_SUCCESS : plan_failed(fn);
+    const fc_status st = fc_plan_from_problem(&p, pl->op, &opt, plan);
+    return st == FC_OK ? ACLNN_SUCCESS : plan_failed(fn, st);
 }
 
 /* ---- second phase ------------------------------------------------------------------------------- */
@@ -62,8 +63,24 @@ typedef struct run_data {
     int32_t *table;
 } run_data;
 
-/* Reads and checks the lengths and the block table; nothing is written to any output. */
-static aclnnStatus read_device_data(const sfa_payload *pl, const char *fn, run_data *d)
+/* Host copies of the device data read per run (after the stream's earlier work). */
+typedef struct host_data {
+    cann_operand act_q, act_kv, table;
+    void *buf[3];
+} host_data;
+
+static aclnnStatus copy_device_data(const sfa_payload *pl, const char *fn, void *stream, host_data *h)
+{
+    aclnnStatus st = cann_operand_on_host(fn, &pl->act_q, stream, &h->act_q, &h->buf[0]);
+    if (st == ACLNN_SUCCESS)
+        st = cann_operand_on_host(fn, &pl->act_kv, stream, &h->act_kv, &h->buf[1]);
+    if (st == ACLNN_SUCCESS && pl->g.lkv == SFA_PA_BSND)
+        st = cann_operand_on_host(fn, &pl->table, stream, &h->table, &h->buf[2]);
+    return st;
+}
+
+/* Parses and checks the host copies into d. */
+static aclnnStatus read_lengths(const sfa_payload *pl, const char *fn, const host_data *h, run_data *d)
 {
     const sfa_geom *g = &pl->g;
     const size_t B = (size_t)g->B;
@@ -72,11 +89,23 @@ static aclnnStatus read_device_data(const sfa_payload *pl, const char *fn, run_d
     d->table = g->lkv == SFA_PA_BSND ? malloc(B * (size_t)g->width * sizeof *d->table) : NULL;
     if (!d->sq || !d->skv || (g->lkv == SFA_PA_BSND && !d->table))
         return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for the lengths of %lld batches", fn, (long long)g->B);
-    aclnnStatus st = sfa_read_lengths(fn, &pl->act_q, g->lq, g->B, g->S1, g->T1, d->sq);
+    aclnnStatus st = sfa_read_lengths(fn, &h->act_q, g->lq, g->B, g->S1, g->T1, d->sq);
     if (st == ACLNN_SUCCESS)
-        st = sfa_read_lengths(fn, &pl->act_kv, g->lkv, g->B, g->kv_cap, g->T2, d->skv);
+        st = sfa_read_lengths(fn, &h->act_kv, g->lkv, g->B, g->kv_cap, g->T2, d->skv);
     if (st == ACLNN_SUCCESS && d->table)
-        st = sfa_read_block_table(fn, &pl->table, d->skv, g, d->table);
+        st = sfa_read_block_table(fn, &h->table, d->skv, g, d->table);
+    return st;
+}
+
+/* Reads and checks the lengths and the block table; nothing is written to any output. */
+static aclnnStatus read_device_data(const sfa_payload *pl, const char *fn, void *stream, run_data *d)
+{
+    host_data h = {0};
+    aclnnStatus st = copy_device_data(pl, fn, stream, &h);
+    if (st == ACLNN_SUCCESS)
+        st = read_lengths(pl, fn, &h, d);
+    for (int k = 0; k < 3; k++)
+        free(h.buf[k]);
     return st;
 }
 
@@ -96,7 +125,7 @@ static aclnnStatus plan_run(const sfa_payload *pl, const char *fn, const run_dat
     return st;
 }
 
-static aclnnStatus sfa_run(void *payload, void *workspace, uint64_t bytes, const char *fn)
+static aclnnStatus sfa_run(void *payload, void *workspace, uint64_t bytes, void *stream, const char *fn)
 {
     const sfa_payload *pl = payload;
     (void)bytes;
@@ -105,11 +134,12 @@ static aclnnStatus sfa_run(void *payload, void *workspace, uint64_t bytes, const
     run_data d = {0};
     fc_plan *plan = NULL;
     float *stats = pl->smax.present ? (float *)align64((uintptr_t)workspace + pl->plan_bytes) : NULL;
-    aclnnStatus st = read_device_data(pl, fn, &d);
+    aclnnStatus st = read_device_data(pl, fn, stream, &d);
     if (st == ACLNN_SUCCESS)
         st = plan_run(pl, fn, &d, stats, &plan);
-    if (st == ACLNN_SUCCESS && fc_plan_execute(plan, &plan->prob, workspace, pl->plan_bytes) != FC_OK)
-        st = plan_failed(fn);
+    fc_status fs;
+    if (st == ACLNN_SUCCESS && (fs = fc_plan_execute_on(plan, &plan->prob, workspace, pl->plan_bytes, stream)) != FC_OK)
+        st = plan_failed(fn, fs);
     if (st == ACLNN_SUCCESS && stats) {
         sfa_scatter_floats(&pl->smax, stats);
         sfa_scatter_floats(&pl->ssum, stats + pl->smax.numel);

@@ -42,6 +42,8 @@ void fa_setup_sizes(fa_run *r, const fa_case *c);
 void fa_setup_inputs(fa_run *r, const fa_case *c);
 void fa_setup_outputs(fa_run *r, const fa_case *c);
 void fa_setup_arrays(fa_run *r, const fa_case *c);
+/* All four steps on a cleared run. */
+void fa_setup(fa_run *r, const fa_case *c);
 
 /* The forward operator's two phases for the case's function. */
 aclnnStatus fa_case_prepare(fa_run *r, uint64_t *ws, aclOpExecutor **ex);

@@ -411,15 +411,20 @@ void fa_teardown(fa_run *r)
     free(r->drop);
 }
 
+void fa_setup(fa_run *r, const fa_case *c)
+{
+    memset(r, 0, sizeof *r);
+    fa_setup_sizes(r, c);
+    fa_setup_inputs(r, c);
+    fa_setup_outputs(r, c);
+    fa_setup_arrays(r, c);
+}
+
 bool fa_run_case(const char *name, const fa_case *c)
 {
     tc_context("%s", name);
     fa_run r;
-    memset(&r, 0, sizeof r);
-    fa_setup_sizes(&r, c);
-    fa_setup_inputs(&r, c);
-    fa_setup_outputs(&r, c);
-    fa_setup_arrays(&r, c);
+    fa_setup(&r, c);
 
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;

@@ -1,0 +1,142 @@
+/*
+ * The backward's five products on AMX tiles (amx set only), for bf16/fp16 q, k, v and dO:
+ *
+ *   S = K·Qᵀ and dPᵀ = V·dOᵀ   both operands inputs: exact (bf16 as it is, fp16 as four products
+ *                              of bf16 hi/lo parts, as the forward's S, amx_pack.h)
+ *   dQ += dS·K, dV += P·dO, dK += dS·Q   P and dS are fp32: split into bf16 hi + lo (2⁻¹⁷ relative);
+ *                              against a bf16 operand 2 products, against fp16 3 (lo·lo ≤ 2⁻¹⁸
+ *                              relative dropped), so the gradients keep the fp32 GEMM's precision
+ *                              (semantics §0.4), not bf16's.
+ *
+ * Every operand is packed from the fp32 rows the backward already holds (converted kv rows, packed
+ * query and output-gradient rows).  Tiles run only for pairs whose operands are all finite: the
+ * hi/lo parts would turn 0·inf into NaN where the fp32 product has inf, and zero padding against a
+ * non-finite operand would put NaN into accumulator rows; such pairs take the fp32 products
+ * (and fc_gemm_visible where positions are hidden), as on every other path.
+ */
+#ifndef FC_KERNELS_AMX_BWD_H
+#define FC_KERNELS_AMX_BWD_H
+
+#include "amx_pack.h"
+
+/* bf16 rows: the A operand from M fp32 rows of n values at stride ldx, np words per part (a
+ * multiple of 32); part i holds hi for even i and lo for odd i, i.e. [a_hi | a_lo | a_hi | a_lo]
+ * against B = [b_hi; b_hi; b_lo; b_lo] (fc_amx_pack_t, fc_amx_pack_b).  Rows M..Mp are zeros. */
+static inline void fc_amx_pack_a(uint16_t *dst, const float *x, int64_t ldx, int M, int Mp, int n, int np, int parts)
+{
+    const size_t ld = (size_t)parts * np;
+    for (int m = 0; m < Mp; m++) {
+        uint16_t *row = dst + m * ld;
+        if (m >= M) {
+            memset(row, 0, ld * sizeof(uint16_t));
+            continue;
+        }
+        fc_bf16_split(row, parts > 1 ? row + np : NULL, x + m * ldx, n, np);
+        if (parts > 2) /* part 2 = hi (and part 3 = lo) */
+            memcpy(row + 2 * np, row, (size_t)(parts - 2) * np * sizeof(uint16_t));
+    }
+}
+
+/* Pair form: the B operand from K fp32 rows of n values at stride ldx, the K axis running over
+ * the rows: [b_hi; b_hi; b_lo] (parts 3, against A = [a_hi | a_lo | a_hi]), [b_hi; b_hi] (2) or
+ * [b_hi] (1); Kp rows per part (even; K..Kp zeros), np columns (a multiple of 16). */
+static inline void fc_amx_pack_b(uint16_t *dst, const float *x, int64_t ldx, int K, int Kp, int n, int np, int parts)
+{
+    const size_t ld = (size_t)2 * np, part = (size_t)(Kp / 2) * ld;
+    for (int k = 0; k < Kp; k += 2) {
+        uint16_t *hi = dst + (size_t)(k / 2) * ld;
+        if (k >= K) {
+            memset(hi, 0, ld * sizeof(uint16_t));
+            if (parts == 3)
+                memset(hi + 2 * part, 0, ld * sizeof(uint16_t));
+            continue;
+        }
+        fc_bf16_pair_rows(hi, parts == 3 ? hi + 2 * part : NULL, x + k * ldx, k + 1 < K ? x + (k + 1) * ldx : NULL, n,
+                          np);
+    }
+    if (parts > 1)
+        memcpy(dst + part, dst, part * sizeof(uint16_t));
+}
+
+static inline bool fc_half_dtype(fc_dtype d) { return d == FC_BF16 || d == FC_F16; }
+
+/* Whether the problem's backward products may run on tiles (the pairs' finiteness decides each). */
+static inline bool fc_amx_bwd_applies(const fc_problem *p)
+{
+    return fc_half_dtype(p->q.dtype) && fc_half_dtype(p->k.dtype) && fc_half_dtype(p->v.dtype) &&
+           fc_half_dtype(p->dout.dtype) &&
+           (!p->Dr || (fc_half_dtype(p->q_rope.dtype) && fc_half_dtype(p->k_rope.dtype)));
+}
+
+/* Per-thread tile operands of the backward. */
+typedef struct fc_amx_bwd {
+    uint16_t *scratch; /* [Rp][4·max(Dq, Dv)] rows before transposition */
+    uint16_t *qt, *dot; /* Qᵀ and dOᵀ in pair form (B of S and dPᵀ) */
+    uint16_t *krows, *vrows; /* key and value rows (A of S and dPᵀ) */
+    uint16_t *a, *b;   /* the operands of dQ, dK, dV */
+    int s_parts, dp_parts;   /* 1 or 4: S = K·Qᵀ, dPᵀ = V·dOᵀ */
+    int dq_parts, dk_parts, dv_parts; /* 2 or 3: by the dtype of K, Q, dO */
+    int Dq, Dv;        /* Dqk + Dr and Dv rounded up to 32 */
+} fc_amx_bwd;
+
+static inline int fc_amx_x_parts(fc_dtype d) { return d == FC_BF16 ? 2 : 3; }
+
+static inline void fc_amx_bwd_carve(fc_amx_bwd *a, fc_carver *cur, const fc_problem *p, int Rp, int cols)
+{
+    const bool rope_bf = !p->Dr || (p->q_rope.dtype == FC_BF16 && p->k_rope.dtype == FC_BF16);
+    a->s_parts = p->q.dtype == FC_BF16 && p->k.dtype == FC_BF16 && rope_bf ? 1 : 4;
+    a->dp_parts = p->v.dtype == FC_BF16 && p->dout.dtype == FC_BF16 ? 1 : 4;
+    a->dq_parts = fc_amx_x_parts(p->k.dtype == FC_BF16 && rope_bf ? FC_BF16 : FC_F16);
+    a->dk_parts = fc_amx_x_parts(p->q.dtype == FC_BF16 && rope_bf ? FC_BF16 : FC_F16);
+    a->dv_parts = fc_amx_x_parts(p->dout.dtype);
+    a->Dq = (int)fc_round_up(p->Dqk + p->Dr, 32);
+    a->Dv = (int)fc_round_up(p->Dv, 32);
+    const size_t D = (size_t)(a->Dq > a->Dv ? a->Dq : a->Dv), C = (size_t)fc_round_up(cols, 32),
+                 R = (size_t)fc_round_up(Rp, 32), two = sizeof(uint16_t);
+    a->scratch = fc_take(cur, (size_t)Rp * 4 * D * two);
+    a->qt = fc_take(cur, (size_t)Rp * 4 * a->Dq * two);
+    a->dot = fc_take(cur, (size_t)Rp * 4 * a->Dv * two);
+    a->krows = fc_take(cur, C * 4 * a->Dq * two);
+    a->vrows = fc_take(cur, C * 4 * a->Dv * two);
+    a->a = fc_take(cur, 3 * C * R * two); /* [Rp][3·C] (dQ) or [C][3·R] (dK, dV) */
+    a->b = fc_take(cur, 3 * (C > R ? C : R) * D * two);
+}
+
+/* The query rows' operands: Qᵀ and dOᵀ in pair form (R fp32 rows each). */
+static inline void fc_amx_bwd_rows(fc_amx_bwd *a, const float *q, int64_t ldq, int Dt, const float *dout, int64_t ldo,
+                                   int Dv, int R, int Rp)
+{
+    fc_amx_pack_t(a->qt, a->scratch, q, ldq, R, Rp, Dt, a->Dq, a->s_parts);
+    fc_amx_pack_t(a->dot, a->scratch, dout, ldo, R, Rp, Dv, a->Dv, a->dp_parts);
+}
+
+/* The kv tile's operands: key and value rows (jn fp32 rows each). */
+static inline void fc_amx_bwd_kv(fc_amx_bwd *a, const float *k, int64_t ldk, int Dt, const float *v, int64_t ldv, int Dv,
+                                 int jn)
+{
+    const int Mp = (int)fc_round_up(jn, 16);
+    fc_amx_pack_a(a->krows, k, ldk, jn, Mp, Dt, a->Dq, a->s_parts);
+    fc_amx_pack_a(a->vrows, v, ldv, jn, Mp, Dv, a->Dv, a->dp_parts);
+}
+
+/* S[j][r] = k_j·q_r and dPᵀ[j][r] = v_j·do_r for the jn kv rows packed and Rp query rows. */
+static inline void fc_amx_bwd_s_dp(const fc_amx_bwd *a, float *S, float *dPt, int jn, int Rp)
+{
+    const int Mp = (int)fc_round_up(jn, 16), kq = a->s_parts * a->Dq, kv = a->dp_parts * a->Dv;
+    fc_amx_gemm(Mp, Rp, kq, a->krows, (size_t)kq, a->qt, (size_t)2 * Rp, S, (size_t)Rp, false);
+    fc_amx_gemm(Mp, Rp, kv, a->vrows, (size_t)kv, a->dot, (size_t)2 * Rp, dPt, (size_t)Rp, false);
+}
+
+/* C[M×n] += X·Y: X is M fp32 rows of K values at stride ldx, Y is K fp32 rows of n values at
+ * stride ldy; parts 2 or 3 (fc_amx_pack_a, fc_amx_pack_b); C rows up to M rounded to 16 are
+ * written (the padding ones get 0 added). */
+static inline void fc_amx_bwd_product(fc_amx_bwd *a, int parts, int M, int K, int n, const float *X, int64_t ldx,
+                                      const float *Y, int64_t ldy, float *C, int64_t ldc)
+{
+    const int Mp = (int)fc_round_up(M, 16), Kp = (int)fc_round_up(K, 32), np = (int)fc_round_up(n, 16);
+    fc_amx_pack_a(a->a, X, ldx, M, Mp, K, Kp, parts);
+    fc_amx_pack_b(a->b, Y, ldy, K, Kp, n, np, parts);
+    fc_amx_gemm(Mp, np, parts * Kp, a->a, (size_t)parts * Kp, a->b, (size_t)2 * np, C, (size_t)ldc, true);
+}
+
+#endif /* FC_KERNELS_AMX_BWD_H */
