@@ -30,7 +30,7 @@
 
 namespace fc_cuda {
 
-constexpr int kDecThreads = 128, kDecStages = 4, kDecMaxRows = 64, kDecMaxList = 256;
+constexpr int kDecThreads = 128, kDecStages = 3, kDecMaxRows = 64, kDecMaxList = 256;
 
 /* What the GPU found wrong with a run (host-mapped; epoch last, after a system fence). */
 struct DecReport {
@@ -96,16 +96,30 @@ template <> struct DecLoad<int8_t> {
 __device__ __forceinline__ const char *dec_row(const fc_view &v, const char *list_base, int esize, int64_t b, int64_t tok,
                                                int64_t n2, int64_t s)
 {
-    fc_view w = v;
-    w.batch_data = nullptr;
-    if (list_base)
-        w.data = const_cast<char *>(list_base), w.sb = 0;
-    if (w.pages.table) {
-        const int32_t blk = w.pages.table[b * w.pages.table_stride + s / w.pages.block_size];
-        if (blk < 0 || blk >= w.pages.blocks)
+    if (v.pages.table) {
+        const int32_t blk = v.pages.table[b * v.pages.table_stride + s / v.pages.block_size];
+        if (blk < 0 || blk >= v.pages.blocks)
             return nullptr;
     }
-    return fc_view_row(&w, esize, list_base ? 0 : b, tok, n2, s);
+    if (!list_base)
+        return fc_view_row(&v, esize, b, tok, n2, s);
+    fc_view w = v; /* a tensor list: the batch's own base, at batch index 0 */
+    w.batch_data = nullptr, w.data = const_cast<char *>(list_base), w.sb = 0;
+    return fc_view_row(&w, esize, 0, tok, n2, s);
+}
+
+/* Whether the explicit mask hides (n1, i, j) of the batch. */
+__device__ __forceinline__ bool dec_masked(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int64_t j)
+{
+    return p.mask.data[bt.mask_base + n1 * p.mask.sn + i * p.mask.si + j * p.mask.sj] != 0;
+}
+
+/* The per-element score terms, kept out of line: only problems with pse, ALiBi, softcap or a mask
+ * call it, and inlined four times over it would crowd the unrolled loop. */
+__device__ __noinline__ float dec_terms(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int j, float x, int4 span,
+                                        float slope, float apos)
+{
+    return score_terms(p, bt, n1, i, j, x, span, slope, apos);
 }
 
 /* Records block-table entry (tensor, b, k) as bad for this run (the smallest index wins). */
@@ -152,7 +166,7 @@ __device__ __forceinline__ void dec_affine(const fc_affine_view &a, int64_t n, i
 }
 
 template <typename KT, int DC, int RB>
-__global__ void __launch_bounds__(kDecThreads) dec_split_kernel(const __grid_constant__ fc_problem p,
+__global__ void __launch_bounds__(kDecThreads, RB == 4 ? (sizeof(KT) == 2 ? 4 : 3) : 1) dec_split_kernel(const __grid_constant__ fc_problem p,
                                                                 const __grid_constant__ DecLaunch L)
 {
     using Sh = DecShape<KT, DC>;
@@ -282,29 +296,39 @@ __global__ void __launch_bounds__(kDecThreads) dec_split_kernel(const __grid_con
         const KT *sK = reinterpret_cast<const KT *>(stages + (t % kDecStages) * Sh::stage), *sV = sK + TN * DC;
         const int64_t j0 = a + (int64_t)t * TN;
 
-        /* S = q·kᵀ for the thread's rows at its positions, reduced over the LN lanes of a position. */
-        for (int jj = pp; jj < TN; jj += pp_count) {
-            float kx[8], dot[RB];
-            DecLoad<KT>::run(sK + jj * DC, c, ksc, kof, kx);
+        /* S = q·kᵀ for the thread's rows at its positions, reduced over the LN lanes of a position;
+         * four positions at a time (a multiple of four per thread: TN / pp_count = TN·pr / P). */
+        for (int jj0 = pp; jj0 < TN; jj0 += 4 * pp_count) {
+            float dot[4][RB], x[4];
 #pragma unroll
-            for (int k = 0; k < RB; k++) {
-                dot[k] = 0.0f;
+            for (int u = 0; u < 4; u++) {
+                float kx[8];
+                DecLoad<KT>::run(sK + (jj0 + u * pp_count) * DC, c, ksc, kof, kx);
 #pragma unroll
-                for (int e = 0; e < 8; e++)
-                    dot[k] = fmaf(q[k][e], kx[e], dot[k]);
+                for (int k = 0; k < RB; k++) {
+                    dot[u][k] = 0.0f;
+#pragma unroll
+                    for (int e = 0; e < 8; e++)
+                        dot[u][k] = fmaf(q[k][e], kx[e], dot[u][k]);
+                }
             }
-            const float x = reduce_rows<RB, LN>(dot, c); /* row rg·RB + c / (LN / RB), complete */
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                x[u] = reduce_rows<RB, LN>(dot[u], c); /* row rg·RB + c / (LN / RB), complete */
             const int r = rg * RB + c / (LN / RB);
-            if (c % (LN / RB) == 0 && r < R) {
-                const int64_t j = j0 + jj, i = r % L.qr, n1 = n2 * p.G + r / L.qr;
-                bool hidden = j >= z || !span_has(sSpan[r], (int)j);
-                if (!hidden && p.mask.data)
-                    hidden = p.mask.data[bt.mask_base + n1 * p.mask.sn + i * p.mask.si + j * p.mask.sj] != 0;
-                sHid[r * TN + jj] = hidden;
-                sS[r * TN + jj] = hidden    ? -INFINITY
-                                  : L.terms ? score_terms(p, bt, n1, i, (int)j, x, sSpan[r], sSlope[r], sApos[r])
-                                            : x * scale;
-            }
+            if (c % (LN / RB) == 0 && r < R)
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    const int jj = jj0 + u * pp_count;
+                    const int64_t j = j0 + jj;
+                    bool hidden = j >= z || !span_has(sSpan[r], (int)j);
+                    if (!hidden && p.mask.data)
+                        hidden = dec_masked(p, bt, n2 * p.G + r / L.qr, r % L.qr, j);
+                    sHid[r * TN + jj] = hidden;
+                    sS[r * TN + jj] = hidden    ? -INFINITY
+                                      : L.terms ? dec_terms(p, bt, n2 * p.G + r / L.qr, r % L.qr, (int)j, x[u], sSpan[r], sSlope[r], sApos[r])
+                                                : x[u] * scale;
+                }
         }
         addresses(t + kDecStages);
         __syncthreads();
@@ -345,19 +369,26 @@ __global__ void __launch_bounds__(kDecThreads) dec_split_kernel(const __grid_con
             for (int e = 0; e < 8; e++)
                 acc[k][e] *= al;
         }
-        for (int jj = pp; jj < TN; jj += pp_count) {
-            float vx[8];
-            DecLoad<KT>::run(sV + jj * DC, c, vsc, vof, vx);
+        for (int jj0 = pp; jj0 < TN; jj0 += 4 * pp_count) {
+            float vx[4][8], pv[4][RB];
 #pragma unroll
-            for (int k = 0; k < RB; k++) {
-                const int r = rg * RB + k;
-                const float pr_ = r < R ? sS[r * TN + jj] : -0.0f;
-                if (__float_as_uint(pr_) == 0x80000000u) /* hidden: its value takes no part */
-                    continue;
+            for (int u = 0; u < 4; u++) {
+                const int jj = jj0 + u * pp_count;
+                DecLoad<KT>::run(sV + jj * DC, c, vsc, vof, vx[u]);
 #pragma unroll
-                for (int e = 0; e < 8; e++)
-                    acc[k][e] = fmaf(pr_, vx[e], acc[k][e]);
+                for (int k = 0; k < RB; k++)
+                    pv[u][k] = rg * RB + k < R ? sS[(rg * RB + k) * TN + jj] : -0.0f;
             }
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int k = 0; k < RB; k++) {
+                    if (__float_as_uint(pv[u][k]) == 0x80000000u) /* hidden: its value takes no part */
+                        continue;
+#pragma unroll
+                    for (int e = 0; e < 8; e++)
+                        acc[k][e] = fmaf(pv[u][k], vx[u][e], acc[k][e]);
+                }
         }
     }
     cp_async_wait_all();
