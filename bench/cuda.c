@@ -1,8 +1,9 @@
 /*
- * flashc-bench --backend cuda: the forward operator on the GPU over a fixed shape suite
- * (B·S = 16K tokens, model width 2048, bf16), timed with CUDA events around each run: the median
+ * flashc-bench --backend cuda: the forward and backward operators on the GPU over a fixed shape
+ * suite (B·S = 16K tokens, model width 2048, bf16), timed with CUDA events around each run: the median
  * of many runs, inputs rotated over enough buffer sets to exceed the L2 cache, TFLOP/s over the
- * visible positions (fc_plan_flops).  The peer (PyTorch SDPA, flash and cuDNN) is timed on the
+ * visible positions (fc_plan_flops; the backward counts 2.5× the forward).  The backward runs on the
+ * output and statistics of one forward run per buffer set.  The peer (PyTorch SDPA, flash and cuDNN) is timed on the
  * same shapes by bench/sdpa_peer.py in the same device call (tools/gpu-check.sh).
  */
 #include <stdio.h>
@@ -17,14 +18,49 @@
 typedef struct {
     const char *name;
     int S, D;
-    bool causal;
+    bool causal, backward;
 } cuda_shape;
 
 static const cuda_shape shapes[] = {
     {"fwd-bf16-d128-s4k", 4096, 128, false}, {"fwd-bf16-d128-s4k-causal", 4096, 128, true},
     {"fwd-bf16-d64-s4k", 4096, 64, false},   {"fwd-bf16-d256-s4k", 4096, 256, false},
     {"fwd-bf16-d128-s16k", 16384, 128, false}, {"fwd-bf16-d128-s1k", 1024, 128, false},
+    {"bwd-bf16-d128-s4k", 4096, 128, false, true}, {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true},
 };
+
+enum { NBUF = 8 }; /* q, k, v, out, then the backward's dout, dq, dk, dv */
+
+/* The plan a timed run uses for buffer set buf: the forward's, or (backward) the backward's after
+ * one forward run that writes its output and statistics; *ws: the backward's device workspace. */
+static fc_status plan_shape(const cuda_shape *s, void *const buf[NBUF], float *stats, fc_plan **plan, void **ws)
+{
+    const int H = 2048 / s->D, B = 16384 / s->S;
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = B, d.q_heads = d.kv_heads = H, d.head_dim = s->D, d.q_len = d.kv_len = s->S;
+    d.q = fc_tensor_bsnd(buf[0], FC_BF16, H, s->S, s->D);
+    d.k = fc_tensor_bsnd(buf[1], FC_BF16, H, s->S, s->D);
+    d.v = fc_tensor_bsnd(buf[2], FC_BF16, H, s->S, s->D);
+    d.out = fc_tensor_bsnd(buf[3], FC_BF16, H, s->S, s->D);
+    if (s->causal)
+        d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
+    fc_options opt = {FC_BACKEND_CUDA, 0, NULL};
+    if (!s->backward)
+        return fc_plan_create(&d, &opt, plan);
+    const size_t rows = (size_t)B * H * s->S;
+    d.stats = (fc_stats){stats, stats + rows, FC_STATS_HEAD_MAJOR, 1};
+    fc_status st = fc_attention(&d); /* the output and statistics the backward differentiates */
+    fc_attention_grads g = {0};
+    g.d_out = fc_tensor_bsnd(buf[4], FC_BF16, H, s->S, s->D);
+    g.dq = fc_tensor_bsnd(buf[5], FC_BF16, H, s->S, s->D);
+    g.dk = fc_tensor_bsnd(buf[6], FC_BF16, H, s->S, s->D);
+    g.dv = fc_tensor_bsnd(buf[7], FC_BF16, H, s->S, s->D);
+    if (st == FC_OK)
+        st = fc_plan_create_backward(&d, &g, &opt, plan);
+    size_t bytes = 0;
+    if (st == FC_OK && fc_plan_workspace_size(*plan, &bytes) == FC_OK && bytes && cudaMalloc(ws, bytes) != cudaSuccess)
+        st = FC_ERR_NO_MEMORY;
+    return st;
+}
 
 static int cmp_float(const void *a, const void *b)
 {
@@ -35,40 +71,38 @@ static int cmp_float(const void *a, const void *b)
 /* Median milliseconds of `repeat` runs of the shape; flops of one run in *flops. */
 static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
 {
-    const int H = 2048 / s->D, B = 16384 / s->S, sets = 3;
-    const size_t elems = (size_t)B * H * s->S * s->D, bytes = elems * 2;
-    void *buf[3][4] = {{0}};
+    const int H = 2048 / s->D, B = 16384 / s->S, sets = 3, nbuf = s->backward ? NBUF : 4;
+    const size_t elems = (size_t)B * H * s->S * s->D, bytes = elems * 2, rows = (size_t)B * H * s->S;
+    void *buf[3][NBUF] = {{0}}, *ws[3] = {0};
+    float *stats[3] = {0};
     fc_plan *plan[3] = {0};
+    size_t ws_bytes[3] = {0};
     int rc = 0;
     unsigned short *init = malloc(bytes);
     for (size_t i = 0; init && i < elems; i++) /* bf16 values in [−1, 1) */
         init[i] = (unsigned short)(0x3F80 - ((i * 2654435761u >> 7) & 0x7F) - ((i & 1) << 15));
     for (int k = 0; k < sets && init && rc == 0; k++) {
-        for (int t = 0; t < 4; t++)
+        for (int t = 0; t < nbuf; t++)
             if (cudaMalloc(&buf[k][t], bytes) != cudaSuccess || cudaMemcpy(buf[k][t], init, bytes, cudaMemcpyHostToDevice))
                 rc = 1;
-        if (rc)
+        if (rc || (s->backward && cudaMalloc((void **)&stats[k], 2 * rows * sizeof(float)) != cudaSuccess))
             break;
-        fc_attention_desc d = fc_attention_desc_init();
-        d.batch = B, d.q_heads = d.kv_heads = H, d.head_dim = s->D, d.q_len = d.kv_len = s->S;
-        d.q = fc_tensor_bsnd(buf[k][0], FC_BF16, H, s->S, s->D);
-        d.k = fc_tensor_bsnd(buf[k][1], FC_BF16, H, s->S, s->D);
-        d.v = fc_tensor_bsnd(buf[k][2], FC_BF16, H, s->S, s->D);
-        d.out = fc_tensor_bsnd(buf[k][3], FC_BF16, H, s->S, s->D);
-        if (s->causal)
-            d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
-        fc_options opt = {FC_BACKEND_CUDA, 0, NULL};
-        if (fc_plan_create(&d, &opt, &plan[k]) != FC_OK) {
+        if (plan_shape(s, buf[k], stats[k], &plan[k], &ws[k]) != FC_OK) {
             fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
             rc = 1;
         }
+        if (rc == 0)
+            fc_plan_workspace_size(plan[k], &ws_bytes[k]);
     }
+    if (!init || (rc == 0 && !plan[sets - 1]))
+        rc = 1;
     float *t = calloc((size_t)repeat, sizeof *t);
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0), cudaEventCreate(&e1);
     for (int r = -3; r < repeat && rc == 0 && t; r++) { /* 3 warm-up runs */
+        const int k = (r + 3) % sets;
         cudaEventRecord(e0, 0);
-        if (fc_plan_run(plan[(r + 3) % sets], NULL, NULL, 0) != FC_OK) {
+        if (fc_plan_run(plan[k], NULL, ws[k], ws_bytes[k]) != FC_OK) {
             fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
             rc = 1;
         }
@@ -90,8 +124,10 @@ static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
     cudaEventDestroy(e0), cudaEventDestroy(e1);
     for (int k = 0; k < sets; k++) {
         fc_plan_destroy(plan[k]);
-        for (int x = 0; x < 4; x++)
+        for (int x = 0; x < NBUF; x++)
             cudaFree(buf[k][x]);
+        cudaFree(stats[k]);
+        cudaFree(ws[k]);
     }
     free(t);
     free(init);

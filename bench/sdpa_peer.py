@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The peer for flashc-bench --backend cuda: PyTorch SDPA (flash and cuDNN backends) on the same
 shapes (bench/cuda.c: B*S = 16K tokens, width 2048, bf16), CUDA events, median of many runs,
-inputs rotated over three sets, TFLOP/s over visible positions (causal: S(S+1)/2 per head).
+inputs rotated over three sets, TFLOP/s over visible positions (causal: S(S+1)/2 per head).  The
+backward cases ("bwd-") time torch.autograd.grad of one forward's output (2.5x the forward FLOPs).
 Decode (bench/cuda_decode.c): one query row, 32 query / 8 kv heads, D = 128, bf16 cache; the rate
 is the K and V bytes read per second, with flash_attn_with_kvcache when flash-attn is installed
 and SDPA (enable_gqa, flash backend, else the default choice) otherwise."""
@@ -13,26 +14,36 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SHAPES = [("fwd-bf16-d128-s4k", 4096, 128, False), ("fwd-bf16-d128-s4k-causal", 4096, 128, True),
           ("fwd-bf16-d64-s4k", 4096, 64, False), ("fwd-bf16-d256-s4k", 4096, 256, False),
-          ("fwd-bf16-d128-s16k", 16384, 128, False), ("fwd-bf16-d128-s1k", 1024, 128, False)]
+          ("fwd-bf16-d128-s16k", 16384, 128, False), ("fwd-bf16-d128-s1k", 1024, 128, False),
+          ("bwd-bf16-d128-s4k", 4096, 128, False), ("bwd-bf16-d128-s4k-causal", 4096, 128, True)]
 
 
-def time_one(backend, S, D, causal, repeat):
+def time_one(backend, S, D, causal, repeat, backward):
     H, B = 2048 // D, 16384 // S
-    sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3)] for _ in range(3)]
+    sets = [[torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=backward) for _ in range(3)]
+            for _ in range(3)]
     times = []
     with sdpa_kernel(backend):
+        if backward:  # one forward per set; the timed part is the backward alone
+            sets = [(q, k, v, torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
+                    for q, k, v in sets]
+            sets = [(q, k, v, out, torch.randn_like(out)) for q, k, v, out in sets]
         for r in range(-3, repeat):
-            q, k, v = sets[(r + 3) % 3]
+            st = sets[(r + 3) % 3]
             e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             e0.record()
-            torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            if backward:
+                q, k, v, out, dout = st
+                torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+            else:
+                torch.nn.functional.scaled_dot_product_attention(*st, is_causal=causal)
             e1.record()
             e1.synchronize()
             if r >= 0:
                 times.append(e0.elapsed_time(e1))
     visible = S * (S + 1) / 2 if causal else S * S
     ms = statistics.median(times)
-    return ms, 4 * D * visible * B * H / (ms * 1e-3) / 1e12
+    return ms, (2.5 if backward else 1.0) * 4 * D * visible * B * H / (ms * 1e-3) / 1e12
 
 
 DECODE = [("dec-bf16-b1-s128k", 1, 131072), ("dec-bf16-b16-s32k", 16, 32768), ("dec-bf16-b64-s4k", 64, 4096)]
@@ -101,13 +112,16 @@ def decode(repeat):
 
 def main():
     repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    only = sys.argv[2] if len(sys.argv) > 2 else ""  # a substring of the case names, like --filter
     print(f"# PyTorch {torch.__version__} SDPA on {torch.cuda.get_device_name()}, median of {repeat} runs")
     print(f"{'case':28s} {'flash ms':>9s} {'TFLOP/s':>8s} {'cudnn ms':>9s} {'TFLOP/s':>8s}")
     for name, S, D, causal in SHAPES:
+        if only not in name:
+            continue
         row = [name]
         for be in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
             try:
-                ms, tf = time_one(be, S, D, causal, repeat)
+                ms, tf = time_one(be, S, D, causal, repeat, name.startswith("bwd"))
                 row += [f"{ms:9.3f}", f"{tf:8.1f}"]
             except Exception as exc:  # a backend that does not take the shape
                 row += [f"{'n/a':>9s}", f"{'-':>8s}"]

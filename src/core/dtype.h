@@ -1,4 +1,4 @@
-/* Element sizes of fc_dtype, inline for the kernels. */
+/* Element sizes of fc_dtype, inline for the kernels (host and device). */
 #ifndef FC_CORE_DTYPE_H
 #define FC_CORE_DTYPE_H
 

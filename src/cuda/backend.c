@@ -12,12 +12,6 @@
 #include "../core/host_data.h"
 #include "cuda.h"
 
-/* The plan's state: one of the two forward kernels. */
-typedef struct {
-    fc_cuda_fwd *fwd;
-    fc_cuda_dec *dec;
-} fc_cuda_state;
-
 /* Which kernel runs a forward: the decode kernel when it takes the problem (few query rows per kv
  * head), else the tiled forward; false with *why when neither does (the decode kernel's reason
  * when the problem's storage is one only it reads). */
@@ -36,12 +30,13 @@ static bool fc_cuda_supports(const fc_problem *prob, fc_op op, const char **why)
 {
     if (!fc_cuda_available(why))
         return false;
-    if (op != FC_OP_FORWARD) {
-        *why = "the backward is not on the GPU yet";
-        return false;
-    }
     bool decode;
-    return fc_cuda_pick(prob, &decode, why);
+    if (op == FC_OP_FORWARD)
+        return fc_cuda_pick(prob, &decode, why);
+    const char *missing = fc_cuda_bwd_unsupported(prob);
+    if (missing)
+        *why = missing;
+    return missing == NULL;
 }
 
 /* The operands a run reads or writes, by name (NULL data = absent). */
@@ -58,7 +53,10 @@ static size_t fc_cuda_operands(const fc_problem *p, fc_operand_ref *out)
         {p->mask.data, "mask"},        {p->pse.data, "bias (pse)"},
         {p->alibi.slopes, "alibi slopes"}, {p->sink, "sink"},
         {p->drop_bits, "dropout keep bits"}, {p->stats.max, "stats max"},
-        {p->stats.sum, "stats sum"},   {p->k.pages.table, "key block table"},
+        {p->stats.sum, "stats sum"},
+        {p->dout.data, "output gradient"}, {p->dq.data, "dq"},
+        {p->dk.data, "dk"},            {p->dv.data, "dv"},
+        {p->dsink, "dsink"},           {p->k.pages.table, "key block table"},
         {p->v.pages.table, "value block table"}, {p->k.dequant.scale, "key dequant scale"},
         {p->k.dequant.offset, "key dequant offset"}, {p->v.dequant.scale, "value dequant scale"},
         {p->v.dequant.offset, "value dequant offset"}, {p->out_quant.scale, "out quant scale"},
@@ -77,7 +75,7 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     const char *why;
     if (!fc_cuda_available(&why))
         return 0;
-    fc_operand_ref ops[24];
+    fc_operand_ref ops[32];
     const size_t n = fc_cuda_operands(prob, ops);
     size_t device = 0;
     *which = NULL;
@@ -90,32 +88,61 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     return device == 0 ? 0 : device == n ? 1 : -1;
 }
 
+/* A plan's device state: the tiled forward's, the decode's or the backward's. */
+typedef struct {
+    fc_op op;
+    fc_cuda_fwd *fwd;
+    fc_cuda_dec *dec;
+    fc_cuda_bwd *bwd;
+} fc_cuda_state;
+
+static void fc_cuda_destroy(void *state)
+{
+    fc_cuda_state *s = state;
+    if (!s)
+        return;
+    fc_cuda_fwd_destroy(s->fwd);
+    fc_cuda_dec_destroy(s->dec);
+    fc_cuda_bwd_destroy(s->bwd);
+    free(s);
+}
+
 static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
 {
     (void)options;
     if (plan->prob.drop_philox) /* the kernels read caller keep bits only */
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: generated dropout (fc_dropout.generate) is not in the CUDA backend "
                                        "yet; pass keep_bits");
-    fc_cuda_state *st = calloc(1, sizeof *st);
-    if (!st)
+    fc_cuda_state *s = calloc(1, sizeof *s);
+    if (!s)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_plan: out of host memory");
-    plan->state = st;
-    bool decode;
+    s->op = plan->op;
+    bool decode = false;
     const char *why;
-    fc_cuda_pick(&plan->prob, &decode, &why);
-    return decode ? fc_cuda_dec_plan(&plan->prob, &st->dec) : fc_cuda_fwd_plan(&plan->prob, &st->fwd);
+    if (plan->op == FC_OP_FORWARD)
+        fc_cuda_pick(&plan->prob, &decode, &why);
+    const fc_status st = plan->op != FC_OP_FORWARD ? fc_cuda_bwd_plan(&plan->prob, &s->bwd)
+                         : decode                  ? fc_cuda_dec_plan(&plan->prob, &s->dec)
+                                                   : fc_cuda_fwd_plan(&plan->prob, &s->fwd);
+    if (st != FC_OK) {
+        fc_cuda_destroy(s);
+        return st;
+    }
+    plan->state = s;
+    return FC_OK;
 }
 
 static size_t fc_cuda_workspace_size(const fc_plan *plan)
 {
-    const fc_cuda_state *st = plan->state;
-    /* the tiled forward keeps its per-batch facts and tile order in the plan's device state */
-    return st->dec ? fc_cuda_dec_workspace(st->dec, &plan->prob) : 0;
+    const fc_cuda_state *s = plan->state;
+    /* the forward's per-batch facts and tile order live in the plan's device state; the
+     * backward needs D = rowsum(dO ∘ O) per query row and head; the decode its splits' (O, m, l) */
+    return s->dec ? fc_cuda_dec_workspace(s->dec, &plan->prob) : s->op == FC_OP_FORWARD ? 0 : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
 
 static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
 {
-    fc_operand_ref ops[24];
+    fc_operand_ref ops[32];
     const size_t n = fc_cuda_operands(run, ops);
     for (size_t i = 0; i < n; i++)
         if (fc_cuda_is_device_pointer(ops[i].data) != 1)
@@ -126,25 +153,20 @@ static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: key/value list element %lld is not CUDA device memory",
                            (long long)b);
     /* block-table entries are checked on the GPU by the decode kernels; a bad one shows here */
-    const fc_cuda_state *st = plan->state;
-    return st->dec ? fc_cuda_dec_check(st->dec, run) : FC_OK;
+    const fc_cuda_state *s = plan->state;
+    return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
 }
 
 static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream)
 {
-    const fc_cuda_state *st = plan->state;
-    return st->dec ? fc_cuda_dec_run(st->dec, run, workspace, stream) : fc_cuda_fwd_run(st->fwd, run, stream);
+    const fc_cuda_state *s = plan->state;
+    return s->dec                  ? fc_cuda_dec_run(s->dec, run, workspace, stream)
+           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, stream)
+                                    : fc_cuda_bwd_run(s->bwd, run, workspace, stream);
 }
 
 static const char *fc_cuda_variant(void) { return "cuda-mma-sm80"; }
 static bool fc_cuda_force_variant(const char *name) { return name && strcmp(name, "cuda-mma-sm80") == 0; }
-static void fc_cuda_destroy(void *state)
-{
-    fc_cuda_state *st = state;
-    fc_cuda_fwd_destroy(st->fwd);
-    fc_cuda_dec_destroy(st->dec);
-    free(st);
-}
 
 const fc_backend_ops fc_cuda_backend = {
     .name = "cuda",

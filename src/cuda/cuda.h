@@ -48,6 +48,19 @@ fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *prob);
 fc_status fc_cuda_dec_run(fc_cuda_dec *plan, const fc_problem *run, void *workspace, void *stream);
 void fc_cuda_dec_destroy(fc_cuda_dec *plan);
 
+/* Device state of a backward plan: per-batch facts, the D workspace's row offsets, the query
+ * and kv tiles in launch order. */
+typedef struct fc_cuda_bwd fc_cuda_bwd;
+
+/* Why the backward kernels cannot run prob (NULL when they can). */
+const char *fc_cuda_bwd_unsupported(const fc_problem *prob);
+fc_status fc_cuda_bwd_plan(const fc_problem *prob, fc_cuda_bwd **out);
+/* Device workspace of a run: D = rowsum(dO ∘ O), fp32, per query head and row. */
+size_t fc_cuda_bwd_workspace(const fc_cuda_bwd *plan, const fc_problem *prob);
+/* Queues the backward of run on stream (workspace: fc_cuda_bwd_workspace bytes of device memory). */
+fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *run, void *workspace, void *stream);
+void fc_cuda_bwd_destroy(fc_cuda_bwd *plan);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,11 +9,9 @@
 
 #include <cuda_runtime.h>
 
-extern "C" {
-#include "../core/error.h"
-}
 #include "cuda.h"
 #include "decode_kernel.cuh"
+#include "launch.h"
 
 using namespace fc_cuda;
 
@@ -26,7 +24,10 @@ struct DecKernel {
 };
 
 struct fc_cuda_dec {
-    fc_batch *batch; /* device copy of the planned per-batch facts */
+    fc_batch *batch;         /* device copy of the planned per-batch facts */
+    const fc_batch *planned; /* the host facts planned with (the fc_plan's own) */
+    fc_batch *run_batch;     /* device: the facts of a run that brings its own (IFA's kvPaddingSize,
+                                read in the second phase); one such run at a time per plan */
     DecKernel kernel;
     int nsplit, rows, qr, dclass;
     size_t slot; /* floats per (batch, kv head, split) */
@@ -34,12 +35,6 @@ struct fc_cuda_dec {
     DecReport *report, *report_dev; /* host-mapped */
     unsigned epoch, seen;
 };
-
-static int fc_dec_dclass(const fc_problem *p)
-{
-    const int64_t d = p->Dqk > p->Dv ? p->Dqk : p->Dv;
-    return d <= 64 ? 64 : d <= 128 ? 128 : 256;
-}
 
 /* Rows per CTA: the G query heads of a kv head × the longest batch's query rows. */
 static int64_t fc_dec_rows(const fc_problem *p) { return p->G * p->max_sq; }
@@ -55,7 +50,7 @@ extern "C" bool fc_cuda_dec_only(const fc_problem *p)
 
 extern "C" const char *fc_cuda_dec_unsupported(const fc_problem *p)
 {
-    if (fc_dec_rows(p) > fc_dec_max_rows(fc_dec_dclass(p)))
+    if (fc_dec_rows(p) > fc_dec_max_rows(fc_cuda_dclass(p)))
         return "paged, tensor-list or int8 key/value, or an output dtype other than the query's, with more than 64 "
                "query rows per kv head (query heads per kv head × query positions; 32 for head dims above 128)";
     if (!fc_dtype_is_float(p->q.dtype))
@@ -107,11 +102,6 @@ static DecKernel fc_dec_kernel(fc_dtype kv, int dclass, int rows)
                            : fc_dec_kernel_d<__half>(dclass, rows);
 }
 
-static fc_status fc_dec_err(cudaError_t err, const char *what)
-{
-    return fc_fail(err == cudaErrorMemoryAllocation ? FC_ERR_NO_MEMORY : FC_ERR_BACKEND, "%s: %s", what, cudaGetErrorString(err));
-}
-
 /* The split count: enough CTAs for whole waves over the SMs (at the kernel's occupancy), each
  * slice at least two tiles long. */
 static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int occ)
@@ -147,6 +137,7 @@ extern "C" void fc_cuda_dec_destroy(fc_cuda_dec *plan)
     if (!plan)
         return;
     cudaFree(plan->batch);
+    cudaFree(plan->run_batch);
     cudaFree(plan->fault);
     cudaFreeHost(plan->report);
     free(plan);
@@ -157,7 +148,7 @@ extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
     fc_cuda_dec *plan = (fc_cuda_dec *)calloc(1, sizeof *plan);
     if (!plan)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_dec_plan: out of host memory");
-    plan->dclass = fc_dec_dclass(p);
+    plan->dclass = fc_cuda_dclass(p);
     plan->qr = (int)(p->max_sq > 0 ? p->max_sq : 1);
     plan->rows = (int)(p->G * plan->qr);
     plan->kernel = fc_dec_kernel(p->k.dtype, plan->dclass, plan->rows);
@@ -169,13 +160,15 @@ extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
         (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem_max)) ||
         (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plan->kernel.fn, kDecThreads, plan->kernel.smem)) ||
         (err = cudaMalloc(&plan->batch, bb ? bb : 1)) || (err = cudaMemcpy(plan->batch, p->batch, bb, cudaMemcpyHostToDevice)) ||
+        (err = cudaMalloc(&plan->run_batch, bb ? bb : 1)) ||
         (err = cudaMalloc(&plan->fault, sizeof *plan->fault)) || (err = cudaMemset(plan->fault, 0, sizeof *plan->fault)) ||
         (err = cudaHostAlloc(&plan->report, sizeof *plan->report, cudaHostAllocMapped)) ||
         (err = cudaHostGetDevicePointer(&plan->report_dev, plan->report, 0))) {
         fc_cuda_dec_destroy(plan);
-        return fc_dec_err(err, "fc_cuda_dec_plan");
+        return fc_cuda_err(err, "fc_cuda_dec_plan");
     }
     memset(plan->report, 0, sizeof *plan->report);
+    plan->planned = p->batch;
     plan->nsplit = fc_dec_splits(p, plan->kernel, sms, occ);
     *out = plan;
     return FC_OK;
@@ -213,10 +206,28 @@ static bool fc_dec_vec_ok(const fc_view *v, int64_t d, int64_t es, int64_t B)
     return ok;
 }
 
+/* The per-batch facts a run uses on the device: the planned ones, or the run's own copied on its
+ * stream (the kernels read every window per run; only the query rows are fixed by the plan). */
+static fc_status fc_dec_batches(fc_cuda_dec *plan, const fc_problem *run, cudaStream_t s, fc_batch **out)
+{
+    *out = plan->batch;
+    if (run->batch == plan->planned)
+        return FC_OK;
+    for (int64_t b = 0; b < run->B; b++)
+        if (run->batch[b].q_rows > plan->qr)
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_dec_run: batch %lld brings %lld query rows, the decode plan serves %d",
+                           (long long)b, (long long)run->batch[b].q_rows, plan->qr);
+    *out = plan->run_batch; /* from pageable memory: staged before the call returns */
+    const cudaError_t err = cudaMemcpyAsync(plan->run_batch, run->batch, (size_t)run->B * sizeof(fc_batch), cudaMemcpyHostToDevice, s);
+    return err == cudaSuccess ? FC_OK : fc_cuda_err(err, "fc_cuda_dec_run: the run's per-batch facts");
+}
+
 extern "C" fc_status fc_cuda_dec_run(fc_cuda_dec *plan, const fc_problem *run, void *workspace, void *stream)
 {
     fc_problem p = *run;
-    p.batch = plan->batch;
+    const fc_status st = fc_dec_batches(plan, run, (cudaStream_t)stream, &p.batch);
+    if (st != FC_OK)
+        return st;
     DecLaunch L;
     memset(&L, 0, sizeof L);
     L.partial = (float *)workspace;
@@ -240,5 +251,5 @@ extern "C" fc_status fc_cuda_dec_run(fc_cuda_dec *plan, const fc_problem *run, v
         dec_merge_kernel<<<dim3((unsigned)p.Nkv, (unsigned)p.B), kDecThreads, msmem, s>>>(p, L);
     }
     const cudaError_t err = cudaGetLastError();
-    return err == cudaSuccess ? FC_OK : fc_dec_err(err, "fc_cuda_dec_run: decode launch");
+    return err == cudaSuccess ? FC_OK : fc_cuda_err(err, "fc_cuda_dec_run: decode launch");
 }

@@ -209,8 +209,13 @@ __global__ void __launch_bounds__(kDecThreads, RB == 4 ? (sizeof(KT) == 2 ? 4 : 
     __syncthreads();
     for (int r = tid; r < R; r += kDecThreads) {
         const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;
-        row_setup(p, bt, b, n1, i, i < bt.q_rows, &s_lo, &s_hi, &sSpan[r], &sSlope[r], &sApos[r]);
-        sM[r] = -INFINITY, sL[r] = 0.0f;
+        double aoff;
+        const int4 sp = row_frame(p, bt, b, n1, i, i < bt.q_rows, sSlope[r], sApos[r], aoff);
+        if (sp.y > sp.x || sp.w > sp.z) {
+            atomicMin(&s_lo, sp.y > sp.x ? sp.x : sp.z);
+            atomicMax(&s_hi, sp.w > sp.z ? sp.w : sp.y);
+        }
+        sSpan[r] = sp, sM[r] = -INFINITY, sL[r] = 0.0f;
     }
     /* The query rows as fp32 (zeros past Dqk and for rows that do not exist). */
     const int qes = (int)fc_dtype_bytes(p.q.dtype);

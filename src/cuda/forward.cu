@@ -9,19 +9,20 @@
 
 #include <cuda_runtime.h>
 
-extern "C" {
-#include "../core/error.h"
-}
 #include "../core/dtype.h"
 #include "cuda.h"
 #include "forward_kernel.cuh"
+#include "launch.h"
 
 using namespace fc_cuda;
 
 struct fc_cuda_fwd {
-    fc_batch *batch;      /* device copy of the planned per-batch facts */
-    int2 *items;          /* device: (batch, query tile), heaviest first */
-    int n_items, dclass;  /* head-dim class of the kernel: 64, 128 or 256 */
+    fc_batch *batch;         /* device copy of the planned per-batch facts */
+    const fc_batch *planned; /* the host facts planned with (the fc_plan's own, as long-lived) */
+    fc_batch *run_batch;     /* device: the facts of a run that brings its own (IFA's left padding);
+                                one such run at a time per plan (they share this buffer) */
+    int2 *items;             /* device: (batch, query tile), heaviest first */
+    int n_items, dclass;     /* head-dim class of the kernel: 64, 128 or 256 */
 };
 
 /* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN — the largest that
@@ -34,12 +35,6 @@ template <> struct FwdShape<64> { static constexpr int BM = 128, BN = 64; };
 #endif
 template <> struct FwdShape<128> { static constexpr int BM = FC_FWD128_BM, BN = FC_FWD128_BN; };
 template <> struct FwdShape<256> { static constexpr int BM = 64, BN = 16; };
-
-static int fc_fwd_dclass(const fc_problem *p)
-{
-    const int64_t d = p->Dqk > p->Dv ? p->Dqk : p->Dv;
-    return d <= 64 ? 64 : d <= 128 ? 128 : 256;
-}
 
 static int fc_fwd_bm(int dclass) { return dclass == 64 ? FwdShape<64>::BM : dclass == 128 ? FwdShape<128>::BM : FwdShape<256>::BM; }
 
@@ -68,39 +63,12 @@ extern "C" const char *fc_cuda_fwd_unsupported(const fc_problem *p)
     return NULL;
 }
 
-/* Visible scores of query tile [m0, m0 + bm) of a batch (its cost, for the launch order). */
-static int64_t fc_tile_work(const fc_batch *bt, int64_t m0, int bm)
-{
-    int64_t w = bm, sp[4]; /* + the cost of writing the rows */
-    for (int64_t i = m0; i < m0 + bm && i < bt->sq; i++)
-        w += fc_row_spans(bt, i, sp);
-    return w;
-}
-
-typedef struct {
-    int64_t work;
-    int idx;
-    int2 item;
-} fc_tile_order;
-
-static int fc_tile_cmp(const void *a, const void *b)
-{
-    const fc_tile_order *x = (const fc_tile_order *)a, *y = (const fc_tile_order *)b;
-    if (x->work != y->work)
-        return x->work > y->work ? -1 : 1;
-    return x->idx - y->idx;
-}
-
-static fc_status fc_cuda_err(cudaError_t err, const char *what)
-{
-    return fc_fail(FC_ERR_BACKEND, "%s: %s", what, cudaGetErrorString(err));
-}
-
 extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
 {
     if (!plan)
         return;
     cudaFree(plan->batch);
+    cudaFree(plan->run_batch);
     cudaFree(plan->items);
     free(plan);
 }
@@ -110,50 +78,22 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
     fc_cuda_fwd *plan = (fc_cuda_fwd *)calloc(1, sizeof *plan);
     if (!plan)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_fwd_plan: out of host memory");
-    plan->dclass = fc_fwd_dclass(p);
-    const int bm = fc_fwd_bm(plan->dclass);
-    int64_t n = 0;
-    for (int64_t b = 0; b < p->B; b++)
-        n += (p->batch[b].q_rows + bm - 1) / bm;
-    if (n * p->Nq > INT32_MAX) {
-        free(plan);
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_plan: %lld query tiles × %lld heads exceed one CUDA launch", (long long)n,
-                       (long long)p->Nq);
-    }
-    fc_tile_order *order = (fc_tile_order *)malloc((size_t)(n ? n : 1) * sizeof *order);
-    int2 *items = (int2 *)malloc((size_t)(n ? n : 1) * sizeof *items);
-    fc_status st = order && items ? FC_OK : fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_fwd_plan: out of host memory");
-    int k = 0;
-    for (int64_t b = 0; st == FC_OK && b < p->B; b++)
-        for (int64_t t = 0; t * bm < p->batch[b].q_rows; t++, k++)
-            order[k] = fc_tile_order{fc_tile_work(&p->batch[b], t * bm, bm), k, make_int2((int)b, (int)t)};
-    if (st == FC_OK) {
-        qsort(order, (size_t)n, sizeof *order, fc_tile_cmp);
-        for (int64_t x = 0; x < n; x++)
-            items[x] = order[x].item;
-        plan->n_items = (int)n;
-        cudaError_t err;
-        const size_t bb = (size_t)p->B * sizeof(fc_batch), ib = (size_t)(n ? n : 1) * sizeof(int2);
-        if ((err = cudaMalloc(&plan->batch, bb ? bb : 1)) != cudaSuccess || (err = cudaMalloc(&plan->items, ib)) != cudaSuccess ||
-            (err = cudaMemcpy(plan->batch, p->batch, bb, cudaMemcpyHostToDevice)) != cudaSuccess ||
-            (err = cudaMemcpy(plan->items, items, (size_t)n * sizeof(int2), cudaMemcpyHostToDevice)) != cudaSuccess)
-            st = err == cudaErrorMemoryAllocation ? fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_fwd_plan: out of device memory")
-                                                   : fc_cuda_err(err, "fc_cuda_fwd_plan");
-    }
-    free(order);
-    free(items);
+    plan->dclass = fc_cuda_dclass(p);
+    plan->planned = p->batch;
+    const size_t bb = (size_t)p->B * sizeof(fc_batch);
+    fc_status st = fc_cuda_upload((void **)&plan->batch, p->batch, bb, "fc_cuda_fwd_plan");
+    const cudaError_t err = st == FC_OK ? cudaMalloc(&plan->run_batch, bb ? bb : 1) : cudaSuccess;
+    if (err != cudaSuccess)
+        st = fc_cuda_err(err, "fc_cuda_fwd_plan");
+    if (st == FC_OK)
+        st = fc_cuda_tile_order(p, fc_fwd_bm(plan->dclass), false, p->Nq, fc_cuda_q_tile_cost, &plan->items, &plan->n_items,
+                                "fc_cuda_fwd_plan");
     if (st != FC_OK) {
         fc_cuda_fwd_destroy(plan);
         return st;
     }
     *out = plan;
     return FC_OK;
-}
-
-/* cp.async needs unit feature stride and 16-byte aligned rows and feature chunks. */
-static bool fc_vec_ok(const fc_view *v, int64_t d)
-{
-    return v->se == 1 && d % 8 == 0 && (uintptr_t)v->data % 16 == 0 && v->sb % 8 == 0 && v->sn % 8 == 0 && v->ss % 8 == 0;
 }
 
 template <typename T, int D>
@@ -173,16 +113,39 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
     return FC_OK;
 }
 
+/* The device per-batch facts of a run: the planned ones, or the run's own (a face that patches
+ * them per run, e.g. IncreFlashAttention's kvPaddingSize read in its second phase) copied on the
+ * stream — they may move kv windows, not query rows, which the tile list was made from. */
+static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run, cudaStream_t s, fc_batch **out)
+{
+    *out = plan->batch;
+    if (run->batch == plan->planned)
+        return FC_OK;
+    for (int64_t b = 0; b < run->B; b++)
+        if (run->batch[b].q_rows != plan->planned[b].q_rows || run->batch[b].sq != plan->planned[b].sq)
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_run: batch %lld of the run has %lld query rows, the plan %lld",
+                           (long long)b, (long long)run->batch[b].q_rows, (long long)plan->planned[b].q_rows);
+    /* from pageable memory: staged before the call returns, so the caller may reuse its facts */
+    const cudaError_t err = cudaMemcpyAsync(plan->run_batch, run->batch, (size_t)run->B * sizeof(fc_batch),
+                                            cudaMemcpyHostToDevice, s);
+    if (err != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_fwd_run: the run's per-batch facts");
+    *out = plan->run_batch;
+    return FC_OK;
+}
+
 extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream)
 {
     fc_problem p = *run;
-    p.batch = plan->batch;
+    const fc_status st = fc_fwd_run_batch(plan, run, (cudaStream_t)stream, &p.batch);
+    if (st != FC_OK)
+        return st;
     FwdLaunch L;
     L.items = plan->items;
     L.n_items = plan->n_items;
-    L.vec_q = fc_vec_ok(&p.q, p.Dqk);
-    L.vec_k = fc_vec_ok(&p.k, p.Dqk);
-    L.vec_v = fc_vec_ok(&p.v, p.Dv);
+    L.vec_q = fc_cuda_vec_ok(&p.q, p.Dqk);
+    L.vec_k = fc_cuda_vec_ok(&p.k, p.Dqk);
+    L.vec_v = fc_cuda_vec_ok(&p.v, p.Dv);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
     L.pair_out = p.out.se == 1 && (uintptr_t)p.out.data % 4 == 0 && p.out.sb % 2 == 0 &&
                  p.out.sn % 2 == 0 && p.out.ss % 2 == 0;

@@ -13,14 +13,9 @@
 
 #include <float.h>
 
-#include "../core/terms.h"
-#include "../core/visibility.h"
-#include "ptx.cuh"
+#include "tile.cuh"
 
 namespace fc_cuda {
-
-constexpr int kWarps = 4, kThreads = 32 * kWarps;
-constexpr float kLog2e = 1.4426950408889634f;
 
 /* What the host decided about a launch beyond the problem itself. */
 struct FwdLaunch {
@@ -36,136 +31,6 @@ template <int D, int BM, int BN> struct FwdSmem {
     static constexpr size_t bytes = q + 2 * kv + (size_t)BM * (sizeof(int4) + 2 * sizeof(float));
     static constexpr size_t scratch = (size_t)BM * (BN + 8) * sizeof(float); /* + when terms or dropout */
 };
-
-/* Element (row, feature chunk c of 8) of a [rows][D] tile, chunks XOR-swizzled by row so that
- * ldmatrix's 8 rows hit 8 different bank groups. */
-template <int D> __device__ __forceinline__ int swz(int row, int c) { return row * D + ((c ^ (row & 7)) << 3); }
-
-/* Loads rows [s0, s0 + ROWS) of one (batch, head) slice into a swizzled tile: rows ≥ valid and
- * features ≥ dvalid become zeros.  row0 is the slice's row 0 (fc_view_row at s = 0, computed once
- * per CTA: the views the CUDA forward takes are neither paged nor per-batch lists, so row s lies
- * s·ss elements further).  vec: each thread copies a fixed 16-byte feature chunk of every
- * (kThreads / C)-th row with cp.async, the loop unrolled with constant strides; else element loads
- * (any strides). */
-template <typename T, int D, int ROWS>
-__device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char *row0, int64_t s0, int valid, int dvalid,
-                                          bool vec)
-{
-    constexpr int C = D / 8, STEP = kThreads / C;
-    static_assert(kThreads % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
-    const int64_t rs = v.ss * 2; /* bytes from one row to the next */
-    if (vec) {
-        const int c = threadIdx.x % C, r0 = threadIdx.x / C;
-        const bool feat = c * 8 < dvalid;
-        const char *src = row0 + (s0 + r0) * rs + c * 16;
-#pragma unroll
-        for (int i = 0; i < ROWS / STEP; i++, src += STEP * rs) {
-            const int row = r0 + i * STEP;
-            const bool in = feat && row < valid;
-            cp_async16(tile + swz<D>(row, c), in ? src : v.data, in ? 16 : 0);
-        }
-        return;
-    }
-#pragma unroll 1
-    for (int x = threadIdx.x; x < ROWS * C; x += kThreads) {
-        const int row = x / C, c = x % C;
-        T *dst = tile + swz<D>(row, c);
-        const char *src = row0 + (s0 + row) * rs;
-        for (int k = 0; k < 8; k++) {
-            const int e = c * 8 + k;
-            dst[k] = row < valid && e < dvalid ? *(const T *)(src + e * v.se * 2) : T(0.0f);
-        }
-    }
-}
-
-__device__ __forceinline__ float pse_at(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int64_t j)
-{
-    return load_any(p.pse.data + fc_pse_offset(&p.pse, &bt, n1, i, j) * (p.pse.dtype == FC_F32 ? 4 : 2), p.pse.dtype);
-}
-
-/* min(cap, x) for a count of rows that may be negative (→ 0). */
-__device__ __forceinline__ int clamp_rows(int64_t cap, int64_t x) { return (int)(x < 0 ? 0 : x < cap ? x : cap); }
-
-__device__ __forceinline__ bool span_has(int4 s, int j) { return (j >= s.x && j < s.y) || (j >= s.z && j < s.w); }
-
-/* The score terms of one visible-or-not element (semantics §2.4): pse, scale, softcap, ALiBi,
- * visibility, explicit mask. */
-__device__ __forceinline__ float score_terms(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int j, float x,
-                                          int4 span, float slope, float apos)
-{
-    if (!span_has(span, j))
-        return -INFINITY;
-    if (p.pse.data && p.pse.before_scale)
-        x += pse_at(p, bt, n1, i, j);
-    x *= p.scale;
-    if (p.softcap > 0.0f)
-        x = p.softcap * tanhf(x / p.softcap);
-    if (p.pse.data && !p.pse.before_scale)
-        x += pse_at(p, bt, n1, i, j);
-    if (p.alibi.slopes) {
-        const float dist = fabsf((float)j - apos);
-        x -= slope * (p.alibi.sqrt_distance ? sqrtf(dist) : dist);
-    }
-    if (p.mask.data && p.mask.data[bt.mask_base + n1 * p.mask.sn + i * p.mask.si + (int64_t)j * p.mask.sj])
-        return -INFINITY;
-    return x;
-}
-
-/* The register score tile of a warp to (OUT) or from its rows of the scratch tile [BM][BN + 8]. */
-template <bool OUT, int MT, int NT, int BN> __device__ __forceinline__ void stage(float (&s)[MT][NT][4], float *sS, int warp, int lane)
-{
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                const int r = warp * 16 * MT + mt * 16 + lane / 4 + 8 * h, c = nt * 8 + (lane % 4) * 2;
-                float2 *at = reinterpret_cast<float2 *>(sS + r * (BN + 8) + c);
-                if (OUT) {
-                    *at = make_float2(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]);
-                } else {
-                    const float2 v = *at;
-                    s[mt][nt][2 * h] = v.x, s[mt][nt][2 * h + 1] = v.y;
-                }
-            }
-}
-
-/* v = f(v, row, column in tile) for every element of the warp's score rows, through the scratch
- * tile in a loop that is not unrolled (so that f costs no registers of the unrolled tile). */
-template <int MT, int NT, int BN, typename F>
-__device__ __forceinline__ void through_scratch(float (&s)[MT][NT][4], float *sS, int warp, int lane, F f)
-{
-    stage<true, MT, NT, BN>(s, sS, warp, lane);
-    __syncwarp();
-#pragma unroll 1
-    for (int x = lane; x < 16 * MT * BN; x += 32) {
-        const int r = warp * 16 * MT + x / BN;
-        float &v = sS[r * (BN + 8) + x % BN];
-        v = f(v, r, x % BN);
-    }
-    __syncwarp();
-    stage<false, MT, NT, BN>(s, sS, warp, lane);
-}
-
-/* Row i of a CTA (real: the row exists): its visible spans, which widen the CTA's kv range
- * [*lo, *hi) (shared, atomics), and its ALiBi slope and frame position. */
-__device__ __forceinline__ void row_setup(const fc_problem &p, const fc_batch &bt, int64_t b, int64_t n1, int64_t i, bool real,
-                                          int *lo, int *hi, int4 *span, float *slope, float *apos)
-{
-    int64_t sp[4] = {0, 0, 0, 0};
-    if (real && fc_row_spans(&bt, i, sp) > 0) {
-        atomicMin(lo, (int)(sp[1] > sp[0] ? sp[0] : sp[2]));
-        atomicMax(hi, (int)(sp[3] > sp[2] ? sp[3] : sp[1]));
-    }
-    *span = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
-    *slope = 0.0f, *apos = 0.0f;
-    if (p.alibi.slopes) {
-        double aoff;
-        *slope = p.alibi.slopes[b * p.alibi.sb + n1 * p.alibi.sn];
-        fc_alibi_frame(&bt, i, *slope, p.alibi.sqrt_distance, apos, &aoff);
-    }
-}
 
 /* PLAIN: no score terms and no dropout (the common case), compiled without their code so that
  * it costs no registers. */
@@ -192,8 +57,16 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
     if (tid == 0)
         s_kv_lo = INT_MAX, s_kv_hi = 0;
     __syncthreads();
-    if (tid < BM)
-        row_setup(p, bt, b, n1, m0 + tid, tid < rows_here, &s_kv_lo, &s_kv_hi, &sSpan[tid], &sSlope[tid], &sApos[tid]);
+    if (tid < BM) {
+        float slope, apos;
+        double aoff;
+        const int4 sp = row_frame(p, bt, b, n1, m0 + tid, tid < rows_here, slope, apos, aoff);
+        if (sp.x < sp.y || sp.z < sp.w) {
+            atomicMin(&s_kv_lo, sp.y > sp.x ? sp.x : sp.z);
+            atomicMax(&s_kv_hi, sp.w > sp.z ? sp.w : sp.y);
+        }
+        sSpan[tid] = sp, sSlope[tid] = slope, sApos[tid] = apos;
+    }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
     load_tile<T, D, BM>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
     cp_async_commit();

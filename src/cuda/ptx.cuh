@@ -96,6 +96,16 @@ __device__ __forceinline__ float load_any(const char *p, fc_dtype dt)
     }
 }
 
+/* Stores x as any float dtype of the problem (gradients: fp16, bf16 or fp32). */
+__device__ __forceinline__ void store_any(char *p, fc_dtype dt, float x)
+{
+    switch (dt) {
+    case FC_F16: *(__half *)p = __float2half_rn(x); break;
+    case FC_BF16: *(__nv_bfloat16 *)p = __float2bfloat16_rn(x); break;
+    default: *(float *)p = x;
+    }
+}
+
 } // namespace fc_cuda
 
 #endif /* FC_CUDA_PTX_CUH */

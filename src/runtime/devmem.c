@@ -21,10 +21,10 @@ static char choice_error[256];
 static void choose(void)
 {
     const char *want = getenv("FLASHC_DEVICE");
-    if (want && strcmp(want, "cpu") == 0)
+    if (want && strcasecmp(want, "cpu") == 0)
         return;
-    const bool any = !want || !*want || strcmp(want, "auto") == 0;
-    const char *why = "this build has no device backend";
+    const bool any = !want || !*want || strcasecmp(want, "auto") == 0;
+    const char *why = "no device of that name is built in";
     for (size_t i = 0; providers[i]; i++) {
         if (!any && strcasecmp(want, providers[i]->name) != 0)
             continue;

@@ -1,4 +1,4 @@
-/* One forward problem on the CPU and the CUDA backends, compared (gpu_case.h). */
+/* One forward or backward problem on the CPU and the CUDA backends, compared (gpu_case.h). */
 #include "gpu_case.h"
 
 #include <math.h>
@@ -18,6 +18,25 @@ bool gc_have_gpu(void)
 {
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+bool gc_require_gpu(const char *test)
+{
+    if (gc_have_gpu())
+        return true;
+    printf("%s: no CUDA device; skipped\n", test);
+    return false;
+}
+
+void gc_layouts(gc_case c)
+{
+    gc_run(&c);
+    c.layout = GC_BNSD, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT;
+    gc_run(&c);
+    c.layout = GC_GAPS, c.window = GC_BAND, c.stats = true;
+    gc_run(&c);
+    c.layout = GC_ODD_STRIDES, c.window = GC_PREFIX, c.Nkv = 1; /* MQA, element loads */
+    gc_run(&c);
 }
 
 bool gc_is_device_memory(const void *p)
@@ -95,7 +114,20 @@ static void gc_fill(tc_rng *r, gc_buf *b, fc_dtype dt, double lo, double hi)
         tc_store(gc_tc(dt), b->h, i, tc_rng_uniform(r, lo, hi));
 }
 
-int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol)
+/* M of a gradient (semantics §0.4): max(1, max |r|) over the finite elements (gaps are poison). */
+static double gc_grad_scale(tc_dtype t, const void *cpu, int64_t n)
+{
+    double M = 1.0;
+    for (int64_t i = 0; i < n; i++) {
+        const double r = fabs(tc_load(t, cpu, i));
+        if (isfinite(r) && r > M)
+            M = r;
+    }
+    return M;
+}
+
+/* Equal bits, or both finite and within tol (atol scaled by M); returns the number of failures. */
+int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol, double M)
 {
     int64_t bad = 0;
     const size_t es = tc_dtype_size(t);
@@ -103,13 +135,32 @@ int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cp
         if (memcmp((const char *)gpu + i * es, (const char *)cpu + i * es, es) == 0)
             continue;
         const double y = tc_load(t, gpu, i), r = tc_load(t, cpu, i);
-        if (isfinite(y) && isfinite(r) && fabs(y - r) <= 2 * (tol.atol + tol.rtol * fabs(r)))
+        if (isfinite(y) && isfinite(r) && fabs(y - r) <= 2 * (tol.atol * M + tol.rtol * fabs(r)))
             continue;
         if (bad++ < 5)
             TC_CHECK(false, "%s[%lld]: gpu %.8g, cpu %.8g", what, (long long)i, y, r);
     }
     TC_CHECK(bad == 0, "%s: %lld of %lld elements differ", what, (long long)bad, (long long)n);
     return bad;
+}
+
+/* Plans desc (grads: its backward) with FC_BACKEND_DEFAULT, which must pick CUDA from the
+ * device pointers, and runs it to completion. */
+static fc_status gc_gpu_run(const fc_attention_desc *desc, const fc_attention_grads *grads)
+{
+    fc_plan *plan = NULL;
+    fc_options def = {FC_BACKEND_DEFAULT, 0, NULL};
+    fc_status st = grads ? fc_plan_create_backward(desc, grads, &def, &plan) : fc_plan_create(desc, &def, &plan);
+    TC_CHECK(st == FC_OK, "GPU plan: %s (%s)", fc_status_name(st), fc_last_error());
+    if (st == FC_OK) {
+        st = gc_plan_run(plan, true);
+        TC_CHECK(st == FC_OK, "GPU run: %s (%s)", fc_status_name(st), fc_last_error());
+        const cudaError_t e = cudaDeviceSynchronize();
+        TC_CHECK(e == cudaSuccess, "GPU kernel: %s", cudaGetErrorString(e));
+        st = e == cudaSuccess ? st : FC_ERR_BACKEND;
+    }
+    fc_plan_destroy(plan);
+    return st;
 }
 
 /* A used block-table entry out of range: the CPU refuses the run; the GPU run writes nothing
@@ -158,17 +209,137 @@ static int64_t gc_compare_i8(const int8_t *gpu, const int8_t *cpu, int64_t n)
     return bad;
 }
 
+/* The forward on the GPU (twice, poisoned outputs) against the CPU's results in o, smax, ssum. */
+static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, gc_buf *smax, gc_buf *ssum, int64_t no, int64_t ns,
+                       void **keep)
+{
+    void *ho = malloc(o->bytes), *hm = malloc(smax->bytes), *hs = malloc(ssum->bytes), *ho2 = malloc(o->bytes);
+    fc_status st = FC_OK;
+    for (int rep = 0; rep < 2 && st == FC_OK; rep++) {
+        cudaMemset(o->d, 0xFF, o->bytes), cudaMemset(smax->d, 0xFF, smax->bytes), cudaMemset(ssum->d, 0xFF, ssum->bytes);
+        st = gc_gpu_run(g, NULL);
+        cudaMemcpy(rep ? ho2 : ho, o->d, o->bytes, cudaMemcpyDeviceToHost);
+        if (rep == 0) {
+            cudaMemcpy(hm, smax->d, smax->bytes, cudaMemcpyDeviceToHost);
+            cudaMemcpy(hs, ssum->d, ssum->bytes, cudaMemcpyDeviceToHost);
+        }
+    }
+    if (st == FC_OK) {
+        if (g->out.dtype == FC_I8)
+            gc_compare_i8(ho, o->h, no);
+        else
+            gc_compare("out", gc_tc(c->dt), ho, o->h, no, tc_tol_out(gc_tc(c->dt)), 1.0);
+        TC_CHECK(memcmp(ho, ho2, o->bytes) == 0, "two GPU runs are bit-identical");
+        if (c->stats) {
+            gc_compare("stats max", TC_F32, hm, smax->h, ns, tc_tol_max(), 1.0);
+            gc_compare("stats sum", TC_F32, hs, ssum->h, ns, tc_tol_sum(), 1.0);
+        }
+    }
+    if (keep && st == FC_OK)
+        *keep = ho, ho = NULL;
+    free(ho), free(hm), free(hs), free(ho2);
+}
+
+/* The backward of the forward just run on the CPU (its output and statistics feed both backends):
+ * a random output gradient, the CPU's gradients as the oracle, the GPU's twice from poisoned
+ * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out. */
+static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_attention_desc *g, gc_buf *o, gc_buf *smax,
+                        gc_buf *ssum, const int64_t n[4], tc_rng *r)
+{
+    gc_upload(o), gc_upload(smax), gc_upload(ssum);
+    const fc_dtype gdt = c->grad_f32 ? FC_F32 : c->dt;
+    const size_t es = fc_dtype_size(c->dt), ges = fc_dtype_size(gdt);
+    gc_buf dout = gc_alloc(n[3] * es);
+    gc_fill(r, &dout, c->dt, -1, 1);
+    gc_upload(&dout);
+    enum { NG = 4 };
+    gc_buf gr[NG] = {gc_alloc(n[0] * ges), gc_alloc(n[1] * ges), gc_alloc(n[2] * ges), gc_alloc(c->Nq * sizeof(float))};
+    const int64_t count[NG] = {n[0], n[1], n[2], c->sink ? c->Nq : 0};
+    const char *name[NG] = {"dq", "dk", "dv", "dsink"};
+    fc_attention_grads hg = {0};
+    hg.d_out = d->out, hg.d_out.data = dout.h;
+    hg.dq = d->q, hg.dk = d->k, hg.dv = d->v;
+    hg.dq.dtype = hg.dk.dtype = hg.dv.dtype = gdt;
+    hg.dq.data = gr[0].h, hg.dk.data = gr[1].h, hg.dv.data = gr[2].h;
+    hg.dsink = c->sink ? gr[3].h : NULL;
+    fc_attention_grads dg = hg;
+    dg.d_out.data = dout.d, dg.dq.data = gr[0].d, dg.dk.data = gr[1].d, dg.dv.data = gr[2].d;
+    dg.dsink = c->sink ? gr[3].d : NULL;
+
+    for (int x = 0; x < NG; x++)
+        memset(gr[x].h, 0xFF, gr[x].bytes);
+    fc_options cpu = {FC_BACKEND_CPU, 0, NULL};
+    fc_plan *cplan = NULL;
+    fc_status st = fc_plan_create_backward(d, &hg, &cpu, &cplan);
+    if (st == FC_OK)
+        st = gc_plan_run(cplan, false);
+    fc_plan_destroy(cplan);
+    TC_CHECK(st == FC_OK, "CPU backward: %s (%s)", fc_status_name(st), fc_last_error());
+
+    void *got[2][NG];
+    for (int rep = 0; rep < 2; rep++)
+        for (int x = 0; x < NG; x++)
+            got[rep][x] = malloc(gr[x].bytes ? gr[x].bytes : 1);
+    for (int rep = 0; rep < 2 && st == FC_OK; rep++) {
+        for (int x = 0; x < NG; x++)
+            cudaMemset(gr[x].d, 0xFF, gr[x].bytes);
+        st = gc_gpu_run(g, &dg);
+        for (int x = 0; x < NG; x++)
+            cudaMemcpy(got[rep][x], gr[x].d, gr[x].bytes, cudaMemcpyDeviceToHost);
+    }
+    for (int x = 0; x < NG && st == FC_OK; x++) {
+        const tc_dtype t = x == 3 ? TC_F32 : gc_tc(gdt);
+        gc_compare(name[x], t, got[0][x], gr[x].h, count[x], tc_tol_out(t), gc_grad_scale(t, gr[x].h, count[x]));
+        TC_CHECK(memcmp(got[0][x], got[1][x], gr[x].bytes) == 0, "%s: two GPU runs are bit-identical", name[x]);
+    }
+    for (int x = 0; x < NG; x++)
+        free(got[0][x]), free(got[1][x]), gc_free(&gr[x]);
+    gc_free(&dout);
+}
+
+/* A random case over every feature at odd sizes. */
+static gc_case gc_random(tc_rng *r)
+{
+    gc_case c = {.B = 2, .Nq = 4, .Nkv = 2, .Sq = 77, .Skv = 93, .layout = GC_BSND};
+    c.D = (int)tc_rng_int(r, 1, 256), c.dt = tc_rng_bool(r, 0.5) ? FC_BF16 : FC_F16;
+    c.Dv = tc_rng_bool(r, 0.7) ? c.D : (int)tc_rng_int(r, 1, 256);
+    c.B = (int)tc_rng_int(r, 1, 4), c.Nkv = (int)tc_rng_int(r, 1, 3), c.Nq = c.Nkv * (int)tc_rng_int(r, 1, 3);
+    c.Sq = (int)tc_rng_int(r, 1, 300), c.Skv = (int)tc_rng_int(r, 1, 300);
+    c.layout = (gc_layout)tc_rng_int(r, 0, 3), c.packed = tc_rng_bool(r, 0.3);
+    c.varlen = c.packed || tc_rng_bool(r, 0.3);
+    c.window = (gc_window)tc_rng_int(r, 0, 3), c.align = (fc_align)tc_rng_int(r, 0, 1);
+    c.q_start = (int)tc_rng_int(r, 0, 50), c.kv_start = (int)tc_rng_int(r, 0, 50);
+    c.mask = tc_rng_bool(r, 0.2), c.bias = tc_rng_bool(r, 0.2), c.bias_before = tc_rng_bool(r, 0.5);
+    c.alibi = tc_rng_bool(r, 0.2), c.sink = tc_rng_bool(r, 0.2), c.dropout = tc_rng_bool(r, 0.2);
+    c.stats = tc_rng_bool(r, 0.5), c.softcap = tc_rng_bool(r, 0.2) ? 10.0f : 0.0f;
+    c.grad_f32 = tc_rng_bool(r, 0.2);
+    return c;
+}
+
+void gc_sweep(unsigned seed, int cases, bool backward)
+{
+    tc_rng r = tc_rng_seed(seed);
+    for (int n = 0; n < cases; n++) {
+        gc_case c = gc_random(&r);
+        c.backward = backward, c.seed = seed * 1000u + (unsigned)n;
+        gc_run(&c);
+    }
+}
+
 bool gc_run(const gc_case *c) { return gc_run_out(c, NULL, NULL); }
 
 bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 {
     tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
                "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
-               "seed=%u",
+               "seed=%u%s",
                c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
                c->dropout, c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
-               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->seed);
+               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->seed,
+               c->backward ? (c->grad_f32 ? " backward fp32-grads" : " backward") : "");
+    if (gpu_out)
+        *gpu_out = NULL, *gpu_bytes = 0;
     const int fails0 = tc_failures();
     tc_rng r = tc_rng_seed(c->seed);
     int64_t qlen[64], kvlen[64], prefix[64], tq = 0, tk = 0, keep_bits = 0;
@@ -238,7 +409,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
         d.sink = sink.h;
     if (c->dropout)
         d.dropout = (fc_dropout){bits.h, bits.bytes, 0.8};
-    if (c->stats)
+    if (c->stats || c->backward) /* the backward reads the CPU forward's */
         d.stats = (fc_stats){smax.h, ssum.h, FC_STATS_HEAD_MAJOR, 8};
 
     /* GPU: the same description on the device twins; DEFAULT must pick CUDA from the pointers. */
@@ -249,7 +420,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     if (c->alibi) g.alibi.slopes = slopes.d;
     if (c->sink) g.sink = sink.d;
     if (c->dropout) g.dropout.keep_bits = bits.d;
-    if (c->stats) g.stats.max = smax.d, g.stats.sum = ssum.d;
+    if (c->stats || c->backward) g.stats.max = smax.d, g.stats.sum = ssum.d;
     if (c->kv.out_i8) {
         d.out_quant = (fc_affine){qs.h, qo.h, FC_F32, c->Dv, 1};
         g.out_quant = (fc_affine){qs.d, qo.d, FC_F32, c->Dv, 1};
@@ -273,45 +444,12 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     fc_plan_destroy(cplan);
     TC_CHECK(st == FC_OK || !kv_ok, "CPU run: %s (%s)", fc_status_name(st), fc_last_error());
 
-    void *ho = malloc(o.bytes), *hm = malloc(smax.bytes), *hs = malloc(ssum.bytes), *ho2 = malloc(o.bytes);
-    for (int rep = 0; rep < 2 && st == FC_OK; rep++) {
-        cudaMemset(o.d, 0xFF, o.bytes), cudaMemset(smax.d, 0xFF, smax.bytes), cudaMemset(ssum.d, 0xFF, ssum.bytes);
-        fc_plan *plan = NULL;
-        fc_options def = {FC_BACKEND_DEFAULT, 0, NULL};
-        st = fc_plan_create(&g, &def, &plan);
-        TC_CHECK(st == FC_OK, "GPU plan: %s (%s)", fc_status_name(st), fc_last_error());
-        if (st == FC_OK) {
-            st = gc_plan_run(plan, true);
-            TC_CHECK(st == FC_OK, "GPU run: %s (%s)", fc_status_name(st), fc_last_error());
-            const cudaError_t e = cudaDeviceSynchronize();
-            TC_CHECK(e == cudaSuccess, "GPU kernel: %s", cudaGetErrorString(e));
-        }
-        fc_plan_destroy(plan);
-        cudaMemcpy(rep ? ho2 : ho, o.d, o.bytes, cudaMemcpyDeviceToHost);
-        if (rep == 0) {
-            cudaMemcpy(hm, smax.d, smax.bytes, cudaMemcpyDeviceToHost);
-            cudaMemcpy(hs, ssum.d, ssum.bytes, cudaMemcpyDeviceToHost);
-        }
-    }
-    if (st == FC_OK) {
-        if (odt == FC_I8)
-            gc_compare_i8(ho, o.h, no);
-        else
-            gc_compare("out", gc_tc(c->dt), ho, o.h, no, tc_tol_out(gc_tc(c->dt)));
-        TC_CHECK(memcmp(ho, ho2, o.bytes) == 0, "two GPU runs are bit-identical");
-        if (c->stats) {
-            gc_compare("stats max", TC_F32, hm, smax.h, ns, tc_tol_max());
-            gc_compare("stats sum", TC_F32, hs, ssum.h, ns, tc_tol_sum());
-        }
-    }
-    if (gpu_out) {
-        *gpu_out = st == FC_OK ? ho : NULL, *gpu_bytes = o.bytes;
-        if (st != FC_OK)
-            free(ho);
-    } else {
-        free(ho);
-    }
-    free(hm), free(hs), free(ho2);
+    if (st == FC_OK && c->backward)
+        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r);
+    else if (st == FC_OK)
+        gc_forward(c, &g, &o, &smax, &ssum, no, ns, gpu_out);
+    if (gpu_out)
+        *gpu_bytes = o.bytes;
     gc_kv_free(&kvs);
     gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum, &qs, &qo};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

@@ -6,6 +6,10 @@
  * comparison.  Outputs are compared within twice the semantics §0.4 tolerance (both backends
  * round), statistics likewise, and elements with equal bits always pass (gaps, exact zeros,
  * −FLT_MAX/+FLT_MAX).  The GPU run is repeated and must be bit-identical.
+ *
+ * Backward mode: the CPU forward's output and statistics and a random output gradient feed the
+ * backward on both backends; gradients (poisoned likewise) are compared within twice the §0.4
+ * gradient tolerance (atol scaled by M = max(1, max|r|)) and the GPU's two runs bit for bit.
  */
 #ifndef FLASHC_TESTS_CUDA_GPU_CASE_H
 #define FLASHC_TESTS_CUDA_GPU_CASE_H
@@ -45,19 +49,31 @@ typedef struct gc_case {
     int q_start, kv_start;
     bool mask, bias, bias_before, alibi, sink, dropout, stats;
     float softcap;
+    bool backward;        /* the backward of the case (statistics on), else the forward */
+    bool grad_f32;        /* backward: fp32 gradients */
     gc_kv kv;
     unsigned seed;
 } gc_case;
 
-/* Whether a CUDA device is usable (else the test skips). */
+/* Whether a CUDA device is usable; gc_require_gpu also prints that `test` is skipped when not. */
 bool gc_have_gpu(void);
+bool gc_require_gpu(const char *test);
+
+/* The case in four layouts and visibility forms: as given; BNSD causal bottom-right; strides with
+ * gaps, a band, statistics on; odd strides (element loads), a prefix, MQA. */
+void gc_layouts(gc_case c);
+
+/* `cases` random cases mixing every feature at odd sizes (seeded), forward or backward, each run
+ * with gc_run. */
+void gc_sweep(unsigned seed, int cases, bool backward);
 
 /* Whether p is CUDA device memory (cudaPointerGetAttributes). */
 bool gc_is_device_memory(const void *p);
 
 /* Compares n elements of dtype t (GPU against CPU): equal bits, or both finite and within twice
- * tol; one check per failing element (the first few) and one for the array.  Returns the failures. */
-int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol);
+ * tol with atol scaled by M (1 for outputs; semantics §0.4's max(1, max|r|) for gradients); one
+ * check per failing element (the first few) and one for the array.  Returns the failures. */
+int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cpu, int64_t n, tc_tol tol, double M);
 
 /* Runs the case on both backends and checks it; returns false when a check failed. */
 bool gc_run(const gc_case *c);

@@ -7,7 +7,10 @@
  *     result (gaps of strided outputs included: equal bits);
  *   - on the GPU through fa_run_case: against the independent reference, every element.
  * A case the GPU does not cover (fp32, rope) must either be refused in the first phase with
- * 561000 and a message naming the CUDA backend, or match the CPU.  Skips (77) without a GPU.
+ * 561000 and a message naming the CUDA backend, or match the CPU.  IncreFlashAttention with
+ * kvPaddingSize (a device tensor written after the first phase, read by the face in the second)
+ * on the GPU against the reference: the read waits for the stream, and the per-batch windows it
+ * gives reach the kernel.  Skips (77) without a GPU.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -20,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "fa/harness_case.h"
+#include "ifa/ifa_harness.h"
 #include "gpu_case.h"
 
 enum { MAX_CASES = 16, SLOT = 8 << 20 };
@@ -146,7 +150,7 @@ static void compare(const char *what, const fa_case *c, const images *gpu, const
         char label[64];
         snprintf(label, sizeof label, "%s %s", what, names[k]);
         if (TC_CHECK(gpu->bytes[k] == cpu->bytes[k], "%s: %zu bytes, CPU %zu", label, gpu->bytes[k], cpu->bytes[k]))
-            gc_compare(label, t[k], gpu->img + at, cpu->img + at, (int64_t)(gpu->bytes[k] / tc_dtype_size(t[k])), tol[k]);
+            gc_compare(label, t[k], gpu->img + at, cpu->img + at, (int64_t)(gpu->bytes[k] / tc_dtype_size(t[k])), tol[k], 1.0);
         at += gpu->bytes[k];
     }
 }
@@ -170,6 +174,17 @@ static void run_case(const fa_gpu_case *g, const images *cpu, images *a, images 
     fa_run_case(g->name, &g->c); /* against the reference, every element */
 }
 
+static void decode_left_padding(void)
+{
+    const tc_dtype dts[2] = {TC_F16, TC_BF16};
+    for (int k = 0; k < 2; k++) {
+        ifa_case c = ifa_case_default();
+        c.dtype = dts[k], c.B = 3, c.D = 64, c.S[0] = 40, c.act_count = 3, c.L[0] = 6, c.L[1] = 33, c.L[2] = 0;
+        c.left_pad = true, c.pad = k ? 7 : 3, c.mask_rank = 2, c.pse = k == 1, c.seed = 30 + (uint64_t)k;
+        ifa_run_case(k ? "IFA bf16 kvPaddingSize 7, mask, pse" : "IFA fp16 kvPaddingSize 3, mask", &c, NULL);
+    }
+}
+
 int main(void)
 {
     static fa_gpu_case cases[MAX_CASES];
@@ -190,6 +205,7 @@ int main(void)
     images *a = malloc(SLOT), *b = malloc(SLOT);
     for (int k = 0; k < n; k++)
         run_case(&cases[k], (const images *)(shared + (size_t)k * SLOT), a, b);
+    decode_left_padding();
     free(a), free(b);
     aclrtResetDevice(0);
     aclFinalize();

@@ -12,7 +12,6 @@
 
 #include "common/check.h"
 #include "gpu_case.h"
-#include "common/rng.h"
 
 static gc_case base(int D, fc_dtype dt)
 {
@@ -24,17 +23,8 @@ static void named_cases(void)
 {
     const int dims[] = {64, 128, 256};
     for (int t = 0; t < 2; t++)
-        for (int k = 0; k < 3; k++) {
-            const fc_dtype dt = t ? FC_BF16 : FC_F16;
-            gc_case c = base(dims[k], dt);
-            gc_run(&c);
-            c.layout = GC_BNSD, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT;
-            gc_run(&c);
-            c.layout = GC_GAPS, c.window = GC_BAND, c.stats = true;
-            gc_run(&c);
-            c.layout = GC_ODD_STRIDES, c.window = GC_PREFIX, c.Nkv = 1; /* MQA, element loads */
-            gc_run(&c);
-        }
+        for (int k = 0; k < 3; k++)
+            gc_layouts(base(dims[k], t ? FC_BF16 : FC_F16));
     gc_case c = base(128, FC_BF16);
     c.Dv = 64, gc_run(&c);               /* Dv ≠ Dqk */
     c.D = 80, c.Dv = 112, gc_run(&c);    /* head dims between the classes */
@@ -49,26 +39,6 @@ static void named_cases(void)
     c = base(128, FC_BF16), c.dropout = true, c.stats = true, gc_run(&c);
     c = base(256, FC_BF16), c.Sq = 1, c.Skv = 1000, gc_run(&c); /* decode-like */
     c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
-}
-
-static void sweep(unsigned seed, int cases)
-{
-    tc_rng r = tc_rng_seed(seed);
-    for (int n = 0; n < cases; n++) {
-        gc_case c = base((int)tc_rng_int(&r, 1, 256), tc_rng_bool(&r, 0.5) ? FC_BF16 : FC_F16);
-        c.Dv = tc_rng_bool(&r, 0.7) ? c.D : (int)tc_rng_int(&r, 1, 256);
-        c.B = (int)tc_rng_int(&r, 1, 4), c.Nkv = (int)tc_rng_int(&r, 1, 3), c.Nq = c.Nkv * (int)tc_rng_int(&r, 1, 3);
-        c.Sq = (int)tc_rng_int(&r, 1, 300), c.Skv = (int)tc_rng_int(&r, 1, 300);
-        c.layout = (gc_layout)tc_rng_int(&r, 0, 3), c.packed = tc_rng_bool(&r, 0.3);
-        c.varlen = c.packed || tc_rng_bool(&r, 0.3);
-        c.window = (gc_window)tc_rng_int(&r, 0, 3), c.align = (fc_align)tc_rng_int(&r, 0, 1);
-        c.q_start = (int)tc_rng_int(&r, 0, 50), c.kv_start = (int)tc_rng_int(&r, 0, 50);
-        c.mask = tc_rng_bool(&r, 0.2), c.bias = tc_rng_bool(&r, 0.2), c.bias_before = tc_rng_bool(&r, 0.5);
-        c.alibi = tc_rng_bool(&r, 0.2), c.sink = tc_rng_bool(&r, 0.2), c.dropout = tc_rng_bool(&r, 0.2);
-        c.stats = tc_rng_bool(&r, 0.5), c.softcap = tc_rng_bool(&r, 0.2) ? 10.0f : 0.0f;
-        c.seed = seed * 1000u + (unsigned)n;
-        gc_run(&c);
-    }
 }
 
 /* A host output among device operands, and a feature the GPU lacks. */
@@ -99,13 +69,11 @@ static void selection(void)
 
 int main(int argc, char **argv)
 {
-    if (!gc_have_gpu()) {
-        printf("test_cuda_forward: no CUDA device; skipped\n");
+    if (!gc_require_gpu("test_cuda_forward"))
         return TC_SKIP;
-    }
     const int cases = argc > 1 ? atoi(argv[1]) : 60;
     selection();
     named_cases();
-    sweep(20261126u, cases);
+    gc_sweep(20261126u, cases, false);
     return tc_summary("test_cuda_forward");
 }

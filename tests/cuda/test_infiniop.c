@@ -134,7 +134,7 @@ static void gpu_against_cpu(void)
         res[k] = malloc(p[k].bytes[0]);
         infinirtMemcpy(res[k], p[k].buf[0], p[k].bytes[0], INFINIRT_MEMCPY_D2H);
     }
-    gc_compare("out", TC_F16, res[0], res[1], (int64_t)nq, tc_tol_out(TC_F16));
+    gc_compare("out", TC_F16, res[0], res[1], (int64_t)nq, tc_tol_out(TC_F16), 1.0);
 
     /* refusals: operands in the other device's memory, a foreign stream, a wide mask */
     void *swapped[5] = {p[1].buf[0], p[0].buf[1], p[0].buf[2], p[0].buf[3], p[0].buf[4]};

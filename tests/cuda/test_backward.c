@@ -1,0 +1,90 @@
+/*
+ * The CUDA backward against the CPU backward over the features the GPU covers (gpu_case.h in
+ * backward mode): named cases for each feature and layout, then a seeded sweep that mixes them at
+ * odd sizes; every case checks poisoned gradients and two bitwise-equal GPU runs.  Plus the
+ * refusals: a feature the GPU lacks is FC_ERR_BACKEND naming it.  Skips (77) without a GPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "common/check.h"
+#include "gpu_case.h"
+
+static gc_case base(int D, fc_dtype dt)
+{
+    gc_case c = {.B = 2, .Nq = 4, .Nkv = 2, .Sq = 77, .Skv = 93, .D = D, .Dv = D, .dt = dt, .layout = GC_BSND,
+                 .backward = true, .seed = 7};
+    return c;
+}
+
+static void named_cases(void)
+{
+    const int dims[] = {64, 128, 256};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 3; k++)
+            gc_layouts(base(dims[k], t ? FC_BF16 : FC_F16));
+    gc_case c = base(128, FC_BF16);
+    c.Dv = 64, gc_run(&c);                /* Dv ≠ Dqk */
+    c.D = 80, c.Dv = 112, gc_run(&c);     /* head dims between the classes */
+    c.D = 192, c.Dv = 128, gc_run(&c);    /* the 256 class with two feature parts, Dv ≤ one part */
+    c = base(128, FC_F16), c.grad_f32 = true, gc_run(&c);
+    c = base(64, FC_F16), c.packed = true, c.varlen = true, c.B = 5, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(128, FC_BF16), c.varlen = true, c.B = 4, gc_run(&c); /* padded batches with padding rows */
+    c = base(128, FC_F16), c.mask = true, gc_run(&c);
+    c = base(128, FC_F16), c.bias = true, gc_run(&c);
+    c.bias_before = true, gc_run(&c);
+    c = base(128, FC_BF16), c.alibi = true, c.q_start = 5000, c.kv_start = 4990, gc_run(&c);
+    c = base(64, FC_F16), c.softcap = 5.0f, gc_run(&c);
+    c = base(128, FC_F16), c.sink = true, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(128, FC_BF16), c.dropout = true, gc_run(&c);
+    c = base(128, FC_BF16), c.Nq = 8, c.Nkv = 1, c.Sq = 300, c.Skv = 260, c.window = GC_CAUSAL, gc_run(&c); /* G = 8 */
+    c = base(256, FC_BF16), c.Sq = 1, c.Skv = 1000, gc_run(&c); /* decode-like */
+    c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
+}
+
+/* Features the GPU backward lacks are refused at planning, by name. */
+static void refusals(void)
+{
+    enum { S = 16, E = 64 };
+    void *buf = NULL;
+    cudaMalloc(&buf, 4 * S * E * 4);
+    char *base_ptr = (char *)buf;
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = 1, d.q_heads = d.kv_heads = 1, d.head_dim = E, d.q_len = d.kv_len = S;
+    d.q = fc_tensor_bnsd(base_ptr, FC_BF16, 1, S, E), d.k = d.v = d.q;
+    d.out = fc_tensor_bnsd(base_ptr + S * E * 4, FC_BF16, 1, S, E);
+    float *stats = (float *)(base_ptr + 2 * S * E * 4);
+    d.stats = (fc_stats){stats, stats + S * 8, FC_STATS_HEAD_MAJOR, 8};
+    fc_attention_grads g = {0};
+    g.d_out = d.out, g.dq = g.dk = g.dv = fc_tensor_bnsd(base_ptr + 3 * S * E * 4, FC_BF16, 1, S, E);
+    fc_options cuda = {FC_BACKEND_CUDA, 0, NULL};
+    fc_plan *plan = NULL;
+    d.dropout = (fc_dropout){.keep_prob = 0.9};
+    d.dropout.generate = true;
+    fc_status st = fc_plan_create_backward(&d, &g, &cuda, &plan);
+    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), "generated dropout"), "generated dropout refused by name: %s (%s)",
+             fc_status_name(st), fc_last_error());
+    fc_plan_destroy(plan), plan = NULL;
+    d.dropout = (fc_dropout){0};
+    d.dropout.keep_prob = 1.0;
+    d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_F32;
+    st = fc_plan_create_backward(&d, &g, &cuda, &plan);
+    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), "fp16/bf16"), "fp32 refused by name: %s (%s)", fc_status_name(st),
+             fc_last_error());
+    fc_plan_destroy(plan);
+    cudaFree(buf);
+}
+
+int main(int argc, char **argv)
+{
+    if (!gc_require_gpu("test_cuda_backward"))
+        return TC_SKIP;
+    const int cases = argc > 1 ? atoi(argv[1]) : 60;
+    refusals();
+    named_cases();
+    gc_sweep(20261127u, cases, true);
+    return tc_summary("test_cuda_backward");
+}
