@@ -276,6 +276,15 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
     fc_plan_destroy(cplan);
     TC_CHECK(st == FC_OK, "CPU backward: %s (%s)", fc_status_name(st), fc_last_error());
 
+    if (st == FC_OK && c->grad_f32) { /* the GPU refuses gradient dtypes other than the operands', by name */
+        fc_plan *plan = NULL;
+        fc_options def = {FC_BACKEND_DEFAULT, 0, NULL};
+        const fc_status gs = fc_plan_create_backward(g, &dg, &def, &plan);
+        TC_CHECK(gs == FC_ERR_BACKEND && strstr(fc_last_error(), "gradient dtypes"), "fp32 gradients refused by name: %s (%s)",
+                 fc_status_name(gs), fc_last_error());
+        fc_plan_destroy(plan);
+        st = FC_ERR_BACKEND; /* nothing to compare */
+    }
     void *got[2][NG];
     for (int rep = 0; rep < 2; rep++)
         for (int x = 0; x < NG; x++)

@@ -50,7 +50,7 @@ typedef struct gc_case {
     bool mask, bias, bias_before, alibi, sink, dropout, stats;
     float softcap;
     bool backward;        /* the backward of the case (statistics on), else the forward */
-    bool grad_f32;        /* backward: fp32 gradients */
+    bool grad_f32;        /* backward: fp32 gradients (the GPU refuses them by name: checked) */
     gc_kv kv;
     unsigned seed;
 } gc_case;

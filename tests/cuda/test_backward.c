@@ -30,7 +30,7 @@ static void named_cases(void)
     c.Dv = 64, gc_run(&c);                /* Dv ≠ Dqk */
     c.D = 80, c.Dv = 112, gc_run(&c);     /* head dims between the classes */
     c.D = 192, c.Dv = 128, gc_run(&c);    /* the 256 class with two feature parts, Dv ≤ one part */
-    c = base(128, FC_F16), c.grad_f32 = true, gc_run(&c);
+    c = base(128, FC_F16), c.grad_f32 = true, gc_run(&c); /* refused by name */
     c = base(64, FC_F16), c.packed = true, c.varlen = true, c.B = 5, c.window = GC_CAUSAL, gc_run(&c);
     c = base(128, FC_BF16), c.varlen = true, c.B = 4, gc_run(&c); /* padded batches with padding rows */
     c = base(128, FC_F16), c.mask = true, gc_run(&c);
