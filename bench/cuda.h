@@ -3,5 +3,7 @@
 #define FLASHC_BENCH_CUDA_H
 
 int bench_cuda_main(int argc, char **argv);
+/* The decode cases (bench/cuda_decode.c); returns the number that failed. */
+int bench_cuda_decode(const char *filter, int repeat);
 
 #endif

@@ -72,6 +72,8 @@ def main():
         ("fwd bf16 N=8 S=4096 D=128 causal", lambda: forward(torch.bfloat16, 8, 4096, 128, True, a.repeat)),
         ("fwd f16 N=8 S=4096 D=128", lambda: forward(torch.float16, 8, 4096, 128, False, a.repeat)),
         ("bwd f32 N=8 S=4096 D=128", lambda: forward(torch.float32, 8, 4096, 128, False, a.repeat, True)),
+        ("bwd bf16 N=8 S=2048 D=128 causal", lambda: forward(torch.bfloat16, 8, 2048, 128, True, a.repeat, True)),
+        ("bwd bf16 N=8 S=4096 D=128", lambda: forward(torch.bfloat16, 8, 4096, 128, False, a.repeat, True)),
         ("decode bf16 B=1 Skv=32768 32/8 heads D=128", lambda: decode(torch.bfloat16, 1, 32768, 32, 8, 128, a.repeat)),
     ]
     print(f"torch {torch.__version__}, {a.threads} threads, median of {a.repeat}")

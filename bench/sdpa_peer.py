@@ -2,7 +2,10 @@
 """The peer for flashc-bench --backend cuda: PyTorch SDPA (flash and cuDNN backends) on the same
 shapes (bench/cuda.c: B*S = 16K tokens, width 2048, bf16), CUDA events, median of many runs,
 inputs rotated over three sets, TFLOP/s over visible positions (causal: S(S+1)/2 per head).  The
-backward cases ("bwd-") time torch.autograd.grad of one forward's output (2.5x the forward FLOPs)."""
+backward cases ("bwd-") time torch.autograd.grad of one forward's output (2.5x the forward FLOPs).
+Decode (bench/cuda_decode.c): one query row, 32 query / 8 kv heads, D = 128, bf16 cache; the rate
+is the K and V bytes read per second, with flash_attn_with_kvcache when flash-attn is installed
+and SDPA (enable_gqa, flash backend, else the default choice) otherwise."""
 import statistics
 import sys
 
@@ -43,6 +46,70 @@ def time_one(backend, S, D, causal, repeat, backward):
     return ms, (2.5 if backward else 1.0) * 4 * D * visible * B * H / (ms * 1e-3) / 1e12
 
 
+DECODE = [("dec-bf16-b1-s128k", 1, 131072), ("dec-bf16-b16-s32k", 16, 32768), ("dec-bf16-b64-s4k", 64, 4096)]
+
+
+def events(fn, repeat):
+    times = []
+    for r in range(-2, repeat):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        fn()
+        e1.record()
+        e1.synchronize()
+        if r >= 0:
+            times.append(e0.elapsed_time(e1))
+    return statistics.median(times)
+
+
+def decode_peers(B, S):
+    """(name, callable) pairs that compute the decode on these shapes."""
+    q = torch.randn(B, 32, 1, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(B, 8, S, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn(B, 8, S, 128, device="cuda", dtype=torch.bfloat16)
+    peers = []
+    try:
+        from flash_attn import flash_attn_with_kvcache
+        qs, ks, vs = q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous(), v.transpose(1, 2).contiguous()
+        del k, v
+        peers.append(("flash_attn_with_kvcache", lambda: flash_attn_with_kvcache(qs, ks, vs)))
+        return peers
+    except Exception as exc:  # not installed
+        print(f"# flash_attn: {exc}".splitlines()[0], file=sys.stderr)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def flash():
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            return sdpa(q, k, v, enable_gqa=True)
+
+    peers.append(("sdpa-flash-gqa", flash))
+    peers.append(("sdpa-default-gqa", lambda: sdpa(q, k, v, enable_gqa=True)))
+    return peers
+
+
+def decode(repeat):
+    print(f"{'decode case':28s} {'ms':>9s} {'GB/s':>8s}  peer")
+    for name, B, S in DECODE:
+        kv_bytes = 2 * B * 8 * S * 128 * 2
+        done = False
+        for peer, fn in decode_peers(B, S):
+            try:
+                ms = events(fn, repeat)
+            except Exception as exc:
+                print(f"# {name} {peer}: {exc}".splitlines()[0], file=sys.stderr)
+                continue
+            print(f"{name:28s} {ms:9.3f} {kv_bytes / (ms * 1e-3) / 1e9:8.0f}  {peer}")
+            done = True
+            break
+        if not done:
+            print(f"{name:28s} {'n/a':>9s} {'-':>8s}")
+        torch.cuda.empty_cache()
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = events(lambda: dst.copy_(src), repeat)
+    print(f"{'copy-d2d-1gib':28s} {ms:9.3f} {2 * (1 << 30) / (ms * 1e-3) / 1e9:8.0f}  torch copy_")
+
+
 def main():
     repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 30
     only = sys.argv[2] if len(sys.argv) > 2 else ""  # a substring of the case names, like --filter
@@ -62,5 +129,7 @@ def main():
         print(f"{row[0]:28s} " + " ".join(row[1:]))
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # sdpa_peer.py [repeat] [decode]: "decode" times the decode shapes only
+    if sys.argv[2:3] != ["decode"]:
+        main()
+    decode(int(sys.argv[1]) if len(sys.argv) > 1 else 30)

@@ -3,10 +3,10 @@
 #   1. use the carried build (carry: ["build"], a Release build made on the build machine, about
 #      40 MiB, static CUDA runtime) when its library loads and sees the GPU here, else build
 #      build-gpu/ here (cmake, -j16, the CUDA targets only, about 2 minutes);
-#   2. the CUDA tests (GPU against the CPU backend, tests/cuda: forward and backward) and the
-#      no-driver test, then the faces on the GPU (aclrt runtime, CANN end to end, infiniop on
+#   2. the CUDA tests (GPU against the CPU backend, tests/cuda: forward, backward and decode) and
+#      the no-driver test, then the faces on the GPU (aclrt runtime, CANN end to end, infiniop on
 #      NVIDIA, the seed samples: FlashAttentionScoreV2 and UnpaddingScoreGradV5);
-#   3. flashc-bench --backend cuda and PyTorch SDPA (flash, cuDNN) on the same shapes;
+#   3. flashc-bench --backend cuda and PyTorch SDPA (flash, cuDNN; decode) on the same shapes;
 #   4. a short table last.
 # Usage: tools/gpu-check.sh [build-dir]   (FLASHC_GPU_SWEEP=N sets the sweep sizes, default 60)
 set -uo pipefail
@@ -21,7 +21,7 @@ if [ $? != 77 ]; then # 77: the library loads here and sees the GPU
     echo "== the carried build does not run here: building build-gpu/"
     dir=build-gpu
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DFLASHC_VEC16=OFF >/dev/null &&
-        cmake --build "$dir" -j16 --target test_cuda_forward test_cuda_backward test_cuda_no_driver flashc-bench \
+        cmake --build "$dir" -j16 --target test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_no_driver flashc-bench \
             test_cuda_runtime test_cuda_cann test_cuda_infiniop test_cuda_probe sample_fa_v2 sample_fa_grad_v5 >/dev/null || exit 1
 fi
 echo "== CUDA tests ($dir)"
@@ -30,6 +30,8 @@ start=$(date +%s)
 tests=${PIPESTATUS[0]}
 "$dir/tests/cuda/test_cuda_backward" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
 btests=${PIPESTATUS[0]}
+"$dir/tests/cuda/test_cuda_decode" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
+decode=${PIPESTATUS[0]}
 "$dir/tests/cuda/test_cuda_no_driver" >/dev/null 2>&1
 nodriver=$?
 faces=0
@@ -44,7 +46,7 @@ for sample in fa_v2 fa_grad_v5; do # the seed samples, forward and backward
         -DCHECK=tests/cann/samples/check_$sample.cmake -P tests/cuda/check_sample_gpu.cmake 2>&1 | tail -2
     [ "${PIPESTATUS[0]}" = 0 ] || faces=1
 done
-echo "tests: forward exit $tests, backward exit $btests, no-driver exit $nodriver (77 = skipped: a GPU is present), faces exit $faces, $(( $(date +%s) - start )) s"
+echo "tests: forward exit $tests, backward exit $btests, decode exit $decode, no-driver exit $nodriver (77 = skipped: a GPU is present), faces exit $faces, $(( $(date +%s) - start )) s"
 echo "== flashc-bench --backend cuda"
 "$dir/bench/flashc-bench" --backend cuda --repeat 30 | tee /tmp/flashc-gpu-bench.txt
 echo "== peer: PyTorch SDPA"
@@ -55,7 +57,15 @@ printf '%-28s %8s %8s %8s %8s\n' case flashc sdpa-fa cudnn flashc/fa
 join <(grep -E '^(fwd|bwd)' /tmp/flashc-gpu-bench.txt | awk '{print $1, $3}' | sort) \
      <(grep -E '^(fwd|bwd)' /tmp/flashc-gpu-peer.txt | awk '{print $1, $3, $5}' | sort) |
     awk '{r = ($3 + 0 > 0) ? sprintf("%.2f", $2 / $3) : "-"; printf "%-28s %8s %8s %8s %8s\n", $1, $2, $3, $4, r}'
+echo
+echo "== decode (GB/s of the K/V cache read once; copy = device-to-device read+write)"
+printf '%-28s %8s %8s %8s\n' case flashc torch flashc/torch
+join <(grep -E '^(dec|copy)' /tmp/flashc-gpu-bench.txt | awk '{print $1, $3}' | sort) \
+     <(grep -E '^(dec|copy)' /tmp/flashc-gpu-peer.txt | awk '{print $1, $3}' | sort) |
+    awk '{r = ($3 + 0 > 0) ? sprintf("%.2f", $2 / $3) : "-"; printf "%-28s %8s %8s %8s\n", $1, $2, $3, r}'
+grep -E '^dec-(i8|bf16-b16-s32k-paged)' /tmp/flashc-gpu-bench.txt
 echo "tests: forward $( [ "$tests" = 0 ] && echo PASS || echo "FAIL ($tests)" )," \
-     "backward $( [ "$btests" = 0 ] && echo PASS || echo "FAIL ($btests)" ), no-driver $nodriver," \
+     "backward $( [ "$btests" = 0 ] && echo PASS || echo "FAIL ($btests)" )," \
+     "decode $( [ "$decode" = 0 ] && echo PASS || echo "FAIL ($decode)" ), no-driver $nodriver," \
      "faces $( [ "$faces" = 0 ] && echo PASS || echo FAIL )"
-[ "$tests" = 0 ] && [ "$btests" = 0 ] && [ "$faces" = 0 ]
+[ "$tests" = 0 ] && [ "$btests" = 0 ] && [ "$decode" = 0 ] && [ "$faces" = 0 ]

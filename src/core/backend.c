@@ -51,17 +51,22 @@ static fc_status fc_backend_default(const fc_problem *prob, fc_backend *out)
 fc_status fc_backend_select(const fc_options *options, const fc_problem *prob, fc_op op, const fc_backend_ops **out)
 {
     fc_backend id = options ? options->backend : FC_BACKEND_DEFAULT;
+    const bool by_memory = id == FC_BACKEND_DEFAULT;
     fc_status st;
-    if (id == FC_BACKEND_DEFAULT && (st = fc_backend_default(prob, &id)) != FC_OK)
+    if (by_memory && (st = fc_backend_default(prob, &id)) != FC_OK)
         return st;
     const fc_backend_ops *be = fc_backend_get(id);
     if (!be)
         return fc_fail(FC_ERR_BACKEND, "fc_backend_select: options.backend: the %s backend is not built in",
                        fc_backend_label(id));
     const char *why = "";
-    if (!be->supports(prob, op, &why))
+    if (!be->supports(prob, op, &why)) {
+        if (by_memory) /* the operands' memory chose it, e.g. a face's tensors in GPU memory */
+            return fc_fail(FC_ERR_BACKEND, "fc_backend_select: the operands are %s memory, and the %s backend cannot run "
+                           "this problem: %s", id == FC_BACKEND_CPU ? "host" : "device", fc_backend_label(id), why);
         return fc_fail(FC_ERR_BACKEND, "fc_backend_select: options.backend: the %s backend cannot run this problem: %s",
                        fc_backend_label(id), why);
+    }
     *out = be;
     return FC_OK;
 }

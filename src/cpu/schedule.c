@@ -144,10 +144,16 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
     plan->state = cp;
     cp->k = fc_cpu_active();
     cp->tiles = fc_choose_tiles(p);
-    const int wide = backward ? 0 : cp->k->fwd_cols(p);
+    const int wide = cp->k->fwd_cols(p);
     if (wide && p->Dqk + p->Dr <= 256 && p->Dv <= 256) {
-        cp->tiles.rows = 128; /* a set with wide tiles (matrix units) also shares each kv tile among more rows */
-        cp->tiles.cols = wide;
+        /* a set with wide tiles (matrix units) also shares each kv tile among more rows; its
+         * backward packs rows and kv tiles as operands, shared by more pairs in 128 × 128 */
+        cp->tiles.rows = 128;
+        cp->tiles.cols = backward ? 128 : wide;
+        if (backward && !p->sparse.data)
+            cp->tiles.kv_rows = 128;
+        else if (backward)
+            cp->tiles.cols = fc_choose_tiles(p).cols;
     }
     if (!fc_prefix_items(p, cp->tiles, &cp->q_start, fc_q_items) ||
         (backward && !fc_prefix_items(p, cp->tiles, &cp->kv_start, fc_kv_items)))

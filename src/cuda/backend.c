@@ -12,16 +12,31 @@
 #include "../core/host_data.h"
 #include "cuda.h"
 
+/* Which kernel runs a forward: the decode kernel when it takes the problem (few query rows per kv
+ * head), else the tiled forward; false with *why when neither does (the decode kernel's reason
+ * when the problem's storage is one only it reads). */
+static bool fc_cuda_pick(const fc_problem *prob, bool *decode, const char **why)
+{
+    const char *dec = fc_cuda_dec_unsupported(prob);
+    *decode = dec == NULL;
+    if (*decode)
+        return true;
+    const char *fwd = fc_cuda_fwd_unsupported(prob);
+    *why = fc_cuda_dec_only(prob) ? dec : fwd;
+    return fwd == NULL;
+}
+
 static bool fc_cuda_supports(const fc_problem *prob, fc_op op, const char **why)
 {
     if (!fc_cuda_available(why))
         return false;
-    const char *missing = op == FC_OP_FORWARD ? fc_cuda_fwd_unsupported(prob) : fc_cuda_bwd_unsupported(prob);
-    if (missing) {
+    bool decode;
+    if (op == FC_OP_FORWARD)
+        return fc_cuda_pick(prob, &decode, why);
+    const char *missing = fc_cuda_bwd_unsupported(prob);
+    if (missing)
         *why = missing;
-        return false;
-    }
-    return true;
+    return missing == NULL;
 }
 
 /* The operands a run reads or writes, by name (NULL data = absent). */
@@ -41,7 +56,11 @@ static size_t fc_cuda_operands(const fc_problem *p, fc_operand_ref *out)
         {p->stats.sum, "stats sum"},
         {p->dout.data, "output gradient"}, {p->dq.data, "dq"},
         {p->dk.data, "dk"},            {p->dv.data, "dv"},
-        {p->dsink, "dsink"},
+        {p->dsink, "dsink"},           {p->k.pages.table, "key block table"},
+        {p->v.pages.table, "value block table"}, {p->k.dequant.scale, "key dequant scale"},
+        {p->k.dequant.offset, "key dequant offset"}, {p->v.dequant.scale, "value dequant scale"},
+        {p->v.dequant.offset, "value dequant offset"}, {p->out_quant.scale, "out quant scale"},
+        {p->out_quant.offset, "out quant offset"},
     };
     size_t n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -56,7 +75,7 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     const char *why;
     if (!fc_cuda_available(&why))
         return 0;
-    fc_operand_ref ops[24];
+    fc_operand_ref ops[32];
     const size_t n = fc_cuda_operands(prob, ops);
     size_t device = 0;
     *which = NULL;
@@ -69,10 +88,11 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     return device == 0 ? 0 : device == n ? 1 : -1;
 }
 
-/* A plan's device state: the forward's or the backward's. */
+/* A plan's device state: the tiled forward's, the decode's or the backward's. */
 typedef struct {
     fc_op op;
     fc_cuda_fwd *fwd;
+    fc_cuda_dec *dec;
     fc_cuda_bwd *bwd;
 } fc_cuda_state;
 
@@ -82,6 +102,7 @@ static void fc_cuda_destroy(void *state)
     if (!s)
         return;
     fc_cuda_fwd_destroy(s->fwd);
+    fc_cuda_dec_destroy(s->dec);
     fc_cuda_bwd_destroy(s->bwd);
     free(s);
 }
@@ -96,7 +117,13 @@ static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
     if (!s)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_plan: out of host memory");
     s->op = plan->op;
-    const fc_status st = plan->op == FC_OP_FORWARD ? fc_cuda_fwd_plan(&plan->prob, &s->fwd) : fc_cuda_bwd_plan(&plan->prob, &s->bwd);
+    bool decode = false;
+    const char *why;
+    if (plan->op == FC_OP_FORWARD)
+        fc_cuda_pick(&plan->prob, &decode, &why);
+    const fc_status st = plan->op != FC_OP_FORWARD ? fc_cuda_bwd_plan(&plan->prob, &s->bwd)
+                         : decode                  ? fc_cuda_dec_plan(&plan->prob, &s->dec)
+                                                   : fc_cuda_fwd_plan(&plan->prob, &s->fwd);
     if (st != FC_OK) {
         fc_cuda_destroy(s);
         return st;
@@ -109,26 +136,33 @@ static size_t fc_cuda_workspace_size(const fc_plan *plan)
 {
     const fc_cuda_state *s = plan->state;
     /* the forward's per-batch facts and tile order live in the plan's device state; the
-     * backward needs D = rowsum(dO ∘ O) per query row and head */
-    return s->op == FC_OP_FORWARD ? 0 : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
+     * backward needs D = rowsum(dO ∘ O) per query row and head; the decode its splits' (O, m, l) */
+    return s->dec ? fc_cuda_dec_workspace(s->dec, &plan->prob) : s->op == FC_OP_FORWARD ? 0 : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
 
 static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
 {
-    (void)plan;
-    fc_operand_ref ops[24];
+    fc_operand_ref ops[32];
     const size_t n = fc_cuda_operands(run, ops);
     for (size_t i = 0; i < n; i++)
         if (fc_cuda_is_device_pointer(ops[i].data) != 1)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: %s is not CUDA device memory (the plan runs on the CUDA backend)",
                            ops[i].name);
-    return FC_OK;
+    for (int64_t b = 0; run->k.batch_data && b < run->B; b++)
+        if (fc_cuda_is_device_pointer(run->k.batch_data[b]) != 1 || fc_cuda_is_device_pointer(run->v.batch_data[b]) != 1)
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: key/value list element %lld is not CUDA device memory",
+                           (long long)b);
+    /* block-table entries are checked on the GPU by the decode kernels; a bad one shows here */
+    const fc_cuda_state *s = plan->state;
+    return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
 }
 
 static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream)
 {
     const fc_cuda_state *s = plan->state;
-    return s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, stream) : fc_cuda_bwd_run(s->bwd, run, workspace, stream);
+    return s->dec                  ? fc_cuda_dec_run(s->dec, run, workspace, stream)
+           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, stream)
+                                    : fc_cuda_bwd_run(s->bwd, run, workspace, stream);
 }
 
 static const char *fc_cuda_variant(void) { return "cuda-mma-sm80"; }

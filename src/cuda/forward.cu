@@ -25,16 +25,26 @@ struct fc_cuda_fwd {
     int n_items, dclass;     /* head-dim class of the kernel: 64, 128 or 256 */
 };
 
-/* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN — the largest that
- * ptxas fits in 255 registers without local-memory spills (docs/PERFORMANCE.md). */
-template <int D> struct FwdShape;
-template <> struct FwdShape<64> { static constexpr int BM = 128, BN = 64; };
-#ifndef FC_FWD128_BM /* experiment builds override the D = 128 shape (docs/PERFORMANCE.md) */
-#define FC_FWD128_BM 64
-#define FC_FWD128_BN 64
+/* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps; BN_TERMS
+ * the kv columns of the kernel with score terms or dropout (more code, more registers).  Chosen on
+ * an H100 among shapes that ptxas fits without local-memory spills (docs/PERFORMANCE.md keeps the
+ * variants tried and their rates).  Experiment builds try another shape for one class with
+ * -DFC_FWD_TRY_D=<class> -DFC_FWD_TRY_BM=.. -DFC_FWD_TRY_BN=.. -DFC_FWD_TRY_WARPS=.. */
+#ifndef FC_FWD_TRY_D
+#define FC_FWD_TRY_D 0
+#define FC_FWD_TRY_BM 0
+#define FC_FWD_TRY_BN 0
+#define FC_FWD_TRY_WARPS 0
 #endif
-template <> struct FwdShape<128> { static constexpr int BM = FC_FWD128_BM, BN = FC_FWD128_BN; };
-template <> struct FwdShape<256> { static constexpr int BM = 64, BN = 16; };
+template <int D, int BM_, int BN_, int BN_TERMS_, int WARPS_> struct FwdShapeOf {
+    static constexpr bool tried = D == FC_FWD_TRY_D;
+    static constexpr int BM = tried ? FC_FWD_TRY_BM : BM_, BN = tried ? FC_FWD_TRY_BN : BN_,
+                         BN_TERMS = tried ? FC_FWD_TRY_BN : BN_TERMS_, WARPS = tried ? FC_FWD_TRY_WARPS : WARPS_;
+};
+template <int D> struct FwdShape;
+template <> struct FwdShape<64> : FwdShapeOf<64, 128, 64, 64, 4> {};
+template <> struct FwdShape<128> : FwdShapeOf<128, 64, 96, 64, 4> {};
+template <> struct FwdShape<256> : FwdShapeOf<256, 64, 32, 16, 4> {};
 
 static int fc_fwd_bm(int dclass) { return dclass == 64 ? FwdShape<64>::BM : dclass == 128 ? FwdShape<128>::BM : FwdShape<256>::BM; }
 
@@ -99,15 +109,16 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
 template <typename T, int D>
 static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &L, cudaStream_t stream)
 {
-    constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN;
-    const size_t smem = FwdSmem<D, BM, BN>::bytes + (L.terms || p.drop_bits ? FwdSmem<D, BM, BN>::scratch : 0);
-    auto kernel = L.terms || p.drop_bits ? fwd_kernel<T, D, BM, BN, false> : fwd_kernel<T, D, BM, BN, true>;
+    constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN, BNT = FwdShape<D>::BN_TERMS, WARPS = FwdShape<D>::WARPS;
+    const bool plain = !L.terms && !p.drop_bits;
+    const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : FwdSmem<D, BM, BNT>::bytes + FwdSmem<D, BM, BNT>::scratch;
+    auto kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");
     const unsigned grid = (unsigned)((int64_t)plan->n_items * p.Nq);
     if (grid > 0)
-        kernel<<<grid, kThreads, smem, stream>>>(p, L);
+        kernel<<<grid, 32 * WARPS, smem, stream>>>(p, L);
     if ((err = cudaGetLastError()) != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: forward launch");
     return FC_OK;

@@ -1,6 +1,6 @@
 /*
  * The forward kernel (FlashAttention-2 on mma.sync): one CTA = one query head × one tile of BM
- * query rows of one batch; 4 warps, each owning 16·MT rows.  Per visible kv tile of BN columns:
+ * query rows of one batch; WARPS warps, each owning 16·MT rows.  Per visible kv tile of BN columns:
  * S = Q·Kᵀ on tensor cores, the score terms (scale, pse, softcap, ALiBi, visibility, mask), an
  * online-softmax step in fp32 with exp2, dropout, O += P·V; one division at the end.  K and V
  * stream through shared memory with cp.async, each load overlapping the other's math (the
@@ -34,17 +34,18 @@ template <int D, int BM, int BN> struct FwdSmem {
 
 /* PLAIN: no score terms and no dropout (the common case), compiled without their code so that
  * it costs no registers. */
-template <typename T, int D, int BM, int BN, bool PLAIN>
-__global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
+template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN>
+__global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
 {
-    constexpr int MT = BM / (16 * kWarps), NT = BN / 8, DT = D / 8;
+    constexpr int MT = BM / (16 * WARPS), NT = BN / 8, DT = D / 8, THREADS = 32 * WARPS;
+    static_assert(BM % (16 * WARPS) == 0 && BM <= THREADS, "each warp owns whole 16-row slices; a thread per row");
     extern __shared__ __align__(128) unsigned char smem_raw[];
     T *sQ = reinterpret_cast<T *>(smem_raw);
     T *sK = reinterpret_cast<T *>(smem_raw + FwdSmem<D, BM, BN>::q);
     T *sV = reinterpret_cast<T *>(smem_raw + FwdSmem<D, BM, BN>::q + FwdSmem<D, BM, BN>::kv);
     int4 *sSpan = reinterpret_cast<int4 *>(smem_raw + FwdSmem<D, BM, BN>::q + 2 * FwdSmem<D, BM, BN>::kv);
     float *sSlope = reinterpret_cast<float *>(sSpan + BM), *sApos = sSlope + BM, *sS = sApos + BM;
-    __shared__ int s_kv_lo, s_kv_hi;
+    __shared__ int s_kv_lo, s_kv_hi, s_full_lo, s_full_hi, s_gaps;
 
     const int2 item = L.items[blockIdx.x / p.Nq];
     const int64_t b = item.x, n1 = blockIdx.x % p.Nq, n2 = n1 / p.G;
@@ -53,25 +54,38 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
     const int rows_here = clamp_rows(BM, bt.q_rows - m0);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
-    /* Each row's visible spans (and ALiBi frame); the CTA's kv range is their union. */
+    /* Each row's visible spans (and ALiBi frame); the CTA's kv range is their union.  When every
+     * row sees one run of columns (no prefix gap), the tiles every row sees whole are one range
+     * [s_full_lo, s_full_hi) too, and the loop needs no per-tile votes; rows with a gap between
+     * their two spans (s_gaps) make the CTA vote per tile which tiles to visit and which are whole. */
     if (tid == 0)
-        s_kv_lo = INT_MAX, s_kv_hi = 0;
+        s_kv_lo = INT_MAX, s_kv_hi = 0, s_full_lo = 0, s_full_hi = INT_MAX, s_gaps = 0;
     __syncthreads();
     if (tid < BM) {
         float slope, apos;
         double aoff;
         const int4 sp = row_frame(p, bt, b, n1, m0 + tid, tid < rows_here, slope, apos, aoff);
-        if (sp.x < sp.y || sp.z < sp.w) {
-            atomicMin(&s_kv_lo, sp.y > sp.x ? sp.x : sp.z);
-            atomicMax(&s_kv_hi, sp.w > sp.z ? sp.w : sp.y);
+        if (tid < rows_here) { /* rows past the batch's last query are never written: they count as whole */
+            const bool seen = sp.x < sp.y || sp.z < sp.w;
+            const bool one = sp.y <= sp.x || sp.w <= sp.z || sp.y == sp.z; /* one run of columns */
+            const int a = sp.y > sp.x ? sp.x : sp.z, z = sp.w > sp.z ? sp.w : sp.y;
+            if (seen) {
+                atomicMin(&s_kv_lo, a);
+                atomicMax(&s_kv_hi, z);
+            }
+            if (!one)
+                s_gaps = 1;
+            atomicMax(&s_full_lo, seen ? (a + BN - 1) / BN : INT_MAX);
+            atomicMin(&s_full_hi, seen ? z / BN : 0);
         }
         sSpan[tid] = sp, sSlope[tid] = slope, sApos[tid] = apos;
     }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
-    load_tile<T, D, BM>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
+    load_tile<T, D, BM, THREADS>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
     cp_async_commit();
     __syncthreads();
-    const int kv_lo = s_kv_lo, kv_hi = s_kv_hi;
+    const int kv_lo = s_kv_lo, kv_hi = s_kv_hi, full_lo = s_full_lo, full_hi = s_full_hi;
+    const bool votes = s_gaps != 0;
 
     /* Whether some row sees a column of tile t; tiles no row sees are skipped unloaded. */
     auto touches = [&](int t) {
@@ -85,8 +99,8 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
         return tid >= rows_here || tid >= BM || (s.x <= a && z <= s.y) || (s.z <= a && z <= s.w);
     };
     const int t_end = kv_lo < kv_hi ? (kv_hi + BN - 1) / BN : 0;
-    auto next_tile = [&](int t) {
-        while (t < t_end && !__syncthreads_or(tid < BM && touches(t)))
+    auto next_tile = [&](int t) { /* without gaps every tile of [kv_lo, kv_hi) is seen by some row */
+        while (votes && t < t_end && !__syncthreads_or(tid < BM && touches(t)))
             t++;
         return t;
     };
@@ -122,14 +136,14 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
     const char *k_row0 = fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0);
     int t = next_tile(kv_lo / BN);
     if (t < t_end)
-        load_tile<T, D, BN>(sK, p.k, k_row0, (int64_t)t * BN, clamp_rows(BN, skv - t * BN), (int)p.Dqk, L.vec_k);
+        load_tile<T, D, BN, THREADS>(sK, p.k, k_row0, (int64_t)t * BN, clamp_rows(BN, skv - t * BN), (int)p.Dqk, L.vec_k);
     cp_async_commit();
 
     while (t < t_end) {
         const int j0 = t * BN, kv_valid = clamp_rows(BN, skv - j0);
         cp_async_wait_all();
         __syncthreads(); /* K(t) (and Q) arrived; every warp is done with V(t − 1) */
-        load_tile<T, D, BN>(sV, p.v, v_row0, j0, kv_valid, (int)p.Dv, L.vec_v);
+        load_tile<T, D, BN, THREADS>(sV, p.v, v_row0, j0, kv_valid, (int)p.Dv, L.vec_v);
         cp_async_commit();
 
         float s[MT][NT][4];
@@ -160,10 +174,11 @@ __global__ void __launch_bounds__(kThreads) fwd_kernel(const __grid_constant__ f
         }
 
         cp_async_wait_all();
-        const bool full = __syncthreads_and(tid >= BM || covers(t)); /* V(t) arrived; K(t) is free */
+        /* V(t) arrived; K(t) is free */
+        const bool full = votes ? __syncthreads_and(tid >= BM || covers(t)) : (__syncthreads(), t >= full_lo && t < full_hi);
         const int t_next = next_tile(t + 1);
         if (t_next < t_end)
-            load_tile<T, D, BN>(sK, p.k, k_row0, (int64_t)t_next * BN, clamp_rows(BN, skv - (int64_t)t_next * BN),
+            load_tile<T, D, BN, THREADS>(sK, p.k, k_row0, (int64_t)t_next * BN, clamp_rows(BN, skv - (int64_t)t_next * BN),
                                 (int)p.Dqk, L.vec_k);
         cp_async_commit();
 

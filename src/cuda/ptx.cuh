@@ -27,6 +27,8 @@ __device__ __forceinline__ void cp_async4(void *dst, const void *src)
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+/* Waits until at most N of this thread's committed groups are still in flight (a pipeline of N + 1 stages). */
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
 {

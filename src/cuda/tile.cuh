@@ -25,14 +25,14 @@ template <int D> __device__ __forceinline__ int swz(int row, int c) { return row
  * features ≥ dvalid become zeros.  row0 is the slice's row 0 (fc_view_row at s = 0, computed once
  * per CTA: the views the CUDA kernels take are neither paged nor per-batch lists, so row s lies
  * s·ss elements further).  vec: each thread copies a fixed 16-byte feature chunk of every
- * (kThreads / C)-th row with cp.async, the loop unrolled with constant strides; else element loads
+ * (THREADS / C)-th row with cp.async, the loop unrolled with constant strides; else element loads
  * (any strides). */
-template <typename T, int D, int ROWS>
+template <typename T, int D, int ROWS, int THREADS = kThreads>
 __device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char *row0, int64_t s0, int valid, int dvalid,
                                           bool vec)
 {
-    constexpr int C = D / 8, STEP = kThreads / C;
-    static_assert(kThreads % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
+    constexpr int C = D / 8, STEP = THREADS / C;
+    static_assert(THREADS % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
     const int64_t rs = v.ss * 2; /* bytes from one row to the next */
     if (vec) {
         const int c = threadIdx.x % C, r0 = threadIdx.x / C;
@@ -47,7 +47,7 @@ __device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char 
         return;
     }
 #pragma unroll 1
-    for (int x = threadIdx.x; x < ROWS * C; x += kThreads) {
+    for (int x = threadIdx.x; x < ROWS * C; x += THREADS) {
         const int row = x / C, c = x % C;
         T *dst = tile + swz<D>(row, c);
         const char *src = row0 + (s0 + row) * rs;

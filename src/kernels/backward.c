@@ -43,6 +43,7 @@ typedef struct fc_bwd_bufs {
     float *m, *linv, *dsum; /* per row: max, 1/sum, D */
     bool rows_finite;     /* q, dO, m, 1/l and D of the rows are all finite */
     bool visible_only;    /* the pair just computed needs fc_gemm_visible */
+    bool transposed;      /* qt and dot hold the rows (the tile products need them only lazily) */
     bool tiles;           /* the problem's products may run on AMX tiles (amx_bwd.h) */
     bool on_tiles;        /* the pair just computed did, and so do its dQ, dK, dV products */
     fc_rows rows;
@@ -106,8 +107,10 @@ static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
 {
     const fc_rows *rw = &b->rows;
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
-    b->q_rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b->qrows, fc_ldq(p), b->qt, &b->ld_q);
-    b->do_rows = fc_pack_rows(rw, &p->dout, Dv, NULL, 0, b->dorows, Dvp, b->dot, &b->ld_do);
+    b->transposed = !b->tiles;
+    b->q_rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b->qrows, fc_ldq(p),
+                             b->transposed ? b->qt : NULL, &b->ld_q);
+    b->do_rows = fc_pack_rows(rw, &p->dout, Dv, NULL, 0, b->dorows, Dvp, b->transposed ? b->dot : NULL, &b->ld_do);
     for (int r = 0; r < rw->padded; r++) {
         b->m[r] = 0.0f, b->linv[r] = 0.0f, b->dsum[r] = 0.0f;
         if (r >= rw->count || rw->pos[r] >= rw->bt->sq)
@@ -141,24 +144,16 @@ static bool fc_kv_finite(const fc_problem *p, const fc_kv_tile *kv, int jn)
            fc_all_finite(kv->v, jn, kv->ldv, (int)p->Dv);
 }
 
-/* The tile configuration, for the items whose products may run on tiles. */
-static void fc_bwd_tiles_begin(const fc_bwd_bufs *b)
+/* Configures (on) or releases the tiles, for the items whose products may run on them. */
+static void fc_bwd_tiles(const fc_bwd_bufs *b, bool on)
 {
 #if FC_AMX
-    if (b->tiles)
+    if (b->tiles && on)
         fc_amx_begin();
-#else
-    (void)b;
-#endif
-}
-
-static void fc_bwd_tiles_end(const fc_bwd_bufs *b)
-{
-#if FC_AMX
-    if (b->tiles)
+    else if (b->tiles)
         fc_amx_end();
 #else
-    (void)b;
+    (void)b, (void)on;
 #endif
 }
 
@@ -191,6 +186,11 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
     if (b->on_tiles)
         fc_amx_bwd_s_dp(&b->amx, b->p, b->ds, jn, Rp);
 #endif
+    if (!b->on_tiles && !b->transposed) { /* the fp32 products after all */
+        fc_transpose_rows(b->q_rows, b->ld_q, b->qt, Rp, rw->count, (int)(p->Dqk + p->Dr));
+        fc_transpose_rows(b->do_rows, b->ld_do, b->dot, Rp, rw->count, (int)p->Dv);
+        b->transposed = true;
+    }
     const fc_q_operand q = {b->qt, b->q_rows, b->ld_q};
     if (!b->on_tiles) /* the backward converts its keys (dQ needs them) */
         fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn);
@@ -257,7 +257,7 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
     fc_rows_init(rw, p, it);
     const int64_t ldq = fc_ldq(p);
     memset(b.acc_q, 0, (size_t)(rw->padded * ldq) * sizeof(float)); /* tile products write padding rows too */
-    fc_bwd_tiles_begin(&b);
+    fc_bwd_tiles(&b, true);
     fc_kv_walk walk;
     fc_walk_init(&walk, p, rw, t.cols, 0, rw->bt->skv);
     int64_t j0;
@@ -287,7 +287,7 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
         if (kv.kr)
             fc_bwd_gemm(&b, rw->count, (int)p->Dr, jn, b.ds, 1, rw->padded, kv.kr, kv.ldkr, b.acc_q + p->Dqk, ldq);
     }
-    fc_bwd_tiles_end(&b);
+    fc_bwd_tiles(&b, false);
     fc_store_grad_rows(b.row, b.acc_q, ldq, rw->count, p->scale, &p->dq, &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, rw);
 }
 
@@ -353,7 +353,7 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, at, it->j0, live, false, true, b.kb, b.vb, b.aff);
         const bool kv_finite = fc_kv_finite(p, &kv, live);
-        fc_bwd_tiles_begin(&b);
+        fc_bwd_tiles(&b, true);
         fc_bwd_pack_kv(p, &b, &kv, live, kv_finite); /* once for all the group's query tiles */
         for (int64_t n1 = it->n2 * p->G; n1 < (it->n2 + 1) * p->G; n1++)
             for (int64_t i0 = i_lo; i0 < i_hi; i0 += t.rows) {
@@ -367,7 +367,7 @@ void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_ti
                 fc_bwd_pair(p, &b, &kv, it->j0, live, kind, kv_finite);
                 fc_bwd_accumulate_kv(p, &b, t, live, 0);
             }
-        fc_bwd_tiles_end(&b);
+        fc_bwd_tiles(&b, false);
     }
     fc_kv_rows_at ctx = {at, it->j0};
     fc_store_grad_rows(b.row, b.acc_k, ldq, jn, p->scale, &p->dk, &p->dk_rope, p->Dqk, p->Dr, fc_dkv_addr, &ctx);

@@ -168,6 +168,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     const bool tiles = false, pv_tiles = false;
 #endif
     const int Dt = (int)(p->Dqk + p->Dr);
+    const bool scale_only = fc_scores_scale_only(p);
     while (fc_walk_next(&walk, &j0, &jn, &kind)) {
         if (!q.t) { /* the query features followed by the rope features, row-major and transposed */
             q.rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b.qrows, Dt, tiles ? NULL : b.qt, &q.ld);
@@ -190,8 +191,11 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
         else
 #endif
             fc_qk(b.s, &kv, &q, p, rw, b.k_aff, j0, jn);
-        fc_scores(b.s, NULL, jn, j0, p, rw, kind);
-        if (fc_softmax_step(b.s, jn, Rp, b.m, b.l, b.alpha))
+        if (scale_only)
+            fc_hide(b.s, jn, j0, p, rw, kind, -INFINITY);
+        else
+            fc_scores(b.s, NULL, jn, j0, p, rw, kind);
+        if (fc_softmax_step(b.s, jn, Rp, scale_only ? p->scale : 1.0f, b.m, b.l, b.alpha))
             for (int r = 0; r < R; r++)
                 if (b.alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)

@@ -8,6 +8,14 @@
 
 #include "operand.h"
 
+/* t[e][r] = rows[r][e] for R rows of w features (t: [w][Rp]), zeros in columns R..Rp. */
+static inline void fc_transpose_rows(const float *rows, int64_t ld, float *t, int Rp, int R, int w)
+{
+    fc_transpose(rows, ld, t, Rp, R, w);
+    for (int e = 0; e < w && R < Rp; e++)
+        memset(t + (ptrdiff_t)e * Rp + R, 0, (size_t)(Rp - R) * sizeof(float));
+}
+
 /* The item's rows of a query-side operand a (width wa), optionally followed by the features of a
  * second operand b (width wb, e.g. the rope part), as fp32 rows[r][e] and, when t is given,
  * transposed into t[e][r] (row stride Rp; padding rows zero).  Returns the row-major rows and
@@ -29,11 +37,8 @@ static inline const float *fc_pack_rows(const fc_rows *rw, const fc_view *a, int
                 fc_load_row(rows + r * ldr + wa, fc_q_row(b, rw, rw->head[r], rw->pos[r]), b->dtype, b->se, wb);
         }
     }
-    if (t) {
-        fc_transpose(src, *ld, t, Rp, R, wa + wb);
-        for (int e = 0; e < wa + wb && R < Rp; e++)
-            memset(t + (ptrdiff_t)e * Rp + R, 0, (size_t)(Rp - R) * sizeof(float));
-    }
+    if (t)
+        fc_transpose_rows(src, *ld, t, Rp, R, wa + wb);
     return src;
 }
 

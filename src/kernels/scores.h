@@ -84,6 +84,14 @@ static inline void fc_hide(float *S, int jn, int64_t j0, const fc_problem *p, co
     }
 }
 
+/* Whether the logits are scale·s alone (no pse, softcap or ALiBi; scale > 0), so that the forward
+ * may leave the scaling to its softmax step (fc_softmax_step) and only hide positions here
+ * (fc_hide with −inf), one pass over the tile fewer. */
+static inline bool fc_scores_scale_only(const fc_problem *p)
+{
+    return !p->pse.data && !(p->softcap > 0) && !p->alibi.slopes && p->scale > 0;
+}
+
 /* Turns raw dot products into final logits in place.  `kind` says whether the tile is fully
  * visible to every row (no per-element visibility test needed).  With softcap on and capgrad
  * non-NULL, capgrad[j][r] receives d softcap(y) / dy = 1 − tanh²(y / cap) for the backward. */

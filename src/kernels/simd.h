@@ -118,6 +118,9 @@ FC_INLINE fvec v_pow2i(fvec n) /* 2^n for integral n in [-126, 127] */
 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
 }
+/* y·2^n (integral n), ±inf past the fp32 range, 0 where `zero`: vscalefps (v_exp) */
+#define FC_HAVE_SCALE 1
+FC_INLINE fvec v_scale_or_zero(fmask zero, fvec y, fvec n) { return _mm512_maskz_scalef_ps((fmask)~zero, y, n); }
 FC_INLINE float v_hmax(fvec v) { return _mm512_reduce_max_ps(v); }
 FC_INLINE float v_hsum(fvec v) { return _mm512_reduce_add_ps(v); }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
@@ -223,16 +226,26 @@ FC_INLINE fvec v_load_i8(const int8_t *p) { return (float)*p; }
 #endif
 
 /* ---------------------------------------------------------------------------------------------- */
+#ifndef FC_HAVE_SCALE
+#define FC_HAVE_SCALE 0 /* (the AVX-512 vocabulary has v_scale_or_zero) */
+#endif
+
 /* exp(x): Cody–Waite reduction and the Cephes degree-6 polynomial, relative error below 2 ulp up to
- * x = 88 (x in (88, 88.72] gives exp(88)); exactly 0 for x < −87.33 (so exp(−inf) = 0 and masked
+ * x = 88 (x in (88, 88.72] gives exp(88); AVX-512 scales with vscalefps, which needs no clamp
+ * and no overflow blend and is exact there too); exactly 0 for x < −87.33 (so exp(−inf) = 0 and masked
  * scores vanish without a separate blend), +inf beyond the fp32 range, NaN for NaN (semantics
  * §0.3: the clamps put the constant first because max/min return their second operand when
  * either is NaN, on every path of this file). */
 FC_INLINE fvec v_exp(fvec x)
 {
     const fvec lo = v_set1(-87.3365447f);
-    const fmask underflow = v_lt(x, lo), overflow = v_lt(v_set1(88.7228394f), x);
+    const fmask underflow = v_lt(x, lo);
+#if FC_HAVE_SCALE /* the scaling overflows to inf by itself; +inf only must not make r NaN (NaN stays) */
+    x = v_min(v_set1(128.0f), x);
+#else
+    const fmask overflow = v_lt(v_set1(88.7228394f), x);
     x = v_min(v_set1(88.0f), v_max(lo, x));
+#endif
     const fvec n = v_round(v_mul(x, v_set1(1.44269504088896341f)));
     fvec r = v_fma(n, v_set1(-0.693359375f), x);
     r = v_fma(n, v_set1(2.12194440e-4f), r);
@@ -243,7 +256,11 @@ FC_INLINE fvec v_exp(fvec x)
     y = v_fma(y, r, v_set1(1.6666665459e-1f));
     y = v_fma(y, r, v_set1(5.0000001201e-1f));
     y = v_fma(y, v_mul(r, r), v_add(r, v_set1(1.0f)));
+#if FC_HAVE_SCALE
+    return v_scale_or_zero(underflow, y, n);
+#else
     return v_select(underflow, v_zero(), v_select(overflow, v_set1(INFINITY), v_mul(y, v_pow2i(n))));
+#endif
 }
 
 /* v_exp for one value, so scalar code agrees with vector code. */

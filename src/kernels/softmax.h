@@ -27,16 +27,43 @@ static inline fvec fc_softmax_nan_lanes(fvec mx, const float *S, int jn, int Rp,
     return v_load(t);
 }
 
-/* One tile of jn columns for Rp rows.  Returns true when some row's alpha differs from 1. */
-static inline bool fc_softmax_step(float *S, int jn, int Rp, float *m, float *l, float *alpha)
+/* *s, multiplied by c and stored back when scaled. */
+FC_INLINE fvec fc_scaled_load(float *s, bool scaled, fvec c)
 {
+    fvec x = v_load(s);
+    if (scaled) {
+        x = v_mul(x, c);
+        v_store(s, x);
+    }
+    return x;
+}
+
+/* One tile of jn columns for Rp rows whose logits are scale·S (scale 1 when S holds the logits
+ * already; else the maximum pass scales S in place, rounded, so that the maximum's logit − m is
+ * exactly 0 — a compiler may fuse a product into the subtraction of an exponent's argument).
+ * Returns true when some row's alpha differs from 1. */
+static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha)
+{
+    const fvec c = v_set1(scale);
+    const bool scaled = scale != 1.0f;
     const fvec ninf = v_set1(-INFINITY), pinf = v_set1(INFINITY);
     bool rescale = false;
     for (int r = 0; r < Rp; r += FC_W) {
         const fvec m_old = v_load(m + r);
-        fvec mx = m_old;
-        for (int j = 0; j < jn; j++) /* score first: a NaN score is dropped, a NaN m_old kept */
-            mx = v_max(v_load(S + (ptrdiff_t)j * Rp + r), mx);
+        /* score first: a NaN score is dropped, a NaN m_old kept; four chains, as one is bound by
+         * the latency of max (the maximum is exact, so the order does not matter) */
+        fvec mx = m_old, mx1 = v_set1(-INFINITY), mx2 = mx1, mx3 = mx1;
+        int jm = 0;
+        for (; jm + 4 <= jn; jm += 4) {
+            float *s = S + (ptrdiff_t)jm * Rp + r;
+            mx = v_max(fc_scaled_load(s, scaled, c), mx);
+            mx1 = v_max(fc_scaled_load(s + Rp, scaled, c), mx1);
+            mx2 = v_max(fc_scaled_load(s + 2 * Rp, scaled, c), mx2);
+            mx3 = v_max(fc_scaled_load(s + 3 * Rp, scaled, c), mx3);
+        }
+        for (; jm < jn; jm++)
+            mx = v_max(fc_scaled_load(S + (ptrdiff_t)jm * Rp + r, scaled, c), mx);
+        mx = v_max(v_max(mx1, mx2), v_max(mx3, mx)); /* mx last: it holds a NaN m_old */
         const fmask inf_max = v_eq(mx, pinf);
         const fvec m_nan = m_any(inf_max) ? fc_softmax_nan_lanes(mx, S, jn, Rp, r) : mx;
         const fvec m_ref = v_select(v_eq(mx, ninf), v_zero(), mx); /* a finite reference */

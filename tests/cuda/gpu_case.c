@@ -12,6 +12,7 @@
 #include "common/halfconv.h"
 #include "common/rng.h"
 #include "common/tolerance.h"
+#include "gpu_kv.h"
 
 bool gc_have_gpu(void)
 {
@@ -162,8 +163,55 @@ static fc_status gc_gpu_run(const fc_attention_desc *desc, const fc_attention_gr
     return st;
 }
 
+/* A used block-table entry out of range: the CPU refuses the run; the GPU run writes nothing
+ * and the plan's next run reports the entry (FC_ERR_INVALID_ARG). */
+static void gc_bad_entry(fc_attention_desc *d, fc_attention_desc *g, gc_kv_state *kvs, int64_t entry, gc_buf *o)
+{
+    kvs->table_h[entry] = (int32_t)kvs->blocks + 7;
+    gc_kv_upload_table(kvs);
+    fc_options cpu = {FC_BACKEND_CPU, 0, NULL};
+    fc_plan *plan = NULL;
+    fc_status st = fc_plan_create(d, &cpu, &plan);
+    if (st == FC_OK)
+        st = gc_plan_run(plan, false);
+    fc_plan_destroy(plan);
+    TC_CHECK(st == FC_ERR_INVALID_ARG, "CPU refuses the bad entry: %s (%s)", fc_status_name(st), fc_last_error());
+    plan = NULL;
+    fc_options def = {FC_BACKEND_DEFAULT, 0, NULL};
+    st = fc_plan_create(g, &def, &plan);
+    TC_CHECK(st == FC_OK, "GPU plan: %s (%s)", fc_status_name(st), fc_last_error());
+    cudaMemset(o->d, 0xFF, o->bytes);
+    if (st == FC_OK) {
+        st = gc_plan_run(plan, true); /* queued; the GPU finds the entry */
+        TC_CHECK(st == FC_OK, "GPU run with a bad entry is queued: %s (%s)", fc_status_name(st), fc_last_error());
+        st = gc_plan_run(plan, true);
+        TC_CHECK(st == FC_ERR_INVALID_ARG && strstr(fc_last_error(), "block table entry"), "the next run reports it: %s (%s)",
+                 fc_status_name(st), fc_last_error());
+    }
+    fc_plan_destroy(plan);
+    unsigned char *h = malloc(o->bytes);
+    cudaMemcpy(h, o->d, o->bytes, cudaMemcpyDeviceToHost);
+    size_t touched = 0;
+    for (size_t i = 0; i < o->bytes; i++)
+        touched += h[i] != 0xFF;
+    TC_CHECK(touched == 0, "a run with a bad block-table entry writes nothing (%zu bytes written)", touched);
+    free(h);
+}
+
+/* int8 outputs: within twice the absolute tolerance of 1 (semantics §0.4). */
+static int64_t gc_compare_i8(const int8_t *gpu, const int8_t *cpu, int64_t n)
+{
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (abs(gpu[i] - cpu[i]) > 2 && bad++ < 5)
+            TC_CHECK(false, "out[%lld]: gpu %d, cpu %d", (long long)i, gpu[i], cpu[i]);
+    TC_CHECK(bad == 0, "out (int8): %lld of %lld elements differ", (long long)bad, (long long)n);
+    return bad;
+}
+
 /* The forward on the GPU (twice, poisoned outputs) against the CPU's results in o, smax, ssum. */
-static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, gc_buf *smax, gc_buf *ssum, int64_t no, int64_t ns)
+static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, gc_buf *smax, gc_buf *ssum, int64_t no, int64_t ns,
+                       void **keep)
 {
     void *ho = malloc(o->bytes), *hm = malloc(smax->bytes), *hs = malloc(ssum->bytes), *ho2 = malloc(o->bytes);
     fc_status st = FC_OK;
@@ -177,13 +225,18 @@ static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, 
         }
     }
     if (st == FC_OK) {
-        gc_compare("out", gc_tc(c->dt), ho, o->h, no, tc_tol_out(gc_tc(c->dt)), 1.0);
+        if (g->out.dtype == FC_I8)
+            gc_compare_i8(ho, o->h, no);
+        else
+            gc_compare("out", gc_tc(c->dt), ho, o->h, no, tc_tol_out(gc_tc(c->dt)), 1.0);
         TC_CHECK(memcmp(ho, ho2, o->bytes) == 0, "two GPU runs are bit-identical");
         if (c->stats) {
             gc_compare("stats max", TC_F32, hm, smax->h, ns, tc_tol_max(), 1.0);
             gc_compare("stats sum", TC_F32, hs, ssum->h, ns, tc_tol_sum(), 1.0);
         }
     }
+    if (keep && st == FC_OK)
+        *keep = ho, ho = NULL;
     free(ho), free(hm), free(hs), free(ho2);
 }
 
@@ -282,13 +335,20 @@ void gc_sweep(unsigned seed, int cases, bool backward)
     }
 }
 
-bool gc_run(const gc_case *c)
+bool gc_run(const gc_case *c) { return gc_run_out(c, NULL, NULL); }
+
+bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 {
     tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
-               "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d stats=%d cap=%g seed=%u%s",
+               "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
+               "seed=%u%s",
                c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
-               c->dropout, c->stats, c->softcap, c->seed, c->backward ? (c->grad_f32 ? " backward fp32-grads" : " backward") : "");
+               c->dropout, c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
+               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->seed,
+               c->backward ? (c->grad_f32 ? " backward fp32-grads" : " backward") : "");
+    if (gpu_out)
+        *gpu_out = NULL, *gpu_bytes = 0;
     const int fails0 = tc_failures();
     tc_rng r = tc_rng_seed(c->seed);
     int64_t qlen[64], kvlen[64], prefix[64], tq = 0, tk = 0, keep_bits = 0;
@@ -311,7 +371,12 @@ bool gc_run(const gc_case *c)
     d.v = gc_tensor(c, c->Nkv, c->Dv, tokk, &nv);
     d.out = gc_tensor(c, c->Nq, c->Dv, tokq, &no);
     const size_t es = fc_dtype_size(c->dt);
-    gc_buf q = gc_alloc(nq * es), k = gc_alloc(nk * es), v = gc_alloc(nv * es), o = gc_alloc(no * es);
+    const fc_dtype odt = c->kv.out_i8 ? FC_I8 : c->dt;
+    d.out.dtype = odt;
+    gc_buf q = gc_alloc(nq * es), k = gc_alloc(nk * es), v = gc_alloc(nv * es), o = gc_alloc(no * fc_dtype_size(odt));
+    gc_buf qs = gc_alloc((size_t)c->Nq * c->Dv * 4), qo = gc_alloc((size_t)c->Nq * c->Dv * 4);
+    for (int64_t i = 0; c->kv.out_i8 && i < (int64_t)c->Nq * c->Dv; i++) /* int8 output: |out|·scale spans the int8 range */
+        ((float *)qs.h)[i] = (float)tc_rng_uniform(&r, 40, 120), ((float *)qo.h)[i] = (float)tc_rng_int(&r, -4, 4);
     d.q.data = q.h, d.k.data = k.h, d.v.data = v.h, d.out.data = o.h; /* the CPU run's; the GPU's below */
     gc_fill(&r, &q, c->dt, -2, 2), gc_fill(&r, &k, c->dt, -2, 2), gc_fill(&r, &v, c->dt, -1, 1);
     const int64_t mn = (int64_t)c->B * c->Nq * c->Sq * c->Skv;
@@ -330,7 +395,7 @@ bool gc_run(const gc_case *c)
     }
     for (size_t i = 0; i < bits.bytes; i++)
         ((uint8_t *)bits.h)[i] = (uint8_t)tc_rng_u64(&r);
-    gc_buf *in[] = {&q, &k, &v, &mask, &bias, &slopes, &sink, &bits};
+    gc_buf *in[] = {&q, &k, &v, &mask, &bias, &slopes, &sink, &bits, &qs, &qo};
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
         gc_upload(in[i]);
 
@@ -356,16 +421,6 @@ bool gc_run(const gc_case *c)
     if (c->stats || c->backward) /* the backward reads the CPU forward's */
         d.stats = (fc_stats){smax.h, ssum.h, FC_STATS_HEAD_MAJOR, 8};
 
-    /* CPU, the oracle: host pointers, poisoned outputs. */
-    memset(o.h, 0xFF, o.bytes), memset(smax.h, 0xFF, smax.bytes), memset(ssum.h, 0xFF, ssum.bytes);
-    fc_options cpu = {FC_BACKEND_CPU, 0, NULL};
-    fc_plan *cplan = NULL;
-    fc_status st = fc_plan_create(&d, &cpu, &cplan);
-    if (st == FC_OK)
-        st = gc_plan_run(cplan, false);
-    fc_plan_destroy(cplan);
-    TC_CHECK(st == FC_OK, "CPU run: %s (%s)", fc_status_name(st), fc_last_error());
-
     /* GPU: the same description on the device twins; DEFAULT must pick CUDA from the pointers. */
     fc_attention_desc g = d;
     g.q.data = q.d, g.k.data = k.d, g.v.data = v.d, g.out.data = o.d;
@@ -375,11 +430,37 @@ bool gc_run(const gc_case *c)
     if (c->sink) g.sink = sink.d;
     if (c->dropout) g.dropout.keep_bits = bits.d;
     if (c->stats || c->backward) g.stats.max = smax.d, g.stats.sum = ssum.d;
+    if (c->kv.out_i8) {
+        d.out_quant = (fc_affine){qs.h, qo.h, FC_F32, c->Dv, 1};
+        g.out_quant = (fc_affine){qs.d, qo.d, FC_F32, c->Dv, 1};
+    }
+    gc_kv_state kvs;
+    bool kv_ok = gc_kv_apply(c, &r, kvlen, &d, &g, &kvs);
+    TC_CHECK(kv_ok, "decode storage of the case");
+    if (kv_ok && c->kv.bad_entry && kvs.table_h) {
+        const int64_t w = kvs.table_entries / c->B; /* the last entry the last batch uses */
+        gc_bad_entry(&d, &g, &kvs, (c->B - 1) * w + (kvlen[c->B - 1] - 1) / c->kv.page, &o);
+        kv_ok = false; /* nothing more to compare */
+    }
+
+    /* CPU, the oracle: host pointers, poisoned outputs. */
+    memset(o.h, 0xFF, o.bytes), memset(smax.h, 0xFF, smax.bytes), memset(ssum.h, 0xFF, ssum.bytes);
+    fc_options cpu = {FC_BACKEND_CPU, 0, NULL};
+    fc_plan *cplan = NULL;
+    fc_status st = kv_ok ? fc_plan_create(&d, &cpu, &cplan) : FC_ERR_NO_MEMORY;
+    if (st == FC_OK)
+        st = gc_plan_run(cplan, false);
+    fc_plan_destroy(cplan);
+    TC_CHECK(st == FC_OK || !kv_ok, "CPU run: %s (%s)", fc_status_name(st), fc_last_error());
+
     if (st == FC_OK && c->backward)
         gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r);
     else if (st == FC_OK)
-        gc_forward(c, &g, &o, &smax, &ssum, no, ns);
-    gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum};
+        gc_forward(c, &g, &o, &smax, &ssum, no, ns, gpu_out);
+    if (gpu_out)
+        *gpu_bytes = o.bytes;
+    gc_kv_free(&kvs);
+    gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum, &qs, &qo};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gc_free(all[i]);
     return tc_failures() == fails0;

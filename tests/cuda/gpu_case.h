@@ -24,6 +24,20 @@
 typedef enum { GC_BNSD, GC_BSND, GC_GAPS, GC_ODD_STRIDES } gc_layout;
 typedef enum { GC_FULL, GC_CAUSAL, GC_BAND, GC_PREFIX } gc_window;
 
+/* Decode storage of the key/value cache (gpu_kv.c), built from the case's contiguous K/V so that
+ * the same values are read through every form.  Padded batches (not packed) only. */
+typedef struct gc_kv {
+    int page;         /* > 0: paged, blocks of this many positions, shuffled, unused slots NaN */
+    bool heads_major; /* paged: cache (blocks, N2, page, D) instead of (blocks, page, N2·D) */
+    bool list;        /* one tensor per batch (k_batches / v_batches) */
+    int left_pad;     /* > 0: that many NaN positions before each batch's cache (kv_starts) */
+    bool i8;          /* int8 key/value dequantised by per-channel scale (and offset) */
+    bool i8_per_tensor, i8_offset;
+    bool out_i8;      /* int8 output quantised per channel */
+    bool bad_entry;   /* paged: one used block-table entry out of range; both backends must refuse and
+                         the GPU must write nothing */
+} gc_kv;
+
 typedef struct gc_case {
     int B, Nq, Nkv, Sq, Skv, D, Dv;
     fc_dtype dt;
@@ -37,6 +51,7 @@ typedef struct gc_case {
     float softcap;
     bool backward;        /* the backward of the case (statistics on), else the forward */
     bool grad_f32;        /* backward: fp32 gradients (the GPU refuses them by name: checked) */
+    gc_kv kv;
     unsigned seed;
 } gc_case;
 
@@ -62,5 +77,7 @@ int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cp
 
 /* Runs the case on both backends and checks it; returns false when a check failed. */
 bool gc_run(const gc_case *c);
+/* gc_run that also hands back the GPU output bytes (malloc'd; *out NULL when the run failed). */
+bool gc_run_out(const gc_case *c, void **out, size_t *bytes);
 
 #endif

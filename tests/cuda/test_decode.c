@@ -1,0 +1,171 @@
+/*
+ * The CUDA decode against the CPU backend (gpu_case.h, storage forms in gpu_kv.h): named cases for
+ * each feature of semantics §4 (GQA, per-batch lengths, paged caches in both layouts, tensor
+ * lists, left padding, int8 key/value per channel and per tensor, int8 output, masks, pse, ALiBi,
+ * sinks, statistics, a few query rows), the identities paged == contiguous, list == padded and
+ * left padding == trimmed cache (bit for bit on the GPU), out-of-range block-table entries
+ * (refused, nothing written), long caches over many splits, then a seeded sweep at odd sizes.
+ * Usage: test_cuda_decode [sweep cases] [quick: skip the named cases].  Skips (77) without a GPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "common/check.h"
+#include "common/rng.h"
+#include "gpu_case.h"
+
+static gc_case dec(int B, int Nq, int Nkv, int Skv, int D, fc_dtype dt)
+{
+    gc_case c = {.B = B, .Nq = Nq, .Nkv = Nkv, .Sq = 1, .Skv = Skv, .D = D, .Dv = D, .dt = dt, .layout = GC_BSND, .seed = 7};
+    return c;
+}
+
+static void named_cases(void)
+{
+    const int dims[] = {64, 128, 256, 80};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++) {
+            const fc_dtype dt = t ? FC_BF16 : FC_F16;
+            gc_case c = dec(3, 8, 2, 1000, dims[k], dt);
+            gc_run(&c);
+            c.layout = GC_BNSD, c.varlen = true, c.stats = true;
+            gc_run(&c);
+            c.kv.page = 16, gc_run(&c);
+            c.kv.heads_major = true, c.kv.page = 7, gc_run(&c);
+            c.kv = (gc_kv){.i8 = true}, gc_run(&c);
+            c.kv = (gc_kv){.i8 = true, .i8_offset = true, .page = 32}, gc_run(&c);
+            c.kv = (gc_kv){.i8 = true, .i8_per_tensor = true, .list = true}, gc_run(&c);
+            c.kv = (gc_kv){.left_pad = 13}, gc_run(&c);
+            c.kv = (gc_kv){.out_i8 = true, .page = 64}, gc_run(&c);
+        }
+    gc_case c = dec(2, 32, 8, 3000, 128, FC_BF16); /* the benchmark's grouping */
+    c.kv.page = 128, gc_run(&c);
+    c = dec(2, 16, 1, 500, 128, FC_F16), gc_run(&c); /* MQA, 16 rows per kv head */
+    c = dec(1, 64, 1, 300, 64, FC_BF16), gc_run(&c); /* 64 rows per kv head */
+    c = dec(2, 8, 2, 777, 128, FC_F16), c.Sq = 4, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT;
+    gc_run(&c); /* a few query rows (speculative decoding) */
+    c.varlen = true, c.kv.page = 16, c.stats = true, gc_run(&c);
+    c = dec(2, 4, 2, 400, 128, FC_F16), c.mask = true, gc_run(&c);
+    c = dec(2, 4, 2, 400, 128, FC_BF16), c.bias = true, c.stats = true, gc_run(&c);
+    c = dec(2, 4, 2, 400, 128, FC_F16), c.alibi = true, c.sink = true, c.stats = true, gc_run(&c);
+    c = dec(2, 4, 1, 400, 64, FC_F16), c.softcap = 8.0f, c.kv.page = 32, gc_run(&c);
+    c = dec(3, 4, 2, 300, 64, FC_BF16), c.layout = GC_GAPS, gc_run(&c);        /* padded rows, aligned */
+    c = dec(3, 4, 2, 300, 64, FC_BF16), c.layout = GC_ODD_STRIDES, gc_run(&c); /* element loads */
+    c = dec(2, 4, 2, 200, 100, FC_F16), c.Dv = 72, c.kv.i8 = true, gc_run(&c); /* Dv ≠ Dqk, int8 element loads */
+    c = dec(1, 8, 8, 40000, 128, FC_BF16), c.kv.page = 256, gc_run(&c);       /* many splits */
+    c = dec(4, 8, 2, 5, 64, FC_F16), c.varlen = true, gc_run(&c);              /* caches shorter than a tile */
+}
+
+/* out bitwise equal between two GPU runs of the same values in different storage. */
+static void identity(const char *what, gc_case a, gc_case b)
+{
+    void *oa = NULL, *ob = NULL;
+    size_t na = 0, nb = 0;
+    gc_run_out(&a, &oa, &na);
+    gc_run_out(&b, &ob, &nb);
+    TC_CHECK(oa && ob && na == nb && memcmp(oa, ob, na) == 0, "identity %s: bit-identical GPU outputs", what);
+    free(oa), free(ob);
+}
+
+static void identities(void)
+{
+    for (int t = 0; t < 2; t++) {
+        gc_case c = dec(3, 8, 2, 2500, 128, t ? FC_BF16 : FC_F16);
+        c.varlen = true, c.layout = GC_BNSD;
+        gc_case p = c;
+        p.kv.page = 16;
+        identity("paged == contiguous", c, p);
+        p.kv.heads_major = true, p.kv.page = 48;
+        identity("paged (heads-major) == contiguous", c, p);
+        gc_case l = c;
+        l.kv.list = true;
+        identity("list == padded tensor", c, l);
+        gc_case z = c;
+        z.kv.left_pad = 37;
+        identity("left padding == trimmed cache", c, z);
+        gc_case i = c;
+        i.kv.i8 = true;
+        gc_case ip = i;
+        ip.kv.page = 64;
+        identity("int8 paged == int8 contiguous", i, ip);
+    }
+}
+
+static void bad_entries(void)
+{
+    gc_case c = dec(3, 8, 2, 1000, 128, FC_BF16);
+    c.kv.page = 16, c.kv.bad_entry = true;
+    gc_run(&c);
+    c.kv.heads_major = true, c.kv.page = 5, c.varlen = true;
+    gc_run(&c);
+}
+
+/* A decode-only storage the GPU cannot take is refused by name. */
+static void refusal(void)
+{
+    enum { S = 128, E = 64, Q = 100 };
+    void *buf = NULL, *table = NULL;
+    cudaMalloc(&buf, (size_t)4 * S * E * 2 + 4096);
+    cudaMalloc(&table, 64);
+    cudaMemset(table, 0, 64);
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = 1, d.q_heads = d.kv_heads = 1, d.head_dim = E, d.q_len = Q, d.kv_len = S;
+    d.q = fc_tensor_bnsd(buf, FC_BF16, 1, Q, E);
+    d.out = fc_tensor_bnsd((char *)buf + (size_t)S * E * 2, FC_BF16, 1, Q, E);
+    d.k = d.v = fc_tensor_bnsd((char *)buf + (size_t)2 * S * E * 2, FC_BF16, 1, S, E);
+    d.kv.block_table = table, d.kv.table_stride = 1, d.kv.block_size = S, d.kv.num_blocks = 1;
+    fc_options cuda = {FC_BACKEND_CUDA, 0, NULL};
+    fc_plan *plan = NULL;
+    const fc_status st = fc_plan_create(&d, &cuda, &plan);
+    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), "64 query rows"), "paged with 100 query rows refused by name: %s (%s)",
+             fc_status_name(st), fc_last_error());
+    fc_plan_destroy(plan);
+    cudaFree(buf), cudaFree(table);
+}
+
+static void sweep(unsigned seed, int cases)
+{
+    tc_rng r = tc_rng_seed(seed);
+    const int dims[] = {64, 128, 256, 96, 40};
+    for (int n = 0; n < cases; n++) {
+        const int nkv = (int)tc_rng_int(&r, 1, 3), g = (int)tc_rng_int(&r, 1, 8);
+        gc_case c = dec((int)tc_rng_int(&r, 1, 5), nkv * g, nkv, (int)tc_rng_int(&r, 1, 3000),
+                        dims[tc_rng_int(&r, 0, 4)], tc_rng_bool(&r, 0.5) ? FC_BF16 : FC_F16);
+        c.Sq = tc_rng_bool(&r, 0.2) ? (int)tc_rng_int(&r, 2, 4) : 1;
+        c.Dv = tc_rng_bool(&r, 0.8) ? c.D : 64;
+        c.layout = tc_rng_bool(&r, 0.5) ? GC_BSND : GC_BNSD, c.varlen = tc_rng_bool(&r, 0.5);
+        if (c.Sq > 1)
+            c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT;
+        c.stats = tc_rng_bool(&r, 0.3), c.sink = tc_rng_bool(&r, 0.2);
+        const int form = (int)tc_rng_int(&r, 0, 4);
+        c.kv.page = form == 1 ? (int)tc_rng_int(&r, 1, 100) : 0;
+        c.kv.heads_major = tc_rng_bool(&r, 0.5);
+        c.kv.list = form == 2, c.kv.left_pad = form == 3 && c.Sq == 1 ? (int)tc_rng_int(&r, 1, 50) : 0;
+        c.kv.i8 = tc_rng_bool(&r, 0.3), c.kv.i8_offset = tc_rng_bool(&r, 0.5), c.kv.i8_per_tensor = tc_rng_bool(&r, 0.3);
+        c.kv.out_i8 = tc_rng_bool(&r, 0.15);
+        if (!c.kv.left_pad)
+            c.mask = tc_rng_bool(&r, 0.15), c.alibi = tc_rng_bool(&r, 0.15);
+        c.seed = seed * 1000u + (unsigned)n;
+        gc_run(&c);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (!gc_have_gpu()) {
+        printf("test_cuda_decode: no CUDA device; skipped\n");
+        return TC_SKIP;
+    }
+    const int cases = argc > 1 ? atoi(argv[1]) : 60;
+    const bool quick = argc > 2 && strcmp(argv[2], "quick") == 0; /* under compute-sanitizer: no named cases */
+    refusal();
+    if (!quick)
+        named_cases();
+    identities();
+    bad_entries();
+    sweep(20261126u, cases);
+    return tc_summary("test_cuda_decode");
+}
