@@ -27,41 +27,29 @@ struct BwdLaunch {
 /* A query row's facts, in shared memory beside its tile. */
 struct RowFacts {
     int4 span;          /* visible columns (visibility.h) */
-    double aoff;        /* ALiBi frame offset the statistics carry (terms.h) */
-    float slope, apos;  /* ALiBi frame */
-    float mlog2, linv;  /* the given statistics: (max − aoff)·log2 e and 1/sum; 0 for rows past sq */
+    float slope, apos;  /* ALiBi frame (terms.h) */
+    float mlog2, linv;  /* the given statistics: (max − frame offset)·log2 e and 1/sum; 0 for rows past sq */
     float dsum;         /* D */
-    int live, cover;    /* a row of the batch; every column of the current kv tile is visible (or !live) */
+    int cover;          /* set when every column of the current kv tile is visible (or the row is not live) */
 };
 
-/* The facts of query row i of head n1 (live: i < sq), cover for columns [a, z), in two halves so
- * that the statistics' global latency overlaps tile math: row_facts_issue computes the visibility
- * and ALiBi facts and starts cp.async copies of max, sum and D into mlog2, linv and dsum (the
- * caller commits them); after the issuing thread's cp_async_wait_all, row_facts_finish turns the
- * raw max and sum into the exp2 frame (as the CPU: max − aoff in double, then rounded). */
-__device__ __forceinline__ void row_facts_issue(const fc_problem &p, const BwdLaunch &L, const fc_batch &bt, int64_t b,
-                                                int64_t n1, int64_t i, int a, int z, RowFacts &f)
+/* The facts of query row i of head n1 (live: a row of the batch, i < sq); cover for columns
+ * [a, z). */
+__device__ __forceinline__ void row_facts(const fc_problem &p, const BwdLaunch &L, const fc_batch &bt, int64_t b, int64_t n1,
+                                          int64_t i, int a, int z, RowFacts &f)
 {
-    f.live = i < bt.sq;
-    const int4 s = row_frame(p, bt, b, n1, i, f.live, f.slope, f.apos, f.aoff);
+    const bool live = i < bt.sq;
+    double aoff;
+    const int4 s = row_frame(p, bt, b, n1, i, live, f.slope, f.apos, aoff);
     f.span = s;
-    f.cover = !f.live || (s.x <= a && z <= s.y) || (s.z <= a && z <= s.w);
-    if (!f.live) {
-        f.mlog2 = f.linv = f.dsum = 0.0f;
-        return;
+    f.mlog2 = f.linv = f.dsum = 0.0f;
+    if (live) {
+        const int64_t at = fc_stat_offset(&p, &bt, n1, i);
+        f.mlog2 = (float)(p.stats.max[at] - aoff) * kLog2e; /* into the rows' logit frame, as the CPU */
+        f.linv = 1.0f / p.stats.sum[at];
+        f.dsum = L.dsum[n1 * L.rows + L.row0[b] + i];
     }
-    const int64_t at = fc_stat_offset(&p, &bt, n1, i);
-    cp_async4(&f.mlog2, p.stats.max + at);
-    cp_async4(&f.linv, p.stats.sum + at);
-    cp_async4(&f.dsum, L.dsum + n1 * L.rows + L.row0[b] + i);
-}
-
-__device__ __forceinline__ void row_facts_finish(RowFacts &f)
-{
-    if (f.live) {
-        f.mlog2 = (float)((double)f.mlog2 - f.aoff) * kLog2e;
-        f.linv = 1.0f / f.linv;
-    }
+    f.cover = !live || (s.x <= a && z <= s.y) || (s.z <= a && z <= s.w);
 }
 
 /* acc[16 × 8·NT] = A·Bᵀ over D features: A = the warp's 16 rows of the swizzled tile a, B = the

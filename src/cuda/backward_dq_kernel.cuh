@@ -45,10 +45,7 @@ __global__ void __launch_bounds__(kThreads) bwd_dq_kernel(const __grid_constant_
         s_kv_lo = INT_MAX, s_kv_hi = 0;
     __syncthreads();
     if (tid < BM) {
-        row_facts_issue(p, L, bt, b, n1, m0 + tid, 0, 0, sF[tid]);
-        cp_async_commit();
-        cp_async_wait_all(); /* once per CTA: no latency to hide */
-        row_facts_finish(sF[tid]);
+        row_facts(p, L, bt, b, n1, m0 + tid, 0, 0, sF[tid]);
         const int4 sp = sF[tid].span;
         if (sp.x < sp.y || sp.z < sp.w) {
             atomicMin(&s_kv_lo, sp.y > sp.x ? sp.x : sp.z);

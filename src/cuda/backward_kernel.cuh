@@ -59,8 +59,8 @@ __global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant
         load_tile<T, D, BMQ>(sQ + c * BMQ * D, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dqk, L.vec_q);
         load_tile<T, D, BMQ>(sO + c * BMQ * D, p.dout, fc_view_row(&p.dout, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dv,
                              L.vec_do);
-        if (tid < BMQ) /* finished by this thread at the top of step s */
-            row_facts_issue(p, L, bt, b, n1, i0 + tid, j0, j0 + BN, sF[c * BMQ + tid]);
+        if (tid < BMQ)
+            row_facts(p, L, bt, b, n1, i0 + tid, j0, j0 + BN, sF[c * BMQ + tid]);
     };
 
     float dk[DT][4], dv[DT][4];
@@ -79,8 +79,6 @@ __global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant
 
     for (int s = 0, c = 0; s < n_steps; s++, c ^= 1) {
         cp_async_wait_all();
-        if (tid < BMQ) /* this thread's statistics of step s arrived */
-            row_facts_finish(sF[c * BMQ + tid]);
         /* Q, dO (and K, V) of step s arrived; every warp is done with buffer c ^ 1 */
         const bool full = __syncthreads_and(tid >= BMQ || sF[c * BMQ + tid].cover);
         if (s + 1 < n_steps)

@@ -20,11 +20,6 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
 }
-/* 4 bytes global → shared (a statistic), so that its latency overlaps the tile math. */
-__device__ __forceinline__ void cp_async4(void *dst, const void *src)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src));
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
 /* Waits until at most N of this thread's committed groups are still in flight (a pipeline of N + 1 stages). */
