@@ -139,13 +139,19 @@ static void *workspace_alloc(const run *r, size_t bytes)
 {
     if (bytes == 0)
         return NULL;
-    void *w = NULL;
-    if (r->c->runtime)
-        infinirtMalloc(&w, bytes);
-    else
-        w = malloc(bytes);
-    memset(w, 0xCD, bytes); /* contents on entry are arbitrary */
-    return w;
+    /* contents on entry are arbitrary: 0xCD bytes, copied in where the runtime's memory may be a device's */
+    void *w = malloc(bytes);
+    if (!w || !r->c->runtime) {
+        if (w)
+            memset(w, 0xCD, bytes);
+        return w;
+    }
+    void *dev = NULL;
+    memset(w, 0xCD, bytes);
+    if (infinirtMalloc(&dev, bytes) != INFINI_STATUS_SUCCESS || infinirtMemcpy(dev, w, bytes, INFINIRT_MEMCPY_H2D) != INFINI_STATUS_SUCCESS)
+        fprintf(stderr, "workspace_alloc: infinirtMalloc/infinirtMemcpy of %zu bytes failed\n", bytes);
+    free(w);
+    return dev;
 }
 
 static infiniStatus_t call(run *r, infiniopFlashAttentionDescriptor_t fa)
