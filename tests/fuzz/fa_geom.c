@@ -49,7 +49,7 @@ fz_spec fz_fa_stats(const fz_fa *g)
     return g->tnd ? fz_sp(ACL_FLOAT, 3, g->T1, g->N1, 8, 0) : fz_sp(ACL_FLOAT, 4, g->B, g->N1, g->S1, 8);
 }
 
-aclTensor *fz_fa_pse(fz *f, fz_cann *c, const fz_fa *g)
+static aclTensor *fz_fa_pse(fz *f, fz_cann *c, const fz_fa *g)
 {
     if (!fz_chance(f, 25))
         return NULL;
@@ -70,7 +70,7 @@ static int64_t mask_value(void *ctx, int64_t e)
     return j > i + cols[1];
 }
 
-aclTensor *fz_fa_mask(fz *f, fz_cann *c, const fz_fa *g)
+static aclTensor *fz_fa_mask(fz *f, fz_cann *c, const fz_fa *g)
 {
     static int64_t shape[2];
     const bool compressed = g->mode >= 2 && g->mode != 5;
@@ -89,7 +89,7 @@ aclTensor *fz_fa_mask(fz *f, fz_cann *c, const fz_fa *g)
     return fz_tensor(f, c, &s);
 }
 
-aclTensor *fz_fa_drop(fz *f, fz_cann *c, const fz_fa *g, double *keep)
+static aclTensor *fz_fa_drop(fz *f, fz_cann *c, const fz_fa *g, double *keep)
 {
     *keep = 1.0;
     if (!fz_chance(f, 15))
@@ -100,7 +100,7 @@ aclTensor *fz_fa_drop(fz *f, fz_cann *c, const fz_fa *g, double *keep)
     return fz_tensor(f, c, &s);
 }
 
-aclTensor *fz_fa_sink(fz *f, fz_cann *c, const fz_fa *g)
+static aclTensor *fz_fa_sink(fz *f, fz_cann *c, const fz_fa *g)
 {
     if (!fz_chance(f, 15))
         return NULL;
@@ -108,7 +108,7 @@ aclTensor *fz_fa_sink(fz *f, fz_cann *c, const fz_fa *g)
     return fz_tensor(f, c, &s);
 }
 
-aclIntArray *fz_fa_lens(fz *f, fz_cann *c, const fz_fa *g, bool q_side)
+static aclIntArray *fz_fa_lens(fz *f, fz_cann *c, const fz_fa *g, bool q_side)
 {
     if (!g->tnd)
         return NULL;
@@ -118,7 +118,7 @@ aclIntArray *fz_fa_lens(fz *f, fz_cann *c, const fz_fa *g, bool q_side)
     return fz_int_array(f, c, v, g->B);
 }
 
-aclIntArray *fz_fa_prefix(fz *f, fz_cann *c, const fz_fa *g)
+static aclIntArray *fz_fa_prefix(fz *f, fz_cann *c, const fz_fa *g)
 {
     if (g->mode != 6 && !fz_chance(f, 3))
         return NULL;
@@ -128,7 +128,7 @@ aclIntArray *fz_fa_prefix(fz *f, fz_cann *c, const fz_fa *g)
     return fz_int_array(f, c, v, g->B);
 }
 
-aclIntArray *fz_fa_start(fz *f, fz_cann *c)
+static aclIntArray *fz_fa_start(fz *f, fz_cann *c)
 {
     if (!fz_chance(f, 10))
         return NULL;
@@ -136,9 +136,20 @@ aclIntArray *fz_fa_start(fz *f, fz_cann *c)
     return fz_int_array(f, c, v, 1);
 }
 
-void fz_fa_attrs_draw(fz *f, const fz_fa *g, fz_fa_attrs *a)
+void fz_fa_optional_draw(fz *f, fz_cann *c, const fz_fa *g, bool sink_ok, fz_fa_optional *o)
+{
+    o->pse = fz_fa_pse(f, c, g);
+    o->mask = fz_fa_mask(f, c, g);
+    o->drop = fz_fa_drop(f, c, g, &o->keep);
+    o->sink = sink_ok ? fz_fa_sink(f, c, g) : NULL;
+}
+
+void fz_fa_attrs_draw(fz *f, fz_cann *c, const fz_fa *g, fz_fa_attrs *a)
 {
     static const char *const sml[] = {"", "TND", "NTD", "BNSD"};
+    a->prefix = fz_fa_prefix(f, c, g);
+    a->actual_q = fz_fa_lens(f, c, g, true), a->actual_kv = fz_fa_lens(f, c, g, false);
+    a->q_start = fz_fa_start(f, c), a->kv_start = fz_fa_start(f, c);
     a->scale = fz_real(f, 1.0 / sqrt((double)g->D));
     a->pre = fz_int(f, fz_chance(f, 50) ? 2147483647 : fz_range(f, -4, 20));
     a->next = fz_int(f, fz_chance(f, 50) ? 2147483647 : fz_range(f, -4, 20));

@@ -22,22 +22,21 @@ void fz_fa_draw(fz *f, fz_fa *g, bool tnd_ok);
 fz_spec fz_fa_seq(const fz_fa *g, bool q_side, int e);
 /* softmaxMax / softmaxSum: [B, N1, S1, 8] or [T1, N1, 8]. */
 fz_spec fz_fa_stats(const fz_fa *g);
-/* Optional operands the input asks for (NULL otherwise). */
-aclTensor *fz_fa_pse(fz *f, fz_cann *c, const fz_fa *g);
-aclTensor *fz_fa_mask(fz *f, fz_cann *c, const fz_fa *g);
-aclTensor *fz_fa_drop(fz *f, fz_cann *c, const fz_fa *g, double *keep);
-aclTensor *fz_fa_sink(fz *f, fz_cann *c, const fz_fa *g);
-/* Cumulative lengths (TND) or NULL. */
-aclIntArray *fz_fa_lens(fz *f, fz_cann *c, const fz_fa *g, bool q_side);
-aclIntArray *fz_fa_prefix(fz *f, fz_cann *c, const fz_fa *g);
-aclIntArray *fz_fa_start(fz *f, fz_cann *c);
+/* The optional inputs both directions take, drawn in this order: pse, atten mask, drop mask (with
+ * keepProb) and, where the operator has one (sink_ok), the sink. */
+typedef struct fz_fa_optional {
+    aclTensor *pse, *mask, *drop, *sink;
+    double keep;
+} fz_fa_optional;
+void fz_fa_optional_draw(fz *f, fz_cann *c, const fz_fa *g, bool sink_ok, fz_fa_optional *o);
 
-/* The scalar attributes both directions take. */
+/* The int arrays and scalar attributes both directions take, drawn after the tensors. */
 typedef struct fz_fa_attrs {
+    aclIntArray *prefix, *actual_q, *actual_kv, *q_start, *kv_start;
     double scale;
     int64_t pre, next, heads, inner, mode, pse_type;
     char sml[16]; /* softmax layout (V5) */
 } fz_fa_attrs;
-void fz_fa_attrs_draw(fz *f, const fz_fa *g, fz_fa_attrs *a);
+void fz_fa_attrs_draw(fz *f, fz_cann *c, const fz_fa *g, fz_fa_attrs *a);
 
 #endif

@@ -28,57 +28,45 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_spec a = fz_fa_seq(&g, true, g.Dr), b = fz_fa_seq(&g, false, g.Dr);
         qr = fz_tensor(&f, &c, &a), kr = fz_tensor(&f, &c, &b);
     }
-    double keep;
-    aclTensor *pse = fz_fa_pse(&f, &c, &g), *mask = fz_fa_mask(&f, &c, &g), *drop = fz_fa_drop(&f, &c, &g, &keep);
-    aclTensor *sink = fn == 2 || fn == 4 ? fz_fa_sink(&f, &c, &g) : NULL;
+    fz_fa_optional o;
+    fz_fa_optional_draw(&f, &c, &g, fn == 2 || fn == 4, &o);
     aclTensor *smax = fz_tensor(&f, &c, &sst), *ssum = fz_tensor(&f, &c, &sst), *out = fz_tensor(&f, &c, &so);
-    aclIntArray *prefix = fz_fa_prefix(&f, &c, &g), *aq = fz_fa_lens(&f, &c, &g, true), *akv = fz_fa_lens(&f, &c, &g, false);
-    aclIntArray *qs = fz_fa_start(&f, &c), *kvs = fz_fa_start(&f, &c);
     fz_fa_attrs a;
-    fz_fa_attrs_draw(&f, &g, &a);
-    const double scale = a.scale;
-    const int64_t pre = a.pre, next = a.next, heads = a.heads, inner = a.inner, mode = a.mode, pt = a.pse_type;
-    char *sml_s = a.sml;
+    fz_fa_attrs_draw(&f, &c, &g, &a);
 
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    aclnnStatus st;
-    aclnnStatus (*run)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+    fz_call r = {0};
     switch (fn) {
     case 0:
-        st = aclnnFlashAttentionScoreGetWorkspaceSize(q, k, v, pse, drop, NULL, mask, prefix, scale, keep, pre, next,
-                                                      heads, g.layout, inner, mode, smax, ssum, NULL, out, &ws, &ex);
-        run = aclnnFlashAttentionScore;
+        r.st = aclnnFlashAttentionScoreGetWorkspaceSize(q, k, v, o.pse, o.drop, NULL, o.mask, a.prefix, a.scale, o.keep,
+                                                        a.pre, a.next, a.heads, g.layout, a.inner, a.mode, smax, ssum,
+                                                        NULL, out, &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionScore;
         break;
     case 1:
-        st = aclnnFlashAttentionScoreV2GetWorkspaceSize(q, k, v, pse, drop, NULL, mask, prefix, qs, kvs, scale, keep, pre,
-                                                        next, heads, g.layout, inner, mode, pt, smax, ssum, NULL, out,
-                                                        &ws, &ex);
-        run = aclnnFlashAttentionScoreV2;
+        r.st = aclnnFlashAttentionScoreV2GetWorkspaceSize(
+            q, k, v, o.pse, o.drop, NULL, o.mask, a.prefix, a.q_start, a.kv_start, a.scale, o.keep, a.pre, a.next,
+            a.heads, g.layout, a.inner, a.mode, a.pse_type, smax, ssum, NULL, out, &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionScoreV2;
         break;
     case 2:
-        st = aclnnFlashAttentionScoreV3GetWorkspaceSize(q, k, v, pse, drop, NULL, mask, sink, prefix, qs, kvs, scale, keep,
-                                                        pre, next, heads, g.layout, inner, mode, pt, smax, ssum, NULL,
-                                                        out, &ws, &ex);
-        run = aclnnFlashAttentionScoreV3;
+        r.st = aclnnFlashAttentionScoreV3GetWorkspaceSize(
+            q, k, v, o.pse, o.drop, NULL, o.mask, o.sink, a.prefix, a.q_start, a.kv_start, a.scale, o.keep, a.pre,
+            a.next, a.heads, g.layout, a.inner, a.mode, a.pse_type, smax, ssum, NULL, out, &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionScoreV3;
         break;
     case 3:
-        st = aclnnFlashAttentionVarLenScoreGetWorkspaceSize(q, k, v, pse, drop, NULL, mask, prefix, aq, akv, scale, keep,
-                                                            pre, next, heads, g.layout, inner, mode, smax, ssum, NULL,
-                                                            out, &ws, &ex);
-        run = aclnnFlashAttentionVarLenScore;
+        r.st = aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
+            q, k, v, o.pse, o.drop, NULL, o.mask, a.prefix, a.actual_q, a.actual_kv, a.scale, o.keep, a.pre, a.next,
+            a.heads, g.layout, a.inner, a.mode, smax, ssum, NULL, out, &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionVarLenScore;
         break;
     default:
-        st = aclnnFlashAttentionVarLenScoreV5GetWorkspaceSize(q, qr, k, kr, v, pse, drop, NULL, mask, sink, prefix, aq,
-                                                              akv, qs, kvs, scale, keep, pre, next, heads, g.layout,
-                                                              inner, mode, pt, sml_s, smax, ssum, NULL, out, &ws, &ex);
-        run = aclnnFlashAttentionVarLenScoreV5;
+        r.st = aclnnFlashAttentionVarLenScoreV5GetWorkspaceSize(
+            q, qr, k, kr, v, o.pse, o.drop, NULL, o.mask, o.sink, a.prefix, a.actual_q, a.actual_kv, a.q_start,
+            a.kv_start, a.scale, o.keep, a.pre, a.next, a.heads, g.layout, a.inner, a.mode, a.pse_type, a.sml, smax,
+            ssum, NULL, out, &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionVarLenScoreV5;
         break;
     }
-    if (st == ACLNN_SUCCESS) {
-        fz_free_between(&f, &c);
-        fz_run(&f, run, ws, ex);
-    }
-    fz_cann_release(&c);
-    return 0;
+    return fz_finish(&f, &c, &r);
 }

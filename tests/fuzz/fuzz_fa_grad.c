@@ -32,9 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         a.output = b.output = true;
         dqr = fz_tensor(&f, &c, &a), dkr = fz_tensor(&f, &c, &b);
     }
-    double keep;
-    aclTensor *pse = fz_fa_pse(&f, &c, &g), *mask = fz_fa_mask(&f, &c, &g), *drop = fz_fa_drop(&f, &c, &g, &keep);
-    aclTensor *sink = fn >= 2 ? fz_fa_sink(&f, &c, &g) : NULL;
+    fz_fa_optional o;
+    fz_fa_optional_draw(&f, &c, &g, fn >= 2, &o);
     aclTensor *dq = fz_tensor(&f, &c, &oq), *dk = fz_tensor(&f, &c, &ok), *dv = fz_tensor(&f, &c, &ok);
     aclTensor *dpse = NULL, *dsink = NULL;
     if (fz_chance(&f, 5)) {
@@ -42,53 +41,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         s.output = true;
         dpse = fz_tensor(&f, &c, &s);
     }
-    if (sink && fz_chance(&f, 70)) {
+    if (o.sink && fz_chance(&f, 70)) {
         fz_spec s = fz_sp(ACL_FLOAT, 1, g.N1, 0, 0, 0);
         s.output = true;
         dsink = fz_tensor(&f, &c, &s);
     }
-    aclIntArray *prefix = fz_fa_prefix(&f, &c, &g), *aq = fz_fa_lens(&f, &c, &g, true), *akv = fz_fa_lens(&f, &c, &g, false);
-    aclIntArray *qs = fz_fa_start(&f, &c), *kvs = fz_fa_start(&f, &c);
     fz_fa_attrs a;
-    fz_fa_attrs_draw(&f, &g, &a);
-    const double scale = a.scale;
-    const int64_t pre = a.pre, next = a.next, heads = a.heads, inner = a.inner, mode = a.mode, pt = a.pse_type;
-    char *sml_s = a.sml;
+    fz_fa_attrs_draw(&f, &c, &g, &a);
 
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    aclnnStatus st;
-    aclnnStatus (*run)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+    fz_call r = {0};
     switch (fn) {
     case 0:
-        st = aclnnFlashAttentionScoreGradGetWorkspaceSize(q, k, v, dy, pse, drop, NULL, mask, smax, ssum, NULL, out, prefix,
-                                                          scale, keep, pre, next, heads, g.layout, inner, mode, dq, dk,
-                                                          dv, dpse, &ws, &ex);
-        run = aclnnFlashAttentionScoreGrad;
+        r.st = aclnnFlashAttentionScoreGradGetWorkspaceSize(q, k, v, dy, o.pse, o.drop, NULL, o.mask, smax, ssum, NULL,
+                                                            out, a.prefix, a.scale, o.keep, a.pre, a.next, a.heads,
+                                                            g.layout, a.inner, a.mode, dq, dk, dv, dpse, &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionScoreGrad;
         break;
     case 1:
-        st = aclnnFlashAttentionScoreGradV2GetWorkspaceSize(q, k, v, dy, pse, drop, NULL, mask, smax, ssum, NULL, out,
-                                                            prefix, qs, kvs, scale, keep, pre, next, heads, g.layout,
-                                                            inner, mode, pt, dq, dk, dv, dpse, &ws, &ex);
-        run = aclnnFlashAttentionScoreGradV2;
+        r.st = aclnnFlashAttentionScoreGradV2GetWorkspaceSize(
+            q, k, v, dy, o.pse, o.drop, NULL, o.mask, smax, ssum, NULL, out, a.prefix, a.q_start, a.kv_start, a.scale,
+            o.keep, a.pre, a.next, a.heads, g.layout, a.inner, a.mode, a.pse_type, dq, dk, dv, dpse, &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionScoreGradV2;
         break;
     case 2:
-        st = aclnnFlashAttentionScoreGradV3GetWorkspaceSize(q, k, v, dy, pse, drop, NULL, mask, smax, ssum, NULL, out, sink,
-                                                            prefix, qs, kvs, scale, keep, pre, next, heads, g.layout,
-                                                            inner, mode, pt, dq, dk, dv, dpse, dsink, &ws, &ex);
-        run = aclnnFlashAttentionScoreGradV3;
+        r.st = aclnnFlashAttentionScoreGradV3GetWorkspaceSize(
+            q, k, v, dy, o.pse, o.drop, NULL, o.mask, smax, ssum, NULL, out, o.sink, a.prefix, a.q_start, a.kv_start,
+            a.scale, o.keep, a.pre, a.next, a.heads, g.layout, a.inner, a.mode, a.pse_type, dq, dk, dv, dpse, dsink,
+            &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionScoreGradV3;
         break;
     default:
-        st = aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
-            q, qr, k, kr, v, dy, pse, drop, NULL, mask, smax, ssum, NULL, out, sink, prefix, aq, akv, qs, kvs, scale, keep,
-            pre, next, heads, g.layout, inner, mode, pt, sml_s, dq, dqr, dk, dkr, dv, dpse, dsink, &ws, &ex);
-        run = aclnnFlashAttentionUnpaddingScoreGradV5;
+        r.st = aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
+            q, qr, k, kr, v, dy, o.pse, o.drop, NULL, o.mask, smax, ssum, NULL, out, o.sink, a.prefix, a.actual_q,
+            a.actual_kv, a.q_start, a.kv_start, a.scale, o.keep, a.pre, a.next, a.heads, g.layout, a.inner, a.mode,
+            a.pse_type, a.sml, dq, dqr, dk, dkr, dv, dpse, dsink, &r.ws, &r.ex);
+        r.run = aclnnFlashAttentionUnpaddingScoreGradV5;
         break;
     }
-    if (st == ACLNN_SUCCESS) {
-        fz_free_between(&f, &c);
-        fz_run(&f, run, ws, ex);
-    }
-    fz_cann_release(&c);
-    return 0;
+    return fz_finish(&f, &c, &r);
 }

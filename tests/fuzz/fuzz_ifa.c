@@ -126,15 +126,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const int64_t block = fz_int(&f, g.form >= 2 ? g.BS : 0), inner = fz_int(&f, fz_range(&f, 0, 1));
     const double scale = fz_real(&f, 1.0 / sqrt((double)g.D));
 
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    const aclnnStatus st = aclnnIncreFlashAttentionV4GetWorkspaceSize(
+    fz_call r = {.run = aclnnIncreFlashAttentionV4};
+    r.st = aclnnIncreFlashAttentionV4GetWorkspaceSize(
         q, kl, vl, pse, mask, lens, NULL, NULL, NULL, qs2, qo2, aqs, aqo, table, pad, heads, scale, layout, kv_heads,
-        block, inner, out, &ws, &ex);
-    if (st == ACLNN_SUCCESS) {
-        fz_free_between(&f, &c);
-        fz_run(&f, aclnnIncreFlashAttentionV4, ws, ex);
-    }
-    fz_cann_release(&c);
-    return 0;
+        block, inner, out, &r.ws, &r.ex);
+    return fz_finish(&f, &c, &r);
 }

@@ -101,9 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const double scale = fz_real(&f, 1.0 / sqrt((double)(g.D + g.Dr)));
     const int64_t mode = fz_int(&f, fz_chance(&f, 50) ? 3 : 0), pre = fz_int(&f, 2147483647), next = fz_int(&f, 2147483647);
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    aclnnStatus st;
+    fz_call r = {0};
     if (!grad) {
         fz_spec so = sq, ss = sst;
         so.output = ss.output = true;
@@ -111,13 +109,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         aclTensor *out = fz_tensor(&f, &c, &so);
         aclTensor *smax = lse || fz_chance(&f, 10) ? fz_tensor(&f, &c, &ss) : NULL;
         aclTensor *ssum = lse || fz_chance(&f, 10) ? fz_tensor(&f, &c, &ss) : NULL;
-        st = aclnnSparseFlashAttentionGetWorkspaceSize(q, k, v, idx, table, aq, akv, qr, kr, scale, g.bs, lq, lkv, mode,
-                                                       pre, next, fz_int(&f, fz_chance(&f, 30) ? 2 : 0), lse, out, smax,
-                                                       ssum, &ws, &ex);
-        if (st == ACLNN_SUCCESS) {
-            fz_free_between(&f, &c);
-            fz_run(&f, aclnnSparseFlashAttention, ws, ex);
-        }
+        r.run = aclnnSparseFlashAttention;
+        r.st = aclnnSparseFlashAttentionGetWorkspaceSize(q, k, v, idx, table, aq, akv, qr, kr, scale, g.bs, lq, lkv,
+                                                         mode, pre, next, fz_int(&f, fz_chance(&f, 30) ? 2 : 0), lse,
+                                                         out, smax, ssum, &r.ws, &r.ex);
     } else {
         fz_spec so = sq, sdk = sk, sdqr = sqr, sdkr = skr;
         so.output = sdk.output = sdqr.output = sdkr.output = true;
@@ -125,14 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         aclTensor *smax = fz_tensor(&f, &c, &sst), *ssum = fz_tensor(&f, &c, &sst);
         aclTensor *dq = fz_tensor(&f, &c, &so), *dk = fz_tensor(&f, &c, &sdk), *dv = fz_tensor(&f, &c, &sdk);
         aclTensor *dqr = g.Dr ? fz_tensor(&f, &c, &sdqr) : NULL, *dkr = g.Dr ? fz_tensor(&f, &c, &sdkr) : NULL;
-        st = aclnnSparseFlashAttentionGradGetWorkspaceSize(q, k, v, idx, dout, out, smax, ssum, aq, akv, qr, kr, scale,
-                                                           g.bs, lq, mode, pre, next, fz_chance(&f, 50), dq, dk, dv, dqr,
-                                                           dkr, &ws, &ex);
-        if (st == ACLNN_SUCCESS) {
-            fz_free_between(&f, &c);
-            fz_run(&f, aclnnSparseFlashAttentionGrad, ws, ex);
-        }
+        r.run = aclnnSparseFlashAttentionGrad;
+        r.st = aclnnSparseFlashAttentionGradGetWorkspaceSize(q, k, v, idx, dout, out, smax, ssum, aq, akv, qr, kr,
+                                                             scale, g.bs, lq, mode, pre, next, fz_chance(&f, 50), dq,
+                                                             dk, dv, dqr, dkr, &r.ws, &r.ex);
     }
-    fz_cann_release(&c);
-    return 0;
+    return fz_finish(&f, &c, &r);
 }

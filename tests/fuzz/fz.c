@@ -353,32 +353,33 @@ aclTensorList *fz_tensor_list(fz_cann *c, aclTensor *const *t, int n)
     return l;
 }
 
-aclnnStatus fz_run(fz *f, aclnnStatus (*run)(void *, uint64_t, aclOpExecutor *, aclrtStream), uint64_t ws,
-                   aclOpExecutor *ex)
+/* Runs a published executor's second phase with a workspace of exactly the size asked for. */
+static void run_second_phase(fz *f, aclnnStatus (*run)(void *, uint64_t, aclOpExecutor *, aclrtStream), uint64_t ws,
+                             aclOpExecutor *ex)
 {
     if (ws > ((uint64_t)1 << 26)) { /* too large to be worth an execution */
         aclDestroyAclOpExecutor(ex);
-        return ACLNN_SUCCESS;
+        return;
     }
     void *w = NULL;
     if (ws && aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
         aclDestroyAclOpExecutor(ex);
-        return ACLNN_SUCCESS;
+        return;
     }
     uint64_t size = ws;
     if (fz_chance(f, 2))
         size = ws ? ws - 1 : 0;
     const bool twice = fz_chance(f, 4) && aclSetAclOpExecutorRepeatable(ex) == ACLNN_SUCCESS;
-    aclnnStatus st = run(w, size, ex, NULL);
+    run(w, size, ex, NULL);
     if (twice) {
         run(w, size, ex, NULL);
         aclDestroyAclOpExecutor(ex);
     }
     aclrtFree(w);
-    return st;
 }
 
-void fz_free_between(fz *f, fz_cann *c)
+/* Sometimes frees one device allocation between the phases. */
+static void free_between(fz *f, fz_cann *c)
 {
     if (c->ndev == 0 || !fz_chance(f, 2))
         return;
@@ -387,7 +388,7 @@ void fz_free_between(fz *f, fz_cann *c)
     c->dev[k] = NULL;
 }
 
-void fz_cann_release(fz_cann *c)
+static void cann_release(fz_cann *c)
 {
     for (int k = 0; k < c->nlist; k++)
         aclDestroyTensorList(c->list[k]);
@@ -402,4 +403,14 @@ void fz_cann_release(fz_cann *c)
     for (int k = 0; k < c->nhost; k++)
         free(c->host[k]);
     memset(c, 0, sizeof *c);
+}
+
+int fz_finish(fz *f, fz_cann *c, const fz_call *call)
+{
+    if (call->st == ACLNN_SUCCESS) {
+        free_between(f, c);
+        run_second_phase(f, call->run, call->ws, call->ex);
+    }
+    cann_release(c);
+    return 0;
 }

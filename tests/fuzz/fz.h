@@ -2,7 +2,7 @@
  * Shared pieces of the libFuzzer harnesses (tests/fuzz/README.md): a reader that turns the input
  * bytes into sizes, strides, offsets, attributes and data, and — for the CANN faces — tensors whose
  * storage is allocated exactly to the size their view reaches, so that any access outside it is a
- * real AddressSanitizer report.  Every object a harness makes is released by fz_cann_release.
+ * real AddressSanitizer report.  Every object a harness makes is released by fz_finish.
  *
  * The decoding is structure-aware: a harness first draws a consistent problem (small sizes, a
  * layout, the options), then every tensor may be mutated (a dim off by one, an edge stride, a view
@@ -95,12 +95,17 @@ aclTensor *fz_tensor(fz *f, fz_cann *c, const fz_spec *s);
 aclTensor *fz_tensor_plain(fz *f, fz_cann *c, const fz_spec *s);
 aclIntArray *fz_int_array(fz *f, fz_cann *c, const int64_t *values, int n);
 aclTensorList *fz_tensor_list(fz_cann *c, aclTensor *const *t, int n);
-/* Sometimes frees one device allocation between the phases (the second phase must refuse). */
-void fz_free_between(fz *f, fz_cann *c);
-/* Runs a published executor's second phase with a workspace of exactly the size asked for. */
-aclnnStatus fz_run(fz *f, aclnnStatus (*run)(void *, uint64_t, aclOpExecutor *, aclrtStream), uint64_t ws,
-                   aclOpExecutor *ex);
-void fz_cann_release(fz_cann *c);
+/* A CANN operator call: its first phase's status, workspace size and executor, and its second phase. */
+typedef struct fz_call {
+    aclnnStatus st;
+    uint64_t ws;
+    aclOpExecutor *ex;
+    aclnnStatus (*run)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+} fz_call;
+/* Ends a CANN harness's input: when the first phase succeeded, sometimes frees one device allocation
+ * (the second phase must then refuse) and runs the second phase with a workspace of exactly the size
+ * asked for; then releases every object.  Returns 0 (LLVMFuzzerTestOneInput's value). */
+int fz_finish(fz *f, fz_cann *c, const fz_call *call);
 
 /* Shorthand for a spec. */
 fz_spec fz_sp(aclDataType dt, int rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3);
