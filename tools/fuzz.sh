@@ -15,7 +15,7 @@ names=("${@:-${all[@]}}")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 dir=${FLASHC_FUZZ_BUILD:-build-fuzz}
 ./tools/deps.sh
-# a directory configured before (CI: the sanitizer pass's build-asan/) is built as it is
+# a directory configured before (FLASHC_FUZZ_BUILD) is built as it is
 [ -e "$dir/CMakeCache.txt" ] ||
   cmake -S . -B "$dir" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DFLASHC_FUZZ=ON -DFLASHC_BUILD_TESTS=OFF -DFLASHC_BUILD_BENCH=OFF -DFLASHC_VEC16=OFF -DFLASHC_SIMD_KERNELS=OFF \

@@ -181,7 +181,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
 #endif
         }
         const bool hides = fc_tile_hides(p, kind);
-        fc_kv_tile kv = {NULL};
+        fc_kv_tile kv = {0};
         if (!pv_tiles || hides) /* the tile products read the kv rows themselves, but hidden values are checked */
             fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place && !tiles, b.kb, b.vb,
                             b.aff);

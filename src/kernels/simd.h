@@ -41,7 +41,20 @@
 #define FC_AMX 0
 #endif
 
+/* Sanitizer builds leave inlining to the compiler: forcing every unrolled register tile of the
+ * micro-GEMM into its callers makes functions so large that clang's ASan + UBSan compile of one
+ * vector kernel file takes minutes instead of seconds (its block-frequency and branch-probability
+ * analyses grow faster than the function). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define FC_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(FC_SANITIZED)
+#define FC_INLINE static inline
+#else
 #define FC_INLINE static inline __attribute__((always_inline))
+#endif
 
 /* ---------------------------------------------------------------------------------------------- */
 #if defined(FC_SIMD_VEC16)

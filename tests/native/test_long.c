@@ -14,7 +14,7 @@
 #include "harness.h"
 #include "reference/reference.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(FLASHC_SANITIZED) /* set by the build for gcc's and clang's sanitizer builds alike */
 #define NT_SANITIZED 1
 #else
 #define NT_SANITIZED 0
