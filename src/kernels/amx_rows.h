@@ -40,6 +40,34 @@ static inline void fc_amx_rows_carve(fc_amx_rows_bufs *w, fc_carver *cur, const 
     w->s = fc_take(cur, (size_t)FC_AMX_BLOCK * a->Jp * sizeof(float));
 }
 
+/* dst[c·ldd + r] = src[r·lds + c] for a 16 × 16 block of dwords whose rows from n on are taken as
+ * zeros (not read): four rounds of in-lane and cross-lane shuffles. */
+FC_INLINE void fc_amx_transpose16(const uint32_t *src, ptrdiff_t lds, int n, uint32_t *dst, ptrdiff_t ldd)
+{
+    __m512i r[16], t[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = i < n ? _mm512_loadu_si512(src + i * lds) : _mm512_setzero_si512();
+    for (int i = 0; i < 16; i += 2) { /* (r_i[c], r_i+1[c]) pairs */
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 16; g += 4) { /* r[g + k], lane L: column 4L + k of rows g .. g + 3 */
+        r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+        r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+        r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+    for (int k = 0; k < 4; k++) { /* a 4 × 4 transpose of 128-bit lanes per k */
+        const __m512i x0 = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x44), x1 = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xEE);
+        const __m512i y0 = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x44);
+        const __m512i y1 = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xEE);
+        _mm512_storeu_si512(dst + (0 + k) * ldd, _mm512_shuffle_i32x4(x0, y0, 0x88));
+        _mm512_storeu_si512(dst + (4 + k) * ldd, _mm512_shuffle_i32x4(x0, y0, 0xDD));
+        _mm512_storeu_si512(dst + (8 + k) * ldd, _mm512_shuffle_i32x4(x1, y1, 0x88));
+        _mm512_storeu_si512(dst + (12 + k) * ldd, _mm512_shuffle_i32x4(x1, y1, 0xDD));
+    }
+}
+
 /* Kᵀ in pair form (B operand of S = Q·Kᵀ): kt[d/2][2j + d%2] = k_j[d] for the tile's rows j < jn,
  * zeros up to Jp: the dword transpose of the key rows, read in place where they are plain bf16
  * rows (x: Dt floats of scratch). */
@@ -58,10 +86,12 @@ static inline void fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem
         for (int j = 0; j < jn; j++)
             fc_amx_key_row(a->k + (size_t)j * Dp, NULL, p, at, j0 + j, Dp, x);
     }
-    fc_transpose((const float *)rows, ld / 2, (float *)kt, Jp, jn, Dp / 2);
-    if (jn < Jp)
-        for (int c = 0; c < Dp / 2; c++)
-            memset((uint32_t *)kt + (size_t)c * Jp + jn, 0, (size_t)(Jp - jn) * sizeof(uint32_t));
+    const uint32_t *src = (const uint32_t *)rows;
+    uint32_t *dst = (uint32_t *)kt;
+    for (int j = 0; j < Jp; j += 16) /* Dp/2 is a multiple of 16; rows past jn come out as zeros */
+        for (int c = 0; c < Dp / 2; c += 16)
+            fc_amx_transpose16(j < jn ? src + j * (ld / 2) + c : src, ld / 2, j < jn ? jn - j : 0,
+                               dst + (ptrdiff_t)c * Jp + j, Jp);
 }
 
 /* Bits [a, b) of the 16 columns from j, as a lane mask. */
