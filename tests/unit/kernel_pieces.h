@@ -41,8 +41,9 @@ typedef struct unit_pieces {
                         float *C, int64_t ldc);
 } unit_pieces;
 
-/* The table of the set named argv[1] when this build has it and this CPU runs it (pinned, so that
- * the amx set has its tile permission); NULL after printing why not (the test then skips, 77). */
-const unit_pieces *unit_pieces_open(int argc, char **argv);
+/* main() of a unit test of the set named argv[1]: TC_SKIP (77) after printing why where this build
+ * lacks it or this CPU does not run it; else the set is pinned (so that amx has its tile
+ * permission), body runs, and tc_summary("unit_<piece>[<isa>]") is returned. */
+int unit_main(int argc, char **argv, const char *piece, void (*body)(const unit_pieces *));
 
 #endif /* FLASHC_TESTS_UNIT_KERNEL_PIECES_H */

@@ -126,15 +126,11 @@ static void dot_and_finite(const unit_pieces *P)
         }
 }
 
-int main(int argc, char **argv)
+static void all_tiles(const unit_pieces *P)
 {
-    const unit_pieces *P = unit_pieces_open(argc, argv);
-    if (!P)
-        return TC_SKIP;
     gemm_visible(P);
     transpose(P);
     dot_and_finite(P);
-    char name[64];
-    snprintf(name, sizeof name, "unit_tiles[%s]", P->isa);
-    return tc_summary(name);
 }
+
+int main(int argc, char **argv) { return unit_main(argc, argv, "tiles", all_tiles); }
