@@ -64,14 +64,3 @@ aclnnStatus fa_dropout_check_size(const fa_geom *g, const cann_operand *mask)
                        mask->name, (long long)need, (long long)bits, (long long)mask->numel);
     return ACLNN_SUCCESS;
 }
-
-void fa_lower_stats_dropout(const fa_geom *g, fc_batch *batch)
-{
-    int64_t bit = 0;
-    for (int64_t b = 0; b < g->B; b++) {
-        fc_batch *bt = &batch[b];
-        bt->stat_row0 = g->layout == FA_LAYOUT_TND ? fa_tok_q(g, b) : b * g->S1;
-        bt->drop_bit0 = bit;
-        bit += g->N1 * bt->sq * bt->skv;
-    }
-}

@@ -31,7 +31,4 @@ aclnnStatus fa_dropout_check_tensor(const cann_operand *mask);
 /* At least ceil(E/8) bytes for E = N1·Σ S1_b·S2_b. */
 aclnnStatus fa_dropout_check_size(const fa_geom *g, const cann_operand *mask);
 
-/* Per-batch statistics base (elements) and first dropout bit. */
-void fa_lower_stats_dropout(const fa_geom *g, fc_batch *batch);
-
 #endif /* FC_CANN_FA_STATS_H */
