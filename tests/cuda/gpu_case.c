@@ -28,6 +28,24 @@ bool gc_require_gpu(const char *test)
     return false;
 }
 
+int gc_main(const char *test, int argc, char **argv, void (*checks)(void), unsigned seed, bool backward)
+{
+    if (!gc_require_gpu(test))
+        return TC_SKIP;
+    const int cases = argc > 1 ? atoi(argv[1]) : 60;
+    checks();
+    gc_sweep(seed, cases, backward);
+    return tc_summary(test);
+}
+
+void gc_expect_refusal(fc_status st, fc_plan **plan, const char *needle)
+{
+    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), needle), "%s refused by name: %s (%s)", needle,
+             fc_status_name(st), fc_last_error());
+    fc_plan_destroy(*plan);
+    *plan = NULL;
+}
+
 void gc_layouts(gc_case c)
 {
     gc_run(&c);

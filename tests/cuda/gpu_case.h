@@ -59,6 +59,14 @@ typedef struct gc_case {
 bool gc_have_gpu(void);
 bool gc_require_gpu(const char *test);
 
+/* main() of a GPU-against-CPU test: TC_SKIP where no GPU is present; else `checks`, then a seeded
+ * sweep of argv[1] (default 60) random cases, forward or backward; tc_summary(test). */
+int gc_main(const char *test, int argc, char **argv, void (*checks)(void), unsigned seed, bool backward);
+
+/* A plan the GPU must refuse: st is FC_ERR_BACKEND and the message names `needle`; *plan is
+ * destroyed and cleared. */
+void gc_expect_refusal(fc_status st, fc_plan **plan, const char *needle);
+
 /* The case in four layouts and visibility forms: as given; BNSD causal bottom-right; strides with
  * gaps, a band, statistics on; odd strides (element loads), a prefix, MQA. */
 void gc_layouts(gc_case c);

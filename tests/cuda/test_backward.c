@@ -64,27 +64,18 @@ static void refusals(void)
     fc_plan *plan = NULL;
     d.dropout = (fc_dropout){.keep_prob = 0.9};
     d.dropout.generate = true;
-    fc_status st = fc_plan_create_backward(&d, &g, &cuda, &plan);
-    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), "generated dropout"), "generated dropout refused by name: %s (%s)",
-             fc_status_name(st), fc_last_error());
-    fc_plan_destroy(plan), plan = NULL;
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "generated dropout");
     d.dropout = (fc_dropout){0};
     d.dropout.keep_prob = 1.0;
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_F32;
-    st = fc_plan_create_backward(&d, &g, &cuda, &plan);
-    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), "fp16/bf16"), "fp32 refused by name: %s (%s)", fc_status_name(st),
-             fc_last_error());
-    fc_plan_destroy(plan);
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "fp16/bf16");
     cudaFree(buf);
 }
 
-int main(int argc, char **argv)
+static void checks(void)
 {
-    if (!gc_require_gpu("test_cuda_backward"))
-        return TC_SKIP;
-    const int cases = argc > 1 ? atoi(argv[1]) : 60;
     refusals();
     named_cases();
-    gc_sweep(20261127u, cases, true);
-    return tc_summary("test_cuda_backward");
 }
+
+int main(int argc, char **argv) { return gc_main("test_cuda_backward", argc, argv, checks, 20261127u, true); }

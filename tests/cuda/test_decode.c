@@ -119,10 +119,7 @@ static void refusal(void)
     d.kv.block_table = table, d.kv.table_stride = 1, d.kv.block_size = S, d.kv.num_blocks = 1;
     fc_options cuda = {FC_BACKEND_CUDA, 0, NULL};
     fc_plan *plan = NULL;
-    const fc_status st = fc_plan_create(&d, &cuda, &plan);
-    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), "64 query rows"), "paged with 100 query rows refused by name: %s (%s)",
-             fc_status_name(st), fc_last_error());
-    fc_plan_destroy(plan);
+    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "64 query rows"); /* paged, 100 query rows */
     cudaFree(buf), cudaFree(table);
 }
 
@@ -155,10 +152,8 @@ static void sweep(unsigned seed, int cases)
 
 int main(int argc, char **argv)
 {
-    if (!gc_have_gpu()) {
-        printf("test_cuda_decode: no CUDA device; skipped\n");
+    if (!gc_require_gpu("test_cuda_decode"))
         return TC_SKIP;
-    }
     const int cases = argc > 1 ? atoi(argv[1]) : 60;
     const bool quick = argc > 2 && strcmp(argv[2], "quick") == 0; /* under compute-sanitizer: no named cases */
     refusal();

@@ -60,20 +60,14 @@ static void selection(void)
     plan = NULL;
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = FC_F32;
     fc_options cuda = {FC_BACKEND_CUDA, 0, NULL};
-    st = fc_plan_create(&d, &cuda, &plan);
-    TC_CHECK(st == FC_ERR_BACKEND && strstr(fc_last_error(), "fp16/bf16"), "fp32 refused by name: %s (%s)",
-             fc_status_name(st), fc_last_error());
-    fc_plan_destroy(plan);
+    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "fp16/bf16");
     cudaFree(dq);
 }
 
-int main(int argc, char **argv)
+static void checks(void)
 {
-    if (!gc_require_gpu("test_cuda_forward"))
-        return TC_SKIP;
-    const int cases = argc > 1 ? atoi(argv[1]) : 60;
     selection();
     named_cases();
-    gc_sweep(20261126u, cases, false);
-    return tc_summary("test_cuda_forward");
 }
+
+int main(int argc, char **argv) { return gc_main("test_cuda_forward", argc, argv, checks, 20261126u, false); }

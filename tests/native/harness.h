@@ -198,6 +198,9 @@ int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result
 void nt_same_data(const char *what, const nt_case *a, const nt_case *b, bool stats);
 /* Bitwise equality of the raw outputs and statistics. */
 bool nt_bitwise_equal(const nt_result *a, const nt_result *b);
+/* Runs the case on d with 1 and with 2 threads (c->threads is left at 2) and checks that the
+ * outputs and statistics are bitwise identical. */
+void nt_check_threads(nt_case *c, const nt_data *d);
 
 /* The sparse reference (reference/sparse.h) for the case's data: lengths, operands, indices. */
 struct ref_sparse;

@@ -87,6 +87,17 @@ bool nt_bitwise_equal(const nt_result *a, const nt_result *b)
     return true;
 }
 
+void nt_check_threads(nt_case *c, const nt_data *d)
+{
+    nt_result r1, r2;
+    c->threads = 1;
+    nt_execute(c, d, &r1);
+    c->threads = 2;
+    nt_execute(c, d, &r2);
+    TC_CHECK(nt_bitwise_equal(&r1, &r2), "outputs or statistics differ between 1 and 2 threads");
+    nt_result_free(&r1), nt_result_free(&r2);
+}
+
 int nt_main(int argc, char **argv, const char *name, void (*body)(void))
 {
     const char *isa = argc > 1 ? argv[1] : NULL;

@@ -273,13 +273,7 @@ static void threads(void)
             c.sink = NT_SINK_FINITE, c.kv_starts = true, c.out_dt = FC_I8, c.dt = FC_F16;
         tc_context("decode, 1 and 2 threads bit-identical (case %d)", k);
         nt_data d = nt_prepare(&c);
-        nt_result r1, r2;
-        c.threads = 1;
-        nt_execute(&c, &d, &r1);
-        c.threads = 2;
-        nt_execute(&c, &d, &r2);
-        TC_CHECK(nt_bitwise_equal(&r1, &r2), "outputs or statistics differ between 1 and 2 threads");
-        nt_result_free(&r1), nt_result_free(&r2);
+        nt_check_threads(&c, &d);
         nt_data_free(&d);
     }
 }

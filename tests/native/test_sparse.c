@@ -186,13 +186,7 @@ static void flops_and_threads(void)
     nt_bufs_free(&L);
 
     tc_context("sparse forward: 1 and 2 threads bit-identical");
-    nt_result r1, r2;
-    c.threads = 1;
-    nt_execute(&c, &d, &r1);
-    c.threads = 2;
-    nt_execute(&c, &d, &r2);
-    TC_CHECK(nt_bitwise_equal(&r1, &r2), "outputs or statistics differ between 1 and 2 threads");
-    nt_result_free(&r1), nt_result_free(&r2);
+    nt_check_threads(&c, &d);
     nt_data_free(&d);
 }
 

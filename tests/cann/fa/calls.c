@@ -53,13 +53,7 @@ const char *fa_fn_name(fa_fn fn)
     return names[fn];
 }
 
-static aclnnStatus fa_call_with(const void *args, uint64_t *ws, aclOpExecutor **ex)
-{
-    fa_args b = *(const fa_args *)args;
-    b.ws = ws;
-    b.ex = ex;
-    return fa_call(&b);
-}
+CANN_PHASE1_CALL(fa_call_with, fa_args, fa_call)
 
 void fa_expect(const fa_args *a, aclnnStatus code, const char *needle1, const char *needle2)
 {

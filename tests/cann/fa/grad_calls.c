@@ -55,13 +55,7 @@ const char *fag_run_name(fag_fn fn)
     return names[fn];
 }
 
-static aclnnStatus fag_call_with(const void *args, uint64_t *ws, aclOpExecutor **ex)
-{
-    fag_args b = *(const fag_args *)args;
-    b.ws = ws;
-    b.ex = ex;
-    return fag_call(&b);
-}
+CANN_PHASE1_CALL(fag_call_with, fag_args, fag_call)
 
 void fag_expect(const fag_args *a, aclnnStatus code, const char *needle1, const char *needle2)
 {

@@ -49,6 +49,16 @@ void fa_setup(fa_run *r, const fa_case *c);
 aclnnStatus fa_case_prepare(fa_run *r, uint64_t *ws, aclOpExecutor **ex);
 aclnnStatus fa_case_execute(const fa_run *r, void *ws, uint64_t bytes, aclOpExecutor *ex, aclrtStream stream);
 
+/* The second phase of an operator (the forward or a backward) whose first phase returned st, ws and
+ * ex: run on a fresh workspace and stream.  Checks both codes and the stream; false when one failed. */
+typedef aclnnStatus (*fa_second_phase)(void *ws, uint64_t bytes, aclOpExecutor *ex, aclrtStream stream, const void *ctx);
+bool fa_run_phases(aclnnStatus st, uint64_t ws, aclOpExecutor *ex, const char *what, fa_second_phase run,
+                   const void *ctx);
+/* The forward's two phases on a set-up run (fa_run_phases). */
+bool fa_forward(fa_run *r);
+/* The forward's outputs against the reference on the same logical values: fa_run_case's checks. */
+void fa_check_forward(const fa_run *r);
+
 /* The reference's description of the case, its hooks plugged into *cann (which must outlive it). */
 void fa_case_reference(const fa_run *r, ref_fwd *fwd, ref_cann *cann);
 

@@ -1,7 +1,9 @@
-/* fag_run_case: the forward through the face, its backward, ref_backward, and the checks. */
+/* fa_run_both / fag_run_case: the forward through the face (checked or not), its backward,
+ * ref_backward, and the checks. */
 #include "harness_grad.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,32 +27,6 @@ fag_fn fag_grad_fn(fa_fn fn)
     case FA_V3: return FAG_V3;
     default: return FAG_V5;
     }
-}
-
-/* Runs the two phases of a first phase that has been called (st, ws, ex) with a fresh workspace. */
-static bool second_phase(aclnnStatus st, uint64_t ws, aclOpExecutor *ex, const char *what,
-                         aclnnStatus (*run)(void *, uint64_t, aclOpExecutor *, aclrtStream, const void *),
-                         const void *ctx)
-{
-    if (!TC_CHECK(st == ACLNN_SUCCESS, "%s GetWorkspaceSize returned %d: %s", what, st, aclGetRecentErrMsg()))
-        return false;
-    void *wsp = NULL;
-    if (ws > 0 && aclrtMalloc(&wsp, ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
-        abort();
-    aclrtStream stream;
-    aclrtCreateStream(&stream);
-    st = run(wsp, ws, ex, stream, ctx);
-    const bool ok = TC_CHECK(st == ACLNN_SUCCESS, "%s second phase returned %d: %s", what, st, aclGetRecentErrMsg());
-    TC_CHECK(aclrtSynchronizeStream(stream) == ACL_SUCCESS, "aclrtSynchronizeStream failed");
-    aclrtDestroyStream(stream);
-    if (wsp)
-        aclrtFree(wsp);
-    return ok;
-}
-
-static aclnnStatus run_forward(void *ws, uint64_t bytes, aclOpExecutor *ex, aclrtStream s, const void *ctx)
-{
-    return fa_case_execute(ctx, ws, bytes, ex, s);
 }
 
 static aclnnStatus run_backward(void *ws, uint64_t bytes, aclOpExecutor *ex, aclrtStream s, const void *ctx)
@@ -206,7 +182,8 @@ void fag_check(fag_run *g)
     ref_grads_free(&rg);
 }
 
-bool fag_open(fag_run *g, const fag_case *c)
+/* fag_open, and the forward's outputs checked against the reference when asked. */
+static bool open_case(fag_run *g, const fag_case *c, bool check_forward)
 {
     memset(g, 0, sizeof *g);
     g->gc = c;
@@ -215,11 +192,10 @@ bool fag_open(fag_run *g, const fag_case *c)
     fa_setup_inputs(r, &c->f);
     fa_setup_outputs(r, &c->f);
     fa_setup_arrays(r, &c->f);
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    const aclnnStatus st = fa_case_prepare(r, &ws, &ex);
-    if (!second_phase(st, ws, ex, "forward", run_forward, r))
+    if (!fa_forward(r))
         return false;
+    if (check_forward)
+        fa_check_forward(r);
     take_forward(g);
     make_grad_tensors(g);
     return true;
@@ -231,7 +207,7 @@ bool fag_backward(fag_run *g)
     aclOpExecutor *ex = NULL;
     const fag_fn fn = fag_grad_fn(g->r.c->fn);
     const aclnnStatus st = fag_prepare(g, &ws, &ex);
-    return second_phase(st, ws, ex, "backward", run_backward, &fn);
+    return fa_run_phases(st, ws, ex, "backward", run_backward, &fn);
 }
 
 void fag_close(fag_run *g)
@@ -243,13 +219,42 @@ void fag_close(fag_run *g)
     fa_teardown(&g->r);
 }
 
-bool fag_run_case(const char *name, const fag_case *c)
+bool fag_open(fag_run *g, const fag_case *c) { return open_case(g, c, false); }
+
+/* The forward's outputs are checked (fa_run_both) or only feed the backward (fag_run_case). */
+static bool run_case(const char *name, const fag_case *c, bool check_forward)
 {
     tc_context("%s", name);
     fag_run g;
-    const bool ok = fag_open(&g, c) && fag_backward(&g);
+    const bool ok = open_case(&g, c, check_forward) && fag_backward(&g);
     if (ok)
         fag_check(&g);
     fag_close(&g);
     return ok;
+}
+
+bool fag_run_case(const char *name, const fag_case *c) { return run_case(name, c, false); }
+
+bool fa_run_both(const char *name, const fag_case *c) { return run_case(name, c, true); }
+
+bool fa_run_bothf(const fag_case *c, const char *fmt, ...)
+{
+    char name[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return run_case(name, c, true);
+}
+
+void fa_run_both_as(const char *name, fag_case *g, fa_fn other_fn, bool other_sil)
+{
+    fa_run_both(name, g);
+    if (other_fn == g->f.fn && other_sil == g->f.same_as_input)
+        return;
+    static const char *const fns[] = {"V1", "V2", "V3", "VarLen", "V5"};
+    char again[200];
+    snprintf(again, sizeof again, "%s [%s%s]", name, fns[other_fn], other_sil ? " same_as_input" : "");
+    g->f.fn = other_fn, g->f.same_as_input = other_sil, g->f.seed += 5000;
+    fa_run_both(again, g);
 }

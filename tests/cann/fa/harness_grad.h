@@ -28,6 +28,15 @@ fag_case fag_case_default(void);
 
 /* Runs and checks the case (TC checks, context from name); false when a library call failed. */
 bool fag_run_case(const char *name, const fag_case *c);
+/* fag_run_case with the forward checked too (fa_run_case's checks, before the backward reads its
+ * output and statistics): the one run of the feature tests, test_fa_*.c. */
+bool fa_run_both(const char *name, const fag_case *c);
+/* fa_run_both with the name formatted. */
+bool fa_run_bothf(const fag_case *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* fa_run_both; then, where other_fn or other_sil (V5's "same_as_input") differ from the case's, the
+ * same case again through that forward operator and statistics order (seed + 5000, name suffixed):
+ * for the rows that the forward and the backward tests once ran through different operators. */
+void fa_run_both_as(const char *name, fag_case *g, fa_fn other_fn, bool other_sil);
 
 /* ---- the steps of fag_run_case, for tests that run the backward more than once --------------- */
 

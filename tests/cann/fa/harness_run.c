@@ -331,15 +331,6 @@ void fa_case_reference(const fa_run *r, ref_fwd *fwd, ref_cann *cann)
     ref_cann_plug(fwd, cann);
 }
 
-/* The reference on the same logical values. */
-static void reference(const fa_run *r, double *out, double *smax, double *ssum)
-{
-    ref_fwd f;
-    ref_cann rc;
-    fa_case_reference(r, &f, &rc);
-    ref_forward(&f, out, smax, ssum);
-}
-
 /* Offset of replica 0 of row (b, n1, i) in the statistics (semantics §2.8). */
 int64_t fa_stat_at(const fa_run *r, int b, int n1, int i)
 {
@@ -420,37 +411,59 @@ void fa_setup(fa_run *r, const fa_case *c)
     fa_setup_arrays(r, c);
 }
 
+static aclnnStatus forward_second_phase(void *ws, uint64_t bytes, aclOpExecutor *ex, aclrtStream s, const void *ctx)
+{
+    return fa_case_execute(ctx, ws, bytes, ex, s);
+}
+
+bool fa_run_phases(aclnnStatus st, uint64_t ws, aclOpExecutor *ex, const char *what, fa_second_phase run,
+                   const void *ctx)
+{
+    if (!TC_CHECK(st == ACLNN_SUCCESS, "%s GetWorkspaceSize returned %d: %s", what, st, aclGetRecentErrMsg()))
+        return false;
+    void *wsp = NULL;
+    if (ws > 0 && aclrtMalloc(&wsp, ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+        abort();
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    st = run(wsp, ws, ex, stream, ctx);
+    const bool ok = TC_CHECK(st == ACLNN_SUCCESS, "%s second phase returned %d: %s", what, st, aclGetRecentErrMsg());
+    TC_CHECK(aclrtSynchronizeStream(stream) == ACL_SUCCESS, "aclrtSynchronizeStream failed");
+    aclrtDestroyStream(stream);
+    if (wsp)
+        aclrtFree(wsp);
+    return ok;
+}
+
+bool fa_forward(fa_run *r)
+{
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    const aclnnStatus st = fa_case_prepare(r, &ws, &ex);
+    return fa_run_phases(st, ws, ex, "forward", forward_second_phase, r);
+}
+
+void fa_check_forward(const fa_run *r)
+{
+    const int64_t rows = (int64_t)r->B * r->N1 * r->S1cap;
+    double *out = calloc((size_t)rows * r->Dv, sizeof *out), *smax = calloc((size_t)rows, sizeof *smax);
+    double *ssum = calloc((size_t)rows, sizeof *ssum);
+    ref_fwd f;
+    ref_cann rc;
+    fa_case_reference(r, &f, &rc);
+    ref_forward(&f, out, smax, ssum);
+    check_outputs(r, out, smax, ssum);
+    free(out), free(smax), free(ssum);
+}
+
 bool fa_run_case(const char *name, const fa_case *c)
 {
     tc_context("%s", name);
     fa_run r;
     fa_setup(&r, c);
-
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    aclnnStatus st = fa_case_prepare(&r, &ws, &ex);
-    bool ok = TC_CHECK(st == ACLNN_SUCCESS, "GetWorkspaceSize returned %d: %s", st, aclGetRecentErrMsg());
-    if (ok) {
-        void *wsp = NULL;
-        if (ws > 0 && aclrtMalloc(&wsp, ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
-            abort();
-        aclrtStream stream;
-        aclrtCreateStream(&stream);
-        st = fa_case_execute(&r, wsp, ws, ex, stream);
-        ok = TC_CHECK(st == ACLNN_SUCCESS, "the second phase returned %d: %s", st, aclGetRecentErrMsg());
-        TC_CHECK(aclrtSynchronizeStream(stream) == ACL_SUCCESS, "aclrtSynchronizeStream failed");
-        aclrtDestroyStream(stream);
-        if (wsp)
-            aclrtFree(wsp);
-    }
-    if (ok) {
-        const int64_t rows = (int64_t)r.B * r.N1 * r.S1cap;
-        double *out = calloc((size_t)rows * r.Dv, sizeof *out), *smax = calloc((size_t)rows, sizeof *smax);
-        double *ssum = calloc((size_t)rows, sizeof *ssum);
-        reference(&r, out, smax, ssum);
-        check_outputs(&r, out, smax, ssum);
-        free(out), free(smax), free(ssum);
-    }
+    const bool ok = fa_forward(&r);
+    if (ok)
+        fa_check_forward(&r);
     fa_teardown(&r);
     return ok;
 }

@@ -13,13 +13,7 @@ aclnnStatus ifa_call(const ifa_args *a)
                                                       a->out, a->ws, a->ex);
 }
 
-static aclnnStatus ifa_call_with(const void *args, uint64_t *ws, aclOpExecutor **ex)
-{
-    ifa_args b = *(const ifa_args *)args;
-    b.ws = ws;
-    b.ex = ex;
-    return ifa_call(&b);
-}
+CANN_PHASE1_CALL(ifa_call_with, ifa_args, ifa_call)
 
 void ifa_expect(const ifa_args *a, aclnnStatus code, const char *needle1, const char *needle2)
 {

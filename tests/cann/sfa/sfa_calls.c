@@ -23,13 +23,7 @@ aclnnStatus sfa_call_run(bool grad, void *ws, uint64_t bytes, aclOpExecutor *ex,
     return grad ? aclnnSparseFlashAttentionGrad(ws, bytes, ex, stream) : aclnnSparseFlashAttention(ws, bytes, ex, stream);
 }
 
-static aclnnStatus sfa_call_with(const void *args, uint64_t *ws, aclOpExecutor **ex)
-{
-    sfa_args b = *(const sfa_args *)args;
-    b.ws = ws;
-    b.ex = ex;
-    return sfa_call(&b);
-}
+CANN_PHASE1_CALL(sfa_call_with, sfa_args, sfa_call)
 
 void sfa_expect(const sfa_args *a, aclnnStatus code, const char *needle1, const char *needle2)
 {

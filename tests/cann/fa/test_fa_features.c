@@ -1,21 +1,15 @@
 /*
- * The remaining backward features through the CANN face: dropout (§2.7: the same keep bits as the
- * forward, dense and TND with empty batches), sinks and dsink (§2.6, §3.3: V3 and V5, finite and
- * −inf, with fully masked rows), rope (§2.9: V5, dq_rope and dk_rope, with dropout and mode 6),
- * statistics that are not the forward's (used as given, §8.16), innerPrecise (ignored), and
+ * The remaining features through the CANN face, forward and backward on every case: dropout (§2.7:
+ * random and all-ones keep bits, the backward with the forward's bits, dense and TND with empty
+ * batches), sinks and dsink (§2.6, §3.3: V3 and V5, finite and −inf, with fully masked rows), rope
+ * (§2.9: V5, dq_rope and dk_rope, with dropout and mode 6), statistics that are not the forward's
+ * (used as given by the backward, §8.16), innerPrecise values (the backward ignores them), and
  * everything at once.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "harness_grad.h"
-
-static void run(const char *fmt, const fag_case *g, long a, long b)
-{
-    char name[160];
-    snprintf(name, sizeof name, fmt, a, b);
-    fag_run_case(name, g);
-}
 
 static void dropout(void)
 {
@@ -31,8 +25,8 @@ static void dropout(void)
         c->all_keep = k == 4;
         if (k >= 3)
             c->sparse_mode = 3, c->mask_rank = 2, c->mask_dims[0] = 2048, c->mask_dims[1] = 2048;
-        c->seed = 9000 + (uint64_t)k;
-        run("dropout keepProb case %ld (all ones %ld)", &g, k, c->all_keep);
+        c->seed = 4000 + (uint64_t)k;
+        fa_run_bothf(&g, "dropout keepProb case %d (all ones %d)", k, c->all_keep);
     }
     const int s1[] = {3, 0, 4}, s2[] = {5, 3, 2};
     for (int k = 0; k < 2; k++) {
@@ -43,8 +37,8 @@ static void dropout(void)
         c->B = 3, c->N1 = 2, c->N2 = 2, c->D = 8;
         memcpy(c->s1, s1, sizeof s1), memcpy(c->s2, s2, sizeof s2);
         c->keep_prob = 0.6;
-        c->seed = 9100 + (uint64_t)k;
-        run("TND dropout (per-batch bit blocks) case %ld%ld", &g, k, 0);
+        c->seed = 4100 + (uint64_t)k;
+        fa_run_bothf(&g, "TND dropout (per-batch bit blocks) case %d", k);
     }
 }
 
@@ -57,12 +51,12 @@ static void sinks(void)
         c->layout = k % 2 ? "BNSD" : "BSH";
         c->B = 2, c->N1 = 4, c->N2 = 2, c->D = 8, c->S1 = k >= 4 ? 9 : 6, c->S2 = k >= 4 ? 4 : 7;
         c->sink = k % 2 ? 2 : 1;
-        if (k >= 2) /* mode 3 with S1 > S2 (k >= 4): rows that see no key */
+        if (k >= 2) /* mode 3 with S1 > S2 (k >= 4): fully masked first rows */
             c->sparse_mode = 3, c->mask_rank = 4, c->mask_dims[0] = 1, c->mask_dims[1] = 1, c->mask_dims[2] = 2048,
             c->mask_dims[3] = 2048;
         c->strides = (fa_strides)(k % 3);
-        c->seed = 9200 + (uint64_t)k;
-        run("GradV3 sink kind %ld case %ld", &g, c->sink, k);
+        c->seed = 4200 + (uint64_t)k;
+        fa_run_bothf(&g, "V3 sink kind %d case %d", c->sink, k);
     }
     const int s1[] = {4, 0, 6}, s2[] = {4, 2, 3};
     for (int k = 0; k < 2; k++) {
@@ -75,11 +69,12 @@ static void sinks(void)
         c->sink = 1 + k;
         c->sparse_mode = 3, c->mask_rank = 2, c->mask_dims[0] = 2048, c->mask_dims[1] = 2048;
         c->same_as_input = k;
-        c->seed = 9300 + (uint64_t)k;
-        run("V5 sink kind %ld with rows that see no key%ld", &g, c->sink, 0);
+        c->seed = 4300 + (uint64_t)k;
+        fa_run_bothf(&g, "V5 sink kind %d with fully masked rows", c->sink);
     }
 }
 
+/* Odd cases run again with "same_as_input" statistics. */
 static void rope(void)
 {
     const int s1[] = {5, 2, 0, 7}, s2[] = {5, 9, 3, 4};
@@ -98,14 +93,15 @@ static void rope(void)
         if (k == 2)
             c->sparse_mode = 6, c->mask_rank = 2, c->mask_dims[0] = 3072, c->mask_dims[1] = 2048, c->prefix = true,
             c->prefix_v[0] = 2, c->prefix_v[1] = 4, c->prefix_v[2] = 0, c->prefix_v[3] = 1; /* flashc: rope with mode 6 */
-        c->same_as_input = k % 2;
-        c->seed = 9400 + (uint64_t)k;
-        run("V5 rope Dr=%ld case %ld", &g, c->Dr, k);
+        c->seed = 4400 + (uint64_t)k;
+        char name[64];
+        snprintf(name, sizeof name, "V5 rope Dr=%d case %d", c->Dr, k);
+        fa_run_both_as(name, &g, FA_V5, k % 2);
     }
 }
 
-/* Statistics that are not the forward's are used as given (no re-normalisation), with and
- * without a sink. */
+/* Statistics that are not the forward's are used as given by the backward (no re-normalisation),
+ * with and without a sink. */
 static void given_statistics(void)
 {
     for (int k = 0; k < 3; k++) {
@@ -119,27 +115,29 @@ static void given_statistics(void)
         c->sparse_mode = k == 1 ? 2 : 0, c->mask_rank = k == 1 ? 2 : 0, c->mask_dims[0] = c->mask_dims[1] = 2048;
         g.skew_stats = true;
         c->seed = 9500 + (uint64_t)k;
-        run("skewed statistics used as given, case %ld%ld", &g, k, 0);
+        fa_run_bothf(&g, "skewed statistics used as given, case %d", k);
     }
 }
 
-/* innerPrecise is ignored by the backward: any value. */
+/* innerPrecise 0..2: fully masked rows are zeros in every setting (out and dq); the forward
+ * validates the value, the backward reads none.  Runs through V2, and through V1 / V3 as well. */
 static void inner_precise(void)
 {
-    const int values[] = {0, 2, 1};
-    for (int k = 0; k < 3; k++) {
+    const fa_fn also[] = {FA_V1, FA_V3, FA_V2};
+    for (int ip = 0; ip <= 2; ip++) {
         fag_case g = fag_case_default();
         fa_case *c = &g.f;
-        c->fn = (fa_fn)k; /* V1, V2, V3: the forward validates 0..2; the backward reads none */
-        c->inner_precise = values[k];
+        c->inner_precise = ip;
         c->sparse_mode = 3, c->S1 = 10, c->S2 = 4, c->mask_rank = 2, c->mask_dims[0] = 2048, c->mask_dims[1] = 2048;
-        c->seed = 9600 + (uint64_t)k;
-        run("innerPrecise %ld, rows that see nothing have dq 0%ld", &g, values[k], 0);
+        c->seed = 4500 + (uint64_t)ip;
+        char name[96];
+        snprintf(name, sizeof name, "innerPrecise %d: fully masked rows are zeros in every setting", ip);
+        fa_run_both_as(name, &g, also[ip], false);
     }
 }
 
 /* Rope, sink, pse, mask, dropout, start indices and the token-major statistics in one V5 call,
- * and a dense GradV3 with pse, mask, dropout and sink. */
+ * and a dense V3 with pse, mask, dropout and sink. */
 static void everything(void)
 {
     const int s1[] = {6, 3, 0, 5}, s2[] = {6, 8, 2, 5};
@@ -158,8 +156,8 @@ static void everything(void)
     c->keep_prob = 0.75;
     c->same_as_input = true;
     c->strides = ST_GAPS;
-    c->seed = 9700;
-    run("V5 with every feature at once%ld%ld", &g, 0, 0);
+    c->seed = 4600;
+    fa_run_bothf(&g, "V5 with every feature at once");
     g = fag_case_default();
     c->fn = FA_V3;
     c->layout = "SBH";
@@ -172,7 +170,7 @@ static void everything(void)
     c->keep_prob = 0.85;
     c->strides = ST_REVERSED;
     c->seed = 9701;
-    run("GradV3 SBH BFLOAT16 with pse, mask, band, dropout and sink%ld%ld", &g, 0, 0);
+    fa_run_bothf(&g, "V3 SBH BFLOAT16 with pse, mask, band, dropout and sink");
 }
 
 int main(void)
@@ -183,5 +181,5 @@ int main(void)
     given_statistics();
     inner_precise();
     everything();
-    return tc_summary("cann_grad_features");
+    return tc_summary("cann_fa_features");
 }

@@ -1,8 +1,9 @@
 /*
- * Position bias in the backward through the CANN face (semantics §2.4, §3.3: ∂x/∂s = scale for
- * every pseType): pseType 0 and 1 with every dense shape, the compressed 1024-row form (dense and
- * TND, with its j <= i rule), the TND bottom-right [1024, P2] block, and generated ALiBi (pseType 2,
- * 3) with [B, N1] and [N1] slopes and start indices (TND mode 8: batch 0 only).
+ * Position bias through the CANN face, forward and backward on every case (semantics §2.4, §3.3:
+ * ∂x/∂s = scale for every pseType): pseType 0 (scale, then add) and 1 (add, then scale) with every
+ * dense shape, the compressed 1024-row form (dense and TND, with its j <= i rule), the TND
+ * bottom-right [1024, P2] block, and generated ALiBi (pseType 2, 3) with [B, N1] and [N1] slopes and
+ * start indices (TND mode 8: batch 0 only).
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,13 +14,6 @@ static void pse_shape(fa_case *c, int rank, int64_t d0, int64_t d1, int64_t d2, 
 {
     c->pse_rank = rank;
     c->pse_dims[0] = d0, c->pse_dims[1] = d1, c->pse_dims[2] = d2, c->pse_dims[3] = d3;
-}
-
-static void run(const char *fmt, const fag_case *g, long a, long b)
-{
-    char name[160];
-    snprintf(name, sizeof name, fmt, a, b);
-    fag_run_case(name, g);
 }
 
 static void dense_shapes(void)
@@ -44,8 +38,8 @@ static void dense_shapes(void)
             else
                 pse_shape(c, 4, B, N, 1, S2);
             c->mask_rank = 2, c->mask_dims[0] = S1, c->mask_dims[1] = S2, c->mask_density = 0.2;
-            c->seed = 8000 + (uint64_t)(type * 3 + s);
-            run("pseType %ld dense shape #%ld", &g, type, s);
+            c->seed = 3000 + (uint64_t)(type * 3 + s);
+            fa_run_bothf(&g, "pseType %d dense shape #%d", type, s);
         }
 }
 
@@ -53,20 +47,28 @@ static void dense_shapes(void)
 static void dense_compressed(void)
 {
     const int S = 1030;
-    const int modes[] = {0, 3};
-    for (int k = 0; k < 2; k++) {
+    static const struct {
+        fa_fn fn;
+        const char *layout;
+        int B, pse_type, pse_b, mode;
+        uint64_t seed;
+    } rows[] = {
+        {FA_V2, "SBH", 2, 1, 2, 0, 3100}, {FA_V2, "BSND", 2, 0, 1, 2, 3101}, {FA_V2, "SBH", 2, 1, 2, 3, 3102},
+        {FA_V1, "BSND", 2, 1, 1, 0, 3103}, {FA_V2, "SBH", 1, 0, 1, 0, 8100}, {FA_V1, "BSND", 1, 1, 1, 3, 8101},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
         fag_case g = fag_case_default();
         fa_case *c = &g.f;
-        c->fn = k ? FA_V1 : FA_V2;
-        c->layout = k ? "BSND" : "SBH";
-        c->B = 1, c->N1 = 1, c->N2 = 1, c->D = 4, c->S1 = S, c->S2 = S;
-        c->pse_type = k ? 1 : 0;
-        pse_shape(c, 4, 1, 1, 1024, S);
-        c->sparse_mode = modes[k];
-        if (modes[k])
-            c->mask_rank = 2, c->mask_dims[0] = 2048, c->mask_dims[1] = 2048;
-        c->seed = 8100 + (uint64_t)k;
-        run("dense compressed pse (1024 of %ld rows), mode %ld", &g, S, modes[k]);
+        c->fn = rows[k].fn;
+        c->layout = rows[k].layout;
+        c->B = rows[k].B, c->N1 = 1, c->N2 = 1, c->D = 4, c->S1 = S, c->S2 = S;
+        c->pse_type = rows[k].pse_type;
+        pse_shape(c, 4, rows[k].pse_b, 1, 1024, S);
+        c->sparse_mode = rows[k].mode;
+        if (rows[k].mode)
+            c->mask_rank = 2, c->mask_dims[0] = 2048, c->mask_dims[1] = 2048; /* compressed causal */
+        c->seed = rows[k].seed;
+        fa_run_bothf(&g, "dense compressed pse (1024 of %d rows), mode %d", S, rows[k].mode);
     }
 }
 
@@ -88,16 +90,16 @@ static void alibi(void)
         if (k >= 6)
             c->sparse_mode = 3, c->mask_rank = 2, c->mask_dims[0] = 2048, c->mask_dims[1] = 2048;
         c->strides = (fa_strides)(k % 3);
-        c->seed = 8200 + (uint64_t)k;
-        run("ALiBi pseType %ld case %ld", &g, c->pse_type, k);
+        c->seed = 3200 + (uint64_t)k;
+        fa_run_bothf(&g, "ALiBi pseType %d case %d", c->pse_type, k);
     }
 }
 
-static fag_case tnd(const int *s1, const int *s2, int B)
+static fag_case tnd(fa_fn fn, const int *s1, const int *s2, int B)
 {
     fag_case g = fag_case_default();
     fa_case *c = &g.f;
-    c->fn = FA_V5;
+    c->fn = fn;
     c->layout = "TND";
     c->B = B, c->N1 = 2, c->N2 = 1, c->D = 8;
     memcpy(c->s1, s1, sizeof(int) * (size_t)B);
@@ -107,36 +109,40 @@ static fag_case tnd(const int *s1, const int *s2, int B)
 
 static void tnd_pse(void)
 {
+    /* [B or 1, N1, 1024, P2] blocks, P2 >= max S2_b; VarLen and V5 forwards, both V5 statistics orders */
     const int s1[] = {3, 0, 6, 2}, s2[] = {5, 2, 6, 1};
-    for (int k = 0; k < 4; k++) {
-        fag_case g = tnd(s1, s2, 4);
+    for (int k = 0; k < 6; k++) {
+        const int shape = k < 4 ? k : 2 * k - 7; /* rows 4, 5: shapes 1 and 3 again, "same_as_input" */
+        fag_case g = tnd(k < 2 ? FA_VARLEN : FA_V5, s1, s2, 4);
         fa_case *c = &g.f;
-        c->pse_type = k == 3 ? 0 : 1;
-        pse_shape(c, 4, k % 2 ? 1 : 4, 2, 1024, 6 + k);
-        if (k == 2)
+        c->pse_type = shape == 3 ? 0 : 1;
+        pse_shape(c, 4, shape % 2 ? 1 : 4, 2, 1024, 6 + shape);
+        if (shape == 2)
             c->sparse_mode = 8, c->band = true, c->pre = 3, c->next = 0, c->mask_rank = 2, c->mask_dims[0] = 2048,
             c->mask_dims[1] = 2048;
-        c->strides = (fa_strides)(k % 3);
-        c->same_as_input = k % 2;
-        c->seed = 8300 + (uint64_t)k;
-        run("TND pse [%ld, N1, 1024, P2] case %ld", &g, c->pse_dims[0], k);
+        c->strides = (fa_strides)(shape % 3);
+        c->same_as_input = k >= 4;
+        c->seed = k < 4 ? 3300 + (uint64_t)k : 8300 + (uint64_t)shape;
+        fa_run_bothf(&g, "TND pse [%lld, N1, 1024, P2] case %d", (long long)c->pse_dims[0], k);
     }
+    /* a compressed batch (S1_b = S2_b = 1030) among short ones, modes 0, 2, 3, 7, 8 */
     const int c1[] = {4, 1030, 3}, c2[] = {6, 1030, 3};
-    const int modes[] = {0, 3, 7};
-    for (int m = 0; m < 3; m++) {
-        fag_case g = tnd(c1, c2, 3);
+    const int modes[] = {0, 2, 3, 7, 8};
+    for (int m = 0; m < 5; m++) {
+        fag_case g = tnd(m % 2 ? FA_V5 : FA_VARLEN, c1, c2, 3);
         fa_case *c = &g.f;
         c->N1 = 1, c->D = 4, c->pse_type = 1;
         pse_shape(c, 4, 3, 1, 1024, 1032);
         c->sparse_mode = modes[m];
         if (modes[m])
             c->mask_rank = 2, c->mask_dims[0] = 2048, c->mask_dims[1] = 2048, c->band = true, c->pre = 2000, c->next = 1;
-        c->seed = 8400 + (uint64_t)m;
-        run("TND compressed pse batch, mode %ld%ld", &g, modes[m], 0);
+        c->seed = 3400 + (uint64_t)m;
+        fa_run_bothf(&g, "TND compressed pse batch, mode %d", modes[m]);
     }
+    /* ALiBi in TND: start indices for every batch, except mode 8 (batch 0 only) */
     const int a1[] = {4, 3, 5}, a2[] = {6, 3, 2};
     for (int k = 0; k < 4; k++) {
-        fag_case g = tnd(a1, a2, 3);
+        fag_case g = tnd(FA_V5, a1, a2, 3);
         fa_case *c = &g.f;
         c->N1 = 2, c->N2 = 2;
         c->pse_type = 2 + k % 2;
@@ -148,8 +154,8 @@ static void tnd_pse(void)
         if (k >= 2)
             c->sparse_mode = k == 2 ? 8 : 7, c->band = true, c->pre = 3, c->next = 1, c->mask_rank = 2,
             c->mask_dims[0] = 2048, c->mask_dims[1] = 2048;
-        c->seed = 8500 + (uint64_t)k;
-        run("TND ALiBi pseType %ld case %ld", &g, c->pse_type, k);
+        c->seed = 3500 + (uint64_t)k;
+        fa_run_bothf(&g, "TND ALiBi pseType %d case %d", c->pse_type, k);
     }
 }
 
@@ -159,5 +165,5 @@ int main(void)
     dense_compressed();
     alibi();
     tnd_pse();
-    return tc_summary("cann_grad_pse");
+    return tc_summary("cann_fa_pse");
 }

@@ -1,0 +1,55 @@
+/* unit_pieces_open: the per-set tables this build compiled (UNIT_HAVE_<isa> from tests/unit/CMakeLists.txt). */
+#include "kernel_pieces.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+
+extern const unit_pieces unit_pieces_scalar;
+#if defined(UNIT_HAVE_vec16)
+extern const unit_pieces unit_pieces_vec16;
+#endif
+#if defined(UNIT_HAVE_avx2)
+extern const unit_pieces unit_pieces_avx2;
+#endif
+#if defined(UNIT_HAVE_avx512)
+extern const unit_pieces unit_pieces_avx512;
+#endif
+#if defined(UNIT_HAVE_amx)
+extern const unit_pieces unit_pieces_amx;
+#endif
+
+static const unit_pieces *pieces_of(const char *isa)
+{
+    const unit_pieces *all[] = {
+        &unit_pieces_scalar,
+#if defined(UNIT_HAVE_vec16)
+        &unit_pieces_vec16,
+#endif
+#if defined(UNIT_HAVE_avx2)
+        &unit_pieces_avx2,
+#endif
+#if defined(UNIT_HAVE_avx512)
+        &unit_pieces_avx512,
+#endif
+#if defined(UNIT_HAVE_amx)
+        &unit_pieces_amx,
+#endif
+    };
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        if (strcmp(all[k]->isa, isa) == 0)
+            return all[k];
+    return NULL;
+}
+
+const unit_pieces *unit_pieces_open(int argc, char **argv)
+{
+    const char *isa = argc > 1 ? argv[1] : "scalar";
+    const unit_pieces *p = pieces_of(isa);
+    if (!p || !fc_cpu_pin_isa(isa)) {
+        printf("%s: kernel set %s is not in this build or not run by this CPU: skipped\n", argv[0], isa);
+        return NULL;
+    }
+    return p;
+}

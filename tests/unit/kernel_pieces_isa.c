@@ -1,0 +1,44 @@
+/* The shared kernel pieces of one kernel set, exported for the unit tests (kernel_pieces.h).  Compiled
+ * once per set with that set's flags; simd.h names the set (FC_ISA). */
+#include "kernel_pieces.h"
+
+#include "kernels/gemm.h"
+#include "kernels/softmax.h"
+#if FC_AMX
+#include "kernels/amx.h"
+#endif
+
+static void gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B, ptrdiff_t ldb,
+                 float *C, ptrdiff_t ldc, bool accumulate)
+{
+    fc_gemm(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate);
+}
+
+static void exp_all(const float *x, float *y, int n)
+{
+    for (int k = 0; k < n; k += FC_W)
+        v_store(y + k, v_exp(v_load(x + k)));
+}
+
+#if FC_AMX
+static void amx_gemm(int M, int N, int K, const uint16_t *A, size_t lda, const uint16_t *B, size_t ldb, float *C,
+                     size_t ldc, bool accumulate)
+{
+    fc_amx_begin();
+    fc_amx_gemm(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+    fc_amx_end();
+}
+#endif
+
+const unit_pieces FC_ISA_FN(unit_pieces) = {
+    .isa = FC_STR(FC_ISA),
+    .lanes = FC_W,
+    .tile_rows = FC_MR,
+    .tile_cols = FC_NR,
+    .gemm = gemm,
+    .exp = exp_all,
+    .softmax_step = fc_softmax_step,
+#if FC_AMX
+    .amx_gemm = amx_gemm,
+#endif
+};

@@ -1,0 +1,127 @@
+/*
+ * v_exp of one kernel set (argv[1]; src/kernels/simd.h) against the C library's double exp, over a
+ * dense sweep of the fp32 input range (every 251st float of [−88.8, 88.8], every float within 4096
+ * of the edges) and the special values.  The definition it is held to (simd.h, semantics §0.3):
+ *   - x in [−87.3365, 88]: relative error below 2 ulp of the result (the largest is printed);
+ *   - x in (88, 88.7228]: between exp(88) and exp(x) (sets without vscalefps clamp at 88), or +inf where
+ *     exp(x) rounds past FLT_MAX;
+ *   - x < −87.3365447 (where exp(x) < FLT_MIN), and −inf: exactly +0;
+ *   - x > 88.7228394 (where exp(x) > FLT_MAX), and +inf: +inf;
+ *   - NaN: NaN.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/check.h"
+#include "core/half.h"
+#include "kernel_pieces.h"
+
+#define LO (-87.3365447f) /* below: exactly 0 */
+#define HI (88.7228394f)  /* above: +inf */
+
+typedef struct exp_tally {
+    double worst_ulp;
+    float worst_x;
+    int64_t values, bad_accuracy, bad_clamp, bad_zero, bad_inf, bad_nan;
+} exp_tally;
+
+/* The ulp of the fp32 number nearest to e > 0 (2^-149 below FLT_MIN). */
+static double ulp_of(double e)
+{
+    int ex;
+    frexp(e, &ex); /* e = f·2^ex, f in [0.5, 1) */
+    return fmax(ldexp(1.0, ex - 24), 0x1p-149);
+}
+
+static void judge(exp_tally *t, float x, float y)
+{
+    t->values++;
+    if (isnan(x)) {
+        t->bad_nan += !isnan(y);
+    } else if (x < LO) {
+        t->bad_zero += !(y == 0.0f && !signbit(y));
+    } else if (x > HI) {
+        t->bad_inf += !(y == INFINITY);
+    } else if (x > 88.0f) {
+        const double lo = exp(88.0) * (1 - 0x1p-22), hi = exp((double)x) * (1 + 0x1p-22);
+        const bool overflows = exp((double)x) > (double)FLT_MAX * (1 + 0x1p-24); /* rounds to +inf */
+        if (!(isfinite(y) ? y >= lo && y <= hi : overflows && y == INFINITY) && t->bad_clamp++ == 0)
+            printf("%.9g: got %.9g, want within [%.9g, %.9g]\n", x, y, lo, hi);
+    } else {
+        const double e = exp((double)x), ulps = fabs((double)y - e) / ulp_of(e);
+        if (!(ulps < 2.0))
+            t->bad_accuracy++;
+        if (!(ulps <= t->worst_ulp)) /* NaN counts as worst */
+            t->worst_ulp = ulps, t->worst_x = x;
+    }
+}
+
+/* Runs v_exp over xs[0..n) (n a multiple of the lanes) and judges every result. */
+static void sweep(const unit_pieces *P, exp_tally *t, const float *xs, float *ys, int n)
+{
+    P->exp(xs, ys, n);
+    for (int k = 0; k < n; k++)
+        judge(t, xs[k], ys[k]);
+}
+
+enum { CHUNK = 4096 };
+
+/* Every float whose bits lie in [from, to] with the given step, through v_exp in chunks. */
+static void sweep_bits(const unit_pieces *P, exp_tally *t, uint32_t from, uint32_t to, uint32_t step)
+{
+    float xs[CHUNK] = {0}, ys[CHUNK];
+    int n = 0;
+    for (uint64_t b = from; b <= to; b += step) {
+        xs[n++] = fc_bits_f32((uint32_t)b);
+        if (n == CHUNK)
+            sweep(P, t, xs, ys, n), n = 0;
+    }
+    while (n % P->lanes)
+        xs[n++] = 0.0f;
+    sweep(P, t, xs, ys, n);
+}
+
+/* Every float within 4096 of x on either side (x > 0: positive bits; x < 0: negative bits). */
+static void around(const unit_pieces *P, exp_tally *t, float x)
+{
+    const uint32_t b = fc_f32_bits(x);
+    sweep_bits(P, t, b - 4096, b + 4096, 1);
+}
+
+int main(int argc, char **argv)
+{
+    const unit_pieces *P = unit_pieces_open(argc, argv);
+    if (!P)
+        return TC_SKIP;
+    exp_tally t = {0};
+    sweep_bits(P, &t, 0x00000000u, fc_f32_bits(88.8f), 251);          /* +0 .. 88.8, subnormals included */
+    sweep_bits(P, &t, 0x80000000u, fc_f32_bits(-88.8f), 251);         /* −0 .. −88.8 */
+    const float edges[] = {LO, -LO, 88.0f, -88.0f, HI, -HI, 87.0f, -87.0f, 1.0f, -1.0f, 0.5f, -0.5f,
+                           0.34657359f /* ln2 / 2: the reduction's boundary */, -0.34657359f};
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++)
+        around(P, &t, edges[k]);
+    float xs[64] = {NAN, -NAN, INFINITY, -INFINITY, FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN, 0x1p-149f, -0x1p-149f,
+                    0.0f, -0.0f, 1e10f, -1e10f, 128.0f, -128.0f, 89.0f, -88.0f, 100.0f, -100.0f, -103.97f, -104.0f,
+                    fc_bits_f32(0x7f800001u), fc_bits_f32(0xffc00001u)};
+    float ys[64];
+    for (int k = 24; k < 64; k++)
+        xs[k] = k % 2 ? NAN : -INFINITY; /* lanes mixing special and ordinary values */
+    xs[40] = 3.0f, xs[51] = -2.0f;
+    sweep(P, &t, xs, ys, 64);
+    TC_CHECK(ys[0] != ys[0] && ys[2] == INFINITY && ys[3] == 0.0f && ys[10] == 1.0f && ys[11] == 1.0f,
+             "%s exp: NaN, +inf, -inf, +0, -0 give %g %g %g %g %g", P->isa, ys[0], ys[2], ys[3], ys[10], ys[11]);
+    printf("%s exp: %lld values, max error %.3f ulp at x = %.9g\n", P->isa, (long long)t.values, t.worst_ulp,
+           t.worst_x);
+    TC_CHECK(t.bad_accuracy == 0, "%s exp: %lld values in [-87.34, 88] off by 2 ulp or more (worst %.3f ulp at %.9g)",
+             P->isa, (long long)t.bad_accuracy, t.worst_ulp, t.worst_x);
+    TC_CHECK(t.bad_clamp == 0, "%s exp: %lld values in (88, 88.72] not in [exp(88), exp(x)]", P->isa,
+             (long long)t.bad_clamp);
+    TC_CHECK(t.bad_zero == 0, "%s exp: %lld values below -87.3365 (or -inf) not +0", P->isa, (long long)t.bad_zero);
+    TC_CHECK(t.bad_inf == 0, "%s exp: %lld values above 88.7228 (or +inf) not +inf", P->isa, (long long)t.bad_inf);
+    TC_CHECK(t.bad_nan == 0, "%s exp: %lld NaN inputs not NaN", P->isa, (long long)t.bad_nan);
+    char name[64];
+    snprintf(name, sizeof name, "unit_exp[%s]", P->isa);
+    return tc_summary(name);
+}

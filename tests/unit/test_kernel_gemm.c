@@ -1,0 +1,178 @@
+/*
+ * The micro-GEMM of one kernel set (argv[1]; src/kernels/gemm.h, and amx.h's tile GEMM in the amx set)
+ * against a plain double loop, for every edge-tile shape: M = 1 .. MR + 1 and 2·MR + 1 rows, N = 1 ..
+ * NR + lanes + 1 and 2·NR + 3 columns (every vector count and tail of a register tile, and tiles
+ * after a full one), K = 0 .. 4 and 7 (the full tile's two-step loop and its odd remainder), A by rows
+ * and by columns, with and without accumulation.
+ *   - small integers: every partial sum is exact in fp32, so any summation order gives the exact
+ *     product and the comparison is bitwise;
+ *   - uniform reals: within 2(K + 1)·2^-24 · Σ|a·b| (+ |c| when accumulating);
+ *   - nothing outside C's M rows × round_up(N, lanes) columns is written; A and B are allocated
+ *     tight, so a load past them is a sanitizer error.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/check.h"
+#include "common/rng.h"
+#include "core/half.h"
+#include "kernel_pieces.h"
+
+#define SENTINEL 0x7fc0dead /* a NaN no computation produces */
+
+static float value(tc_rng *r, bool integral)
+{
+    return integral ? (float)tc_rng_int(r, -3, 3) : (float)tc_rng_uniform(r, -1, 1);
+}
+
+static bool is_sentinel(float x) { return fc_f32_bits(x) == SENTINEL; }
+
+/* One product C (+)= A·B of the given shape and A order; true when it matched. */
+static bool one_gemm(const unit_pieces *P, tc_rng *r, int M, int N, int K, bool a_by_cols, bool accumulate,
+                     bool integral)
+{
+    const int W = P->lanes, Npad = (N + W - 1) / W * W;
+    const ptrdiff_t ldc = Npad + W, ldb = N;
+    const ptrdiff_t a_rs = a_by_cols ? 1 : K, a_ks = a_by_cols ? M : 1;
+    float *A = malloc(sizeof(float) * (size_t)(M * K > 0 ? M * K : 1));
+    float *B = malloc(sizeof(float) * (size_t)(K * N > 0 ? K * N : 1));
+    float *C = malloc(sizeof(float) * (size_t)((M + 1) * ldc));
+    double *want = calloc((size_t)(M * N), sizeof *want), *bound = calloc((size_t)(M * N), sizeof *bound);
+    for (int k = 0; k < M * K; k++)
+        A[k] = value(r, integral);
+    for (int k = 0; k < K * N; k++)
+        B[k] = value(r, integral);
+    for (int k = 0; k < (M + 1) * ldc; k++)
+        C[k] = fc_bits_f32(SENTINEL);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < Npad; n++)
+            C[m * ldc + n] = n < N && accumulate ? value(r, integral) : 0.0f;
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = accumulate ? C[m * ldc + n] : 0.0, mag = 0.0;
+            for (int k = 0; k < K; k++) {
+                const double p = (double)A[m * a_rs + k * a_ks] * B[k * ldb + n];
+                s += p, mag += fabs(p);
+            }
+            want[m * N + n] = s;
+            bound[m * N + n] = 2.0 * (K + 1) * ldexp(mag + (accumulate ? fabs(C[m * ldc + n]) : 0.0), -24);
+        }
+    P->gemm(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate);
+    int64_t wrong = 0, outside = 0;
+    double worst = 0;
+    for (int m = 0; m <= M; m++)
+        for (int n = 0; n < ldc; n++) {
+            const float got = C[m * ldc + n];
+            if (m == M || n >= Npad) {
+                outside += !is_sentinel(got);
+                continue;
+            }
+            if (n >= N)
+                continue; /* tail lanes of the last vector: scratch */
+            const double err = fabs(got - want[m * N + n]);
+            const bool ok = integral ? got == want[m * N + n] : err <= bound[m * N + n];
+            wrong += !ok;
+            worst = err > worst ? err : worst;
+        }
+    const bool ok = TC_CHECK(wrong == 0, "%s gemm M=%d N=%d K=%d A by %s accumulate=%d %s: %lld wrong, worst error %g",
+                             P->isa, M, N, K, a_by_cols ? "columns" : "rows", accumulate,
+                             integral ? "integers" : "reals", (long long)wrong, worst);
+    TC_CHECK(outside == 0, "%s gemm M=%d N=%d K=%d: %lld floats outside C's rows and vectors written", P->isa, M, N,
+             K, (long long)outside);
+    free(A), free(B), free(C), free(want), free(bound);
+    return ok;
+}
+
+static void edge_tiles(const unit_pieces *P)
+{
+    tc_rng r = tc_rng_seed(6101);
+    const int MR = P->tile_rows, NR = P->tile_cols, W = P->lanes;
+    int ms[16], ns[160], nm = 0, nn = 0;
+    for (int m = 1; m <= MR + 1; m++)
+        ms[nm++] = m;
+    ms[nm++] = 2 * MR + 1;
+    for (int n = 1; n <= NR + W + 1; n++)
+        ns[nn++] = n;
+    ns[nn++] = 2 * NR + 3;
+    const int ks[] = {0, 1, 2, 3, 4, 7};
+    int64_t cases = 0, failed = 0;
+    for (int a = 0; a < nm; a++)
+        for (int b = 0; b < nn; b++)
+            for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++, cases++) {
+                const bool by_cols = (a + b + (int)c) % 2, acc = (a + (int)c) % 3 == 1;
+                failed += !one_gemm(P, &r, ms[a], ns[b], ks[c], by_cols, acc, true);
+                failed += !one_gemm(P, &r, ms[a], ns[b], ks[c], !by_cols, !acc, false);
+            }
+    printf("%s gemm: %lld shapes (tile %d x %d, %d lanes), %lld failed\n", P->isa, (long long)cases, MR, NR, W,
+           (long long)failed);
+}
+
+/* The amx set's tile GEMM: 16- and 32-wide blocks in both dimensions, K steps of 32. */
+static void amx_tiles(const unit_pieces *P)
+{
+    tc_rng r = tc_rng_seed(6102);
+    for (int M = 16; M <= 48; M += 16)
+        for (int N = 16; N <= 48; N += 16)
+            for (int K = 32; K <= 96; K += 32)
+                for (int integral = 0; integral < 2; integral++) {
+                    const bool acc = (M + N + K / 32) % 2;
+                    const size_t lda = (size_t)K + 32, ldb = 2 * (size_t)N + 16, ldc = (size_t)N + 16;
+                    uint16_t *A = calloc((size_t)M * lda, 2), *B = calloc((size_t)(K / 2) * ldb, 2);
+                    float *C = malloc(sizeof(float) * (size_t)(M + 1) * ldc), *a = malloc(sizeof(float) * (size_t)(M * K));
+                    float *b = malloc(sizeof(float) * (size_t)(K * N));
+                    for (int m = 0; m < M; m++)
+                        for (int k = 0; k < K; k++) {
+                            a[m * K + k] = fc_bf16_to_f32_inline(fc_f32_to_bf16_inline(value(&r, integral)));
+                            A[(size_t)m * lda + k] = fc_f32_to_bf16_inline(a[m * K + k]);
+                        }
+                    for (int k = 0; k < K; k++)
+                        for (int n = 0; n < N; n++) {
+                            b[k * N + n] = fc_bf16_to_f32_inline(fc_f32_to_bf16_inline(value(&r, integral)));
+                            B[(size_t)(k / 2) * ldb + 2 * (size_t)n + (size_t)(k % 2)] = fc_f32_to_bf16_inline(b[k * N + n]);
+                        }
+                    for (size_t k = 0; k < (size_t)(M + 1) * ldc; k++)
+                        C[k] = fc_bits_f32(SENTINEL);
+                    for (int m = 0; m < M; m++)
+                        for (int n = 0; n < N; n++)
+                            C[(size_t)m * ldc + n] = acc ? value(&r, integral) : 0.0f;
+                    double *want = calloc((size_t)(M * N), sizeof *want), *bound = calloc((size_t)(M * N), sizeof *bound);
+                    for (int m = 0; m < M; m++)
+                        for (int n = 0; n < N; n++) {
+                            double s = acc ? C[(size_t)m * ldc + n] : 0.0, mag = fabs(s);
+                            for (int k = 0; k < K; k++)
+                                s += (double)a[m * K + k] * b[k * N + n], mag += fabs((double)a[m * K + k] * b[k * N + n]);
+                            want[m * N + n] = s, bound[m * N + n] = 2.0 * (K + 1) * ldexp(mag, -24);
+                        }
+                    P->amx_gemm(M, N, K, A, lda, B, ldb, C, ldc, acc);
+                    int64_t wrong = 0, outside = 0;
+                    for (int m = 0; m <= M; m++)
+                        for (size_t n = 0; n < ldc; n++) {
+                            const float got = C[(size_t)m * ldc + n];
+                            if (m == M || n >= (size_t)N)
+                                outside += !is_sentinel(got);
+                            else
+                                wrong += integral ? got != want[m * N + n]
+                                                  : !(fabs(got - want[m * N + n]) <= bound[m * N + n]);
+                        }
+                    TC_CHECK(wrong == 0, "amx tile gemm M=%d N=%d K=%d accumulate=%d %s: %lld wrong", M, N, K, acc,
+                             integral ? "integers" : "reals", (long long)wrong);
+                    TC_CHECK(outside == 0, "amx tile gemm M=%d N=%d K=%d: %lld floats outside C written", M, N, K,
+                             (long long)outside);
+                    free(A), free(B), free(C), free(a), free(b), free(want), free(bound);
+                }
+}
+
+int main(int argc, char **argv)
+{
+    const unit_pieces *P = unit_pieces_open(argc, argv);
+    if (!P)
+        return TC_SKIP;
+    edge_tiles(P);
+    if (P->amx_gemm)
+        amx_tiles(P);
+    char name[64];
+    snprintf(name, sizeof name, "unit_gemm[%s]", P->isa);
+    return tc_summary(name);
+}
