@@ -148,7 +148,8 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
     if (wide && p->Dqk + p->Dr <= 256 && p->Dv <= 256) {
         /* a set with wide tiles (matrix units) also shares each kv tile among more rows; its
          * backward packs rows and kv tiles as operands, shared by more pairs in 128 × 128 */
-        cp->tiles.rows = 128;
+        const int rows = backward ? 0 : cp->k->fwd_rows(p);
+        cp->tiles.rows = rows ? rows : 128;
         cp->tiles.cols = backward ? 128 : wide;
         if (backward && !p->sparse.data)
             cp->tiles.kv_rows = 128;

@@ -36,6 +36,8 @@ typedef struct fc_cpu_kernels {
     const char *isa;
     /* kv columns per forward tile this set prefers for the problem (0: the backend's choice) */
     int (*fwd_cols)(const fc_problem *p);
+    /* query rows per forward item it prefers where it prefers wide tiles (0: 128) */
+    int (*fwd_rows)(const fc_problem *p);
     size_t (*fwd_workspace)(const fc_problem *p, fc_tiles t);
     size_t (*fwd_partial_floats)(const fc_problem *p, fc_tiles t);
     void (*fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial);

@@ -251,29 +251,42 @@ FC_INLINE void fc_bf16_copy_finite(uint16_t *dst, const uint16_t *src, size_t n)
     }
 }
 
-/* O[r][e] += Σ_j P[j][r]·v_j[e] for kv rows [j0, j0 + jn) and the probabilities S[j][r] (the softmax
- * step's output); x: 2·Dv floats of scratch. */
-static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_problem *p, fc_kv_at at, int64_t j0,
-                             int jn, int Rp, float *x)
+/* The tile's value rows in pair form (the B operand of O += P·V), Jp/2 row pairs with zeros past
+ * row jn: [v_hi; v_lo; v_hi] along K (pv 3, against [p_hi | p_hi | p_lo]) or [v_hi] (pv 1);
+ * x: 2·Dv floats of scratch. */
+static inline void fc_amx_pack_v(fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, int Jp, float *x)
 {
-    const int Dvp = (int)fc_round_up(p->Dv, FC_W), Jp = (int)fc_round_up(jn, 32), pv = a->pv;
+    const int Dvp = (int)fc_round_up(p->Dv, FC_W), pv = a->pv;
     const size_t ldv2 = (size_t)2 * Dvp, lo_part = (size_t)(Jp / 2) * ldv2;
-    uint32_t *hi_pairs = a->ppair, *lo_pairs = a->ppair + (size_t)(Jp / 2) * Rp;
     fc_amx_prefetch(&p->v, p, at, j0 + jn, jn, (int)p->Dv);
     for (int j = 0; j < Jp; j += 2) {
         uint16_t *vh = a->v + (size_t)(j / 2) * ldv2;
         if (j >= jn) {
             for (int part = 0; part < pv; part++)
                 memset(vh + part * lo_part, 0, ldv2 * sizeof(uint16_t));
+            continue;
+        }
+        fc_amx_value_pair(vh, pv == 3 ? vh + lo_part : NULL, p, at, j0 + j, j + 1 < jn, Dvp, x);
+        if (pv == 3)
+            fc_bf16_copy_finite(vh + 2 * lo_part, vh, ldv2);
+    }
+}
+
+/* O[r][e] += Σ_j P[j][r]·v_j[e] for kv rows [j0, j0 + jn) and the probabilities S[j][r] (the softmax
+ * step's output); x: 2·Dv floats of scratch. */
+static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_problem *p, fc_kv_at at, int64_t j0,
+                             int jn, int Rp, float *x)
+{
+    const int Dvp = (int)fc_round_up(p->Dv, FC_W), Jp = (int)fc_round_up(jn, 32), pv = a->pv;
+    uint32_t *hi_pairs = a->ppair, *lo_pairs = a->ppair + (size_t)(Jp / 2) * Rp;
+    fc_amx_pack_v(a, p, at, j0, jn, Jp, x);
+    for (int j = 0; j < Jp; j += 2) { /* P's column pairs, against the value pairs */
+        if (j >= jn) {
             memset(hi_pairs + (size_t)(j / 2) * Rp, 0, (size_t)Rp * sizeof(uint32_t));
             if (pv == 3)
                 memset(lo_pairs + (size_t)(j / 2) * Rp, 0, (size_t)Rp * sizeof(uint32_t));
             continue;
         }
-        /* values: [v_hi; v_lo; v_hi] along K against [p_hi | p_hi | p_lo] */
-        fc_amx_value_pair(vh, pv == 3 ? vh + lo_part : NULL, p, at, j0 + j, j + 1 < jn, Dvp, x);
-        if (pv == 3)
-            fc_bf16_copy_finite(vh + 2 * lo_part, vh, ldv2);
         fc_bf16_pair_rows((uint16_t *)(hi_pairs + (size_t)(j / 2) * Rp),
                           pv == 3 ? (uint16_t *)(lo_pairs + (size_t)(j / 2) * Rp) : NULL, S + (size_t)j * Rp,
                           j + 1 < jn ? S + (size_t)(j + 1) * Rp : NULL, Rp, Rp);
@@ -282,7 +295,7 @@ static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_
     const int ld = pv * Jp;
     for (int part = 0; part < pv; part++)
         fc_transpose((const float *)(part == 2 ? lo_pairs : hi_pairs), Rp, (float *)(a->p + part * Jp), ld / 2, Jp / 2, Rp);
-    fc_amx_gemm(Rp, Dvp, ld, a->p, (size_t)ld, a->v, ldv2, O, (size_t)Dvp, true);
+    fc_amx_gemm(Rp, Dvp, ld, a->p, (size_t)ld, a->v, (size_t)2 * Dvp, O, (size_t)Dvp, true);
 }
 
 #endif /* FC_KERNELS_AMX_PACK_H */

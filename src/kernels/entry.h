@@ -6,6 +6,7 @@
 #include "simd.h"
 
 int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p);
+int FC_ISA_FN(fc_fwd_rows)(const fc_problem *p);
 size_t FC_ISA_FN(fc_fwd_workspace)(const fc_problem *p, fc_tiles t);
 size_t FC_ISA_FN(fc_fwd_partial_floats)(const fc_problem *p, fc_tiles t);
 void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial);

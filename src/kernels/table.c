@@ -4,6 +4,7 @@
 const fc_cpu_kernels FC_ISA_FN(fc_cpu_kernels) = {
     .isa = FC_STR(FC_ISA),
     .fwd_cols = FC_ISA_FN(fc_fwd_cols),
+    .fwd_rows = FC_ISA_FN(fc_fwd_rows),
     .fwd_workspace = FC_ISA_FN(fc_fwd_workspace),
     .fwd_partial_floats = FC_ISA_FN(fc_fwd_partial_floats),
     .fwd_item = FC_ISA_FN(fc_fwd_item),

@@ -1,5 +1,5 @@
 /*
- * The kernels' shared inline pieces (src/kernels/gemm.h, softmax.h, simd.h's v_exp, amx.h), exported
+ * The kernels' shared inline pieces (src/kernels/gemm.h, softmax.h, simd.h's v_exp, amx.h, amx_bwd.h), exported
  * once per kernel set: kernel_pieces_isa.c is compiled with each set's own flags (the same as
  * flashc_kernels_<isa>), so a unit test calls exactly the code that set's kernels inline.
  */
@@ -26,6 +26,11 @@ typedef struct unit_pieces {
      * the pair-interleaved form (ldb), fp32 C (ldc); M, N multiples of 16, K of 32 */
     void (*amx_gemm)(int M, int N, int K, const uint16_t *A, size_t lda, const uint16_t *B, size_t ldb, float *C,
                      size_t ldc, bool accumulate);
+    /* fc_amx_bwd_product (amx set only): C[M×n] += X[M×K]·Y[K×n] from fp32 rows, X split into bf16 hi
+     * and lo, Y bf16 (parts 2) or split too (3); operands padded to the tiles, C written over M and
+     * n rounded up to 16 (padding gets 0 added) */
+    void (*amx_product)(int parts, int M, int K, int n, const float *X, int64_t ldx, const float *Y, int64_t ldy,
+                        float *C, int64_t ldc);
 } unit_pieces;
 
 /* The table of the set named argv[1] when this build has it and this CPU runs it (pinned, so that

@@ -5,7 +5,9 @@
 #include "kernels/gemm.h"
 #include "kernels/softmax.h"
 #if FC_AMX
-#include "kernels/amx.h"
+#include <stdlib.h>
+
+#include "kernels/amx_bwd.h"
 #endif
 
 static void gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B, ptrdiff_t ldb,
@@ -28,6 +30,19 @@ static void amx_gemm(int M, int N, int K, const uint16_t *A, size_t lda, const u
     fc_amx_gemm(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
     fc_amx_end();
 }
+
+static void amx_product(int parts, int M, int K, int n, const float *X, int64_t ldx, const float *Y, int64_t ldy,
+                        float *C, int64_t ldc)
+{
+    const size_t Mp = (size_t)fc_round_up(M, 16), Kp = (size_t)fc_round_up(K, 32), np = (size_t)fc_round_up(n, 16);
+    fc_amx_bwd a = {0};
+    a.a = malloc(Mp * (size_t)parts * Kp * sizeof(uint16_t));
+    a.b = malloc((size_t)parts * Kp * np * sizeof(uint16_t));
+    fc_amx_begin();
+    fc_amx_bwd_product(&a, parts, M, K, n, X, ldx, Y, ldy, C, ldc);
+    fc_amx_end();
+    free(a.a), free(a.b);
+}
 #endif
 
 const unit_pieces FC_ISA_FN(unit_pieces) = {
@@ -40,5 +55,6 @@ const unit_pieces FC_ISA_FN(unit_pieces) = {
     .softmax_step = fc_softmax_step,
 #if FC_AMX
     .amx_gemm = amx_gemm,
+    .amx_product = amx_product,
 #endif
 };

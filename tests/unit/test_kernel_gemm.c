@@ -1,5 +1,6 @@
 /*
- * The micro-GEMM of one kernel set (argv[1]; src/kernels/gemm.h, and amx.h's tile GEMM in the amx set)
+ * The micro-GEMM of one kernel set (argv[1]; src/kernels/gemm.h; in the amx set also amx.h's tile GEMM
+ * and amx_bwd.h's product from fp32 rows, below)
  * against a plain double loop, for every edge-tile shape: M = 1 .. MR + 1 and 2·MR + 1 rows, N = 1 ..
  * NR + lanes + 1 and 2·NR + 3 columns (every vector count and tail of a register tile, and tiles
  * after a full one), K = 0 .. 4 and 7 (the full tile's two-step loop and its odd remainder), A by rows
@@ -164,6 +165,60 @@ static void amx_tiles(const unit_pieces *P)
                 }
 }
 
+/* The amx set's backward product from fp32 rows (fc_amx_bwd_product): every M, K and n remainder of
+ * the 16-row, 32-deep, 16-column tiles.  Y holds bf16 values (parts 2) or fp16 values (parts 3),
+ * so the only errors are X's two-part split (2^-16 relative), the dropped lo·lo term (2^-18) and
+ * the fp32 sums; the padding of C (rows M..16k, columns n..16k) gets exactly 0 added, and nothing
+ * past it is written. */
+static void amx_products(const unit_pieces *P)
+{
+    tc_rng r = tc_rng_seed(6103);
+    const int ms[] = {1, 2, 15, 16, 17, 31, 33}, ks[] = {1, 2, 31, 32, 33, 65}, ns[] = {1, 15, 16, 17, 33};
+    int64_t shapes = 0;
+    for (int parts = 2; parts <= 3; parts++)
+        for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+            for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++)
+                for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++, shapes++) {
+                    const int M = ms[a], K = ks[b], n = ns[c], Mp = (M + 15) / 16 * 16, np = (n + 15) / 16 * 16;
+                    const int64_t ldx = K + 3, ldy = n + 5, ldc = np + 16;
+                    float *X = malloc(sizeof(float) * (size_t)(M * ldx)), *Y = malloc(sizeof(float) * (size_t)(K * ldy));
+                    float *C = malloc(sizeof(float) * (size_t)((Mp + 1) * ldc)), *C0 = malloc(sizeof(float) * (size_t)((Mp + 1) * ldc));
+                    for (int64_t k = 0; k < M * ldx; k++)
+                        X[k] = (float)tc_rng_uniform(&r, -2, 2);
+                    for (int64_t k = 0; k < K * ldy; k++) {
+                        const float y = (float)tc_rng_uniform(&r, -2, 2);
+                        Y[k] = parts == 2 ? fc_bf16_to_f32_inline(fc_f32_to_bf16_inline(y)) : fc_f16_to_f32_inline(fc_f32_to_f16_inline(y));
+                    }
+                    for (int64_t k = 0; k < (Mp + 1) * ldc; k++) {
+                        const int64_t m = k / ldc, j = k % ldc;
+                        C0[k] = C[k] = m < Mp && j < np ? (float)tc_rng_uniform(&r, -1, 1) : fc_bits_f32(SENTINEL);
+                    }
+                    P->amx_product(parts, M, K, n, X, ldx, Y, ldy, C, ldc);
+                    int64_t wrong = 0, pad = 0, outside = 0;
+                    for (int m = 0; m <= Mp; m++)
+                        for (int j = 0; j < ldc; j++) {
+                            const int64_t at = (int64_t)m * ldc + j;
+                            if (m == Mp || j >= np) {
+                                outside += !is_sentinel(C[at]);
+                            } else if (m >= M || j >= n) {
+                                pad += C[at] != C0[at];
+                            } else {
+                                double want = C0[at], mag = 0;
+                                for (int k = 0; k < K; k++)
+                                    want += (double)X[m * ldx + k] * Y[k * ldy + j], mag += fabs((double)X[m * ldx + k] * Y[k * ldy + j]);
+                                const double bound = (0x1p-15 + parts * (K + 2) * 0x1p-23) * mag + fabs(C0[at]) * 0x1p-22;
+                                wrong += !(fabs(C[at] - want) <= bound);
+                            }
+                        }
+                    TC_CHECK(wrong == 0 && pad == 0 && outside == 0,
+                             "amx backward product parts=%d M=%d K=%d n=%d: %lld wrong, %lld padding values changed, %lld "
+                             "floats past the padding written", parts, M, K, n, (long long)wrong, (long long)pad,
+                             (long long)outside);
+                    free(X), free(Y), free(C), free(C0);
+                }
+    printf("amx backward product: %lld shapes\n", (long long)shapes);
+}
+
 int main(int argc, char **argv)
 {
     const unit_pieces *P = unit_pieces_open(argc, argv);
@@ -171,7 +226,7 @@ int main(int argc, char **argv)
         return TC_SKIP;
     edge_tiles(P);
     if (P->amx_gemm)
-        amx_tiles(P);
+        amx_tiles(P), amx_products(P);
     char name[64];
     snprintf(name, sizeof name, "unit_gemm[%s]", P->isa);
     return tc_summary(name);

@@ -1,0 +1,253 @@
+/*
+ * The bf16 forward's fused tile pipeline (amx set): bf16 queries, keys and values, bf16 output,
+ * logits scale·s alone (no pse, softcap, ALiBi, explicit mask or dropout).  Per kv tile it packs
+ * Kᵀ and V once for the item, then, 32 query rows at a time,
+ *
+ *     S = Q·Kᵀ (tiles, fp32, row-major: a 32 × Jp block that stays in L1/L2)
+ *     one pass per row: the maximum (horizontal), then exp(x − m) with the row sum, written
+ *         straight to bf16 P rows — the A operand of the next product, no transposition
+ *     O += P·V (tiles)
+ *
+ * against the column-major pipeline of forward.c (S[j][r], softmax.h, P paired and transposed in
+ * amx_pack.h), which stores S three times and P twice per tile.  The semantics are the same
+ * (softmax.h): NaN scores propagate through the row sum, +inf maxima are rescanned for NaN, and
+ * hidden positions (partial tiles) take no part.  Precision: as the bf16 case of amx_pack.h.
+ */
+#ifndef FC_KERNELS_AMX_ROWS_H
+#define FC_KERNELS_AMX_ROWS_H
+
+#include "amx_pack.h"
+#include "scores.h"
+
+#define FC_AMX_BLOCK 32 /* query rows per S block */
+
+/* Whether a bf16 item takes the fused pipeline. */
+static inline bool fc_amx_rows_applies(const fc_problem *p)
+{
+    return fc_amx_qk_parts(p) == 1 && fc_amx_pv_tiles(p) && fc_amx_pv_parts(p) == 1 && fc_scores_scale_only(p) &&
+           !fc_has_dropout(p) && !p->mask.data;
+}
+
+/* Its buffers beside fc_amx_bufs: Kᵀ in pair form and one block of S. */
+typedef struct fc_amx_rows_bufs {
+    uint16_t *kt; /* [Dp/2][2·Jp] */
+    float *s;     /* [FC_AMX_BLOCK][Jp] */
+} fc_amx_rows_bufs;
+
+static inline void fc_amx_rows_carve(fc_amx_rows_bufs *w, fc_carver *cur, const fc_amx_bufs *a)
+{
+    w->kt = fc_take(cur, (size_t)a->Dp * a->Jp * sizeof(uint16_t));
+    w->s = fc_take(cur, (size_t)FC_AMX_BLOCK * a->Jp * sizeof(float));
+}
+
+/* dst[c·ldd + r] = src[r·lds + c] for a 16 × 16 block of dwords whose rows from n on are taken as
+ * zeros (not read): four rounds of in-lane and cross-lane shuffles. */
+FC_INLINE void fc_amx_transpose16(const uint32_t *src, ptrdiff_t lds, int n, uint32_t *dst, ptrdiff_t ldd)
+{
+    __m512i r[16], t[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = i < n ? _mm512_loadu_si512(src + i * lds) : _mm512_setzero_si512();
+    for (int i = 0; i < 16; i += 2) { /* (r_i[c], r_i+1[c]) pairs */
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 16; g += 4) { /* r[g + k], lane L: column 4L + k of rows g .. g + 3 */
+        r[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+        r[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        r[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+        r[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+    }
+    for (int k = 0; k < 4; k++) { /* a 4 × 4 transpose of 128-bit lanes per k */
+        const __m512i x0 = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x44), x1 = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xEE);
+        const __m512i y0 = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x44);
+        const __m512i y1 = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xEE);
+        _mm512_storeu_si512(dst + (0 + k) * ldd, _mm512_shuffle_i32x4(x0, y0, 0x88));
+        _mm512_storeu_si512(dst + (4 + k) * ldd, _mm512_shuffle_i32x4(x0, y0, 0xDD));
+        _mm512_storeu_si512(dst + (8 + k) * ldd, _mm512_shuffle_i32x4(x1, y1, 0x88));
+        _mm512_storeu_si512(dst + (12 + k) * ldd, _mm512_shuffle_i32x4(x1, y1, 0xDD));
+    }
+}
+
+/* Kᵀ in pair form (B operand of S = Q·Kᵀ): kt[d/2][2j + d%2] = k_j[d] for the tile's rows j < jn,
+ * zeros up to Jp: the dword transpose of the key rows, read in place where they are plain bf16
+ * rows (x: Dt floats of scratch). */
+static inline void fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn,
+                                  int Jp, float *x)
+{
+    const int Dp = a->Dp;
+    const fc_view *k = &p->k;
+    fc_amx_prefetch(k, p, at, j0 + jn, jn, (int)p->Dqk);
+    const uint16_t *rows = a->k;
+    ptrdiff_t ld = Dp;
+    if (!p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Dp == p->Dqk && k->ss % 2 == 0) {
+        rows = (const uint16_t *)fc_kv_row(k, at, j0);
+        ld = (ptrdiff_t)k->ss;
+    } else {
+        for (int j = 0; j < jn; j++)
+            fc_amx_key_row(a->k + (size_t)j * Dp, NULL, p, at, j0 + j, Dp, x);
+    }
+    const uint32_t *src = (const uint32_t *)rows;
+    uint32_t *dst = (uint32_t *)kt;
+    for (int j = 0; j < Jp; j += 16) /* Dp/2 is a multiple of 16; rows past jn come out as zeros */
+        for (int c = 0; c < Dp / 2; c += 16)
+            fc_amx_transpose16(j < jn ? src + j * (ld / 2) + c : src, ld / 2, j < jn ? jn - j : 0,
+                               dst + (ptrdiff_t)c * Jp + j, Jp);
+}
+
+/* Bits [a, b) of the 16 columns from j, as a lane mask. */
+FC_INLINE __mmask16 fc_amx_span_bits(int a, int b, int j)
+{
+    const int lo = a - j < 0 ? 0 : a - j > 16 ? 16 : a - j, hi = b - j < 0 ? 0 : b - j > 16 ? 16 : b - j;
+    const uint32_t upto_hi = (1u << hi) - 1u, upto_lo = (1u << lo) - 1u;
+    return (__mmask16)(upto_hi & ~upto_lo);
+}
+
+/* The columns a row sees in a tile, tile-local: [a1, b1) ∪ [a2, b2) within [0, jn). */
+typedef struct fc_amx_span {
+    int a1, b1, a2, b2;
+    bool whole; /* all of [0, Jp): no masks */
+} fc_amx_span;
+
+static inline fc_amx_span fc_amx_row_span(const fc_rows *rw, int r, bool partial, int64_t j0, int jn, int Jp)
+{
+    fc_amx_span s = {0, jn, 0, 0, jn == Jp};
+    if (!partial)
+        return s;
+    const float lim[4] = {rw->lo1[r], rw->hi1[r], rw->lo2[r], rw->hi2[r]};
+    int v[4];
+    for (int k = 0; k < 4; k++) {
+        const double t = (double)lim[k] - (double)j0;
+        v[k] = t < 0 ? 0 : t > jn ? jn : (int)t;
+    }
+    s.a1 = v[0], s.b1 = v[1] > v[0] ? v[1] : v[0], s.a2 = v[2], s.b2 = v[3] > v[2] ? v[3] : v[2];
+    s.whole = jn == Jp && ((s.a1 == 0 && s.b1 == jn) || (s.a2 == 0 && s.b2 == jn));
+    return s;
+}
+
+FC_INLINE __mmask16 fc_amx_span_mask(const fc_amx_span *s, int j)
+{
+    return s->whole ? (__mmask16)0xFFFF : (__mmask16)(fc_amx_span_bits(s->a1, s->b1, j) | fc_amx_span_bits(s->a2, s->b2, j));
+}
+
+/* The logits x = c·s of 16 columns from j, −inf where hidden. */
+FC_INLINE fvec fc_amx_logits(const float *srow, int j, fvec c, const fc_amx_span *s)
+{
+    const fvec x = v_mul(v_load(srow + j), c);
+    return s->whole ? x : _mm512_mask_blend_ps(fc_amx_span_mask(s, j), v_set1(-INFINITY), x);
+}
+
+/* The row's maximum logit over its visible columns (NaN scores dropped; −inf when none). */
+static inline float fc_amx_row_max(const float *srow, int Jp, fvec c, const fc_amx_span *s)
+{
+    fvec m0 = v_set1(-INFINITY), m1 = m0;
+    for (int j = 0; j < Jp; j += 32) { /* two chains; the score first, so that a NaN one is dropped */
+        m0 = v_max(fc_amx_logits(srow, j, c, s), m0);
+        m1 = v_max(fc_amx_logits(srow, j + 16, c, s), m1);
+    }
+    return v_hmax(v_max(m0, m1));
+}
+
+/* Whether a visible score of the row is NaN (asked only of rows whose maximum is +inf). */
+static inline bool fc_amx_row_has_nan(const float *srow, int Jp, const fc_amx_span *s)
+{
+    for (int j = 0; j < Jp; j += 16) {
+        const fvec x = v_load(srow + j);
+        if (_mm512_mask_cmp_ps_mask(fc_amx_span_mask(s, j), x, x, _CMP_UNORD_Q))
+            return true;
+    }
+    return false;
+}
+
+/* exp(t) for the softmax's t = x − m ≤ 0 (or NaN): 2ⁿ·p(f) with y = t·log2 e, n = round(y), f = y − n,
+ * p a degree-5 fit of 2^f on [−½, ½] (relative error 2e-7 evaluated in fp32 — v_exp's Cody–Waite
+ * reduction and degree 6 serve the whole fp32 range; here the rounding of y errs by |t|·2⁻²⁴ in the
+ * exponent, at most 2e-8 of the row's largest term, 1); exactly 1 at t = 0, 0 below 2⁻¹²⁶ (−inf
+ * included), NaN for NaN.  Five vector operations fewer than v_exp on the pipeline's hot loop. */
+FC_INLINE fvec fc_amx_exp_nonpos(fvec t)
+{
+    const fvec y = v_mul(t, v_set1(1.44269504088896341f));
+    const __mmask16 keep = _mm512_cmp_ps_mask(y, v_set1(-126.0f), _CMP_NLT_UQ); /* NaN kept */
+    const fvec n = v_round(y), f = v_sub(y, n);
+    fvec p = v_fma(v_set1(1.326472731e-3f), f, v_set1(9.671512991e-3f));
+    p = v_fma(p, f, v_set1(5.550733581e-2f));
+    p = v_fma(p, f, v_set1(2.402224243e-1f));
+    p = v_fma(p, f, v_set1(6.931470037e-1f));
+    p = v_fma(p, f, v_set1(1.0f));
+    return _mm512_maskz_scalef_ps(keep, p, n);
+}
+
+/* P = bf16(exp(x − m_ref)) for the row's Jp columns (0 where hidden); returns their fp32 sum. */
+static inline float fc_amx_row_exp(uint16_t *prow, const float *srow, int Jp, fvec c, float m_ref, const fc_amx_span *s)
+{
+    const fvec m = v_set1(m_ref);
+    fvec sum0 = v_zero(), sum1 = v_zero();
+    for (int j = 0; j < Jp; j += 32) {
+        const fvec p0 = fc_amx_exp_nonpos(v_sub(fc_amx_logits(srow, j, c, s), m));
+        const fvec p1 = fc_amx_exp_nonpos(v_sub(fc_amx_logits(srow, j + 16, c, s), m));
+        sum0 = v_add(sum0, p0);
+        sum1 = v_add(sum1, p1);
+        _mm512_storeu_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+    }
+    return v_hsum(v_add(sum0, sum1));
+}
+
+/* The online-softmax step of nr rows (a multiple of FC_W) from row r0 of the item, S block rows
+ * at stride Jp: P rows to `P`, (m, l) updated, alpha = exp(m_old − m_new).  Returns true when some
+ * alpha differs from 1. */
+static inline bool fc_amx_rows_softmax(uint16_t *P, const float *S, int Jp, int r0, int nr, const fc_rows *rw,
+                                       int64_t j0, int jn, bool partial, float scale, float *m, float *l, float *alpha)
+{
+    const fvec c = v_set1(scale), ninf = v_set1(-INFINITY), pinf = v_set1(INFINITY);
+    float mx[FC_AMX_BLOCK], ref[FC_AMX_BLOCK], sum[FC_AMX_BLOCK], inf_nan[FC_AMX_BLOCK];
+    fc_amx_span span[FC_AMX_BLOCK];
+    for (int r = 0; r < nr; r++) {
+        span[r] = fc_amx_row_span(rw, r0 + r, partial, j0, jn, Jp);
+        mx[r] = fc_amx_row_max(S + (size_t)r * Jp, Jp, c, &span[r]);
+    }
+    bool rescale = false;
+    for (int g = 0; g < nr; g += FC_W) {
+        const fvec m_old = v_load(m + r0 + g);
+        const fvec x = v_max(v_load(mx + g), m_old); /* a NaN m_old kept */
+        v_store(mx + g, x);
+        v_store(ref + g, v_select(v_eq(x, ninf), v_zero(), x)); /* a finite reference */
+        const fvec a = v_exp(v_sub(m_old, v_load(ref + g)));
+        v_store(alpha + r0 + g, a);
+        rescale |= m_any(_mm512_cmp_ps_mask(a, v_set1(1.0f), _CMP_NEQ_UQ)); /* NaN too */
+        for (int k = 0; k < FC_W; k++) /* an +inf maximum turns NaN when a NaN score came with it */
+            inf_nan[g + k] = mx[g + k] == INFINITY && fc_amx_row_has_nan(S + (size_t)(g + k) * Jp, Jp, &span[g + k])
+                                 ? NAN
+                                 : mx[g + k];
+    }
+    for (int r = 0; r < nr; r++)
+        sum[r] = fc_amx_row_exp(P + (size_t)r * Jp, S + (size_t)r * Jp, Jp, c, ref[r], &span[r]);
+    for (int g = 0; g < nr; g += FC_W) { /* a NaN sum makes m NaN, unless it is +inf without a NaN */
+        const fvec s = v_load(sum + g), nan = v_set1(NAN);
+        v_store(l + r0 + g, v_fma(v_load(l + r0 + g), v_load(alpha + r0 + g), s));
+        v_store(m + r0 + g, v_select(v_eq(s, s), v_load(mx + g), v_select(v_eq(v_load(inf_nan + g), pinf), pinf, nan)));
+    }
+    return rescale;
+}
+
+/* One kv tile [j0, j0 + jn) of the item's R rows (Rp padded; O row-major at stride Dvp); x:
+ * scratch of max(Dt, 2·Dv) floats. */
+static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *O, float *m, float *l, float *alpha,
+                                    const fc_problem *p, const fc_rows *rw, int64_t j0, int jn, bool partial, float *x)
+{
+    const int Rp = rw->padded, R = rw->count, Dp = a->Dp, Jp = (int)fc_round_up(jn, 32);
+    const int Dvp = (int)fc_round_up(p->Dv, FC_W);
+    const fc_kv_at at = fc_kv_at_rows(rw);
+    fc_amx_pack_kt(w->kt, a, p, at, j0, jn, Jp, x);
+    fc_amx_pack_v(a, p, at, j0, jn, Jp, x);
+    for (int r0 = 0; r0 < Rp; r0 += FC_AMX_BLOCK) {
+        const int nr = Rp - r0 < FC_AMX_BLOCK ? Rp - r0 : FC_AMX_BLOCK;
+        fc_amx_gemm(nr, Jp, Dp, a->qrow + (size_t)r0 * Dp, (size_t)Dp, w->kt, (size_t)2 * Jp, w->s, (size_t)Jp, false);
+        if (fc_amx_rows_softmax(a->p, w->s, Jp, r0, nr, rw, j0, jn, partial, p->scale, m, l, alpha))
+            for (int r = r0; r < r0 + nr && r < R; r++)
+                if (alpha[r] != 1.0f)
+                    for (int e = 0; e < Dvp; e++)
+                        O[(ptrdiff_t)r * Dvp + e] *= alpha[r];
+        fc_amx_gemm(nr, Dvp, Jp, a->p, (size_t)Jp, a->v, (size_t)2 * Dvp, O + (size_t)r0 * Dvp, (size_t)Dvp, true);
+    }
+}
+
+#endif /* FC_KERNELS_AMX_ROWS_H */
