@@ -77,7 +77,7 @@ typedef struct bench_result {
     double base_work;       /* the baseline's own work when it differs (0 = the same work) */
     double max_abs_err;     /* flashc output vs the baseline's, when both ran */
     bool mismatch;          /* max_abs_err above what the output dtype's rounding explains */
-    char note[160];         /* why the baseline is missing, or an error */
+    char note[256];         /* why the baseline is missing, an error, or the ring's account */
     bool failed;
 } bench_result;
 

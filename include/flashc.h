@@ -343,6 +343,11 @@ typedef struct fc_options {
     int threads; /* CPU: 0 = OpenMP's default; results are identical for every count */
     void *stream; /* where runs are queued (a cudaStream_t for CUDA); NULL = the default stream.
                      The CPU runs in the caller's thread and ignores it. */
+    /* Forward: the dtype whose tolerance (semantics §0.4) the output needs, when looser than its
+     * own dtype's: FC_BF16 or FC_F16 for an fp32 output the caller rounds to that dtype later
+     * (partial results merged by log-sum-exp, as flashc_mpi's ring does).  The kernels may then
+     * compute as for such an output (AMX: P·V on bf16 tiles).  FC_F32 (0) = the output's own. */
+    fc_dtype out_tolerance;
 } fc_options;
 
 typedef struct fc_plan fc_plan;

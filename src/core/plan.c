@@ -16,6 +16,7 @@ fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_option
     plan->op = op;
     plan->prob = *prob;
     plan->stream = options ? options->stream : NULL;
+    plan->prob.out_tolerance = options ? options->out_tolerance : FC_F32;
     fc_status st = fc_backend_select(options, &plan->prob, op, &plan->backend);
     if (st == FC_OK)
         st = plan->backend->plan(plan, options);

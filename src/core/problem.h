@@ -134,6 +134,7 @@ typedef struct fc_problem {
     float keep_prob;
     fc_stats_view stats;       /* forward: written; backward: the forward's, read */
     fc_affine_view out_quant;       /* int8 output: y = sat(round(x·scale + offset)) per (n1, e) */
+    fc_dtype out_tolerance;    /* fc_options.out_tolerance (FC_F32 = out's own), see fc_out_tolerance */
 
     /* backward only: the output gradient (out holds the forward output) and the gradients */
     fc_view dout, dq, dk, dv, dq_rope, dk_rope;
@@ -141,6 +142,16 @@ typedef struct fc_problem {
 } fc_problem;
 
 static inline bool fc_has_dropout(const fc_problem *p) { return p->drop_bits || p->drop_philox; }
+
+/* The dtype whose tolerance (semantics §0.4) the forward output needs: the looser of out's own
+ * and the one the caller allowed (fp32 < fp16 < bf16; int8 outputs keep theirs). */
+static inline fc_dtype fc_out_tolerance(const fc_problem *p)
+{
+    const fc_dtype own = p->out.dtype, asked = p->out_tolerance;
+    if (own == FC_F32 || (own == FC_F16 && asked == FC_BF16))
+        return asked == FC_F16 || asked == FC_BF16 ? asked : own;
+    return own;
+}
 
 /* Element (b, n, s) of a view: the first feature of that row. */
 static inline FC_HD char *fc_view_row(const fc_view *v, int64_t esize, int64_t b, int64_t tok, int64_t n, int64_t s)

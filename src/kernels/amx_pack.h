@@ -8,7 +8,8 @@
  * the fp32 softmax (l is summed from the unrounded P): a relative error ≤ 2⁻⁹ per weight, so the
  * output moves by at most 2⁻⁹·max|v| ≈ 0.002·max|v| (typically far less: the roundings are
  * independent), within the bf16 tolerance (1e-2 + 1e-2·|r|).  That is used only when the output
- * is bf16.  Every other case splits each value into bf16 parts x = hi + lo (exact for fp16 values,
+ * needs bf16 tolerance (a bf16 output, or fc_options.out_tolerance).  Every other case splits
+ * each value into bf16 parts x = hi + lo (exact for fp16 values,
  * 2⁻¹⁷ relative for P).  S takes all four products of the parts, so it is exact like the fp32
  * GEMM (large fp16 logits leave no room for a dropped lo·lo term when the output is fp32); P·V
  * takes hi·hi + hi·lo + lo·hi (lo·lo ≤ 2⁻¹⁸ relative; fp32 outputs take the fp32 P·V instead,
@@ -43,14 +44,14 @@ static inline int fc_amx_qk_parts(const fc_problem *p)
     return bf ? 1 : 4;
 }
 
-/* Whether O += P·V runs on tiles too: not for fp32 outputs, whose tolerance (1e-4 relative) a P
- * split into two bf16 parts (2⁻¹⁷ of Σ|p·v|) misses where the terms cancel; those take the fp32
- * GEMM. */
-static inline bool fc_amx_pv_tiles(const fc_problem *p) { return p->out.dtype != FC_F32; }
+/* Whether O += P·V runs on tiles too: not for fp32 tolerance (1e-4 relative), which a P split
+ * into two bf16 parts (2⁻¹⁷ of Σ|p·v|) misses where the terms cancel; that takes the fp32 GEMM.
+ * The tolerance is the output's (an fp32 output may ask for less, fc_out_tolerance). */
+static inline bool fc_amx_pv_tiles(const fc_problem *p) { return fc_out_tolerance(p) != FC_F32; }
 
 static inline int fc_amx_pv_parts(const fc_problem *p)
 {
-    return p->v.dtype == FC_BF16 && p->out.dtype == FC_BF16 ? 1 : 3;
+    return p->v.dtype == FC_BF16 && fc_out_tolerance(p) == FC_BF16 ? 1 : 3;
 }
 
 /* bf16(x) and, for the split, bf16(x − bf16(x)) (an infinite x has rest 0: it propagates as itself). */

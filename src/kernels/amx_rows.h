@@ -102,15 +102,17 @@ FC_INLINE __mmask16 fc_amx_span_bits(int a, int b, int j)
     return (__mmask16)(upto_hi & ~upto_lo);
 }
 
-/* The columns a row sees in a tile, tile-local: [a1, b1) ∪ [a2, b2) within [0, jn). */
+/* The columns a row sees in a tile, tile-local: [a1, b1) ∪ [a2, b2) within [0, jn); the row's
+ * passes run over its block's columns [lo, hi) (fc_amx_block_span). */
 typedef struct fc_amx_span {
     int a1, b1, a2, b2;
-    bool whole; /* all of [0, Jp): no masks */
+    int lo, hi;
+    bool whole; /* all of [lo, hi): no masks */
 } fc_amx_span;
 
-static inline fc_amx_span fc_amx_row_span(const fc_rows *rw, int r, bool partial, int64_t j0, int jn, int Jp)
+static inline fc_amx_span fc_amx_row_span(const fc_rows *rw, int r, bool partial, int64_t j0, int jn)
 {
-    fc_amx_span s = {0, jn, 0, 0, jn == Jp};
+    fc_amx_span s = {0, jn, 0, 0, 0, 0, false};
     if (!partial)
         return s;
     const float lim[4] = {rw->lo1[r], rw->hi1[r], rw->lo2[r], rw->hi2[r]};
@@ -120,8 +122,30 @@ static inline fc_amx_span fc_amx_row_span(const fc_rows *rw, int r, bool partial
         v[k] = t < 0 ? 0 : t > jn ? jn : (int)t;
     }
     s.a1 = v[0], s.b1 = v[1] > v[0] ? v[1] : v[0], s.a2 = v[2], s.b2 = v[3] > v[2] ? v[3] : v[2];
-    s.whole = jn == Jp && ((s.a1 == 0 && s.b1 == jn) || (s.a2 == 0 && s.b2 == jn));
     return s;
+}
+
+/* The block's columns [lo, hi), multiples of 32, outside which none of its nr rows sees anything
+ * (a causal or band edge leaves part of a tile to part of the rows: the products skip the rest;
+ * the hidden values there are finite, so their zero weights add nothing); lo = hi when the block
+ * sees nothing.  Sets each row's range and whether it sees all of it. */
+static inline void fc_amx_block_span(fc_amx_span *span, int nr, int jn, int *lo, int *hi)
+{
+    int a = jn, b = 0;
+    for (int r = 0; r < nr; r++) {
+        const fc_amx_span *s = &span[r];
+        if (s->b1 > s->a1)
+            a = s->a1 < a ? s->a1 : a, b = s->b1 > b ? s->b1 : b;
+        if (s->b2 > s->a2)
+            a = s->a2 < a ? s->a2 : a, b = s->b2 > b ? s->b2 : b;
+    }
+    *lo = b > a ? a / 32 * 32 : 0;
+    *hi = b > a ? (int)fc_round_up(b, 32) : 0;
+    for (int r = 0; r < nr; r++) {
+        fc_amx_span *s = &span[r];
+        s->lo = *lo, s->hi = *hi;
+        s->whole = *hi <= jn && ((s->a1 <= *lo && *hi <= s->b1) || (s->a2 <= *lo && *hi <= s->b2));
+    }
 }
 
 FC_INLINE __mmask16 fc_amx_span_mask(const fc_amx_span *s, int j)
@@ -137,10 +161,10 @@ FC_INLINE fvec fc_amx_logits(const float *srow, int j, fvec c, const fc_amx_span
 }
 
 /* The row's maximum logit over its visible columns (NaN scores dropped; −inf when none). */
-static inline float fc_amx_row_max(const float *srow, int Jp, fvec c, const fc_amx_span *s)
+static inline float fc_amx_row_max(const float *srow, fvec c, const fc_amx_span *s)
 {
     fvec m0 = v_set1(-INFINITY), m1 = m0;
-    for (int j = 0; j < Jp; j += 32) { /* two chains; the score first, so that a NaN one is dropped */
+    for (int j = s->lo; j < s->hi; j += 32) { /* two chains; the score first, so that a NaN one is dropped */
         m0 = v_max(fc_amx_logits(srow, j, c, s), m0);
         m1 = v_max(fc_amx_logits(srow, j + 16, c, s), m1);
     }
@@ -148,9 +172,9 @@ static inline float fc_amx_row_max(const float *srow, int Jp, fvec c, const fc_a
 }
 
 /* Whether a visible score of the row is NaN (asked only of rows whose maximum is +inf). */
-static inline bool fc_amx_row_has_nan(const float *srow, int Jp, const fc_amx_span *s)
+static inline bool fc_amx_row_has_nan(const float *srow, const fc_amx_span *s)
 {
-    for (int j = 0; j < Jp; j += 16) {
+    for (int j = s->lo; j < s->hi; j += 16) {
         const fvec x = v_load(srow + j);
         if (_mm512_mask_cmp_ps_mask(fc_amx_span_mask(s, j), x, x, _CMP_UNORD_Q))
             return true;
@@ -176,12 +200,12 @@ FC_INLINE fvec fc_amx_exp_nonpos(fvec t)
     return _mm512_maskz_scalef_ps(keep, p, n);
 }
 
-/* P = bf16(exp(x − m_ref)) for the row's Jp columns (0 where hidden); returns their fp32 sum. */
-static inline float fc_amx_row_exp(uint16_t *prow, const float *srow, int Jp, fvec c, float m_ref, const fc_amx_span *s)
+/* P = bf16(exp(x − m_ref)) for the row's columns [lo, hi) (0 where hidden); returns their fp32 sum. */
+static inline float fc_amx_row_exp(uint16_t *prow, const float *srow, fvec c, float m_ref, const fc_amx_span *s)
 {
     const fvec m = v_set1(m_ref);
     fvec sum0 = v_zero(), sum1 = v_zero();
-    for (int j = 0; j < Jp; j += 32) {
+    for (int j = s->lo; j < s->hi; j += 32) {
         const fvec p0 = fc_amx_exp_nonpos(v_sub(fc_amx_logits(srow, j, c, s), m));
         const fvec p1 = fc_amx_exp_nonpos(v_sub(fc_amx_logits(srow, j + 16, c, s), m));
         sum0 = v_add(sum0, p0);
@@ -192,18 +216,15 @@ static inline float fc_amx_row_exp(uint16_t *prow, const float *srow, int Jp, fv
 }
 
 /* The online-softmax step of nr rows (a multiple of FC_W) from row r0 of the item, S block rows
- * at stride Jp: P rows to `P`, (m, l) updated, alpha = exp(m_old − m_new).  Returns true when some
- * alpha differs from 1. */
-static inline bool fc_amx_rows_softmax(uint16_t *P, const float *S, int Jp, int r0, int nr, const fc_rows *rw,
-                                       int64_t j0, int jn, bool partial, float scale, float *m, float *l, float *alpha)
+ * at stride Jp, each over its span: P rows to `P`, (m, l) updated, alpha = exp(m_old − m_new).
+ * Returns true when some alpha differs from 1. */
+static inline bool fc_amx_rows_softmax(uint16_t *P, const float *S, int Jp, int r0, int nr, const fc_amx_span *span,
+                                       float scale, float *m, float *l, float *alpha)
 {
     const fvec c = v_set1(scale), ninf = v_set1(-INFINITY), pinf = v_set1(INFINITY);
     float mx[FC_AMX_BLOCK], ref[FC_AMX_BLOCK], sum[FC_AMX_BLOCK], inf_nan[FC_AMX_BLOCK];
-    fc_amx_span span[FC_AMX_BLOCK];
-    for (int r = 0; r < nr; r++) {
-        span[r] = fc_amx_row_span(rw, r0 + r, partial, j0, jn, Jp);
-        mx[r] = fc_amx_row_max(S + (size_t)r * Jp, Jp, c, &span[r]);
-    }
+    for (int r = 0; r < nr; r++)
+        mx[r] = fc_amx_row_max(S + (size_t)r * Jp, c, &span[r]);
     bool rescale = false;
     for (int g = 0; g < nr; g += FC_W) {
         const fvec m_old = v_load(m + r0 + g);
@@ -214,12 +235,12 @@ static inline bool fc_amx_rows_softmax(uint16_t *P, const float *S, int Jp, int 
         v_store(alpha + r0 + g, a);
         rescale |= m_any(_mm512_cmp_ps_mask(a, v_set1(1.0f), _CMP_NEQ_UQ)); /* NaN too */
         for (int k = 0; k < FC_W; k++) /* an +inf maximum turns NaN when a NaN score came with it */
-            inf_nan[g + k] = mx[g + k] == INFINITY && fc_amx_row_has_nan(S + (size_t)(g + k) * Jp, Jp, &span[g + k])
+            inf_nan[g + k] = mx[g + k] == INFINITY && fc_amx_row_has_nan(S + (size_t)(g + k) * Jp, &span[g + k])
                                  ? NAN
                                  : mx[g + k];
     }
     for (int r = 0; r < nr; r++)
-        sum[r] = fc_amx_row_exp(P + (size_t)r * Jp, S + (size_t)r * Jp, Jp, c, ref[r], &span[r]);
+        sum[r] = fc_amx_row_exp(P + (size_t)r * Jp, S + (size_t)r * Jp, c, ref[r], &span[r]);
     for (int g = 0; g < nr; g += FC_W) { /* a NaN sum makes m NaN, unless it is +inf without a NaN */
         const fvec s = v_load(sum + g), nan = v_set1(NAN);
         v_store(l + r0 + g, v_fma(v_load(l + r0 + g), v_load(alpha + r0 + g), s));
@@ -238,15 +259,24 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
     const fc_kv_at at = fc_kv_at_rows(rw);
     fc_amx_pack_kt(w->kt, a, p, at, j0, jn, Jp, x);
     fc_amx_pack_v(a, p, at, j0, jn, Jp, x);
+    fc_amx_span span[FC_AMX_BLOCK];
     for (int r0 = 0; r0 < Rp; r0 += FC_AMX_BLOCK) {
         const int nr = Rp - r0 < FC_AMX_BLOCK ? Rp - r0 : FC_AMX_BLOCK;
-        fc_amx_gemm(nr, Jp, Dp, a->qrow + (size_t)r0 * Dp, (size_t)Dp, w->kt, (size_t)2 * Jp, w->s, (size_t)Jp, false);
-        if (fc_amx_rows_softmax(a->p, w->s, Jp, r0, nr, rw, j0, jn, partial, p->scale, m, l, alpha))
+        int lo, hi;
+        for (int r = 0; r < nr; r++)
+            span[r] = fc_amx_row_span(rw, r0 + r, partial, j0, jn);
+        fc_amx_block_span(span, nr, jn, &lo, &hi);
+        if (lo == hi) /* no row of the block sees the tile: (m, l, O) stay as they are */
+            continue;
+        fc_amx_gemm(nr, hi - lo, Dp, a->qrow + (size_t)r0 * Dp, (size_t)Dp, w->kt + 2 * lo, (size_t)2 * Jp, w->s + lo,
+                    (size_t)Jp, false);
+        if (fc_amx_rows_softmax(a->p, w->s, Jp, r0, nr, span, p->scale, m, l, alpha))
             for (int r = r0; r < r0 + nr && r < R; r++)
                 if (alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)
                         O[(ptrdiff_t)r * Dvp + e] *= alpha[r];
-        fc_amx_gemm(nr, Dvp, Jp, a->p, (size_t)Jp, a->v, (size_t)2 * Dvp, O + (size_t)r0 * Dvp, (size_t)Dvp, true);
+        fc_amx_gemm(nr, Dvp, hi - lo, a->p + lo, (size_t)Jp, a->v + (size_t)lo * Dvp, (size_t)2 * Dvp,
+                    O + (size_t)r0 * Dvp, (size_t)Dvp, true);
     }
 }
 

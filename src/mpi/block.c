@@ -32,6 +32,16 @@ static fc_attention_desc block_desc(ring_ctx *c, int64_t q_row, ring_span q, voi
     return b;
 }
 
+/* The blocks' fp32 outputs are merged and rounded to the caller's dtype at the end, so they need
+ * only that dtype's tolerance (on AMX this keeps P·V on bf16 tiles, as for the whole problem). */
+static fc_options block_options(const ring_ctx *c)
+{
+    const fc_dtype out = c->d->out.dtype;
+    return (fc_options){.backend = FC_BACKEND_CPU,
+                        .threads = c->opt.threads,
+                        .out_tolerance = out == FC_BF16 || out == FC_F16 ? out : FC_F32};
+}
+
 static fc_status run_plan(ring_ctx *c, fc_plan *plan, const char *what)
 {
     size_t need = 0;
@@ -58,7 +68,7 @@ fc_status ring_block_forward(ring_ctx *c, int64_t q_row, ring_span q, void *kv_b
     b.out = fc_tensor_bnsd(out, FC_F32, c->Nq, q.len, c->Dv);
     b.out_quant = (fc_affine){0};
     b.stats = (fc_stats){.max = max, .sum = sum, .order = FC_STATS_HEAD_MAJOR, .replicas = 1};
-    const fc_options o = {.backend = FC_BACKEND_CPU, .threads = c->opt.threads};
+    const fc_options o = block_options(c);
     fc_plan *plan;
     const fc_status st = fc_plan_create(&b, &o, &plan);
     if (st != FC_OK)
@@ -80,7 +90,7 @@ fc_status ring_block_backward(ring_ctx *c, int64_t q_row, ring_span q, const flo
     g.dk.data = dk + kv_row * c->D;
     g.dv = fc_tensor_bnsd(dv, FC_F32, c->Nkv, kv_rows, c->Dv);
     g.dv.data = dv + kv_row * c->Dv;
-    const fc_options o = {.backend = FC_BACKEND_CPU, .threads = c->opt.threads};
+    const fc_options o = block_options(c);
     fc_plan *plan;
     const fc_status st = fc_plan_create_backward(&b, &g, &o, &plan);
     if (st != FC_OK)

@@ -8,6 +8,7 @@ double ring_now(void) { return MPI_Wtime(); }
 fc_status ring_wait(ring_ctx *c, MPI_Request *reqs, int n, const char *what, int peer)
 {
     const double t0 = ring_now();
+    long nap_ns = 20000;
     for (;;) {
         int done = 0;
         if (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
@@ -17,8 +18,10 @@ fc_status ring_wait(ring_ctx *c, MPI_Request *reqs, int n, const char *what, int
         if (ring_now() - t0 > c->deadline_s)
             return ring_fail(FC_ERR_BACKEND, "%s: timed out after %.0f s waiting for %s (rank %d)", c->fn,
                              c->deadline_s, what, peer);
-        /* sleep rather than spin: the other ranks' compute threads may share this core */
-        nanosleep(&(struct timespec){0, 20000}, NULL);
+        /* sleep rather than spin (the other ranks' compute threads may share this core), longer
+         * the longer the wait: ≤ 256 µs late, a few thousand wake-ups a second at most */
+        nanosleep(&(struct timespec){0, nap_ns}, NULL);
+        nap_ns = nap_ns < 256000 ? 2 * nap_ns : 256000;
     }
     c->t.wait += ring_now() - t0;
     return FC_OK;

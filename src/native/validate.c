@@ -284,6 +284,10 @@ fc_status fc_native_check_desc(const char *fn, const fc_attention_desc *desc, co
         return st;
     if (options && (options->threads < 0 || options->threads > 4096))
         return fc_fail(FC_ERR_INVALID_ARG, "%s: options.threads must be in [0, 4096], got %d", fn, options->threads);
+    if (options && options->out_tolerance != FC_F32 && options->out_tolerance != FC_F16 &&
+        options->out_tolerance != FC_BF16)
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: options.out_tolerance must be FC_F32, FC_F16 or FC_BF16, got %d", fn,
+                       (int)options->out_tolerance);
     if (options && options->backend != FC_BACKEND_DEFAULT && options->backend != FC_BACKEND_CPU &&
         options->backend != FC_BACKEND_CUDA)
         return fc_fail(FC_ERR_INVALID_ARG, "%s: options.backend is not an fc_backend, got %d", fn, (int)options->backend);

@@ -94,6 +94,7 @@ typedef struct nt_case {
     bool kv_bcast_seq;        /* k/v/k_rope stride_seq = 0 */
     bool q_bcast_head;        /* q/q_rope stride_head = 0 */
     fc_dtype dt, out_dt;
+    fc_dtype out_tolerance;   /* fc_options.out_tolerance; the output is checked at the looser of it and out_dt */
     double range;             /* inputs uniform in [−range, range]; 0 = 1 */
     double v_range;           /* value inputs in [−v_range, v_range]; 0 = range */
     double scale;             /* 0 = default 1/sqrt(D + Dr) */

@@ -68,4 +68,6 @@ void nt_draw_features(tc_rng *r, const nt_draw_spec *spec, nt_case *c, int lens_
         c->keep_prob = tc_rng_uniform(r, 0.3, 0.95);
     if (tc_rng_bool(r, 0.25))
         c->sink = (nt_sink_mode)tc_rng_int(r, 1, 3);
+    if (tc_rng_bool(r, 0.2)) /* an output that needs only fp16/bf16 tolerance (fc_options.out_tolerance) */
+        c->out_tolerance = (fc_dtype)tc_rng_int(r, 0, 2);
 }

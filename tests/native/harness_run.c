@@ -257,7 +257,7 @@ fc_status nt_run_library(const nt_case *c, const fc_attention_desc *a, size_t *w
     *ws_bytes = 0;
     if (c->oneshot)
         return fc_attention(a);
-    fc_options opt = {.backend = FC_BACKEND_DEFAULT, .threads = c->threads};
+    fc_options opt = {.backend = FC_BACKEND_DEFAULT, .threads = c->threads, .out_tolerance = c->out_tolerance};
     fc_plan *plan = NULL;
     fc_status st = fc_plan_create(a, &opt, &plan);
     if (st != FC_OK)
@@ -380,7 +380,7 @@ void nt_describe(const nt_case *c)
     printf("    case: seed=%llu B=%d N1=%d N2=%d D=%d Dv=%d Dr=%d Sq=%d Skv=%d packed=%d lens=%d layout=%d mixed=%d "
            "pad=%d ds=%d kvb=%d qbh=%d dt=%d out=%d scale=%g cap=%g bias=%d(o%d dt%d b%d%d%d%d br%d c%d r%d) "
            "alibi=%d(pb%d sq%d) win=%d(%lld,%lld,%d) bwin=%d prefix=%d qs=%lld ks=%lld mask=%d(dt%d b%d%d%d%d tok%d) "
-           "keep=%g all=%d sink=%d stats=%d(o%d r%d) threads=%d oneshot=%d isa=%s\n",
+           "keep=%g all=%d sink=%d stats=%d(o%d r%d) threads=%d oneshot=%d tol=%d isa=%s\n",
            (unsigned long long)c->seed, c->B, c->N1, c->N2, c->D, c->Dv, c->Dr, c->Sq, c->Skv, c->packed, c->lens,
            c->layout, c->mixed_layouts, c->pad, c->dim_stride, c->kv_bcast_seq, c->q_bcast_head, c->dt, c->out_dt,
            c->scale, c->softcap, c->bias.on, c->bias.order, c->bias.dtype, c->bias.bcast_batch, c->bias.bcast_head,
@@ -389,7 +389,7 @@ void nt_describe(const nt_case *c)
            (long long)c->window.right, c->window.align, c->batch_windows, c->prefix, (long long)c->q_start,
            (long long)c->kv_start, c->mask.on, c->mask.dtype, c->mask.bcast_batch, c->mask.bcast_head,
            c->mask.bcast_row, c->mask.bcast_col, c->mask.by_tokens, c->keep_prob, c->keep_all, c->sink, c->stats,
-           c->stats_order, c->replicas, c->threads, c->oneshot, fc_cpu_isa());
+           c->stats_order, c->replicas, c->threads, c->oneshot, c->out_tolerance, fc_cpu_isa());
     if (c->kv.mode != NT_KV_TENSOR || c->kv.int8 || c->kv_starts || c->out_dt == FC_I8 || c->sparse.on)
         printf("      kv: mode=%d bs=%d headmajor=%d spare=%d shared=%d int8=%d(pc%d off%d dt%d) kv_starts=%d "
                "out_quant=(pc%d off%d dt%d) sparse=%d(dt%d K%d bs%d causal%d end%g dup%g late%g all%d pad%d)\n",

@@ -17,7 +17,13 @@ static void options(void)
     EXPECT_OPT(FC_ERR_INVALID_ARG, "options.threads", d, &o);
     o.threads = 4097;
     EXPECT_OPT(FC_ERR_INVALID_ARG, "options.threads", d, &o);
-    o.threads = 0, o.backend = FC_BACKEND_CUDA; /* not built in this library */
+    o.threads = 0;
+    const fc_dtype bad_tolerances[] = {FC_I8, FC_I32, (fc_dtype)99};
+    for (int t = 0; t < 3; t++) {
+        o.out_tolerance = bad_tolerances[t];
+        EXPECT_OPT(FC_ERR_INVALID_ARG, "options.out_tolerance", d, &o);
+    }
+    o.out_tolerance = FC_F32, o.backend = FC_BACKEND_CUDA; /* not built in this library */
     EXPECT_OPT(FC_ERR_BACKEND, "options.backend", d, &o);
     /* a value that is not an fc_backend at all must not silently run on the CPU */
     o.backend = (fc_backend)7;

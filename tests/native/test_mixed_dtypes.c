@@ -69,8 +69,31 @@ static void one(fc_dtype qt, fc_dtype kt, fc_dtype vt, int sq, uint64_t seed)
     free(q), free(k), free(v), free(out), free(rq), free(rk), free(rv), free(want), free(got);
 }
 
+/* An fp32 output that needs only fp16/bf16 tolerance (fc_options.out_tolerance, the ring's partial
+ * outputs): within that tolerance of the oracle and bit-identical for 1 and 2 threads. */
+static void looser_tolerance(void)
+{
+    uint64_t seed = 91;
+    for (int t = 1; t < 3; t++)
+        for (int in = 1; in < 3; in++) {
+            nt_case c = nt_fixture(seed++, (nt_sizes){.B = 2, .N1 = 4, .N2 = 2, .D = 64, .Dv = 64, .Sq = 150, .Skv = 300});
+            c.dt = dtypes[in], c.out_dt = FC_F32, c.out_tolerance = dtypes[t];
+            c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+            tc_context("in %s, fp32 out at %s tolerance", tc_dtype_name(tc_of(c.dt)), tc_dtype_name(tc_of(dtypes[t])));
+            nt_data d = nt_prepare(&c);
+            nt_result one = {0}, two = {0};
+            c.threads = 1;
+            nt_execute(&c, &d, &one);
+            c.threads = 2;
+            nt_execute(&c, &d, &two);
+            TC_CHECK(nt_bitwise_equal(&one, &two), "1 and 2 threads differ");
+            nt_result_free(&one), nt_result_free(&two), nt_data_free(&d);
+        }
+}
+
 static void body(void)
 {
+    looser_tolerance();
     uint64_t seed = 7;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)

@@ -1,9 +1,10 @@
-/* unit_pieces_open: the per-set tables this build compiled (UNIT_HAVE_<isa> from tests/unit/CMakeLists.txt). */
+/* unit_main: the per-set tables this build compiled (UNIT_HAVE_<isa> from tests/unit/CMakeLists.txt). */
 #include "kernel_pieces.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "common/check.h"
 #include "cpu/cpu.h"
 
 extern const unit_pieces unit_pieces_scalar;
@@ -43,13 +44,16 @@ static const unit_pieces *pieces_of(const char *isa)
     return NULL;
 }
 
-const unit_pieces *unit_pieces_open(int argc, char **argv)
+int unit_main(int argc, char **argv, const char *piece, void (*body)(const unit_pieces *))
 {
     const char *isa = argc > 1 ? argv[1] : "scalar";
     const unit_pieces *p = pieces_of(isa);
     if (!p || !fc_cpu_pin_isa(isa)) {
         printf("%s: kernel set %s is not in this build or not run by this CPU: skipped\n", argv[0], isa);
-        return NULL;
+        return TC_SKIP;
     }
-    return p;
+    body(p);
+    char name[64];
+    snprintf(name, sizeof name, "unit_%s[%s]", piece, isa);
+    return tc_summary(name);
 }

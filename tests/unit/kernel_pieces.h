@@ -18,6 +18,14 @@ typedef struct unit_pieces {
     /* fc_gemm: C[M×N] (+)= A[M×K]·B[K×N]; A(m, k) = A[m·a_rs + k·a_ks], B(k, n) = B[k·ldb + n] */
     void (*gemm)(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B, ptrdiff_t ldb,
                  float *C, ptrdiff_t ldc, bool accumulate);
+    /* fc_gemm_visible: C[M×N] += Σ over k with vis(m, k) != 0 of A(m, k)·B(k, n); C rows whole vectors */
+    void (*gemm_visible)(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *vis,
+                         const float *B, ptrdiff_t ldb, float *C, ptrdiff_t ldc);
+    /* fc_transpose: dst[c·ldd + r] = src[r·lds + c] for r < rows, c < cols */
+    void (*transpose)(const float *src, ptrdiff_t lds, float *dst, ptrdiff_t ldd, int rows, int cols);
+    /* fc_dot: Σ a[e]·b[e] in fp32; fc_all_finite: whether n rows of width values are all finite */
+    float (*dot)(const float *a, const float *b, int n);
+    bool (*all_finite)(const float *a, int n, ptrdiff_t ld, int width);
     /* v_exp over x[0..n) (n a multiple of lanes) */
     void (*exp)(const float *x, float *y, int n);
     /* fc_softmax_step: Rp a multiple of lanes */
@@ -33,8 +41,9 @@ typedef struct unit_pieces {
                         float *C, int64_t ldc);
 } unit_pieces;
 
-/* The table of the set named argv[1] when this build has it and this CPU runs it (pinned, so that
- * the amx set has its tile permission); NULL after printing why not (the test then skips, 77). */
-const unit_pieces *unit_pieces_open(int argc, char **argv);
+/* main() of a unit test of the set named argv[1]: TC_SKIP (77) after printing why where this build
+ * lacks it or this CPU does not run it; else the set is pinned (so that amx has its tile
+ * permission), body runs, and tc_summary("unit_<piece>[<isa>]") is returned. */
+int unit_main(int argc, char **argv, const char *piece, void (*body)(const unit_pieces *));
 
 #endif /* FLASHC_TESTS_UNIT_KERNEL_PIECES_H */

@@ -16,6 +16,12 @@ static void gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t 
     fc_gemm(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate);
 }
 
+static void gemm_visible(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *vis,
+                         const float *B, ptrdiff_t ldb, float *C, ptrdiff_t ldc)
+{
+    fc_gemm_visible(M, N, K, A, a_rs, a_ks, vis, B, ldb, C, ldc);
+}
+
 static void exp_all(const float *x, float *y, int n)
 {
     for (int k = 0; k < n; k += FC_W)
@@ -51,6 +57,10 @@ const unit_pieces FC_ISA_FN(unit_pieces) = {
     .tile_rows = FC_MR,
     .tile_cols = FC_NR,
     .gemm = gemm,
+    .gemm_visible = gemm_visible,
+    .transpose = fc_transpose,
+    .dot = fc_dot,
+    .all_finite = fc_all_finite,
     .exp = exp_all,
     .softmax_step = fc_softmax_step,
 #if FC_AMX

@@ -90,11 +90,8 @@ static void around(const unit_pieces *P, exp_tally *t, float x)
     sweep_bits(P, t, b - 4096, b + 4096, 1);
 }
 
-int main(int argc, char **argv)
+static void sweeps(const unit_pieces *P)
 {
-    const unit_pieces *P = unit_pieces_open(argc, argv);
-    if (!P)
-        return TC_SKIP;
     exp_tally t = {0};
     sweep_bits(P, &t, 0x00000000u, fc_f32_bits(88.8f), 251);          /* +0 .. 88.8, subnormals included */
     sweep_bits(P, &t, 0x80000000u, fc_f32_bits(-88.8f), 251);         /* −0 .. −88.8 */
@@ -121,7 +118,6 @@ int main(int argc, char **argv)
     TC_CHECK(t.bad_zero == 0, "%s exp: %lld values below -87.3365 (or -inf) not +0", P->isa, (long long)t.bad_zero);
     TC_CHECK(t.bad_inf == 0, "%s exp: %lld values above 88.7228 (or +inf) not +inf", P->isa, (long long)t.bad_inf);
     TC_CHECK(t.bad_nan == 0, "%s exp: %lld NaN inputs not NaN", P->isa, (long long)t.bad_nan);
-    char name[64];
-    snprintf(name, sizeof name, "unit_exp[%s]", P->isa);
-    return tc_summary(name);
 }
+
+int main(int argc, char **argv) { return unit_main(argc, argv, "exp", sweeps); }

@@ -219,15 +219,11 @@ static void amx_products(const unit_pieces *P)
     printf("amx backward product: %lld shapes\n", (long long)shapes);
 }
 
-int main(int argc, char **argv)
+static void all_gemms(const unit_pieces *P)
 {
-    const unit_pieces *P = unit_pieces_open(argc, argv);
-    if (!P)
-        return TC_SKIP;
     edge_tiles(P);
     if (P->amx_gemm)
         amx_tiles(P), amx_products(P);
-    char name[64];
-    snprintf(name, sizeof name, "unit_gemm[%s]", P->isa);
-    return tc_summary(name);
 }
+
+int main(int argc, char **argv) { return unit_main(argc, argv, "gemm", all_gemms); }

@@ -205,14 +205,10 @@ static void running_rows(const unit_pieces *P)
     }
 }
 
-int main(int argc, char **argv)
+static void all_steps(const unit_pieces *P)
 {
-    const unit_pieces *P = unit_pieces_open(argc, argv);
-    if (!P)
-        return TC_SKIP;
     random_tiles(P);
     running_rows(P);
-    char name[64];
-    snprintf(name, sizeof name, "unit_softmax[%s]", P->isa);
-    return tc_summary(name);
 }
+
+int main(int argc, char **argv) { return unit_main(argc, argv, "softmax", all_steps); }
