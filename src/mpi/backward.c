@@ -251,19 +251,16 @@ static void bwd_write(ring_ctx *c, bwd_state *f)
         for (int64_t b = 0; b < c->B; b++)
             for (int64_t n = 0; n < c->Nq; n++)
                 for (int64_t i = 0; i < sl->span.len; i++)
-                    for (int64_t e = 0; e < c->D; e++)
-                        ring_store(&c->g->dq, b, n, sl->row + i, e,
-                                   f->dq[k][((b * c->Nq + n) * sl->span.len + i) * c->D + e]);
+                    ring_store_row(&c->g->dq, b, n, sl->row + i, f->dq[k] + ((b * c->Nq + n) * sl->span.len + i) * c->D,
+                                   c->D);
     }
     const int64_t rows = d->kv_len, dv_base = c->B * c->Nkv * rows * c->D;
     for (int64_t b = 0; b < c->B; b++)
         for (int64_t n = 0; n < c->Nkv; n++)
             for (int64_t i = 0; i < rows; i++) {
                 const int64_t h = (b * c->Nkv + n) * rows + i;
-                for (int64_t e = 0; e < c->D; e++)
-                    ring_store(&c->g->dk, b, n, i, e, f->final_ready ? f->final[h * c->D + e] : 0.0f);
-                for (int64_t e = 0; e < c->Dv; e++)
-                    ring_store(&c->g->dv, b, n, i, e, f->final_ready ? f->final[dv_base + h * c->Dv + e] : 0.0f);
+                ring_store_row(&c->g->dk, b, n, i, f->final_ready ? f->final + h * c->D : NULL, c->D);
+                ring_store_row(&c->g->dv, b, n, i, f->final_ready ? f->final + dv_base + h * c->Dv : NULL, c->Dv);
             }
 }
 

@@ -89,14 +89,18 @@ float ring_load(const fc_tensor *t, int64_t b, int64_t n, int64_t i, int64_t e)
     }
 }
 
-void ring_store(const fc_tensor *t, int64_t b, int64_t n, int64_t i, int64_t e, float x)
+void ring_store_row(const fc_tensor *t, int64_t b, int64_t n, int64_t i, const float *x, int64_t len)
 {
-    void *p = element(t, b, n, i, e);
-    uint16_t h;
-    switch (t->dtype) {
-    case FC_F16: h = fc_f32_to_f16(x); memcpy(p, &h, 2); break;
-    case FC_BF16: h = fc_f32_to_bf16(x); memcpy(p, &h, 2); break;
-    default: memcpy(p, &x, 4); break;
+    char *p = element(t, b, n, i, 0);
+    const int64_t step = t->stride_dim * (int64_t)fc_dtype_size(t->dtype);
+    for (int64_t e = 0; e < len; e++, p += step) {
+        const float v = x ? x[e] : 0.0f;
+        uint16_t h;
+        switch (t->dtype) {
+        case FC_F16: h = fc_f32_to_f16(v); memcpy(p, &h, 2); break;
+        case FC_BF16: h = fc_f32_to_bf16(v); memcpy(p, &h, 2); break;
+        default: memcpy(p, &v, 4); break;
+        }
     }
 }
 

@@ -15,11 +15,13 @@ typedef struct slice_acc {
     float *out, *max, *sum;
 } slice_acc;
 
+static int slice_threads(const ring_ctx *c) { return c->opt.threads > 0 ? c->opt.threads : omp_get_max_threads(); }
+
 static void merge_block(const ring_ctx *c, int64_t len, slice_acc *a, const float *out, const float *max,
                         const float *sum)
 {
     const int64_t rows = c->B * c->Nq * len, dv = c->Dv;
-#pragma omp parallel for schedule(static) num_threads(c->opt.threads > 0 ? c->opt.threads : omp_get_max_threads())
+#pragma omp parallel for schedule(static) num_threads(slice_threads(c))
     for (int64_t r = 0; r < rows; r++) {
         if (max[r] == -FLT_MAX && sum[r] == FLT_MAX)
             continue; /* the row sees nothing of this block */
@@ -43,35 +45,33 @@ static void merge_block(const ring_ctx *c, int64_t len, slice_acc *a, const floa
 static void finish_slice(const ring_ctx *c, const ring_slice *sl, slice_acc *a)
 {
     const fc_attention_desc *d = c->d;
-    const int64_t reps = ring_stats_replicas(c), dv = c->Dv;
-    for (int64_t b = 0; b < c->B; b++)
-        for (int64_t n = 0; n < c->Nq; n++)
-            for (int64_t i = 0; i < sl->span.len; i++) {
-                const int64_t r = (b * c->Nq + n) * sl->span.len + i;
-                float *o = a->out + r * dv, m = a->max[r], l = a->sum[r];
-                const float sink = d->sink ? d->sink[n] : -INFINITY;
-                if (m == -INFINITY && sink == -INFINITY) {
-                    m = -FLT_MAX, l = FLT_MAX;
-                    memset(o, 0, (size_t)dv * sizeof *o);
-                } else if (m == -INFINITY) {
-                    m = sink, l = 1;
-                    memset(o, 0, (size_t)dv * sizeof *o);
-                } else if (sink != -INFINITY) {
-                    const double mx = m > sink ? m : sink, lr = l * exp(m - mx), ls = lr + exp(sink - mx);
-                    const float w = (float)(lr / ls);
-                    for (int64_t e = 0; e < dv; e++)
-                        o[e] *= w;
-                    m = (float)mx, l = (float)ls;
-                }
-                const int64_t row = sl->row + i;
-                for (int64_t e = 0; e < dv; e++)
-                    ring_store(&d->out, b, n, row, e, o[e]);
-                if (!d->stats.max)
-                    continue;
-                const int64_t at = ring_stats_index(c, d->q_len, b, n, row);
-                for (int64_t k = 0; k < reps; k++)
-                    d->stats.max[at + k] = m, d->stats.sum[at + k] = l;
-            }
+    const int64_t reps = ring_stats_replicas(c), dv = c->Dv, len = sl->span.len;
+#pragma omp parallel for schedule(static) num_threads(slice_threads(c))
+    for (int64_t r = 0; r < c->B * c->Nq * len; r++) {
+        const int64_t b = r / (c->Nq * len), n = r / len % c->Nq, i = r % len;
+        float *o = a->out + r * dv, m = a->max[r], l = a->sum[r];
+        const float sink = d->sink ? d->sink[n] : -INFINITY;
+        if (m == -INFINITY && sink == -INFINITY) {
+            m = -FLT_MAX, l = FLT_MAX;
+            memset(o, 0, (size_t)dv * sizeof *o);
+        } else if (m == -INFINITY) {
+            m = sink, l = 1;
+            memset(o, 0, (size_t)dv * sizeof *o);
+        } else if (sink != -INFINITY) {
+            const double mx = m > sink ? m : sink, lr = l * exp(m - mx), ls = lr + exp(sink - mx);
+            const float w = (float)(lr / ls);
+            for (int64_t e = 0; e < dv; e++)
+                o[e] *= w;
+            m = (float)mx, l = (float)ls;
+        }
+        const int64_t row = sl->row + i;
+        ring_store_row(&d->out, b, n, row, o, dv);
+        if (!d->stats.max)
+            continue;
+        const int64_t at = ring_stats_index(c, d->q_len, b, n, row);
+        for (int64_t k = 0; k < reps; k++)
+            d->stats.max[at + k] = m, d->stats.sum[at + k] = l;
+    }
 }
 
 typedef struct fwd_state {

@@ -106,9 +106,10 @@ fc_tensor ring_kv_key(const ring_ctx *c, void *buf, int64_t rows, int64_t off);
 fc_tensor ring_kv_value(const ring_ctx *c, void *buf, int64_t rows, int64_t off);
 /* A view of rows starting at local row `row` of a caller tensor. */
 fc_tensor ring_rows(fc_tensor t, int64_t row);
-/* Element (b, n, i, e) of a caller tensor as float / stored from float. */
+/* Element (b, n, i, e) of a caller tensor as float. */
 float ring_load(const fc_tensor *t, int64_t b, int64_t n, int64_t i, int64_t e);
-void ring_store(const fc_tensor *t, int64_t b, int64_t n, int64_t i, int64_t e, float x);
+/* Row (b, n, i) of a caller tensor stored from len floats (x NULL: zeros). */
+void ring_store_row(const fc_tensor *t, int64_t b, int64_t n, int64_t i, const float *x, int64_t len);
 /* Index of replica 0 of the statistics of (b, n, local row i) in the caller's order. */
 int64_t ring_stats_index(const ring_ctx *c, int64_t q_len, int64_t b, int64_t n, int64_t i);
 int64_t ring_stats_replicas(const ring_ctx *c);

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/harness.h"
+#include "common/rng.h"
 
 #define SFA_MAXB 8
 
@@ -54,6 +55,11 @@ typedef struct sfa_case {
 /* BSND both sides, FLOAT16, B 2, N1 4, N2 2, D 16, lengths q {5, 3} kv {20, 13}, K 6, block 4,
  * mode 0, random indices, seed 1. */
 sfa_case sfa_case_default(void);
+
+/* The random part of a sweep case after its layouts, drawn from g: dtype, B, heads, D, Dv, Dr,
+ * per-batch lengths (batch 0 at least one of each), lengths passed or not and their width, index
+ * width, K, block size and mode. */
+void sfa_draw_case(sfa_case *c, tc_rng *g);
 
 /* Runs the case and checks it (TC checks, context set from name).  False when a library call
  * itself failed. */

@@ -81,17 +81,7 @@ static void sweep(void)
     for (int n = 0; n < 30; n++) {
         sfa_case c = sfa_case_default();
         c.lq = c.lkv = tc_rng_bool(&g, 0.5) ? "TND" : "BSND";
-        c.dtype = tc_rng_bool(&g, 0.5) ? TC_F16 : TC_BF16;
-        c.B = (int)tc_rng_int(&g, 1, 4);
-        c.N2 = (int)tc_rng_int(&g, 1, 3), c.N1 = c.N2 * (int)tc_rng_int(&g, 1, 4);
-        c.D = (int)tc_rng_int(&g, 1, 40), c.Dv = (int)tc_rng_int(&g, 0, 20), c.Dr = (int)tc_rng_int(&g, 0, 1) * 6;
-        for (int b = 0; b < c.B; b++)
-            c.s1[b] = (int)tc_rng_int(&g, 0, 9), c.s2[b] = (int)tc_rng_int(&g, 0, 40);
-        c.s1[0] = c.s1[0] ? c.s1[0] : 1;
-        c.s2[0] = c.s2[0] ? c.s2[0] : 1;
-        c.lens_q = tc_rng_bool(&g, 0.5), c.lens_kv = tc_rng_bool(&g, 0.5);
-        c.len64 = tc_rng_bool(&g, 0.5), c.idx64 = tc_rng_bool(&g, 0.5);
-        c.K = (int)tc_rng_int(&g, 1, 12), c.bs = (int)tc_rng_int(&g, 1, 9), c.mode = tc_rng_bool(&g, 0.5) ? 3 : 0;
+        sfa_draw_case(&c, &g);
         c.strides = (fa_strides)tc_rng_int(&g, 0, 2);
         c.seed = 8000 + n;
         char name[64];
