@@ -27,7 +27,7 @@ fc_view fc_native_view(const fc_tensor *t, bool packed)
 /* Per-batch facts: lengths, offsets, visibility, pse alignment, dropout and statistics bases. */
 static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_problem *p)
 {
-    int64_t q_tok = 0, kv_tok = 0, drop = 0;
+    int64_t q_tok = 0, kv_tok = 0, drop = 0, rows = 0;
     for (int64_t b = 0; b < d->batch; b++) {
         fc_batch *bt = &p->batch[b];
         bt->sq = d->q_lens ? d->q_lens[b] : d->q_len;
@@ -63,11 +63,11 @@ static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_pr
                 bt->vis_hi = 0; /* compressed rows are defined for j <= i only */
         }
         bt->drop_bit0 = drop;
-        bt->stat_row0 = p->stats.tokens;
+        bt->stat_row0 = rows;
         q_tok += bt->sq;
         kv_tok += bt->skv;
         drop += d->q_heads * bt->sq * bt->skv;
-        p->stats.tokens += bt->q_rows;
+        rows += bt->q_rows;
         p->max_sq = bt->q_rows > p->max_sq ? bt->q_rows : p->max_sq;
         p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
     }
@@ -123,7 +123,7 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
         const fc_bias *bs = &d->bias;
         p->pse = (fc_pse_view){.data = bs->data, .dtype = bs->dtype, .before_scale = bs->order == FC_BIAS_BEFORE_SCALE,
                                .sn = bs->stride_head, .si = bs->stride_row, .sj = bs->stride_col,
-                               .compress_rows = bs->compressed ? bs->rows : 0};
+                               .toeplitz_rows = bs->compressed ? bs->rows : 0};
     }
     if (d->alibi.slopes)
         p->alibi = (fc_alibi_view){.slopes = d->alibi.slopes, .sb = d->alibi.stride_batch, .sn = d->alibi.stride_head,
@@ -144,8 +144,6 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
     } else {
         p->keep_prob = 1.0f;
     }
-    p->stats = (fc_stats_view){.max = d->stats.max, .sum = d->stats.sum, .order = d->stats.order,
-                               .replicas = d->stats.replicas > 0 ? d->stats.replicas : 1};
     if (d->sparse.indices) {
         const fc_sparse *sp = &d->sparse;
         p->sparse = (fc_sparse_view){.data = sp->indices, .dtype = sp->dtype, .sb = d->packed ? 0 : sp->stride_batch,
@@ -159,6 +157,10 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
     if (st != FC_OK) {
         free(p->batch);
         p->batch = NULL;
+        return st;
     }
-    return st;
+    const fc_batch *last = &p->batch[p->B - 1];
+    p->stats = fc_lower_stats(d->stats.max, d->stats.sum, d->stats.order, d->stats.replicas > 0 ? d->stats.replicas : 1,
+                              p->Nq, p->G, last->stat_row0 + last->q_rows);
+    return FC_OK;
 }

@@ -74,9 +74,7 @@ aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
         p->drop_bits = (const uint8_t *)f->t[FA_DROP_MASK].data;
         p->keep_prob = (float)c->keep_prob;
     }
-    p->stats = (fc_stats_view){.max = (float *)f->t[FA_SMAX].data, .sum = (float *)f->t[FA_SSUM].data,
-                               .order = f->token_major ? FC_STATS_TOKEN_MAJOR : FC_STATS_HEAD_MAJOR,
-                               .replicas = FA_STAT_REPLICAS};
+    p->stats = fa_lower_stats(g, f->token_major, (float *)f->t[FA_SMAX].data, (float *)f->t[FA_SSUM].data);
     return ACLNN_SUCCESS;
 }
 
