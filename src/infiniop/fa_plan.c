@@ -33,7 +33,6 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **pla
     p.q = view(g, FA_Q), p.k = view(g, FA_K), p.v = view(g, FA_V), p.out = view(g, FA_OUT);
     p.scale = (float)(1.0 / sqrt((double)g->D));
     p.keep_prob = 1.0f;
-    p.stats.replicas = 1;
     p.mask = (fc_mask_view){.data = NULL, .sn = 0, .si = 0, .sj = 1};
     p.batch = calloc((size_t)p.B, sizeof *p.batch);
     if (!p.batch)
@@ -43,7 +42,6 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **pla
     const fc_lengths lengths = {0};
     fc_batch_totals tot;
     fc_batch_facts_into(&rule, &lengths, &p, &tot);
-    p.stats.tokens = tot.q_rows;
     const fc_options opt = {.backend = device == INFINI_DEVICE_NVIDIA ? FC_BACKEND_CUDA : FC_BACKEND_CPU};
     const fc_status st = fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, &opt, plan); /* takes p.batch */
     if (st != FC_OK) /* BACKEND: a shape or dtype the GPU does not cover yet */

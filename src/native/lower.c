@@ -77,7 +77,6 @@ static fc_status lower_all_batches(const char *fn, const fc_attention_desc *d, f
     const fc_lengths len = {.sq = d->q_lens, .skv = d->kv_lens, .kv_lo = d->kv_starts};
     fc_batch_totals tot;
     fc_batch_facts_into(&rule, &len, p, &tot);
-    p->stats.tokens = tot.q_rows;
     const fc_status st = lower_batches(fn, d, p);
     if (st != FC_OK)
         return st;
@@ -133,7 +132,7 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
         const fc_bias *bs = &d->bias;
         p->pse = (fc_pse_view){.data = bs->data, .dtype = bs->dtype, .before_scale = bs->order == FC_BIAS_BEFORE_SCALE,
                                .sn = bs->stride_head, .si = bs->stride_row, .sj = bs->stride_col,
-                               .compress_rows = bs->compressed ? bs->rows : 0};
+                               .toeplitz_rows = bs->compressed ? bs->rows : 0};
     }
     if (d->alibi.slopes)
         p->alibi = (fc_alibi_view){.slopes = d->alibi.slopes, .sb = d->alibi.stride_batch, .sn = d->alibi.stride_head,
@@ -154,8 +153,6 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
     } else {
         p->keep_prob = 1.0f;
     }
-    p->stats = (fc_stats_view){.max = d->stats.max, .sum = d->stats.sum, .order = d->stats.order,
-                               .replicas = d->stats.replicas > 0 ? d->stats.replicas : 1};
     if (d->sparse.indices) {
         const fc_sparse *sp = &d->sparse;
         p->sparse = (fc_sparse_view){.data = sp->indices, .dtype = sp->dtype, .sb = d->packed ? 0 : sp->stride_batch,
@@ -169,6 +166,10 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
     if (st != FC_OK) {
         free(p->batch);
         p->batch = NULL;
+        return st;
     }
-    return st;
+    const fc_batch *last = &p->batch[p->B - 1];
+    p->stats = fc_lower_stats(d->stats.max, d->stats.sum, d->stats.order, d->stats.replicas > 0 ? d->stats.replicas : 1,
+                              p->Nq, p->G, last->stat_row0 + last->q_rows);
+    return FC_OK;
 }

@@ -17,15 +17,20 @@
 
 /* Lengths, rows, token offsets, mask bases, dropout bits and statistics rows (core/batch.h):
  * BSND batches are S1 × S2, TND ones pack by token. */
+fc_batch_rule fa_batch_rule(const fa_geom *g, const fa_mask_plan *mp)
+{
+    const bool tnd = g->cum_q != NULL, element = mp->kind == FA_MASK_ELEMENT;
+    const fc_batch_rule rule = {.B = g->B, .q = {.packed = tnd, .len = g->S1}, .kv = {.packed = tnd, .len = g->S2},
+                                .mask_sb = element ? mp->sb : 0, .mask_by_tokens = element && mp->diagonal,
+                                .mask_si = mp->view.si, .mask_sj = mp->view.sj, .drop_heads = g->N1};
+    return rule;
+}
+
 static aclnnStatus lower_batches(const fa_fwd *f, fc_problem *p)
 {
     const fa_geom *g = &f->g;
     const bool tnd = g->cum_q != NULL;
-    const fa_mask_plan *mp = &f->mask;
-    const bool element = mp->kind == FA_MASK_ELEMENT;
-    const fc_batch_rule rule = {.B = g->B, .q = {.packed = tnd, .len = g->S1}, .kv = {.packed = tnd, .len = g->S2},
-                                .mask_sb = element ? mp->sb : 0, .mask_by_tokens = element && mp->diagonal,
-                                .mask_si = mp->view.si, .mask_sj = mp->view.sj, .drop_heads = g->N1};
+    const fc_batch_rule rule = fa_batch_rule(g, &f->mask);
     int64_t *len = tnd ? malloc(2 * (size_t)g->B * sizeof *len) : NULL;
     if (tnd && !len)
         return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for %lld batch lengths", f->fn, (long long)g->B);
@@ -88,9 +93,7 @@ aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
         p->drop_bits = (const uint8_t *)f->t[FA_DROP_MASK].data;
         p->keep_prob = (float)c->keep_prob;
     }
-    p->stats = (fc_stats_view){.max = (float *)f->t[FA_SMAX].data, .sum = (float *)f->t[FA_SSUM].data,
-                               .order = f->token_major ? FC_STATS_TOKEN_MAJOR : FC_STATS_HEAD_MAJOR,
-                               .replicas = FA_STAT_REPLICAS};
+    p->stats = fa_lower_stats(g, f->token_major, (float *)f->t[FA_SMAX].data, (float *)f->t[FA_SSUM].data);
     return ACLNN_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cann/common/errmsg.h"
+#include "core/lower.h"
 
 #define INVALID(...) cann_fail(ACLNN_ERR_PARAM_INVALID, __VA_ARGS__)
 
@@ -63,4 +64,10 @@ aclnnStatus fa_dropout_check_size(const fa_geom *g, const cann_operand *mask)
         return INVALID("%s: %s must hold at least %lld bytes (one bit per score, %lld scores), got %lld", mask->fn,
                        mask->name, (long long)need, (long long)bits, (long long)mask->numel);
     return ACLNN_SUCCESS;
+}
+
+fc_stats_view fa_lower_stats(const fa_geom *g, bool token_major, float *max, float *sum)
+{
+    return fc_lower_stats(max, sum, token_major ? FC_STATS_TOKEN_MAJOR : FC_STATS_HEAD_MAJOR, FA_STAT_REPLICAS, g->N1,
+                          g->N1 / g->N2, g->T1);
 }

@@ -22,6 +22,11 @@ static fc_sparse_view selection(const sfa_state *s)
     return sv;
 }
 
+fc_stats_view sfa_lower_stats(const sfa_geom *g, float *max, float *sum)
+{
+    return fc_lower_stats(max, sum, g->lq == SFA_TND ? FC_STATS_KV_TOKEN_GROUP : FC_STATS_KV_GROUP, 1, g->N1, g->G, g->T1);
+}
+
 void sfa_lower_template(const sfa_state *s, fc_problem *p)
 {
     const sfa_geom *g = &s->g;
@@ -47,9 +52,7 @@ void sfa_lower_template(const sfa_state *s, fc_problem *p)
     p->keep_prob = 1.0f;
     p->sparse = selection(s);
     if (bwd || s->c->return_lse)
-        p->stats = (fc_stats_view){.max = (float *)s->t[SFA_SMAX].data, .sum = (float *)s->t[SFA_SSUM].data,
-                                   .order = g->lq == SFA_TND ? FC_STATS_KV_TOKEN_GROUP : FC_STATS_KV_GROUP,
-                                   .replicas = 1, .tokens = g->T1};
+        p->stats = sfa_lower_stats(g, (float *)s->t[SFA_SMAX].data, (float *)s->t[SFA_SSUM].data);
     if (!bwd)
         return;
     p->dout = view_of(s, SFA_DOUT, true);

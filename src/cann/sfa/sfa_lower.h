@@ -13,6 +13,9 @@
 #include "core/problem.h"
 #include "sfa_state.h"
 
+/* The statistics view: (B,N2,S1,G), or (N2,T1,G) for a TND query (one copy per value). */
+fc_stats_view sfa_lower_stats(const sfa_geom *g, float *max, float *sum);
+
 /* Everything but p->batch (NULL) and, for a paged key, the block table (pages.table NULL). */
 void sfa_lower_template(const sfa_state *s, fc_problem *p);
 
