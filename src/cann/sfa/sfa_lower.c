@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "core/lower.h"
 
 static fc_view view_of(const sfa_state *s, sfa_param id, bool q_side)
 {
