@@ -2,7 +2,8 @@
  * The backend interface: the only way the core reaches a backend (CPU today, CUDA later).
  *
  * A backend says whether it can run a problem (and why not), prepares a plan for it, and runs
- * the plan on a run's bindings with a stream.  The operations that read run-time data — the
+ * the plan on a run's bindings with a stream (fc_plan_bind gives the problem a run computes,
+ * with the per-batch facts of the run's own lengths when it brings some).  The operations that read run-time data — the
  * block-table range check and the visible-score count behind fc_plan_flops — are backend
  * operations too, so a device backend reads that data where it lives.  The list of backends and
  * the choice between them live in backend.c and nowhere else.
@@ -29,9 +30,9 @@ typedef struct fc_backend_ops {
     size_t (*workspace_size)(const fc_plan *plan);
     /* Checks the run's data that addresses memory (block-table entries) before anything is
      * written; FC_ERR_INVALID_ARG with a message naming the entry when one is out of range. */
-    fc_status (*check_data)(const fc_plan *plan, const fc_problem *run);
-    /* Runs the plan on the run's problem (the plan's shape with this run's data). */
-    fc_status (*execute)(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream);
+    fc_status (*check_data)(const fc_plan *plan, const fc_bindings *bind);
+    /* Runs the plan with the run's bindings (the plan's shape with this run's data and lengths). */
+    fc_status (*execute)(const fc_plan *plan, const fc_bindings *bind, void *workspace, void *stream);
     /* Visible scores of the problem (sum over rows and heads of visible columns). */
     double (*visible)(const fc_problem *prob);
     /* The kernel path in use, and a way to pin one by name (false when it is not available). */

@@ -25,6 +25,28 @@ void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bo
         bt->vis_hi = fc_clamp128(shift + right, bt);
 }
 
+fc_stats_view fc_lower_stats(float *max, float *sum, fc_stats_order order, int64_t copies, int64_t Nq, int64_t G,
+                             int64_t tokens)
+{
+    fc_stats_view s = {.max = max, .sum = sum, .copies = copies};
+    switch (order) {
+    case FC_STATS_TOKEN_MAJOR: /* [tokens, N2, G, copies] */
+        s.s_row0 = s.si = Nq * copies, s.sn2 = G * copies, s.sg = copies;
+        break;
+    case FC_STATS_KV_GROUP: /* per batch [N2, q_rows, G] */
+        s.s_row0 = Nq, s.sn2_rows = G, s.sg = 1, s.si = G;
+        break;
+    case FC_STATS_KV_TOKEN_GROUP: /* [N2, tokens, G] */
+        s.s_row0 = s.si = G, s.sn2 = tokens * G, s.sg = 1;
+        break;
+    case FC_STATS_HEAD_MAJOR: /* per batch [N2, G, q_rows, copies] */
+    default:
+        s.s_row0 = Nq * copies, s.sn2_rows = G * copies, s.sg_rows = s.si = copies;
+        break;
+    }
+    return s;
+}
+
 bool fc_dims_disjoint(const int64_t *ext, const int64_t *stride, int n)
 {
     int idx[8], m = 0;

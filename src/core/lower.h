@@ -33,6 +33,12 @@ static inline int64_t fc_sat_sub(int64_t a, int64_t b)
 void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t q_start,
                      int64_t kv_start);
 
+/* The statistics view of a flashc.h fc_stats_order for Nq query heads in groups of G, each value
+ * written `copies` times (>= 1), over `tokens` rows in all (Σ q_rows; read by the
+ * FC_STATS_KV_TOKEN_GROUP order only).  The orders end here: kernels see strides. */
+fc_stats_view fc_lower_stats(float *max, float *sum, fc_stats_order order, int64_t copies, int64_t Nq, int64_t G,
+                             int64_t tokens);
+
 /* True when no two elements of a view with these extents and strides share an address. */
 bool fc_dims_disjoint(const int64_t *ext, const int64_t *stride, int n);
 

@@ -6,7 +6,8 @@
 #include "backend.h"
 #include "error.h"
 
-fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_options *options, fc_plan **out)
+fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule, fc_op op, const fc_options *options,
+                               fc_plan **out)
 {
     fc_plan *plan = calloc(1, sizeof *plan);
     if (!plan) {
@@ -15,6 +16,10 @@ fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_option
     }
     plan->op = op;
     plan->prob = *prob;
+    if (rule) {
+        plan->rule = *rule;
+        plan->lengths_bindable = true;
+    }
     plan->stream = options ? options->stream : NULL;
     plan->prob.out_tolerance = options ? options->out_tolerance : FC_F32;
     fc_status st = fc_backend_select(options, &plan->prob, op, &plan->backend);
@@ -29,27 +34,87 @@ fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_option
     return FC_OK;
 }
 
-fc_status fc_plan_check_data(const fc_plan *plan, const fc_problem *run)
+static const fc_bindings fc_no_bindings;
+
+fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem *run)
 {
-    return plan->backend->check_data(plan, run);
+    *run = plan->prob;
+    if (!bind)
+        return FC_OK;
+#define FC_REBIND(field, target)                                                                                       \
+    if (bind->field)                                                                                                   \
+        target = bind->field;
+    FC_REBIND(q, run->q.data)
+    FC_REBIND(k, run->k.data)
+    FC_REBIND(v, run->v.data)
+    FC_REBIND(q_rope, run->q_rope.data)
+    FC_REBIND(k_rope, run->k_rope.data)
+    FC_REBIND(out, run->out.data)
+    FC_REBIND(pse, run->pse.data)
+    FC_REBIND(mask, run->mask.data)
+    FC_REBIND(slopes, run->alibi.slopes)
+    FC_REBIND(sink, run->sink)
+    FC_REBIND(drop_bits, run->drop_bits)
+    FC_REBIND(stats_max, run->stats.max)
+    FC_REBIND(stats_sum, run->stats.sum)
+    FC_REBIND(dout, run->dout.data)
+    FC_REBIND(dq, run->dq.data)
+    FC_REBIND(dk, run->dk.data)
+    FC_REBIND(dv, run->dv.data)
+    FC_REBIND(dq_rope, run->dq_rope.data)
+    FC_REBIND(dk_rope, run->dk_rope.data)
+#undef FC_REBIND
+    if (run->dsink && bind->dsink)
+        run->dsink = bind->dsink;
+    if (bind->block_table) {
+        run->k.pages.table = run->v.pages.table = bind->block_table;
+        if (run->Dr)
+            run->k_rope.pages.table = bind->block_table;
+    }
+    const fc_lengths *len = &bind->lengths;
+    if (!len->sq && !len->skv && !len->kv_lo)
+        return FC_OK;
+    if (!plan->lengths_bindable)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: this plan's per-batch facts were fixed at planning; a run "
+                                           "cannot bring its own lengths");
+    run->batch = malloc((size_t)(run->B > 0 ? run->B : 1) * sizeof *run->batch);
+    if (!run->batch)
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_bind: out of host memory for %lld batch records", (long long)run->B);
+    fc_batch_totals totals;
+    fc_batch_facts_into(&plan->rule, len, run, &totals);
+    return FC_OK;
 }
 
-fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes)
+void fc_plan_unbind(const fc_plan *plan, fc_problem *run)
 {
-    return fc_plan_execute_on(plan, run, workspace, bytes, plan->stream);
+    if (run->batch != plan->prob.batch)
+        free(run->batch);
+    run->batch = plan->prob.batch;
 }
 
-fc_status fc_plan_execute_on(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes, void *stream)
+fc_status fc_plan_check_data(const fc_plan *plan, const fc_bindings *bind)
+{
+    return plan->backend->check_data(plan, bind ? bind : &fc_no_bindings);
+}
+
+fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes)
+{
+    return fc_plan_execute_on(plan, bind, workspace, bytes, plan->stream);
+}
+
+fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes, void *stream)
 {
     if (bytes < plan->workspace)
         return fc_fail(FC_ERR_WORKSPACE, "fc_plan_execute: workspace_bytes is %zu, the plan needs %zu", bytes,
                        plan->workspace);
     if (plan->workspace > 0 && workspace == NULL)
         return fc_fail(FC_ERR_WORKSPACE, "fc_plan_execute: workspace is NULL, the plan needs %zu bytes", plan->workspace);
-    const fc_status st = fc_plan_check_data(plan, run);
+    if (!bind)
+        bind = &fc_no_bindings;
+    const fc_status st = fc_plan_check_data(plan, bind);
     if (st != FC_OK)
         return st;
-    return plan->backend->execute(plan, run, workspace, stream);
+    return plan->backend->execute(plan, bind, workspace, stream);
 }
 
 void fc_plan_free(fc_plan *plan)

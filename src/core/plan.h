@@ -2,21 +2,42 @@
  * A plan: one lowered problem, the backend chosen for it and what that backend prepared (tiles,
  * threads, workspace).  Faces create plans from their own descriptions; the core reaches the
  * backend only through its fc_backend_ops (backend.h).
+ *
+ * The plan's problem is the shape fixed at planning (sizes, views' strides and dtypes, visibility)
+ * with the planned data addresses as defaults; a run brings fc_bindings: the addresses that change,
+ * and, for plans made with a batch rule, its own per-batch lengths (batch.h).
  */
 #ifndef FC_CORE_PLAN_H
 #define FC_CORE_PLAN_H
 
 #include <stddef.h>
 
+#include "batch.h"
 #include "problem.h"
 
 typedef enum fc_op { FC_OP_FORWARD = 0, FC_OP_BACKWARD = 1 } fc_op;
 
 struct fc_backend_ops;
 
+/* What one run brings.  NULL fields keep the planned value. */
+typedef struct fc_bindings {
+    char *q, *k, *v, *q_rope, *k_rope, *out;
+    const char *pse;
+    const uint8_t *mask;
+    const float *slopes, *sink;
+    const uint8_t *drop_bits;
+    float *stats_max, *stats_sum;
+    char *dout, *dq, *dk, *dv, *dq_rope, *dk_rope; /* backward */
+    float *dsink;                                 /* only where the plan has one */
+    const int32_t *block_table;                   /* paged key, value and key rope */
+    fc_lengths lengths;                           /* this run's lengths (plans with a batch rule) */
+} fc_bindings;
+
 struct fc_plan {
     fc_op op;
-    fc_problem prob;                      /* prob.batch is owned by the plan */
+    fc_problem prob;                      /* the shape and planned addresses; prob.batch is owned by the plan */
+    fc_batch_rule rule;                   /* how prob.batch follows from lengths */
+    bool lengths_bindable;                /* prob.batch is the rule's alone: runs may bring lengths */
     const struct fc_backend_ops *backend; /* the backend that prepared the plan */
     void *state;                          /* the backend's preparation */
     size_t workspace;                     /* bytes the caller must supply to run */
@@ -24,18 +45,27 @@ struct fc_plan {
 };
 
 /* A plan around a lowered problem (takes ownership of prob->batch); selects and prepares the
- * backend (backend.h). */
-fc_status fc_plan_from_problem(const fc_problem *prob, fc_op op, const fc_options *options, fc_plan **out);
+ * backend (backend.h).  rule: how prob->batch followed from the lengths (fc_batch_facts), given
+ * by faces whose runs bring lengths of their own; NULL: the facts are fixed at planning. */
+fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule, fc_op op, const fc_options *options,
+                               fc_plan **out);
 
-/* Checks a run's device data that addresses memory (block-table entries) with the plan's backend;
+/* The problem a run computes: the plan's with the bindings' addresses and, when they bring
+ * lengths, per-batch facts derived from them (fc_batch_facts, into a new host array that
+ * fc_plan_unbind frees).  FC_ERR_INVALID_ARG when lengths come to a plan without a batch rule. */
+fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem *run);
+void fc_plan_unbind(const fc_plan *plan, fc_problem *run);
+
+/* Checks a run's data that addresses memory (block-table entries) with the plan's backend;
  * FC_ERR_INVALID_ARG with a message when an entry is out of range.  fc_plan_execute calls it
  * before writing anything. */
-fc_status fc_plan_check_data(const fc_plan *plan, const fc_problem *run);
+fc_status fc_plan_check_data(const fc_plan *plan, const fc_bindings *bind);
 
-/* Runs a plan on a (possibly rebound) problem with the given workspace, on the plan's stream. */
-fc_status fc_plan_execute(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes);
+/* Runs a plan with a run's bindings (NULL: the planned addresses) and the given workspace, on
+ * the plan's stream. */
+fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes);
 /* The same on the given stream (a face whose stream arrives with the run: aclnn*, infiniop). */
-fc_status fc_plan_execute_on(const fc_plan *plan, const fc_problem *run, void *workspace, size_t bytes, void *stream);
+fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes, void *stream);
 
 /* Frees a plan and its backend's preparation (NULL: nothing). */
 void fc_plan_free(fc_plan *plan);

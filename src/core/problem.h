@@ -61,7 +61,7 @@ typedef struct fc_batch {
     int64_t pse_row_shift, pse_col_shift;
     double alibi_dpos;                /* Δpos = j − i + alibi_dpos (exact whenever it matters, see rows.h) */
     int64_t drop_bit0;                /* dropout bit of (n=0, i=0, j=0) */
-    int64_t stat_row0;                /* statistics rows (tokens) before this batch's rows */
+    int64_t stat_row0;                /* rows (q_rows) of the batches before this one, for fc_stat_offset */
 } fc_batch;
 
 /* An explicit mask (nonzero = hidden), one byte per element. */
@@ -70,13 +70,15 @@ typedef struct fc_mask_view {
     int64_t sn, si, sj;
 } fc_mask_view;
 
-/* External pse / bias. */
+/* External pse / bias: element (n1, i, j) of batch b at pse_base_b + n1·sn + row·si + col·sj with
+ * row = i + pse_row_shift_b, col = j + pse_col_shift_b (fc_pse_offset). */
 typedef struct fc_pse_view {
     const char *data; /* NULL = none */
     fc_dtype dtype;
     bool before_scale;   /* x = (s + pse)·scale instead of s·scale + pse */
     int64_t sn, si, sj;
-    int64_t compress_rows; /* > 0: Toeplitz compression period (rows stored) */
+    int64_t toeplitz_rows; /* > 0: a Toeplitz bias (a function of j − i) stored as this many rows;
+                              rows above them read their diagonal from a stored row */
 } fc_pse_view;
 
 typedef struct fc_alibi_view {
@@ -85,11 +87,19 @@ typedef struct fc_alibi_view {
     bool sqrt_distance;
 } fc_alibi_view;
 
+/* Softmax statistics: per row a max and a sum (fp32), each value written `copies` times at
+ * consecutive elements (bit-identical; a reader uses the first).  Row i of query head
+ * n1 = n2·G + g in batch b starts at
+ *     stat_row0_b·s_row0 + n2·(sn2 + q_rows_b·sn2_rows) + g·(sg + q_rows_b·sg_rows) + i·si
+ * The _rows terms describe per-batch blocks sized by the batch's own rows: a head stride inside
+ * such a block grows with q_rows_b.  Plan-time strides, so per-batch facts stay stat_row0 and
+ * q_rows (fc_stat_offset is the one reader of this formula). */
 typedef struct fc_stats_view {
-    float *max, *sum; /* NULL = not written */
-    fc_stats_order order;
-    int64_t replicas;
-    int64_t tokens;   /* rows of all batches (FC_STATS_KV_TOKEN_GROUP) */
+    float *max, *sum;             /* NULL = not written */
+    int64_t copies;               /* >= 1 where max is set */
+    int64_t s_row0;               /* elements per statistics row before the batch */
+    int64_t sn2, sg, si;          /* kv head, group member, row */
+    int64_t sn2_rows, sg_rows;    /* added to sn2, sg per row of the batch */
 } fc_stats_view;
 
 /* Top-k block selection: the index row of (b, position i, kv head n2) is at
@@ -161,21 +171,20 @@ static inline FC_HD float fc_sink_at(const fc_problem *p, int64_t n1)
     return p->sink ? p->sink[n1 * p->sink_stride] : -INFINITY;
 }
 
-/* The offset of (b, n1, i) in the statistics (replica 0). */
+/* The offset of (b, n1, i) in the statistics (its first copy). */
 static inline FC_HD int64_t fc_stat_offset(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i)
 {
-    const int64_t r = p->stats.replicas;
-    switch (p->stats.order) {
-    case FC_STATS_TOKEN_MAJOR:
-        return ((bt->stat_row0 + i) * p->Nq + n1) * r;
-    case FC_STATS_KV_GROUP:
-        return bt->stat_row0 * p->Nq + ((n1 / p->G) * bt->q_rows + i) * p->G + n1 % p->G;
-    case FC_STATS_KV_TOKEN_GROUP:
-        return ((n1 / p->G) * p->stats.tokens + bt->stat_row0 + i) * p->G + n1 % p->G;
-    case FC_STATS_HEAD_MAJOR:
-    default:
-        return (bt->stat_row0 * p->Nq + n1 * bt->q_rows + i) * r;
-    }
+    const fc_stats_view *s = &p->stats;
+    const int64_t n2 = n1 / p->G, g = n1 % p->G;
+    return bt->stat_row0 * s->s_row0 + n2 * (s->sn2 + bt->q_rows * s->sn2_rows) + g * (s->sg + bt->q_rows * s->sg_rows) +
+           i * s->si;
+}
+
+/* Writes one row's statistics at `at` (from fc_stat_offset), every copy. */
+static inline FC_HD void fc_stat_store(const fc_stats_view *s, int64_t at, float max, float sum)
+{
+    for (int64_t k = 0; k < s->copies; k++)
+        s->max[at + k] = max, s->sum[at + k] = sum;
 }
 
 #endif /* FC_CORE_PROBLEM_H */

@@ -8,12 +8,14 @@
 #include "hd.h"
 #include "problem.h"
 
-/* Element offset of pse element (i, j) of query head n1 (incl. the Toeplitz row compression). */
+/* Element offset of pse element (i, j) of query head n1.  A Toeplitz view (toeplitz_rows R > 0)
+ * stores R rows; a row above them (shifted row < 0) reads stored row i mod R at the column that
+ * keeps col − row, i.e. the same diagonal. */
 static inline FC_HD int64_t fc_pse_offset(const fc_pse_view *ps, const fc_batch *bt, int64_t n1, int64_t i, int64_t j)
 {
     int64_t row = i + bt->pse_row_shift, col = j + bt->pse_col_shift;
-    if (ps->compress_rows > 0 && row < 0) { /* compressed Toeplitz rows: recover from row i mod R */
-        const int64_t m = i % ps->compress_rows;
+    if (ps->toeplitz_rows > 0 && row < 0) {
+        const int64_t m = i % ps->toeplitz_rows;
         col += m - row;
         row = m;
     }

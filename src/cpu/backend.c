@@ -8,10 +8,14 @@ static bool fc_cpu_supports(const fc_problem *prob, fc_op op, const char **why)
     return true;
 }
 
-static fc_status fc_cpu_check_data(const fc_plan *plan, const fc_problem *run)
+static fc_status fc_cpu_check_data(const fc_plan *plan, const fc_bindings *bind)
 {
-    (void)plan;
-    return fc_host_check_pages("fc_cpu_check_data", run);
+    fc_problem run;
+    fc_status st = fc_plan_bind(plan, bind, &run);
+    if (st == FC_OK)
+        st = fc_host_check_pages("fc_cpu_check_data", &run);
+    fc_plan_unbind(plan, &run);
+    return st;
 }
 
 const fc_backend_ops fc_cpu_backend = {

@@ -15,14 +15,19 @@
 #include "../core/error.h"
 #include "cpu.h"
 
+/* The items of one set of per-batch facts: the planned ones, or a run's own (bound lengths). */
+typedef struct fc_cpu_items {
+    int64_t *q_start;    /* B + 1 prefix sums of query items per batch */
+    int64_t *kv_start;   /* B + 1 prefix sums of kv items per batch (backward) */
+    int64_t nsplit;      /* forward: kv slices per query item (flash-decoding), 1 = none */
+} fc_cpu_items;
+
 typedef struct fc_cpu_plan {
     const fc_cpu_kernels *k;
     fc_tiles tiles;
     int threads;
     size_t ws_thread;    /* bytes per thread */
-    int64_t *q_start;    /* B + 1 prefix sums of query items per batch */
-    int64_t *kv_start;   /* B + 1 prefix sums of kv items per batch (backward) */
-    int64_t nsplit;      /* forward: kv slices per query item (flash-decoding), 1 = none */
+    fc_cpu_items items;  /* of the planned facts */
     size_t partial_off;  /* forward with slices: offset of the partial slots in the workspace */
     size_t slot_floats;
     size_t workspace;    /* bytes a run needs */
@@ -62,14 +67,14 @@ static int64_t fc_batch_of(const int64_t *start, int64_t B, int64_t idx)
     return lo;
 }
 
-static void fc_q_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t idx, fc_item *it)
+static void fc_q_item_at(const fc_problem *p, const fc_cpu_plan *cp, const fc_cpu_items *its, int64_t idx, fc_item *it)
 {
-    const int64_t b = fc_batch_of(cp->q_start, p->B, idx);
+    const int64_t b = fc_batch_of(its->q_start, p->B, idx);
     const fc_batch *bt = &p->batch[b];
     int64_t ic, nc;
     fc_item_shape(p, bt, cp->tiles, &ic, &nc);
     const int64_t tiles = (bt->q_rows + ic - 1) / ic, hblocks = (p->G + nc - 1) / nc;
-    int64_t local = idx - cp->q_start[b];
+    int64_t local = idx - its->q_start[b];
     const int64_t tile = tiles - 1 - local % tiles; /* heaviest (last) tile first */
     local /= tiles;
     const int64_t hb = local % hblocks, n2 = local / hblocks;
@@ -82,12 +87,13 @@ static void fc_q_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t idx
     it->nsplit = 1;
 }
 
-static void fc_kv_item_at(const fc_problem *p, const fc_cpu_plan *cp, int64_t idx, fc_kv_item *it)
+static void fc_kv_item_at(const fc_problem *p, const fc_cpu_plan *cp, const fc_cpu_items *its, int64_t idx,
+                          fc_kv_item *it)
 {
-    const int64_t b = fc_batch_of(cp->kv_start, p->B, idx);
+    const int64_t b = fc_batch_of(its->kv_start, p->B, idx);
     const fc_batch *bt = &p->batch[b];
     const int64_t rows = cp->tiles.kv_rows, tiles = (bt->kv_rows + rows - 1) / rows;
-    const int64_t local = idx - cp->kv_start[b];
+    const int64_t local = idx - its->kv_start[b];
     it->b = b;
     it->n2 = local / tiles;
     it->j0 = (local % tiles) * rows;
@@ -130,6 +136,26 @@ static bool fc_prefix_items(const fc_problem *p, fc_tiles t, int64_t **out,
     return true;
 }
 
+static void fc_free_items(fc_cpu_items *its)
+{
+    free(its->q_start);
+    free(its->kv_start);
+    its->q_start = its->kv_start = NULL;
+}
+
+/* The items of p's per-batch facts (false: out of host memory). */
+static bool fc_count_items(const fc_problem *p, fc_tiles t, bool backward, fc_cpu_items *its)
+{
+    its->q_start = its->kv_start = NULL;
+    if (!fc_prefix_items(p, t, &its->q_start, fc_q_items) ||
+        (backward && !fc_prefix_items(p, t, &its->kv_start, fc_kv_items))) {
+        fc_free_items(its);
+        return false;
+    }
+    its->nsplit = backward ? 1 : fc_choose_splits(p, t, its->q_start[p->B]);
+    return true;
+}
+
 fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
 {
     const int threads = options ? options->threads : 0;
@@ -156,8 +182,7 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
         else if (backward)
             cp->tiles.cols = fc_choose_tiles(p).cols;
     }
-    if (!fc_prefix_items(p, cp->tiles, &cp->q_start, fc_q_items) ||
-        (backward && !fc_prefix_items(p, cp->tiles, &cp->kv_start, fc_kv_items)))
+    if (!fc_count_items(p, cp->tiles, backward, &cp->items))
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cpu_plan_create: out of host memory for the CPU plan");
 #ifdef _OPENMP
     cp->threads = threads > 0 ? threads : omp_get_max_threads();
@@ -165,10 +190,10 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
     cp->threads = 1;
     (void)threads;
 #endif
-    cp->nsplit = backward ? 1 : fc_choose_splits(p, cp->tiles, cp->q_start[p->B]);
-    int64_t most = cp->q_start[p->B] * cp->nsplit;
-    if (backward && cp->kv_start[p->B] > most)
-        most = cp->kv_start[p->B];
+    const fc_cpu_items *its = &cp->items;
+    int64_t most = its->q_start[p->B] * its->nsplit;
+    if (backward && its->kv_start[p->B] > most)
+        most = its->kv_start[p->B];
     if (backward && p->dsink && p->Nq > most)
         most = p->Nq;
     if (most < cp->threads)
@@ -176,10 +201,10 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
     const size_t ws = backward ? cp->k->bwd_workspace(p, cp->tiles) : cp->k->fwd_workspace(p, cp->tiles);
     cp->ws_thread = (ws + 63) & ~(size_t)63;
     cp->workspace = cp->ws_thread * (size_t)cp->threads;
-    if (cp->nsplit > 1) {
+    if (its->nsplit > 1) {
         cp->slot_floats = cp->k->fwd_partial_floats(p, cp->tiles);
         cp->partial_off = cp->workspace;
-        cp->workspace += 64 + cp->slot_floats * sizeof(float) * (size_t)(cp->q_start[p->B] * cp->nsplit);
+        cp->workspace += 64 + cp->slot_floats * sizeof(float) * (size_t)(its->q_start[p->B] * its->nsplit);
     }
     return FC_OK;
 }
@@ -190,8 +215,7 @@ void fc_cpu_plan_destroy(void *state)
 {
     fc_cpu_plan *cp = state;
     if (cp) {
-        free(cp->q_start);
-        free(cp->kv_start);
+        fc_free_items(&cp->items);
         free(cp);
     }
 }
@@ -205,15 +229,14 @@ static int fc_thread_id(void)
 #endif
 }
 
-fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace, void *stream)
+/* Runs the items of p (its->nsplit slices each) in the plan's workspace layout. */
+static void fc_cpu_run_items(const fc_plan *plan, const fc_problem *p, const fc_cpu_items *its, char *ws)
 {
-    (void)stream; /* the CPU runs in the caller's thread: the work is done when this returns */
     const fc_cpu_plan *cp = plan->state;
     const fc_cpu_kernels *k = cp->k;
-    const int64_t nq = cp->q_start[p->B];
-    char *ws = workspace;
+    const int64_t nq = its->q_start[p->B];
     if (plan->op == FC_OP_FORWARD) {
-        const int64_t ns = cp->nsplit;
+        const int64_t ns = its->nsplit;
         float *slots = ns > 1 ? (float *)(((uintptr_t)(ws + cp->partial_off) + 63) & ~(uintptr_t)63) : NULL;
 #pragma omp parallel num_threads(cp->threads)
         {
@@ -221,7 +244,7 @@ fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace, 
 #pragma omp for schedule(dynamic, 1)
             for (int64_t idx = 0; idx < nq * ns; idx++) {
                 fc_item it;
-                fc_q_item_at(p, cp, idx / ns, &it);
+                fc_q_item_at(p, cp, its, idx / ns, &it);
                 it.split = idx % ns;
                 it.nsplit = ns;
                 k->fwd_item(p, &it, cp->tiles, mine, slots ? slots + (size_t)idx * cp->slot_floats : NULL);
@@ -230,28 +253,28 @@ fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace, 
 #pragma omp for schedule(dynamic, 1)
                 for (int64_t idx = 0; idx < nq; idx++) {
                     fc_item it;
-                    fc_q_item_at(p, cp, idx, &it);
+                    fc_q_item_at(p, cp, its, idx, &it);
                     it.nsplit = ns;
                     k->fwd_merge(p, &it, cp->tiles, mine, slots + (size_t)(idx * ns) * cp->slot_floats);
                 }
             }
         }
-        return FC_OK;
+        return;
     }
-    const int64_t nkv = cp->kv_start[p->B];
+    const int64_t nkv = its->kv_start[p->B];
 #pragma omp parallel num_threads(cp->threads)
     {
         char *mine = ws + (size_t)fc_thread_id() * cp->ws_thread;
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t idx = 0; idx < nq; idx++) {
             fc_item it;
-            fc_q_item_at(p, cp, idx, &it);
+            fc_q_item_at(p, cp, its, idx, &it);
             k->bwd_dq_item(p, &it, cp->tiles, mine);
         }
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t idx = 0; idx < nkv; idx++) {
             fc_kv_item it;
-            fc_kv_item_at(p, cp, idx, &it);
+            fc_kv_item_at(p, cp, its, idx, &it);
             if (p->sparse.data)
                 k->bwd_sparse_dkv_item(p, &it, cp->tiles, mine);
             else
@@ -263,5 +286,42 @@ fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *p, void *workspace, 
                 k->bwd_dsink_head(p, n1, mine);
         }
     }
-    return FC_OK;
+}
+
+/* Whether the items of a run's own facts fit the plan's workspace: the plan was made for
+ * lengths that bound every run's (a face binding lengths plans with such lengths). */
+static bool fc_cpu_items_fit(const fc_plan *plan, const fc_problem *p, const fc_cpu_items *its)
+{
+    const fc_cpu_plan *cp = plan->state;
+    const bool backward = plan->op == FC_OP_BACKWARD;
+    const size_t ws = backward ? cp->k->bwd_workspace(p, cp->tiles) : cp->k->fwd_workspace(p, cp->tiles);
+    if (((ws + 63) & ~(size_t)63) > cp->ws_thread)
+        return false;
+    const int64_t slots = its->nsplit > 1 ? its->q_start[p->B] * its->nsplit : 0;
+    const int64_t planned = cp->items.nsplit > 1 ? cp->items.q_start[plan->prob.B] * cp->items.nsplit : 0;
+    return slots <= planned;
+}
+
+fc_status fc_cpu_run(const fc_plan *plan, const fc_bindings *bind, void *workspace, void *stream)
+{
+    (void)stream; /* the CPU runs in the caller's thread: the work is done when this returns */
+    const fc_cpu_plan *cp = plan->state;
+    fc_problem p;
+    fc_status st = fc_plan_bind(plan, bind, &p);
+    if (st != FC_OK)
+        return st;
+    if (p.batch == plan->prob.batch) {
+        fc_cpu_run_items(plan, &p, &cp->items, workspace);
+        return FC_OK;
+    }
+    fc_cpu_items its; /* the run brought its own lengths: its items */
+    if (!fc_count_items(&p, cp->tiles, plan->op == FC_OP_BACKWARD, &its))
+        st = fc_fail(FC_ERR_NO_MEMORY, "fc_cpu_run: out of host memory for the run's work items");
+    else if (!fc_cpu_items_fit(plan, &p, &its))
+        st = fc_fail(FC_ERR_INTERNAL, "fc_cpu_run: the run's lengths need more workspace than the plan's lengths");
+    else
+        fc_cpu_run_items(plan, &p, &its, workspace);
+    fc_free_items(&its);
+    fc_plan_unbind(plan, &p);
+    return st;
 }

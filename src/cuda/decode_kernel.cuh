@@ -493,8 +493,7 @@ __global__ void __launch_bounds__(kDecThreads) dec_merge_kernel(const __grid_con
         if (p.stats.max && i < bt.q_rows) {
             const int64_t at = fc_stat_offset(&p, &bt, n1, i);
             const float mx = empty ? -FLT_MAX : (float)(m + aoff), sm = empty ? FLT_MAX : l;
-            for (int64_t k = 0; k < p.stats.replicas; k++)
-                p.stats.max[at + k] = mx, p.stats.sum[at + k] = sm;
+            fc_stat_store(&p.stats, at, mx, sm);
         }
     }
     __syncthreads();

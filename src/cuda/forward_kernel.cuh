@@ -323,8 +323,7 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
                 }
                 const int64_t at = fc_stat_offset(&p, &bt, n1, i);
                 const float mx = empty ? -FLT_MAX : (float)(m[mt][h] + aoff), sm = empty ? FLT_MAX : sum;
-                for (int64_t k = 0; k < p.stats.replicas; k++)
-                    p.stats.max[at + k] = mx, p.stats.sum[at + k] = sm;
+                fc_stat_store(&p.stats, at, mx, sm);
             }
         }
 }

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/batch.h"
 #include "core/error.h"
-#include "core/lower.h"
 #include "fa.h"
 
 static fc_view view(const infini_fa_geom *g, int x)
@@ -30,26 +30,20 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **pla
     memset(&p, 0, sizeof p);
     p.B = g->B, p.Nq = g->Nq, p.Nkv = g->Nkv, p.G = g->Nq / g->Nkv;
     p.Dqk = g->D, p.Dv = g->Dv;
-    p.max_sq = g->Sq, p.max_skv = g->Skv;
     p.q = view(g, FA_Q), p.k = view(g, FA_K), p.v = view(g, FA_V), p.out = view(g, FA_OUT);
     p.scale = (float)(1.0 / sqrt((double)g->D));
     p.keep_prob = 1.0f;
-    p.stats.replicas = 1;
     p.mask = (fc_mask_view){.data = NULL, .sn = 0, .si = 0, .sj = 1};
     p.batch = calloc((size_t)p.B, sizeof *p.batch);
     if (!p.batch)
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory", fn);
-    const int64_t mask_sb = infini_mask_batch_stride(g);
-    for (int64_t b = 0; b < p.B; b++) {
-        fc_batch *bt = &p.batch[b];
-        bt->sq = bt->q_rows = g->Sq;
-        bt->skv = g->Skv;
-        fc_lower_window(bt, false, 0, 0, false, 0, 0);
-        bt->mask_base = b * mask_sb;
-        p.stats.tokens += bt->q_rows;
-    }
+    const fc_batch_rule rule = {.B = g->B, .q = {.rows = g->Sq, .len = g->Sq}, .kv = {.len = g->Skv},
+                                .mask_sb = infini_mask_batch_stride(g)};
+    const fc_lengths lengths = {0};
+    fc_batch_totals tot;
+    fc_batch_facts_into(&rule, &lengths, &p, &tot);
     const fc_options opt = {.backend = device == INFINI_DEVICE_NVIDIA ? FC_BACKEND_CUDA : FC_BACKEND_CPU};
-    const fc_status st = fc_plan_from_problem(&p, FC_OP_FORWARD, &opt, plan); /* takes p.batch */
+    const fc_status st = fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, &opt, plan); /* takes p.batch */
     if (st != FC_OK) /* BACKEND: a shape or dtype the GPU does not cover yet */
         return infini_fail(st == FC_ERR_BACKEND ? INFINI_STATUS_NOT_IMPLEMENTED : INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn,
                            fc_error_message());

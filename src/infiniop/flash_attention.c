@@ -111,12 +111,10 @@ infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, v
         return infini_fail(INFINI_STATUS_BAD_PARAM, "%s: stream: %s (use an infinirtStreamCreate stream or NULL)", fn,
                            fc_rt_message());
 
-    fc_problem p = d->plan->prob;
-    p.out.data = out;
-    p.q.data = (char *)q, p.k.data = (char *)k, p.v.data = (char *)v;
+    fc_bindings run = {.out = out, .q = (char *)q, .k = (char *)k, .v = (char *)v};
     if (used[FA_MASK])
-        p.mask.data = infini_mask_bytes(&d->g, mask, (uint8_t *)workspace + d->plan->workspace);
-    if (fc_plan_execute_on(d->plan, &p, workspace, d->plan->workspace, native) != FC_OK)
+        run.mask = infini_mask_bytes(&d->g, mask, (uint8_t *)workspace + d->plan->workspace);
+    if (fc_plan_execute_on(d->plan, &run, workspace, d->plan->workspace, native) != FC_OK)
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn, fc_error_message());
     return INFINI_STATUS_SUCCESS;
 }

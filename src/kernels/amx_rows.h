@@ -1,7 +1,7 @@
 /*
- * The bf16 forward's fused tile pipeline (amx set): bf16 queries, keys and values, bf16 output,
- * logits scale·s alone (no pse, softcap, ALiBi, explicit mask or dropout).  Per kv tile it packs
- * Kᵀ and V once for the item, then, 32 query rows at a time,
+ * The bf16 forward's fused tile pipeline (amx set): bf16 queries, keys and values at bf16 output
+ * tolerance (fc_amx_pv_parts 1), logits scale·s alone (no pse, softcap, ALiBi, mask or dropout).  Per
+ * kv tile it packs Kᵀ and V once for the item, then, 32 query rows at a time,
  *
  *     S = Q·Kᵀ (tiles, fp32, row-major: a 32 × Jp block that stays in L1/L2)
  *     one pass per row: the maximum (horizontal), then exp(x − m) with the row sum, written

@@ -134,10 +134,7 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
         if (p->stats.max) {
             const int64_t at = fc_stat_offset(p, rw->bt, rw->head[r], rw->pos[r]);
             const float mx = empty ? -FLT_MAX : (float)(b->m[r] + rw->aoff[r]), sm = empty ? FLT_MAX : b->l[r];
-            for (int64_t k = 0; k < p->stats.replicas; k++) {
-                p->stats.max[at + k] = mx;
-                p->stats.sum[at + k] = sm;
-            }
+            fc_stat_store(&p->stats, at, mx, sm);
         }
     }
 }

@@ -13,7 +13,7 @@
 #include "../core/terms.h"
 #include "pack.h"
 
-/* Element (i, j) of the external pse for row head n1 (semantics §2.4, incl. 1024-row compression). */
+/* Element (i, j) of the external pse for row head n1 (semantics §2.4; fc_pse_offset). */
 static inline float fc_pse_at(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i, int64_t j)
 {
     const fc_pse_view *ps = &p->pse;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/batch.h"
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "../core/lower.h"
@@ -24,35 +25,38 @@ fc_view fc_native_view(const fc_tensor *t, bool packed)
     return v;
 }
 
-/* Per-batch facts: lengths, offsets, visibility, pse alignment, dropout and statistics bases. */
+/* How the description's lengths become per-batch facts (core/batch.h). */
+static fc_batch_rule batch_rule(const fc_attention_desc *d)
+{
+    const fc_mask *mk = &d->vis.mask;
+    const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
+    fc_batch_rule r = {.B = d->batch, .q = {.packed = d->packed, .rows = d->q_len, .len = d->q_len},
+                       .kv = {.packed = d->packed, .rows = d->kv_len, .len = d->kv_len}, .window = d->vis.window,
+                       .q_start = d->vis.q_start, .kv_start = d->vis.kv_start, .mask_sb = mk->stride_batch,
+                       .mask_by_tokens = mk->by_tokens, .mask_si = mk->stride_row, .mask_sj = mk->stride_col,
+                       .pse_sb = d->bias.data ? d->bias.stride_batch : 0, .drop_heads = kp < 1 ? d->q_heads : 0};
+    return r;
+}
+
+/* The facts beyond the lengths: per-batch windows, prefixes, left padding, ALiBi positions and
+ * bias alignment (semantics §2.4, §2.5). */
 static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_problem *p)
 {
-    int64_t q_tok = 0, kv_tok = 0, drop = 0;
     for (int64_t b = 0; b < d->batch; b++) {
         fc_batch *bt = &p->batch[b];
-        bt->sq = d->q_lens ? d->q_lens[b] : d->q_len;
-        bt->skv = d->kv_lens ? d->kv_lens[b] : d->kv_len;
-        bt->q_rows = d->packed ? bt->sq : d->q_len;
-        bt->kv_rows = d->packed ? bt->skv : d->kv_len;
-        bt->q_tok = d->packed ? q_tok : 0;
-        bt->kv_tok = d->packed ? kv_tok : 0;
-
-        const fc_window *w = d->vis.batch_window ? &d->vis.batch_window[b] : &d->vis.window;
-        fc_lower_window(bt, w->enabled, w->left, w->right, w->align == FC_ALIGN_BOTTOM_RIGHT, d->vis.q_start,
-                        d->vis.kv_start);
+        if (d->vis.batch_window) {
+            const fc_window *w = &d->vis.batch_window[b];
+            fc_lower_window(bt, w->enabled, w->left, w->right, w->align == FC_ALIGN_BOTTOM_RIGHT, d->vis.q_start,
+                            d->vis.kv_start);
+        }
         bt->prefix = d->vis.prefix ? d->vis.prefix[b] : 0;
-        bt->col_lo = d->kv_starts ? d->kv_starts[b] : 0;
         if (bt->col_lo < 0 || bt->col_lo > bt->skv)
             return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.kv_starts[%lld] must be in [0, %lld], got %lld", fn, (long long)b,
                            (long long)bt->skv, (long long)bt->col_lo);
         bt->alibi_dpos = (double)d->vis.kv_start - (double)d->vis.q_start;
 
-        const fc_mask *mk = &d->vis.mask;
-        bt->mask_base = mk->by_tokens ? bt->q_tok * mk->stride_row + bt->kv_tok * mk->stride_col : b * mk->stride_batch;
-
         const fc_bias *bs = &d->bias;
         if (bs->data) {
-            bt->pse_base = b * bs->stride_batch;
             bt->pse_row_shift = bs->bottom_right && bs->stride_row ? bs->rows - bt->sq : 0;
             bt->pse_col_shift = bs->bottom_right ? bs->cols - bt->skv : 0;
             const fc_status st = fc_check_pse_extent(fn, "desc.bias", bt, b, bs->rows, bs->cols, bs->stride_row != 0,
@@ -62,19 +66,24 @@ static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_pr
             if (bs->compressed && bt->sq > bs->rows && bt->vis_hi > 0)
                 bt->vis_hi = 0; /* compressed rows are defined for j <= i only */
         }
-        bt->drop_bit0 = drop;
-        bt->stat_row0 = p->stats.tokens;
-        q_tok += bt->sq;
-        kv_tok += bt->skv;
-        drop += d->q_heads * bt->sq * bt->skv;
-        p->stats.tokens += bt->q_rows;
-        p->max_sq = bt->q_rows > p->max_sq ? bt->q_rows : p->max_sq;
-        p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
     }
-    const double kp = d->dropout.keep_prob == 0 ? 1.0 : d->dropout.keep_prob;
-    if (kp < 1 && !d->dropout.generate && d->dropout.keep_bits_bytes < (size_t)((drop + 7) / 8))
+    return FC_OK;
+}
+
+/* Per-batch facts: the core's from the lengths, then the description's own. */
+static fc_status lower_all_batches(const char *fn, const fc_attention_desc *d, fc_problem *p)
+{
+    const fc_batch_rule rule = batch_rule(d);
+    const fc_lengths len = {.sq = d->q_lens, .skv = d->kv_lens, .kv_lo = d->kv_starts};
+    fc_batch_totals tot;
+    fc_batch_facts_into(&rule, &len, p, &tot);
+    const fc_status st = lower_batches(fn, d, p);
+    if (st != FC_OK)
+        return st;
+    const int64_t need = tot.drop_bits / 8 + (tot.drop_bits % 8 != 0);
+    if (rule.drop_heads && !d->dropout.generate && d->dropout.keep_bits_bytes < (size_t)need)
         return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.dropout.keep_bits_bytes is %zu, the problem needs %lld bytes", fn,
-                       d->dropout.keep_bits_bytes, (long long)((drop + 7) / 8));
+                       d->dropout.keep_bits_bytes, (long long)need);
     return FC_OK;
 }
 
@@ -123,7 +132,7 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
         const fc_bias *bs = &d->bias;
         p->pse = (fc_pse_view){.data = bs->data, .dtype = bs->dtype, .before_scale = bs->order == FC_BIAS_BEFORE_SCALE,
                                .sn = bs->stride_head, .si = bs->stride_row, .sj = bs->stride_col,
-                               .compress_rows = bs->compressed ? bs->rows : 0};
+                               .toeplitz_rows = bs->compressed ? bs->rows : 0};
     }
     if (d->alibi.slopes)
         p->alibi = (fc_alibi_view){.slopes = d->alibi.slopes, .sb = d->alibi.stride_batch, .sn = d->alibi.stride_head,
@@ -144,8 +153,6 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
     } else {
         p->keep_prob = 1.0f;
     }
-    p->stats = (fc_stats_view){.max = d->stats.max, .sum = d->stats.sum, .order = d->stats.order,
-                               .replicas = d->stats.replicas > 0 ? d->stats.replicas : 1};
     if (d->sparse.indices) {
         const fc_sparse *sp = &d->sparse;
         p->sparse = (fc_sparse_view){.data = sp->indices, .dtype = sp->dtype, .sb = d->packed ? 0 : sp->stride_batch,
@@ -155,10 +162,14 @@ fc_status fc_native_lower(const char *fn, const fc_attention_desc *d, fc_problem
     p->batch = calloc((size_t)p->B, sizeof(fc_batch));
     if (!p->batch)
         return fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory for %lld batch records", fn, (long long)p->B);
-    const fc_status st = lower_batches(fn, d, p);
+    const fc_status st = lower_all_batches(fn, d, p);
     if (st != FC_OK) {
         free(p->batch);
         p->batch = NULL;
+        return st;
     }
-    return st;
+    const fc_batch *last = &p->batch[p->B - 1];
+    p->stats = fc_lower_stats(d->stats.max, d->stats.sum, d->stats.order, d->stats.replicas > 0 ? d->stats.replicas : 1,
+                              p->Nq, p->G, last->stat_row0 + last->q_rows);
+    return FC_OK;
 }

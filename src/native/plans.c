@@ -59,7 +59,7 @@ fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *option
     fc_problem p;
     if ((st = fc_native_lower(fn, desc, &p)))
         return st;
-    return fc_fail_in(fn, fc_plan_from_problem(&p, FC_OP_FORWARD, options, plan));
+    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, options, plan));
 }
 
 fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,
@@ -113,7 +113,7 @@ fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attent
         p.dk_rope = fc_native_view(&grads->dk_rope, desc->packed);
     }
     p.dsink = desc->sink ? grads->dsink : NULL;
-    return fc_fail_in(fn, fc_plan_from_problem(&p, FC_OP_BACKWARD, options, plan));
+    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, FC_OP_BACKWARD, options, plan));
 }
 
 fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads)
@@ -128,35 +128,15 @@ fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace,
     fc_clear_error();
     if (!plan)
         return fc_fail(FC_ERR_NULL_ARG, "fc_plan_run: plan is NULL");
-    fc_problem p = plan->prob;
-    if (io) {
-#define REBIND(field, target, type)                                                                                    \
-    if (io->field)                                                                                                     \
-        target = (type)io->field;
-        REBIND(q, p.q.data, char *)
-        REBIND(k, p.k.data, char *)
-        REBIND(v, p.v.data, char *)
-        REBIND(q_rope, p.q_rope.data, char *)
-        REBIND(k_rope, p.k_rope.data, char *)
-        REBIND(out, p.out.data, char *)
-        REBIND(bias, p.pse.data, const char *)
-        REBIND(mask, p.mask.data, const uint8_t *)
-        REBIND(slopes, p.alibi.slopes, const float *)
-        REBIND(sink, p.sink, const float *)
-        REBIND(keep_bits, p.drop_bits, const uint8_t *)
-        REBIND(stats_max, p.stats.max, float *)
-        REBIND(stats_sum, p.stats.sum, float *)
-        REBIND(d_out, p.dout.data, char *)
-        REBIND(dq, p.dq.data, char *)
-        REBIND(dk, p.dk.data, char *)
-        REBIND(dv, p.dv.data, char *)
-        REBIND(dq_rope, p.dq_rope.data, char *)
-        REBIND(dk_rope, p.dk_rope.data, char *)
-        if (p.dsink)
-            REBIND(dsink, p.dsink, float *)
-#undef REBIND
-    }
-    return fc_fail_in("fc_plan_run", fc_plan_execute(plan, &p, workspace, workspace_bytes));
+    fc_bindings run = {0};
+    if (io)
+        run = (fc_bindings){.q = (char *)io->q, .k = (char *)io->k, .v = (char *)io->v, .q_rope = (char *)io->q_rope,
+                            .k_rope = (char *)io->k_rope, .out = io->out, .pse = io->bias, .mask = io->mask,
+                            .slopes = io->slopes, .sink = io->sink, .drop_bits = io->keep_bits,
+                            .stats_max = io->stats_max, .stats_sum = io->stats_sum, .dout = (char *)io->d_out,
+                            .dq = io->dq, .dk = io->dk, .dv = io->dv, .dq_rope = io->dq_rope, .dk_rope = io->dk_rope,
+                            .dsink = io->dsink};
+    return fc_fail_in("fc_plan_run", fc_plan_execute(plan, &run, workspace, workspace_bytes));
 }
 
 void fc_plan_destroy(fc_plan *plan) { fc_plan_free(plan); }

@@ -152,7 +152,7 @@ static void stat_offsets(void)
         const fc_stats_order order = orders[t % 4];
         /* the grouped orders store one value per row; the head- and token-major ones replicas */
         const int64_t rep = order == FC_STATS_HEAD_MAJOR || order == FC_STATS_TOKEN_MAJOR ? tc_rng_int(&r, 1, 8) : 1;
-        p.stats = (fc_stats_view){.order = order, .replicas = rep, .tokens = rows};
+        p.stats = fc_lower_stats(NULL, NULL, order, rep, p.Nq, p.G, rows);
         const int64_t slots = rows * p.Nq;
         char *seen = calloc((size_t)(slots ? slots : 1), 1);
         tc_context("case %d: order %d B %lld Nkv %lld G %lld replicas %lld", t, (int)order, (long long)p.B,

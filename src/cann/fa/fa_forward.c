@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/batch.h"
 #include "core/error.h"
 #include "core/plan.h"
 #include "cann/common/errmsg.h"
@@ -14,20 +15,34 @@
 #include "fa_forward_state.h"
 #include "fa_stats.h"
 
-/* Sizes, per-batch lengths and offsets. */
-static void lower_batches(const fa_geom *g, fc_problem *p)
+/* Lengths, rows, token offsets, mask bases, dropout bits and statistics rows (core/batch.h):
+ * BSND batches are S1 × S2, TND ones pack by token. */
+fc_batch_rule fa_batch_rule(const fa_geom *g, const fa_mask_plan *mp)
 {
-    for (int64_t b = 0; b < g->B; b++) {
-        fc_batch *bt = &p->batch[b];
-        bt->sq = fa_len_q(g, b);
-        bt->skv = fa_len_kv(g, b);
-        bt->q_rows = bt->sq;
-        bt->kv_rows = bt->skv;
-        bt->q_tok = fa_tok_q(g, b);
-        bt->kv_tok = fa_tok_kv(g, b);
-        p->max_sq = bt->sq > p->max_sq ? bt->sq : p->max_sq;
-        p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
+    const bool tnd = g->cum_q != NULL, element = mp->kind == FA_MASK_ELEMENT;
+    const fc_batch_rule rule = {.B = g->B, .q = {.packed = tnd, .len = g->S1}, .kv = {.packed = tnd, .len = g->S2},
+                                .mask_sb = element ? mp->sb : 0, .mask_by_tokens = element && mp->diagonal,
+                                .mask_si = mp->view.si, .mask_sj = mp->view.sj, .drop_heads = g->N1};
+    return rule;
+}
+
+static aclnnStatus lower_batches(const fa_fwd *f, fc_problem *p)
+{
+    const fa_geom *g = &f->g;
+    const bool tnd = g->cum_q != NULL;
+    const fc_batch_rule rule = fa_batch_rule(g, &f->mask);
+    int64_t *len = tnd ? malloc(2 * (size_t)g->B * sizeof *len) : NULL;
+    if (tnd && !len)
+        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for %lld batch lengths", f->fn, (long long)g->B);
+    for (int64_t b = 0; tnd && b < g->B; b++) {
+        len[b] = fa_len_q(g, b);
+        len[g->B + b] = fa_len_kv(g, b);
     }
+    const fc_lengths lengths = {.sq = len, .skv = len ? len + g->B : NULL};
+    fc_batch_totals tot;
+    fc_batch_facts_into(&rule, &lengths, p, &tot);
+    free(len);
+    return ACLNN_SUCCESS;
 }
 
 aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
@@ -45,12 +60,16 @@ aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
     p->batch = calloc((size_t)g->B, sizeof *p->batch);
     if (!p->batch)
         return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for %lld batch records", f->fn, (long long)g->B);
-    lower_batches(g, p);
+    const aclnnStatus st = lower_batches(f, p);
+    if (st != ACLNN_SUCCESS) {
+        free(p->batch);
+        p->batch = NULL;
+        return st;
+    }
     fa_lower_visibility(g, &f->mask, c->sparse_mode, c->pre, c->next, &f->prefix, p->batch);
     fa_pse_plan pse = f->pse;
     fa_pse_starts(&pse, &f->q_start, &f->kv_start);
     fa_pse_lower(g, &pse, c->sparse_mode, p->batch);
-    fa_lower_stats_dropout(g, p->batch);
 
     p->q = fa_seq_view(g, &f->t[FA_QUERY], g->D);
     p->k = fa_seq_view(g, &f->t[FA_KEY], g->D);
@@ -74,9 +93,7 @@ aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
         p->drop_bits = (const uint8_t *)f->t[FA_DROP_MASK].data;
         p->keep_prob = (float)c->keep_prob;
     }
-    p->stats = (fc_stats_view){.max = (float *)f->t[FA_SMAX].data, .sum = (float *)f->t[FA_SSUM].data,
-                               .order = f->token_major ? FC_STATS_TOKEN_MAJOR : FC_STATS_HEAD_MAJOR,
-                               .replicas = FA_STAT_REPLICAS};
+    p->stats = fa_lower_stats(g, f->token_major, (float *)f->t[FA_SMAX].data, (float *)f->t[FA_SSUM].data);
     return ACLNN_SUCCESS;
 }
 
@@ -85,7 +102,7 @@ aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p)
 static aclnnStatus fa_run(void *payload, void *workspace, uint64_t bytes, void *stream, const char *fn)
 {
     const fc_plan *plan = payload;
-    const fc_status fs = fc_plan_execute_on(plan, &plan->prob, workspace, (size_t)bytes, stream);
+    const fc_status fs = fc_plan_execute_on(plan, NULL, workspace, (size_t)bytes, stream);
     if (fs != FC_OK)
         return cann_fail(cann_plan_status(fs), "%s: %s", fn, fc_error_message());
     return ACLNN_SUCCESS;
@@ -102,7 +119,7 @@ static aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, co
                                     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     fc_plan *plan;
-    const fc_status fs = fc_plan_from_problem(p, op, NULL, &plan); /* owns p->batch from here */
+    const fc_status fs = fc_plan_from_problem(p, NULL, op, NULL, &plan); /* owns p->batch from here */
     if (fs != FC_OK)
         return cann_fail(cann_plan_status(fs), "%s: %s", f->fn, fc_error_message());
     aclOpExecutor *ex = cann_executor_new(f->fn, f->c->sig->run_fn, &fa_exec_ops, plan, plan->workspace);

@@ -34,6 +34,10 @@ aclnnStatus fa_validate(fa_fwd *f, const cann_rule *own, int n_own);
 /* Runs every validation rule of the forward family in the order of semantics §0.5. */
 aclnnStatus fa_forward_validate(fa_fwd *f);
 
+/* How the family's lengths become per-batch facts (core/batch.h): BSND batches of S1 × S2, TND
+ * ones packed by token; the element mask's batch bases; dropout over N1 heads. */
+fc_batch_rule fa_batch_rule(const fa_geom *g, const fa_mask_plan *mp);
+
 /* Lowers a validated call into the canonical problem (sizes, batches, visibility, pse, sink,
  * mask, dropout, statistics, q/k/v/out views); p->batch is allocated here. */
 aclnnStatus fa_lower(const fa_fwd *f, fc_problem *p);

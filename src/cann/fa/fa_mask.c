@@ -152,7 +152,5 @@ void fa_lower_visibility(const fa_geom *g, const fa_mask_plan *mp, int64_t mode,
             break;
         default: fc_lower_window(bt, false, 0, 0, false, 0, 0); break; /* 1, 5: the element mask alone */
         }
-        if (mp->kind == FA_MASK_ELEMENT)
-            bt->mask_base = mp->diagonal ? bt->q_tok * mp->view.si + bt->kv_tok * mp->view.sj : b * mp->sb;
     }
 }

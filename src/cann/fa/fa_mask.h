@@ -37,7 +37,7 @@ aclnnStatus fa_mask_prepare(const fa_geom *g, const cann_operand *mask, int64_t 
 aclnnStatus fa_prefix_check(const fa_geom *g, const char *fn, const cann_ints *prefix, const char *prefix_name,
                             int64_t mode, const char *mode_name, bool has_mask);
 
-/* Per-batch band, prefix and mask base (§2.5).  Lengths and token offsets of batch[] must be set. */
+/* Per-batch band and prefix (§2.5); batch[] holds the core's facts (core/batch.h) already. */
 void fa_lower_visibility(const fa_geom *g, const fa_mask_plan *mp, int64_t mode, int64_t pre, int64_t next,
                          const cann_ints *prefix, fc_batch *batch);
 

@@ -103,7 +103,7 @@ aclnnStatus fa_pse_prepare(const fa_geom *g, const cann_operand *pse, int64_t ps
     pp->sb = d[0] > 1 ? pse->strides[0] : 0;
     pp->view = (fc_pse_view){.data = pse->data, .dtype = cann_fc_dtype(pse->dtype), .before_scale = pse_type == 1,
                              .sn = g->N1 > 1 ? pse->strides[1] : 0, .si = d[2] > 1 ? pse->strides[2] : 0,
-                             .sj = d[3] > 1 ? pse->strides[3] : 0, .compress_rows = pp->corner ? FA_PSE_ROWS : 0};
+                             .sj = d[3] > 1 ? pse->strides[3] : 0, .toeplitz_rows = pp->corner ? FA_PSE_ROWS : 0};
     for (int64_t b = 0; b < g->B; b++) { /* every batch's block must lie inside the tensor */
         fc_batch bt = {.sq = fa_len_q(g, b), .skv = fa_len_kv(g, b)};
         batch_shifts(pp, b, &bt);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cann/common/errmsg.h"
+#include "core/lower.h"
 
 #define INVALID(...) cann_fail(ACLNN_ERR_PARAM_INVALID, __VA_ARGS__)
 
@@ -65,13 +66,8 @@ aclnnStatus fa_dropout_check_size(const fa_geom *g, const cann_operand *mask)
     return ACLNN_SUCCESS;
 }
 
-void fa_lower_stats_dropout(const fa_geom *g, fc_batch *batch)
+fc_stats_view fa_lower_stats(const fa_geom *g, bool token_major, float *max, float *sum)
 {
-    int64_t bit = 0;
-    for (int64_t b = 0; b < g->B; b++) {
-        fc_batch *bt = &batch[b];
-        bt->stat_row0 = g->layout == FA_LAYOUT_TND ? fa_tok_q(g, b) : b * g->S1;
-        bt->drop_bit0 = bit;
-        bit += g->N1 * bt->sq * bt->skv;
-    }
+    return fc_lower_stats(max, sum, token_major ? FC_STATS_TOKEN_MAJOR : FC_STATS_HEAD_MAJOR, FA_STAT_REPLICAS, g->N1,
+                          g->N1 / g->N2, g->T1);
 }

@@ -31,7 +31,7 @@ aclnnStatus fa_dropout_check_tensor(const cann_operand *mask);
 /* At least ceil(E/8) bytes for E = N1·Σ S1_b·S2_b. */
 aclnnStatus fa_dropout_check_size(const fa_geom *g, const cann_operand *mask);
 
-/* Per-batch statistics base (elements) and first dropout bit. */
-void fa_lower_stats_dropout(const fa_geom *g, fc_batch *batch);
+/* The statistics view: per batch [N1, S1_b, 8] blocks, or [T1, N1, 8] when token-major. */
+fc_stats_view fa_lower_stats(const fa_geom *g, bool token_major, float *max, float *sum);
 
 #endif /* FC_CANN_FA_STATS_H */

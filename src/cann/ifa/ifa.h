@@ -7,7 +7,7 @@
  *   ifa_kv.c         key/value tensor lists, the kv geometry and the paged cache (§4.2, §4.3)
  *   ifa_quant.c      antiquant (§4.5) and output quantisation (§4.6) parameters
  *   ifa_lower.c      lowering into fc_problem; which kv positions a batch sees (§4.3)
- *   ifa_exec.c       the executor payload: phase-2 device data (kvPaddingSize, block table), run
+ *   ifa_exec.c       the executor payload: phase-2 device data (kvPaddingSize, block table) bound to a run
  */
 #ifndef FC_CANN_IFA_H
 #define FC_CANN_IFA_H
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "aclnn/aclnn_base.h"
+#include "core/batch.h"
 #include "core/problem.h"
 #include "cann/fa/fa_layout.h"
 #include "ifa_params.h"
@@ -104,9 +105,13 @@ typedef struct ifa_lens {
     const int64_t *seq, *len; /* S_b, L_b */
     bool left_padding;
 } ifa_lens;
-void ifa_kv_window(const ifa_lens *l, int64_t pad, fc_batch *batch);
+/* Each batch's kv length skv[b] and column floor kv_lo[b] (the run's lengths, core/batch.h). */
+void ifa_kv_window(const ifa_lens *l, int64_t pad, int64_t *skv, int64_t *kv_lo);
+/* How the kv windows become per-batch facts: one query row, mask and pse batch strides. */
+fc_batch_rule ifa_batch_rule(const ifa_state *s);
 
-aclnnStatus ifa_lower(const ifa_state *s, char **batch_data, int64_t *seq, fc_problem *p);
+/* seq[B] receives S_b, kv_window[2·B] the planned (unpadded) windows: lengths, then floors. */
+aclnnStatus ifa_lower(const ifa_state *s, char **batch_data, int64_t *seq, int64_t *kv_window, fc_problem *p);
 
 /* ---- ifa_exec.c ------------------------------------------------------------------------------ */
 aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOpExecutor **executor);

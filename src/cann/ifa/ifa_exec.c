@@ -1,8 +1,9 @@
 /*
  * IncreFlashAttentionV4's first phase end to end (required pointers, rules, lowering, executor)
  * and its executor payload.  The second phase reads the device data the first phase may not:
- * kvPaddingSize (each batch's kv window, §4.3) and the block table (entries checked by the core
- * before anything is written); content errors give 161002 with nothing written.
+ * kvPaddingSize (each batch's kv window, §4.3), bound to the run as its lengths, and the block
+ * table (entries checked by the backend before anything is written); content errors give 161002
+ * with nothing written.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ typedef struct ifa_payload {
     char **batch_data;   /* per-batch lists: key then value element addresses (2·B) */
     int64_t *seq, *len;  /* S_b, L_b */
     const int64_t *pad;  /* kvPaddingSize's device address; NULL = no left padding */
-    fc_batch *run_batch; /* left padding: the batch facts of the current run */
+    int64_t *window;     /* the kv windows (2·B: lengths, then floors): planned, then each run's */
     char (*names)[24];   /* "key[k]", "value[k]" for the phase-2 messages */
 } ifa_payload;
 
@@ -32,7 +33,7 @@ static void ifa_release(void *payload)
     free(pl->batch_data);
     free(pl->seq);
     free(pl->len);
-    free(pl->run_batch);
+    free(pl->window);
     free(pl->names);
     free(pl);
 }
@@ -41,19 +42,19 @@ static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, void 
 {
     ifa_payload *pl = payload;
     const fc_plan *plan = pl->plan;
-    fc_problem p = plan->prob;
-    if (pl->pad) {
+    const int64_t B = plan->prob.B;
+    fc_bindings run = {0};
+    if (pl->pad) { /* the run's kv windows: its lengths, from which the backend derives its batch facts */
         int64_t pad; /* device data: read once the stream's earlier work is done */
         if (fc_rt_read(&pad, pl->pad, sizeof pad, stream) != FC_RT_OK)
             return cann_fail(ACLNN_ERR_RUNTIME_ERROR, "%s: kvPaddingSize: %s", fn, fc_rt_message());
-        const ifa_lens lens = {.B = p.B, .seq = pl->seq, .len = pl->len, .left_padding = true};
-        memcpy(pl->run_batch, plan->prob.batch, (size_t)p.B * sizeof *pl->run_batch);
-        ifa_kv_window(&lens, pad, pl->run_batch);
-        p.batch = pl->run_batch;
+        const ifa_lens lens = {.B = B, .seq = pl->seq, .len = pl->len, .left_padding = true};
+        ifa_kv_window(&lens, pad, pl->window, pl->window + B);
+        run.lengths = (fc_lengths){.skv = pl->window, .kv_lo = pl->window + B};
     }
-    if (fc_plan_check_data(plan, &p) != FC_OK)
+    if (fc_plan_check_data(plan, &run) != FC_OK)
         return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, fc_error_message());
-    const fc_status fs = fc_plan_execute_on(plan, &p, workspace, (size_t)bytes, stream);
+    const fc_status fs = fc_plan_execute_on(plan, &run, workspace, (size_t)bytes, stream);
     if (fs != FC_OK)
         return cann_fail(cann_plan_status(fs), "%s: %s", fn, fc_error_message());
     return ACLNN_SUCCESS;
@@ -92,12 +93,11 @@ static aclnnStatus new_payload(const ifa_state *s, ifa_payload **out)
         pl->names = malloc(2 * s->kv[0].count * sizeof *pl->names);
         if (s->g.per_batch)
             pl->batch_data = malloc(2 * B * sizeof *pl->batch_data);
-        if (s->t[IFA_KV_PAD].present) {
+        pl->window = malloc(2 * B * sizeof *pl->window);
+        if (s->t[IFA_KV_PAD].present)
             pl->pad = (const int64_t *)s->t[IFA_KV_PAD].data;
-            pl->run_batch = malloc(B * sizeof *pl->run_batch);
-        }
     }
-    if (!pl || !pl->seq || !pl->len || !pl->names || (s->g.per_batch && !pl->batch_data) || (pl->pad && !pl->run_batch)) {
+    if (!pl || !pl->seq || !pl->len || !pl->names || (s->g.per_batch && !pl->batch_data) || !pl->window) {
         ifa_release(pl);
         return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for the executor", s->fn);
     }
@@ -113,11 +113,12 @@ aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOp
     if (st != ACLNN_SUCCESS)
         return st;
     fc_problem p;
-    if ((st = ifa_lower(s, pl->batch_data, pl->seq, &p)) != ACLNN_SUCCESS) {
+    if ((st = ifa_lower(s, pl->batch_data, pl->seq, pl->window, &p)) != ACLNN_SUCCESS) {
         ifa_release(pl);
         return st;
     }
-    const fc_status fs = fc_plan_from_problem(&p, FC_OP_FORWARD, NULL, &pl->plan); /* owns p.batch from here */
+    const fc_batch_rule rule = ifa_batch_rule(s); /* kvPaddingSize moves the windows per run */
+    const fc_status fs = fc_plan_from_problem(&p, &rule, FC_OP_FORWARD, NULL, &pl->plan); /* owns p.batch from here */
     if (fs != FC_OK) {
         ifa_release(pl);
         return cann_fail(cann_plan_status(fs), "%s: %s", s->fn, fc_error_message());

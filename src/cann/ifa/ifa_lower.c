@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/lower.h"
+#include "core/batch.h"
 #include "cann/common/errmsg.h"
 #include "ifa.h"
 
-void ifa_kv_window(const ifa_lens *l, int64_t pad, fc_batch *batch)
+void ifa_kv_window(const ifa_lens *l, int64_t pad, int64_t *skv, int64_t *kv_lo)
 {
     for (int64_t b = 0; b < l->B; b++) {
         int64_t lo = 0, hi = l->len[b];
@@ -24,26 +24,18 @@ void ifa_kv_window(const ifa_lens *l, int64_t pad, fc_batch *batch)
         }
         if (lo == hi)
             lo = hi = 0;
-        batch[b].skv = hi;
-        batch[b].col_lo = lo;
+        skv[b] = hi;
+        kv_lo[b] = lo;
     }
 }
 
-/* Batch facts beyond the kv window: one row, no band, mask and pse bases. */
-static void lower_batches(const ifa_state *s, fc_problem *p)
+fc_batch_rule ifa_batch_rule(const ifa_state *s)
 {
     const cann_operand *mask = &s->t[IFA_MASK], *pse = &s->t[IFA_PSE];
-    for (int64_t b = 0; b < p->B; b++) {
-        fc_batch *bt = &p->batch[b];
-        bt->sq = bt->q_rows = 1;
-        fc_lower_window(bt, false, 0, 0, false, 0, 0);
-        if (mask->present)
-            bt->mask_base = b * mask->strides[0];
-        if (pse->present && pse->dims[0] > 1)
-            bt->pse_base = b * pse->strides[0];
-        p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
-    }
-    p->max_sq = 1;
+    const fc_batch_rule rule = {.B = s->g.B, .q = {.rows = 1, .len = 1}, /* one query row per batch, no band */
+                                .mask_sb = mask->present ? mask->strides[0] : 0,
+                                .pse_sb = pse->present && pse->dims[0] > 1 ? pse->strides[0] : 0};
+    return rule;
 }
 
 /* Key and value storage: one view each, with per-batch bases or pages; int8 dequantisation. */
@@ -72,7 +64,7 @@ static void lower_kv(const ifa_state *s, char **batch_data, fc_problem *p)
     }
 }
 
-aclnnStatus ifa_lower(const ifa_state *s, char **batch_data, int64_t *seq, fc_problem *p)
+aclnnStatus ifa_lower(const ifa_state *s, char **batch_data, int64_t *seq, int64_t *kv_window, fc_problem *p)
 {
     const ifa_geom *g = &s->g;
     const fa_geom fg = {.layout = g->layout};
@@ -89,8 +81,11 @@ aclnnStatus ifa_lower(const ifa_state *s, char **batch_data, int64_t *seq, fc_pr
         seq[b] = ifa_seq_len(s, b);
     /* planned with no padding: every batch's window is then as long as it can be */
     const ifa_lens lens = {.B = g->B, .seq = seq, .len = s->len, .left_padding = s->t[IFA_KV_PAD].present};
-    ifa_kv_window(&lens, 0, p->batch);
-    lower_batches(s, p);
+    ifa_kv_window(&lens, 0, kv_window, kv_window + g->B);
+    const fc_batch_rule rule = ifa_batch_rule(s);
+    const fc_lengths lengths = {.skv = kv_window, .kv_lo = kv_window + g->B};
+    fc_batch_totals tot;
+    fc_batch_facts_into(&rule, &lengths, p, &tot);
 
     p->q = fa_seq_view(&fg, &s->t[IFA_QUERY], g->D);
     p->out = fa_seq_view(&fg, &s->t[IFA_OUT], g->D);

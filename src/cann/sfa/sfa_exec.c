@@ -13,8 +13,7 @@
 
 typedef struct sfa_payload {
     bool noop;
-    fc_op op;
-    fc_problem tmpl;              /* batch facts and block table filled per run */
+    fc_plan *plan;                /* planned for bounding lengths; runs bind the lengths read */
     sfa_geom g;
     cann_operand act_q, act_kv, table; /* device data read per run (absent: present = false) */
     cann_operand smax, ssum;      /* statistics outputs scattered from the workspace (when strided) */
@@ -31,29 +30,6 @@ static size_t stage_bytes(const sfa_payload *pl)
 static aclnnStatus plan_failed(const char *fn, fc_status st)
 {
     return cann_fail(cann_plan_status(st), "%s: %s", fn, fc_error_message());
-}
-
-/* A plan of the template with these lengths (threads 0: the default count). */
-static aclnnStatus make_plan(const sfa_payload *pl, const char *fn, const int64_t *sq, const int64_t *skv,
-                             const int32_t *table, float *stats, int threads, fc_plan **plan)
-{
-    fc_problem p = pl->tmpl;
-    p.batch = calloc((size_t)pl->g.B, sizeof *p.batch);
-    if (!p.batch)
-        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for %lld batch records", fn, (long long)pl->g.B);
-    sfa_lower_batches(&pl->g, sq, skv, &p);
-    if (table) {
-        p.k.pages.table = p.v.pages.table = table;
-        if (p.Dr)
-            p.k_rope.pages.table = table;
-    }
-    if (stats) {
-        p.stats.max = stats;
-        p.stats.sum = stats + pl->smax.numel;
-    }
-    const fc_options opt = {.backend = FC_BACKEND_DEFAULT, .threads = threads}; /* the default backend, as for every operator */
-    const fc_status st = fc_plan_from_problem(&p, pl->op, &opt, plan);
-    return st == FC_OK ? ACLNN_SUCCESS : plan_failed(fn, st);
 }
 
 /* ---- second phase ------------------------------------------------------------------------------- */
@@ -109,22 +85,6 @@ static aclnnStatus read_device_data(const sfa_payload *pl, const char *fn, void 
     return st;
 }
 
-/* The plan for the lengths read, within the declared workspace: a thread count raised since the
- * first phase could need more per-thread space, so the fallback is one thread (same results). */
-static aclnnStatus plan_run(const sfa_payload *pl, const char *fn, const run_data *d, float *stats, fc_plan **plan)
-{
-    aclnnStatus st = make_plan(pl, fn, d->sq, d->skv, d->table, stats, 0, plan);
-    if (st == ACLNN_SUCCESS && (*plan)->workspace > pl->plan_bytes) {
-        fc_plan_free(*plan);
-        *plan = NULL;
-        st = make_plan(pl, fn, d->sq, d->skv, d->table, stats, 1, plan);
-    }
-    if (st == ACLNN_SUCCESS && (*plan)->workspace > pl->plan_bytes)
-        st = cann_fail(ACLNN_ERR_INNER, "%s: internal error: the plan needs %zu workspace bytes, %zu were reserved", fn,
-                       (*plan)->workspace, pl->plan_bytes);
-    return st;
-}
-
 static aclnnStatus sfa_run(void *payload, void *workspace, uint64_t bytes, void *stream, const char *fn)
 {
     const sfa_payload *pl = payload;
@@ -132,50 +92,63 @@ static aclnnStatus sfa_run(void *payload, void *workspace, uint64_t bytes, void 
     if (pl->noop)
         return ACLNN_SUCCESS;
     run_data d = {0};
-    fc_plan *plan = NULL;
     float *stats = pl->smax.present ? (float *)align64((uintptr_t)workspace + pl->plan_bytes) : NULL;
     aclnnStatus st = read_device_data(pl, fn, stream, &d);
-    if (st == ACLNN_SUCCESS)
-        st = plan_run(pl, fn, &d, stats, &plan);
-    fc_status fs;
-    if (st == ACLNN_SUCCESS && (fs = fc_plan_execute_on(plan, &plan->prob, workspace, pl->plan_bytes, stream)) != FC_OK)
-        st = plan_failed(fn, fs);
+    if (st == ACLNN_SUCCESS) {
+        const fc_bindings run = {.lengths = {.sq = d.sq, .skv = d.skv}, .block_table = d.table,
+                                 .stats_max = stats, .stats_sum = stats ? stats + pl->smax.numel : NULL};
+        const fc_status fs = fc_plan_execute_on(pl->plan, &run, workspace, pl->plan_bytes, stream);
+        if (fs != FC_OK)
+            st = plan_failed(fn, fs);
+    }
     if (st == ACLNN_SUCCESS && stats) {
         sfa_scatter_floats(&pl->smax, stats);
         sfa_scatter_floats(&pl->ssum, stats + pl->smax.numel);
     }
-    fc_plan_free(plan);
     free(d.sq);
     free(d.skv);
     free(d.table);
     return st;
 }
 
-static void sfa_release(void *payload) { free(payload); }
+static void sfa_release(void *payload)
+{
+    sfa_payload *pl = payload;
+    if (pl)
+        fc_plan_free(pl->plan);
+    free(pl);
+}
 
 static const cann_exec_ops sfa_ops = {sfa_run, sfa_release};
 
 /* ---- first phase -------------------------------------------------------------------------------- */
 
-/* Workspace of the plan for the bounding lengths (sfa_lower.h). */
-static aclnnStatus bound_workspace(sfa_payload *pl, const char *fn)
+/* The plan: the template with the per-batch facts of the bounding lengths (sfa_lower.h), whose
+ * workspace then bounds every run's; each run binds the lengths it reads. */
+static aclnnStatus make_plan(sfa_payload *pl, const sfa_state *s, const fc_problem *tmpl)
 {
     const size_t B = (size_t)pl->g.B;
-    int64_t *sq = malloc(B * sizeof *sq), *skv = malloc(B * sizeof *skv);
-    aclnnStatus st = ACLNN_SUCCESS;
-    fc_plan *plan = NULL;
-    if (!sq || !skv)
-        st = cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for %lld batches", fn, (long long)pl->g.B);
-    if (st == ACLNN_SUCCESS) {
-        sfa_bound_lengths(&pl->g, sq, skv);
-        st = make_plan(pl, fn, sq, skv, NULL, NULL, 0, &plan);
+    fc_problem p = *tmpl;
+    int64_t *len = malloc(2 * B * sizeof *len);
+    p.batch = calloc(B ? B : 1, sizeof *p.batch);
+    if (!len || !p.batch) {
+        free(len);
+        free(p.batch);
+        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory for %lld batches", s->fn, (long long)pl->g.B);
     }
-    if (st == ACLNN_SUCCESS)
-        pl->plan_bytes = align64(plan->workspace);
-    fc_plan_free(plan);
-    free(sq);
-    free(skv);
-    return st;
+    sfa_bound_lengths(&pl->g, len, len + B);
+    const fc_batch_rule rule = sfa_batch_rule(&pl->g);
+    const fc_lengths bound = {.sq = len, .skv = len + B};
+    fc_batch_totals tot;
+    fc_batch_facts_into(&rule, &bound, &p, &tot);
+    free(len);
+    const fc_options opt = {.backend = FC_BACKEND_DEFAULT}; /* the default backend, as for every operator */
+    const fc_status st = fc_plan_from_problem(&p, &rule, s->c->backward ? FC_OP_BACKWARD : FC_OP_FORWARD, &opt,
+                                              &pl->plan); /* owns p.batch from here */
+    if (st != FC_OK)
+        return plan_failed(s->fn, st);
+    pl->plan_bytes = align64(pl->plan->workspace);
+    return ACLNN_SUCCESS;
 }
 
 /* What the run needs besides the template: device data and staged statistics. */
@@ -197,13 +170,11 @@ aclnnStatus sfa_make_executor(const sfa_state *s, const fc_problem *tmpl, uint64
     sfa_payload *pl = calloc(1, sizeof *pl);
     if (!pl)
         return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", s->fn);
-    pl->op = s->c->backward ? FC_OP_BACKWARD : FC_OP_FORWARD;
-    pl->tmpl = *tmpl;
     pl->g = s->g;
     keep_operands(pl, s);
-    aclnnStatus st = bound_workspace(pl, s->fn);
+    aclnnStatus st = make_plan(pl, s, tmpl);
     if (st != ACLNN_SUCCESS) {
-        free(pl);
+        sfa_release(pl);
         return st;
     }
     aclOpExecutor *ex = cann_executor_new(s->fn, s->c->sig->run_fn, &sfa_ops, pl, pl->plan_bytes + stage_bytes(pl));

@@ -1,8 +1,9 @@
 /*
- * The SparseFlashAttention executor payload.  The first phase keeps the lowered template and the
- * operands whose device data is read later, and declares a workspace that bounds every plan the
- * call can need; the second phase reads and checks the lengths (and a paged key's block table),
- * lowers the per-batch facts, plans, runs, then places the face's own output bytes (sfa_outputs.h).
+ * The SparseFlashAttention executor payload.  The first phase plans the lowered template for
+ * lengths that bound every run's (so its workspace bounds every run's) and keeps the operands whose
+ * device data is read later; the second phase reads and checks the lengths (and a paged key's
+ * block table), runs the plan with them bound (the backend derives the per-batch facts), then
+ * places the face's own output bytes (sfa_outputs.h).
  */
 #ifndef FC_CANN_SFA_EXEC_H
 #define FC_CANN_SFA_EXEC_H

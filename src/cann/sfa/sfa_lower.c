@@ -23,6 +23,11 @@ static fc_sparse_view selection(const sfa_state *s)
     return sv;
 }
 
+fc_stats_view sfa_lower_stats(const sfa_geom *g, float *max, float *sum)
+{
+    return fc_lower_stats(max, sum, g->lq == SFA_TND ? FC_STATS_KV_TOKEN_GROUP : FC_STATS_KV_GROUP, 1, g->N1, g->G, g->T1);
+}
+
 void sfa_lower_template(const sfa_state *s, fc_problem *p)
 {
     const sfa_geom *g = &s->g;
@@ -48,9 +53,7 @@ void sfa_lower_template(const sfa_state *s, fc_problem *p)
     p->keep_prob = 1.0f;
     p->sparse = selection(s);
     if (bwd || s->c->return_lse)
-        p->stats = (fc_stats_view){.max = (float *)s->t[SFA_SMAX].data, .sum = (float *)s->t[SFA_SSUM].data,
-                                   .order = g->lq == SFA_TND ? FC_STATS_KV_TOKEN_GROUP : FC_STATS_KV_GROUP,
-                                   .replicas = 1, .tokens = g->T1};
+        p->stats = sfa_lower_stats(g, (float *)s->t[SFA_SMAX].data, (float *)s->t[SFA_SSUM].data);
     if (!bwd)
         return;
     p->dout = view_of(s, SFA_DOUT, true);
@@ -63,26 +66,14 @@ void sfa_lower_template(const sfa_state *s, fc_problem *p)
     }
 }
 
-void sfa_lower_batches(const sfa_geom *g, const int64_t *sq, const int64_t *skv, fc_problem *p)
+fc_batch_rule sfa_batch_rule(const sfa_geom *g)
 {
-    int64_t q_tok = 0, kv_tok = 0;
-    p->max_sq = p->max_skv = 0;
-    for (int64_t b = 0; b < g->B; b++) {
-        fc_batch *bt = &p->batch[b];
-        memset(bt, 0, sizeof *bt);
-        bt->sq = sq[b];
-        bt->skv = skv[b];
-        bt->q_rows = g->lq == SFA_TND ? sq[b] : g->S1;
-        bt->kv_rows = g->lkv == SFA_BSND ? g->S2 : skv[b]; /* BSND gradients: padding rows get zeros */
-        bt->q_tok = g->lq == SFA_TND ? q_tok : 0;
-        bt->kv_tok = g->lkv == SFA_TND ? kv_tok : 0;
-        fc_lower_window(bt, false, 0, 0, false, 0, 0); /* the selection alone decides visibility */
-        bt->stat_row0 = g->lq == SFA_TND ? q_tok : b * g->S1;
-        q_tok += sq[b];
-        kv_tok += skv[b];
-        p->max_sq = bt->q_rows > p->max_sq ? bt->q_rows : p->max_sq;
-        p->max_skv = bt->skv > p->max_skv ? bt->skv : p->max_skv;
-    }
+    /* BSND query rows are padded to S1 (rows past S1_b see nothing), BSND key rows to S2 (their
+     * gradients get zeros); TND sides pack by token; a paged key has no padding rows.  The
+     * selection alone decides visibility: no window. */
+    const fc_batch_rule rule = {.B = g->B, .q = {.packed = g->lq == SFA_TND, .rows = g->lq == SFA_TND ? 0 : g->S1},
+                                .kv = {.packed = g->lkv == SFA_TND, .rows = g->lkv == SFA_BSND ? g->S2 : 0}};
+    return rule;
 }
 
 void sfa_bound_lengths(const sfa_geom *g, int64_t *sq, int64_t *skv)
