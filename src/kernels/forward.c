@@ -8,6 +8,7 @@
  */
 #include <float.h>
 
+#include "decode.h"
 #include "dropout.h"
 #include "entry.h"
 #include "gemm.h"
@@ -31,6 +32,8 @@ typedef struct fc_fwd_bufs {
     float *row;   /* [wide] scratch for one row */
     float *aff;   /* [2·wide] int8 (de)quantisation scale and offset */
     float *k_aff; /* [2·Dt] the keys' int8 scale and offset when fc_qk reads them in place */
+    float *dq;    /* [4][Dqk] and [2·Dvp]: the query rows and value dequantisation of decode.h */
+    float *dv_aff;
     float *m, *l, *alpha;
     fc_rows rows;
 #if FC_AMX
@@ -55,6 +58,8 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     TAKE(row, wide);
     TAKE(aff, 2 * wide);
     TAKE(k_aff, 2 * Dt);
+    TAKE(dq, 4 * p->Dqk);
+    TAKE(dv_aff, 2 * Dvp);
     TAKE(m, Rp);
     TAKE(l, Rp);
     TAKE(alpha, Rp);
@@ -172,7 +177,8 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     int jn;
     fc_tile_kind kind;
     fc_q_operand q = {NULL, NULL, 0};
-    const bool keys_in_place = fc_qk_reads_keys(p, rw);
+    const bool keys_in_place = fc_qk_reads_keys(p, rw), few = fc_decode_applies(p, rw);
+    fc_decode dec;
     if (keys_in_place && p->k.dtype == FC_I8)
         fc_affine_load(&p->k.dequant, rw->n2, (int)p->Dqk, b.k_aff, b.k_aff + p->Dqk);
 #if FC_AMX
@@ -193,6 +199,12 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
                 fc_amx_pack_q(&b.amx, q.rows, q.ld, R, Rp, Dt);
             }
 #endif
+            if (few)
+                fc_decode_init(&dec, p, rw, q.rows, q.ld, b.dq, b.k_aff, b.dv_aff, walk.hi);
+        }
+        if (few && kind == FC_TILE_FULL) {
+            fc_decode_tile(&dec, p, j0, jn, b.s, b.o, Dvp, b.m, b.l);
+            continue;
         }
         const bool hides = fc_tile_hides(p, kind);
         fc_kv_tile kv = {0};

@@ -150,16 +150,19 @@ static void forward_dense(void)
 static const int ones[4] = {1, 1, 1, 1};
 static const int kvl[4] = {1100, 700, 1, 0};
 
-/* Decode: one query position, G query heads per kv head (G <= 4: dot-product scores), long kv
- * rows (flash-decoding splits and their merge). */
+/* Decode: one query position, G query heads per kv head (G <= 4: dot-product scores; with
+ * Dv = 32 the fused few-row path of kernels/decode.h on every vector width), long kv rows
+ * (flash-decoding splits and their merge). */
 static void forward_decode(void)
 {
     const double nan = NAN;
-    for (int g = 1; g <= 4; g += 3)
+    for (int g = 1; g <= 4; g++)
         for (int dt = 0; dt < 3; dt++) {
+            if ((g == 2 || g == 3) && dt != (g == 2 ? 1 : 2))
+                continue; /* G = 2, 3: one dtype each */
             nt_case c = nt_default();
             c.seed = 200 + dt + g;
-            c.B = 4, c.N2 = 2, c.N1 = 2 * g, c.D = 32, c.Dv = 24;
+            c.B = 4, c.N2 = 2, c.N1 = 2 * g, c.D = 32, c.Dv = dt == 0 ? 24 : 32;
             c.Sq = 1, c.Skv = 1100, c.lens = true, c.sq = ones, c.skv = kvl;
             c.layout = NT_BSND, c.stats = true;
             c.dt = c.out_dt = (fc_dtype)dt;
@@ -177,6 +180,11 @@ static void forward_decode(void)
             const nf_put sinks[] = {{AT_SINK, 0, 0, 0, 0, 0, nan}, {AT_K, 1, 1, 0, 1, 3, nan}};
             snprintf(what, sizeof what, "decode G=%d dtype %d: a NaN sink", g, dt);
             forward(what, &c, sinks, 2);
+            c.sink = NT_SINK_NONE;
+            const nf_put infs[] = {{AT_Q, 1, 0, 0, 0, 1, INFINITY}, {AT_Q, 0, 0, 0, 0, 1, INFINITY},
+                                   {AT_K, 0, 0, 0, 50, 4, nan}};
+            snprintf(what, sizeof what, "decode G=%d dtype %d: +inf query elements (±inf logits), one row with a NaN key", g, dt);
+            forward(what, &c, infs, 3);
         }
 }
 

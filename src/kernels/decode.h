@@ -1,0 +1,336 @@
+/*
+ * Few query rows (decode: the G query heads of one position, at most FC_QK_DOT_ROWS) against
+ * fully visible kv tiles, fused so that a tile costs little more than reading it:
+ *  - scores are dot products straight from the cache rows, 16 at a time (keys × rows), their
+ *    horizontal sums done as one transposing reduction instead of one reduction per dot;
+ *  - the online softmax runs on a dense S[j][r] tile (stride Rs = R rounded up to 1, 2 or 4), so
+ *    one vector exp covers FC_W scores, not FC_W rows of which R are real;
+ *  - P·V reads the value rows straight from the cache into register accumulators, per tile
+ *    from zero, then folds them into the row's accumulator (O = O·alpha + tile).
+ * Nothing is converted into workspace.  int8 caches keep their dequantisation out of the inner
+ * loops: k·q = x·(s∘q) + Σ o·s·q for the keys, Σ p·(x + o)∘s = s∘(Σ p·x + o·Σ p) for the values.
+ * The state (m, l, O per row) is the generic path's, so tiles of either path mix in one item.
+ */
+#ifndef FC_KERNELS_DECODE_H
+#define FC_KERNELS_DECODE_H
+
+#include "qk.h"
+#include "scores.h"
+
+#define FC_DEC_COLS 64 /* kv columns per softmax step: keys and values of a step stay in L1 */
+/* kv rows prefetched ahead, into L1, spread over the score and P·V loops: one burst per step
+ * stalls on the fill buffers (−5 % CPU time at 1 thread, fp16 32K cache, docs/PERFORMANCE.md) */
+#define FC_DEC_AHEAD 64
+
+/* Whether an item's tiles can take this path (its FULL ones; the others take the generic path). */
+static inline bool fc_decode_applies(const fc_problem *p, const fc_rows *rw)
+{
+    const fc_dtype kd = p->k.dtype, vd = p->v.dtype;
+    const bool kt = kd == FC_F32 || kd == FC_F16 || kd == FC_BF16 || kd == FC_I8;
+    const bool vt = vd == FC_F32 || vd == FC_F16 || vd == FC_BF16 || vd == FC_I8;
+    return FC_W >= 4 && fc_qk_reads_keys(p, rw) && p->v.se == 1 && kt && vt && p->Dqk % FC_W == 0 &&
+           p->Dv % FC_W == 0 && fc_scores_scale_only(p) && !fc_has_dropout(p) && !p->mask.data;
+}
+
+/* The rows of one kv operand: base + j·step, or through the view where it is paged. */
+typedef struct fc_dec_rows {
+    const char *base;
+    int64_t step;
+    const fc_view *v;
+    fc_kv_at at;
+} fc_dec_rows;
+
+static inline fc_dec_rows fc_dec_rows_of(const fc_view *v, fc_kv_at at)
+{
+    fc_dec_rows r = {NULL, 0, v, at};
+    if (!v->pages.table)
+        r.base = fc_kv_row(v, at, 0), r.step = v->ss * fc_dtype_bytes(v->dtype);
+    return r;
+}
+
+static inline const char *fc_dec_row(const fc_dec_rows *r, int64_t j)
+{
+    return r->base ? r->base + j * r->step : fc_kv_row(r->v, r->at, j);
+}
+
+/* An item's fixed operands for this path. */
+typedef struct fc_decode {
+    int R, Rs;
+    float *q;               /* [Rs][Dqk] query rows (int8 keys: times the scale), rows ≥ R zero */
+    float qoff[4];          /* int8 keys: Σ offset·scale·q per row, else 0 */
+    const float *vs, *vo;   /* int8 values: scale, offset per feature (NULL: other dtypes) */
+    fc_dec_rows k, v;
+    int64_t end;            /* rows at or past end are not prefetched */
+} fc_decode;
+
+/* Prepares the item's operands: q from the packed fp32 rows (stride ldq); qbuf holds 4·Dqk
+ * floats, v_aff 2·Dv (int8 values); k_aff the keys' int8 scale and offset (fc_affine_load). */
+static inline void fc_decode_init(fc_decode *d, const fc_problem *p, const fc_rows *rw, const float *q, int64_t ldq,
+                                  float *qbuf, const float *k_aff, float *v_aff, int64_t end)
+{
+    const int Dqk = (int)p->Dqk, R = rw->count;
+    d->R = R;
+    d->Rs = R == 1 ? 1 : R == 2 ? 2 : 4;
+    d->q = qbuf;
+    for (int r = 0; r < 4; r++) {
+        float off = 0.0f;
+        for (int e = 0; e < Dqk; e++) {
+            float x = r < R ? q[r * ldq + e] : 0.0f;
+            if (r < R && p->k.dtype == FC_I8) {
+                x *= k_aff[e];
+                off += x * k_aff[Dqk + e];
+            }
+            qbuf[r * Dqk + e] = x;
+        }
+        d->qoff[r] = off;
+    }
+    d->vs = d->vo = NULL;
+    if (p->v.dtype == FC_I8) {
+        fc_affine_load(&p->v.dequant, rw->n2, (int)p->Dv, v_aff, v_aff + p->Dv);
+        d->vs = v_aff, d->vo = v_aff + p->Dv;
+    }
+    d->k = fc_dec_rows_of(&p->k, fc_kv_at_rows(rw));
+    d->v = fc_dec_rows_of(&p->v, fc_kv_at_rows(rw));
+    d->end = end;
+}
+
+/* FC_W features of a cache row from element e on, as stored (int8: the integers). */
+FC_INLINE fvec fc_dec_load(const char *row, const fc_dtype dt, int e)
+{
+    return dt == FC_I8 ? v_load_i8((const int8_t *)row + e)
+         : dt == FC_F16 ? v_load_f16((const uint16_t *)row + e)
+         : dt == FC_BF16 ? v_load_bf16((const uint16_t *)row + e) : v_load((const float *)row + e);
+}
+
+/* out[i] = Σ lanes of a[i], i < 16. */
+FC_INLINE void fc_dec_hsum16(const fvec *a, float *out)
+{
+#if FC_W == 16 && !defined(FC_SIMD_VEC16)
+    /* a transposing tree: halves, quarters, then pairs and single lanes within 128-bit lanes;
+     * the inputs are taken in the order that leaves sum a[i] in lane i */
+#define FC_T(k) a[4 * ((k) % 4) + (k) / 4]
+    __m512 b[8], c[4], d[2];
+    for (int k = 0; k < 8; k++)
+        b[k] = _mm512_add_ps(_mm512_shuffle_f32x4(FC_T(2 * k), FC_T(2 * k + 1), 0x44),
+                             _mm512_shuffle_f32x4(FC_T(2 * k), FC_T(2 * k + 1), 0xEE));
+#undef FC_T
+    for (int k = 0; k < 4; k++)
+        c[k] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * k], b[2 * k + 1], 0x88),
+                             _mm512_shuffle_f32x4(b[2 * k], b[2 * k + 1], 0xDD));
+    for (int k = 0; k < 2; k++)
+        d[k] = _mm512_add_ps(_mm512_shuffle_ps(c[2 * k], c[2 * k + 1], 0x44), _mm512_shuffle_ps(c[2 * k], c[2 * k + 1], 0xEE));
+    _mm512_storeu_ps(out, _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], 0x88), _mm512_shuffle_ps(d[0], d[1], 0xDD)));
+#else
+    for (int i = 0; i < 16; i++)
+        out[i] = v_hsum(a[i]);
+#endif
+}
+
+/* S[j·Rs + r] = (k_j · q_r + qoff[r])·scale for j < jn (rounded up to 16/Rs keys: the extra keys
+ * repeat row jn − 1 and are hidden by the caller). */
+FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d,
+                             int Dqk, float scale, const char *const *kpf, int kbytes)
+{
+    const int JR = 16 / Rs;
+    float add[16];
+    for (int i = 0; i < 16; i++)
+        add[i] = d->qoff[i % Rs];
+    for (int j = 0; j < jn; j += JR) {
+        fvec a[16];
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            a[i] = v_zero();
+        for (int jj = 0; jj < JR; jj++)
+            for (int o = 0; o < kbytes; o += 64)
+                __builtin_prefetch(kpf[j + jj] + o, 0, 3);
+        for (int e = 0; e < Dqk; e += FC_W) {
+            fvec qv[4];
+#pragma GCC unroll 4
+            for (int r = 0; r < Rs; r++)
+                qv[r] = v_load(d->q + r * Dqk + e);
+#pragma GCC unroll 16
+            for (int jj = 0; jj < JR; jj++) {
+                const fvec kv = fc_dec_load(krow[j + jj], dt, e);
+#pragma GCC unroll 4
+                for (int r = 0; r < Rs; r++)
+                    a[jj * Rs + r] = v_fma(kv, qv[r], a[jj * Rs + r]);
+            }
+        }
+        float *s = S + j * Rs;
+        fc_dec_hsum16(a, s);
+        for (int i = 0; i < 16; i += FC_W)
+            v_store(s + i, v_mul(v_add(v_load(s + i), v_load(add + i)), v_set1(scale)));
+    }
+}
+
+FC_INLINE void fc_dec_scores_rs(const fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d,
+                                 int Dqk, float scale, const char *const *kpf, int kbytes)
+{
+    switch (d->Rs) {
+    case 1: fc_dec_scores(1, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    case 2: fc_dec_scores(2, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    default: fc_dec_scores(4, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    }
+}
+
+static inline void fc_dec_scores_dt(fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d, int Dqk,
+                                    float scale, const char *const *kpf, int kbytes)
+{
+    switch (dt) {
+    case FC_I8: fc_dec_scores_rs(FC_I8, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    case FC_F16: fc_dec_scores_rs(FC_F16, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    case FC_BF16: fc_dec_scores_rs(FC_BF16, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    default: fc_dec_scores_rs(FC_F32, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    }
+}
+
+/* One online-softmax step over the dense tile S[n] (n a multiple of FC_W; lane i belongs to row
+ * i % Rs) with fc_softmax_step's semantics: NaN scores are dropped from the maximum but make the
+ * sum NaN, a NaN m_old is kept, rows that saw only −inf keep m = −inf and add zeros.  Leaves
+ * exp(x − m_new) in S, alpha and the tile sum psum per row r < R. */
+static inline void fc_dec_softmax(float *S, int n, const fc_decode *d, float *m, float *l, float *alpha, float *psum)
+{
+    const int Rs = d->Rs;
+    fvec mx[4] = {v_set1(-INFINITY), v_set1(-INFINITY), v_set1(-INFINITY), v_set1(-INFINITY)};
+    int i = 0;
+    for (; i + 4 * FC_W <= n; i += 4 * FC_W)
+        for (int c = 0; c < 4; c++)
+            mx[c] = v_max(v_load(S + i + c * FC_W), mx[c]); /* score first: a NaN score is dropped */
+    for (; i < n; i += FC_W)
+        mx[0] = v_max(v_load(S + i), mx[0]);
+    float t[FC_W], ref[FC_W] = {0}, mnew[4];
+    bool nan_score[4] = {false, false, false, false};
+    v_store(t, v_max(v_max(mx[0], mx[1]), v_max(mx[2], mx[3])));
+    for (int r = 0; r < Rs; r++) {
+        float mr = -INFINITY;
+        for (int k = r; k < FC_W; k += Rs)
+            mr = t[k] > mr ? t[k] : mr;
+        mnew[r] = mr > m[r] || r >= d->R ? mr : m[r]; /* a NaN m_old stays */
+        const float mref = mnew[r] == -INFINITY ? 0.0f : mnew[r];
+        for (int k = r; k < FC_W; k += Rs)
+            ref[k] = mref;
+        alpha[r] = r < d->R ? fc_exp1(m[r] - mref) : 1.0f;
+        for (int k = r; k < n && mnew[r] == INFINITY; k += Rs) /* +inf: a NaN score makes m NaN */
+            nan_score[r] |= isnan(S[k]);
+    }
+    const fvec pat = v_load(ref);
+    fvec sum[2] = {v_zero(), v_zero()};
+    for (i = 0; i < n; i += FC_W) {
+        const fvec pj = v_exp(v_sub(v_load(S + i), pat));
+        v_store(S + i, pj);
+        sum[(i / FC_W) & 1] = v_add(sum[(i / FC_W) & 1], pj);
+    }
+    v_store(t, v_add(sum[0], sum[1]));
+    for (int r = 0; r < d->R; r++) {
+        float s = 0.0f;
+        for (int k = r; k < FC_W; k += Rs)
+            s += t[k];
+        float lr[FC_W];
+        v_store(lr, v_fma(v_set1(l[r]), v_set1(alpha[r]), v_set1(s)));
+        l[r] = lr[0];
+        psum[r] = s;
+        /* a NaN sum (NaN score, NaN m_old, or ∞ − ∞) makes m NaN, unless +inf came without a NaN */
+        m[r] = s == s ? mnew[r] : mnew[r] == INFINITY && !nan_score[r] ? INFINITY : NAN;
+    }
+}
+
+/* O[r] = O[r]·alpha[r] + Σ_j P[j·Rs + r]·V_j over NV vectors of features from c on. */
+FC_INLINE void fc_dec_pv_block(const int R, const int NV, const fc_dtype dt, float *o, int ldo, int c, const float *P,
+                               int Rs, const char *const *vrow, int jn, const float *alpha, const float *psum,
+                               const fc_decode *d, const char *const *vpf, int vbytes)
+{
+    fvec acc[4][4];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = v_zero();
+    for (int j = 0; j < jn; j++) {
+        if (vpf)
+            for (int o = 0; o < vbytes; o += 64)
+                __builtin_prefetch(vpf[j] + o, 0, 3);
+        fvec x[4];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++)
+            x[v] = fc_dec_load(vrow[j], dt, c + v * FC_W);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            const fvec pb = v_bcast(P + j * Rs + r);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = v_fma(pb, x[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) {
+            const int e = c + v * FC_W;
+            fvec t = acc[r][v];
+            if (dt == FC_I8)
+                t = v_mul(v_fma(v_set1(psum[r]), v_load(d->vo + e), t), v_load(d->vs + e));
+            float *out = o + (ptrdiff_t)r * ldo + e;
+            v_store(out, v_fma(v_load(out), v_set1(alpha[r]), t));
+        }
+}
+
+FC_INLINE void fc_dec_pv(const int R, const fc_dtype dt, float *o, int ldo, int Dv, const float *P, int Rs,
+                         const char *const *vrow, int jn, const float *alpha, const float *psum, const fc_decode *d,
+                         const char *const *vpf, int vbytes)
+{
+    int c = 0;
+    for (; c + 4 * FC_W <= Dv; c += 4 * FC_W)
+        fc_dec_pv_block(R, 4, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
+    for (; c < Dv; c += FC_W)
+        fc_dec_pv_block(R, 1, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
+}
+
+static inline void fc_dec_pv_dt(const fc_dtype dt, float *o, int ldo, int Dv, const float *P, const char *const *vrow,
+                                int jn, const float *alpha, const float *psum, const fc_decode *d,
+                                const char *const *vpf, int vbytes)
+{
+    switch (d->R) {
+    case 1: fc_dec_pv(1, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    case 2: fc_dec_pv(2, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    case 3: fc_dec_pv(3, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    default: fc_dec_pv(4, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    }
+}
+
+/* The fully visible kv columns [j0, j0 + jn) for the item's rows: steps of FC_DEC_COLS columns
+ * updating m, l and the accumulator o (row stride ldo).  S holds FC_DEC_COLS·4 floats. */
+static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64_t j0, int jn, float *S, float *o,
+                                  int ldo, float *m, float *l)
+{
+    const int Dqk = (int)p->Dqk, Dv = (int)p->Dv, Rs = d->Rs, JR = 16 / Rs;
+    const int kbytes = Dqk * (int)fc_dtype_bytes(p->k.dtype), vbytes = Dv * (int)fc_dtype_bytes(p->v.dtype);
+    const char *krow[FC_DEC_COLS + 16], *vrow[FC_DEC_COLS], *kpf[FC_DEC_COLS + 16], *vpf[FC_DEC_COLS];
+    float alpha[4], psum[4];
+    for (int c0 = 0; c0 < jn; c0 += FC_DEC_COLS) {
+        const int n = jn - c0 < FC_DEC_COLS ? jn - c0 : FC_DEC_COLS, padded = (n + JR - 1) / JR * JR;
+        for (int j = 0; j < n; j++) {
+            krow[j] = fc_dec_row(&d->k, j0 + c0 + j);
+            vrow[j] = fc_dec_row(&d->v, j0 + c0 + j);
+        }
+        for (int j = n; j < padded; j++)
+            krow[j] = krow[n - 1];
+        for (int j = 0; j < padded; j++) { /* the rows FC_DEC_AHEAD on, prefetched on the way (or the last row) */
+            const int64_t t = j0 + c0 + FC_DEC_AHEAD + j < d->end ? j0 + c0 + FC_DEC_AHEAD + j : d->end - 1;
+            kpf[j] = fc_dec_row(&d->k, t);
+            vpf[j] = fc_dec_row(&d->v, t);
+        }
+        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, kpf, kbytes);
+        const int ns = (padded * Rs + FC_W - 1) / FC_W * FC_W;
+        for (int i = n * Rs; i < ns; i++) /* the repeated keys and the vector's rest take no part */
+            S[i] = -INFINITY;
+        fc_dec_softmax(S, ns, d, m, l, alpha, psum);
+        switch (p->v.dtype) {
+        case FC_I8: fc_dec_pv_dt(FC_I8, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
+        case FC_F16: fc_dec_pv_dt(FC_F16, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
+        case FC_BF16: fc_dec_pv_dt(FC_BF16, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
+        default: fc_dec_pv_dt(FC_F32, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
+        }
+    }
+}
+
+#endif /* FC_KERNELS_DECODE_H */
