@@ -45,7 +45,7 @@ class Peer:
     """One column: a command per case, its JSON rate, and why it is missing when it is."""
 
     def __init__(self, name, missing=None):
-        self.name, self.missing, self.version, self.errors = name, missing, "", []
+        self.name, self.missing, self.version, self.errors, self.max_err = name, missing, "", [], None
 
     def run(self, argv, timeout):
         if self.missing:
@@ -93,6 +93,8 @@ def script_rate(peer, argv, filt, a):
     out = peer.run(argv + ["--threads", str(a.threads), "--repeat", str(a.repeat), "--filter", filt, "--json"], a.timeout)
     if out:
         peer.version = f"PyTorch {out[0]['torch']}" if "torch" in out[0] else f"ggml {out[0].get('ggml', '?')}"
+        if "max_abs_err" in out[0]:  # peer_ggml's check of its last row against a double softmax
+            peer.max_err = max(peer.max_err or 0.0, out[0]["max_abs_err"])
         return out[0]["rate"]
     return None
 
@@ -166,6 +168,8 @@ def main():
     print("\nggml: ggml_flash_attn_ext on the CPU backend, Q fp32, K/V fp32 in the fp32 rows, fp16 in decode; "
           "causal by a -inf fp16 mask.\nPyTorch: F.scaled_dot_product_attention (decode in bf16, enable_gqa); "
           "backward = forward+backward − forward.")
+    if ggml.max_err is not None:
+        print(f"ggml's output checked (last query row of the last head against a double softmax): max|err| {ggml.max_err:.1e}.")
     for p in (flashc, torch, ggml):
         for why in ([p.missing] if p.missing else []) + p.errors:
             print(f"{p.name}: — because {why}")
