@@ -25,6 +25,11 @@
 #include "scores.h"
 
 #define FC_AMX_BLOCK 32 /* query rows per S block */
+/* Items of 512 rows and kv tiles of 512 columns: the Kᵀ/V packing is shared by more rows and
+ * P·V runs over a longer K axis (fewer O tile loads and stores); −10 % CPU time at S = 4096
+ * against 256 × 256 (docs/PERFORMANCE.md, fourth pass). */
+#define FC_AMX_ROWS_ITEM 512
+#define FC_AMX_ROWS_COLS 512
 
 /* Whether a tile item (fc_amx_applies) takes the fused pipeline. */
 static inline bool fc_amx_rows_applies(const fc_problem *p)
