@@ -43,7 +43,7 @@ static fc_status plan_shape(const cuda_shape *s, void *const buf[NBUF], float *s
     d.out = fc_tensor_bsnd(buf[3], FC_BF16, H, s->S, s->D);
     if (s->causal)
         d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
-    fc_options opt = {FC_BACKEND_CUDA, 0, NULL};
+    fc_options opt = {.backend = FC_BACKEND_CUDA};
     if (!s->backward)
         return fc_plan_create(&d, &opt, plan);
     const size_t rows = (size_t)B * H * s->S;

@@ -143,7 +143,7 @@ static double time_decode(const decode_shape *s, int repeat, float *ms_out)
             lens[b] = s->S;
         d.kv_lens = lens;
     }
-    fc_options opt = {FC_BACKEND_CUDA, 0, NULL};
+    fc_options opt = {.backend = FC_BACKEND_CUDA};
     if (fc_plan_create(&d, &opt, &r.plan) != FC_OK) {
         fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
         goto done;

@@ -5,17 +5,26 @@
  *
  * Precision (semantics §0.4).  A product of two bf16 values is exact in fp32 and tdpbf16ps sums
  * in fp32, so with bf16 operands S is as exact as the fp32 GEMM.  P is rounded to bf16 after
- * the fp32 softmax (l is summed from the unrounded P): a relative error ≤ 2⁻⁹ per weight, so the
- * output moves by at most 2⁻⁹·max|v| ≈ 0.002·max|v| (typically far less: the roundings are
- * independent), within the bf16 tolerance (1e-2 + 1e-2·|r|).  That is used only when the output
- * needs bf16 tolerance (a bf16 output, or fc_options.out_tolerance).  Every other case splits
- * each value into bf16 parts x = hi + lo (exact for fp16 values,
- * 2⁻¹⁷ relative for P).  S takes all four products of the parts, so it is exact like the fp32
- * GEMM (large fp16 logits leave no room for a dropped lo·lo term when the output is fp32); P·V
- * takes hi·hi + hi·lo + lo·hi (lo·lo ≤ 2⁻¹⁸ relative; fp32 outputs take the fp32 P·V instead,
- * see fc_amx_pv_tiles).  The parts are one GEMM over a K axis
- * four (three) times as long: A = [k_hi | k_lo | k_hi | k_lo] against B = [q_hi; q_hi; q_lo; q_lo],
- * A = [p_hi | p_hi | p_lo] against B = [v_hi; v_lo; v_hi].
+ * the fp32 softmax (l is summed from the unrounded P): a relative error ≤ 2⁻⁸ per weight (bf16's
+ * unit roundoff), so the output moves by at most 2⁻⁸·max|v| ≈ 0.004·max|v| (typically far less:
+ * the roundings are independent), within the bf16 tolerance (1e-2 + 1e-2·|r|).  That is used only
+ * when the output needs bf16 tolerance (a bf16 output, or fc_options.out_tolerance).  Every other
+ * case splits each value into bf16 parts x = hi + lo, hi = bf16(x), lo = bf16(x − hi), |lo| ≤ 2⁻⁸|x|:
+ * exact for fp16 values (lo holds their last 3 bits), 2⁻¹⁷ relative for P.
+ *  - S takes all four products of the parts, so it is exact like the fp32 GEMM.  Without lo·lo
+ *    each logit would move by up to 2⁻¹⁶·L (L = scale·Σ_d |q_d·k_d|), the output by up to
+ *    2⁻¹⁵·L·max|v| (o = Σ w_j v_j, dw_j = w_j·(δ_j − Σ w δ)), beyond fp16's atol 2e-3 once
+ *    L·max|v| > 65, and the fp32 softmax max (1e-5 + 1e-5·|m|) by 2⁻¹⁶·L at m ≈ L: fp16 inputs
+ *    reach both (tests/native/test_half_parts.c: L = 730, 5.5× the output tolerance; m = 11.4,
+ *    1.4× the max's), so S keeps four products even for fp16 outputs.
+ *  - P·V takes p_hi·v_hi + p_hi·v_lo + p_lo·v_hi: the dropped p_lo·v_lo (≤ 2⁻¹⁶·p·|v|) and P's
+ *    rest (≤ 2⁻¹⁷·p) move the output by ≤ 2⁻¹⁵·max|v| ≈ 3e-5·max|v|, inside fp16's tolerance
+ *    for |v| up to 65 even where the terms cancel; two products (P or V as one bf16 part) move
+ *    it by up to 2⁻⁸ relative, twice fp16's rtol (test_half_parts: 1.7×, 1.9×).  fp32 outputs
+ *    (1e-4 + 1e-5) take the fp32 P·V instead, see fc_amx_pv_tiles.
+ * The parts are one GEMM over a K axis four (three) times as long: A = [k_hi | k_lo | k_hi | k_lo]
+ * against B = [q_hi; q_hi; q_lo; q_lo], A = [p_hi | p_hi | p_lo] against B = [v_hi; v_lo; v_hi]
+ * (the copy of a hi part that meets a lo part holds ±inf as 0, fc_bf16_copy_finite).
  */
 #ifndef FC_KERNELS_AMX_PACK_H
 #define FC_KERNELS_AMX_PACK_H
@@ -86,6 +95,19 @@ FC_INLINE void fc_bf16_split(uint16_t *hi, uint16_t *lo, const float *x, int n, 
     }
 }
 
+/* dst = src (n bf16 words, a multiple of 32) with ±inf as 0: the copy of a hi part that meets the
+ * other operand's lo part (a_hi·b_lo, a_lo·b_hi) must not turn an exact b (lo 0) against an infinite
+ * a into 0·inf = NaN; a_hi·b_hi carries the infinity. */
+FC_INLINE void fc_bf16_copy_finite(uint16_t *dst, const uint16_t *src, size_t n)
+{
+    const __m512i abs = _mm512_set1_epi16(0x7FFF), inf = _mm512_set1_epi16(0x7F80);
+    for (size_t e = 0; e < n; e += 32) {
+        const __m512i w = _mm512_loadu_si512(src + e);
+        const __mmask32 finite = _mm512_cmpneq_epi16_mask(_mm512_and_si512(w, abs), inf);
+        _mm512_storeu_si512(dst + e, _mm512_maskz_mov_epi16(finite, w));
+    }
+}
+
 /* Word indices that interleave two rows' words (a, b, a, b, ...): fc_pair_idx within one register
  * holding a in words 0..15 and b in 16..31 (vpermw); the other two across registers a and b (b's
  * words at 32 + i, vpermt2w), for words 0..15 and 16..31. */
@@ -142,9 +164,10 @@ static inline void fc_amx_carve(fc_amx_bufs *a, fc_carver *cur, const fc_problem
 }
 
 /* Xᵀ in pair form (the B operand of a product against rows over n features) from R fp32 rows at
- * stride ld: per row [x_hi | x_hi | x_lo | x_lo] (parts 4, against A = [a_hi | a_lo | a_hi | a_lo])
- * or [x_hi] (parts 1), np columns per part (a multiple of 32), rows R..Rp zeros; scratch holds
- * Rp·parts·np words. */
+ * stride ld: per row [x_hi | x_hi | x_lo | x_lo] (parts 4, against A = [a_hi | a_lo | a_hi | a_lo];
+ * the second x_hi finite, fc_bf16_copy_finite) or [x_hi] (parts 1), np columns per part (a multiple
+ * of 32), rows R..Rp zeros; scratch holds these rows (Rp·parts·np words: the A operand of the
+ * fused pipeline, amx_rows.h). */
 static inline void fc_amx_pack_t(uint16_t *dst, uint16_t *scratch, const float *rows, int64_t ld, int R, int Rp, int n,
                                  int np, int parts)
 {
@@ -157,7 +180,7 @@ static inline void fc_amx_pack_t(uint16_t *dst, uint16_t *scratch, const float *
         }
         fc_bf16_split(row, parts == 4 ? row + 2 * np : NULL, rows + r * ld, n, np);
         if (parts == 4) {
-            memcpy(row + np, row, (size_t)np * sizeof(uint16_t));
+            fc_bf16_copy_finite(row + np, row, (size_t)np);
             memcpy(row + 3 * np, row + 2 * np, (size_t)np * sizeof(uint16_t));
         }
     }
@@ -219,8 +242,10 @@ static inline void fc_amx_qk(float *S, fc_amx_bufs *a, const fc_problem *p, fc_k
             continue;
         }
         fc_amx_key_row(dst, a->qk == 4 ? dst + Dp : NULL, p, at, j0 + j, Dp, x);
-        if (a->qk == 4) /* [k_hi | k_lo | k_hi | k_lo] against [q_hi; q_hi; q_lo; q_lo] */
-            memcpy(dst + 2 * Dp, dst, (size_t)2 * Dp * sizeof(uint16_t));
+        if (a->qk == 4) { /* [k_hi | k_lo | k_hi | k_lo] against [q_hi; q_hi; q_lo; q_lo] */
+            fc_bf16_copy_finite(dst + 2 * Dp, dst, (size_t)Dp);
+            memcpy(dst + 3 * Dp, dst + Dp, (size_t)Dp * sizeof(uint16_t));
+        }
     }
     fc_amx_gemm(Mp, Rp, ld, a->k, (size_t)ld, a->q, (size_t)2 * Rp, S, (size_t)Rp, false);
 }
@@ -249,18 +274,6 @@ static inline void fc_amx_value_pair(uint16_t *dst, uint16_t *dst_lo, const fc_p
     if (rb)
         fc_load_row(x + Dv, rb, v->dtype, v->se, Dv);
     fc_bf16_pair_rows(dst, dst_lo, x, rb ? x + Dv : NULL, Dv, Dvp);
-}
-
-/* dst = src (n bf16 words, a multiple of 32) with ±inf as 0: the p_lo·v_hi product must not turn an
- * exact p (lo 0) against an infinite value into 0·inf = NaN; p_hi·v_hi carries the infinity. */
-FC_INLINE void fc_bf16_copy_finite(uint16_t *dst, const uint16_t *src, size_t n)
-{
-    const __m512i abs = _mm512_set1_epi16(0x7FFF), inf = _mm512_set1_epi16(0x7F80);
-    for (size_t e = 0; e < n; e += 32) {
-        const __m512i w = _mm512_loadu_si512(src + e);
-        const __mmask32 finite = _mm512_cmpneq_epi16_mask(_mm512_and_si512(w, abs), inf);
-        _mm512_storeu_si512(dst + e, _mm512_maskz_mov_epi16(finite, w));
-    }
 }
 
 /* The tile's value rows in pair form (the B operand of O += P·V), Jp/2 row pairs with zeros past

@@ -1,7 +1,7 @@
 /*
- * The bf16 forward's fused tile pipeline (amx set): bf16 queries, keys and values at bf16 output
- * tolerance (fc_amx_pv_parts 1), logits scale·s alone (no pse, softcap, ALiBi, mask or dropout).  Per
- * kv tile it packs Kᵀ and V once for the item, then, 32 query rows at a time,
+ * The half-precision forward's fused tile pipeline (amx set): bf16/fp16 queries, keys and values
+ * at bf16 or fp16 output tolerance, logits scale·s alone (no pse, softcap, ALiBi, mask or dropout).
+ * Per kv tile it packs Kᵀ and V once for the item, then, 32 query rows at a time,
  *
  *     S = Q·Kᵀ (tiles, fp32, row-major: a 32 × Jp block that stays in L1/L2)
  *     one pass per row: the maximum (horizontal), then exp(x − m) with the row sum, written
@@ -11,7 +11,12 @@
  * against the column-major pipeline of forward.c (S[j][r], softmax.h, P paired and transposed in
  * amx_pack.h), which stores S three times and P twice per tile.  The semantics are the same
  * (softmax.h): NaN scores propagate through the row sum, +inf maxima are rescanned for NaN, and
- * hidden positions (partial tiles) take no part.  Precision: as the bf16 case of amx_pack.h.
+ * hidden positions (partial tiles) take no part.
+ *
+ * Precision: as amx_pack.h.  bf16 operands at bf16 tolerance are the products as they are; fp16
+ * operands (or an fp16 output) take the bf16 hi/lo parts as one product over a longer K axis:
+ * S = [q_hi | q_hi | q_lo | q_lo]·[k_hi; k_lo; k_hi; k_lo] (exact, 4 products), and the row pass
+ * writes P's parts, O += [p_hi | p_hi | p_lo]·[v_hi; v_lo; v_hi] (3 products).
  */
 #ifndef FC_KERNELS_AMX_ROWS_H
 #define FC_KERNELS_AMX_ROWS_H
@@ -21,22 +26,21 @@
 
 #define FC_AMX_BLOCK 32 /* query rows per S block */
 
-/* Whether a bf16 item takes the fused pipeline. */
+/* Whether a tile item (fc_amx_applies) takes the fused pipeline. */
 static inline bool fc_amx_rows_applies(const fc_problem *p)
 {
-    return fc_amx_qk_parts(p) == 1 && fc_amx_pv_tiles(p) && fc_amx_pv_parts(p) == 1 && fc_scores_scale_only(p) &&
-           !fc_has_dropout(p) && !p->mask.data;
+    return fc_amx_pv_tiles(p) && fc_scores_scale_only(p) && !fc_has_dropout(p) && !p->mask.data;
 }
 
 /* Its buffers beside fc_amx_bufs: Kᵀ in pair form and one block of S. */
 typedef struct fc_amx_rows_bufs {
-    uint16_t *kt; /* [Dp/2][2·Jp] */
+    uint16_t *kt; /* [qk·Dp/2][2·Jp] */
     float *s;     /* [FC_AMX_BLOCK][Jp] */
 } fc_amx_rows_bufs;
 
 static inline void fc_amx_rows_carve(fc_amx_rows_bufs *w, fc_carver *cur, const fc_amx_bufs *a)
 {
-    w->kt = fc_take(cur, (size_t)a->Dp * a->Jp * sizeof(uint16_t));
+    w->kt = fc_take(cur, (size_t)a->qk * a->Dp * a->Jp * sizeof(uint16_t));
     w->s = fc_take(cur, (size_t)FC_AMX_BLOCK * a->Jp * sizeof(float));
 }
 
@@ -70,28 +74,35 @@ FC_INLINE void fc_amx_transpose16(const uint32_t *src, ptrdiff_t lds, int n, uin
 
 /* Kᵀ in pair form (B operand of S = Q·Kᵀ): kt[d/2][2j + d%2] = k_j[d] for the tile's rows j < jn,
  * zeros up to Jp: the dword transpose of the key rows, read in place where they are plain bf16
- * rows (x: Dt floats of scratch). */
+ * rows (x: Dt floats of scratch).  With parts (qk 4), [k_hi; k_lo; k_hi; k_lo] along d: the rows'
+ * two parts transposed, then copied (the second k_hi finite, fc_bf16_copy_finite). */
 static inline void fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn,
                                   int Jp, float *x)
 {
-    const int Dp = a->Dp;
+    const bool split = a->qk > 1;
+    const int Dp = a->Dp, width = split ? 2 * Dp : Dp;
     const fc_view *k = &p->k;
     fc_amx_prefetch(k, p, at, j0 + jn, jn, (int)p->Dqk);
     const uint16_t *rows = a->k;
-    ptrdiff_t ld = Dp;
-    if (!p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Dp == p->Dqk && k->ss % 2 == 0) {
+    ptrdiff_t ld = width;
+    if (!split && !p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Dp == p->Dqk && k->ss % 2 == 0) {
         rows = (const uint16_t *)fc_kv_row(k, at, j0);
         ld = (ptrdiff_t)k->ss;
     } else {
         for (int j = 0; j < jn; j++)
-            fc_amx_key_row(a->k + (size_t)j * Dp, NULL, p, at, j0 + j, Dp, x);
+            fc_amx_key_row(a->k + (size_t)j * width, split ? a->k + (size_t)j * width + Dp : NULL, p, at, j0 + j, Dp, x);
     }
     const uint32_t *src = (const uint32_t *)rows;
     uint32_t *dst = (uint32_t *)kt;
     for (int j = 0; j < Jp; j += 16) /* Dp/2 is a multiple of 16; rows past jn come out as zeros */
-        for (int c = 0; c < Dp / 2; c += 16)
+        for (int c = 0; c < width / 2; c += 16)
             fc_amx_transpose16(j < jn ? src + j * (ld / 2) + c : src, ld / 2, j < jn ? jn - j : 0,
                                dst + (ptrdiff_t)c * Jp + j, Jp);
+    if (split) { /* one part is Dp/2 pair rows of 2·Jp words */
+        const size_t part = (size_t)Dp * Jp;
+        fc_bf16_copy_finite(kt + 2 * part, kt, part);
+        memcpy(kt + 3 * part, kt + part, part * sizeof(uint16_t));
+    }
 }
 
 /* Bits [a, b) of the 16 columns from j, as a lane mask. */
@@ -200,8 +211,11 @@ FC_INLINE fvec fc_amx_exp_nonpos(fvec t)
     return _mm512_maskz_scalef_ps(keep, p, n);
 }
 
-/* P = bf16(exp(x − m_ref)) for the row's columns [lo, hi) (0 where hidden); returns their fp32 sum. */
-static inline float fc_amx_row_exp(uint16_t *prow, const float *srow, fvec c, float m_ref, const fc_amx_span *s)
+/* P = bf16(exp(x − m_ref)) for the row's columns [lo, hi) (0 where hidden); returns their fp32 sum.
+ * Split: P's parts [p_hi | p_hi | p_lo], `part` words apart (p is finite or NaN: no copy to
+ * make finite). */
+FC_INLINE float fc_amx_row_exp(uint16_t *prow, size_t part, bool split, const float *srow, fvec c, float m_ref,
+                               const fc_amx_span *s)
 {
     const fvec m = v_set1(m_ref);
     fvec sum0 = v_zero(), sum1 = v_zero();
@@ -210,16 +224,23 @@ static inline float fc_amx_row_exp(uint16_t *prow, const float *srow, fvec c, fl
         const fvec p1 = fc_amx_exp_nonpos(v_sub(fc_amx_logits(srow, j + 16, c, s), m));
         sum0 = v_add(sum0, p0);
         sum1 = v_add(sum1, p1);
-        _mm512_storeu_si512(prow + j, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+        const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
+        _mm512_storeu_si512(prow + j, hi);
+        if (split) {
+            const __m256i lo0 = fc_bf16_lo(p0, _mm512_castsi512_si256(hi));
+            const __m256i lo1 = fc_bf16_lo(p1, _mm512_extracti64x4_epi64(hi, 1));
+            _mm512_storeu_si512(prow + part + j, hi);
+            _mm512_storeu_si512(prow + 2 * part + j, _mm512_inserti64x4(_mm512_castsi256_si512(lo0), lo1, 1));
+        }
     }
     return v_hsum(v_add(sum0, sum1));
 }
 
 /* The online-softmax step of nr rows (a multiple of FC_W) from row r0 of the item, S block rows
- * at stride Jp, each over its span: P rows to `P`, (m, l) updated, alpha = exp(m_old − m_new).
- * Returns true when some alpha differs from 1. */
-static inline bool fc_amx_rows_softmax(uint16_t *P, const float *S, int Jp, int r0, int nr, const fc_amx_span *span,
-                                       float scale, float *m, float *l, float *alpha)
+ * at stride Jp, each over its span: P rows to `P` (pv parts of Jp words per row), (m, l) updated,
+ * alpha = exp(m_old − m_new).  Returns true when some alpha differs from 1. */
+static inline bool fc_amx_rows_softmax(uint16_t *P, int pv, const float *S, int Jp, int r0, int nr,
+                                       const fc_amx_span *span, float scale, float *m, float *l, float *alpha)
 {
     const fvec c = v_set1(scale), ninf = v_set1(-INFINITY), pinf = v_set1(INFINITY);
     float mx[FC_AMX_BLOCK], ref[FC_AMX_BLOCK], sum[FC_AMX_BLOCK], inf_nan[FC_AMX_BLOCK];
@@ -239,8 +260,10 @@ static inline bool fc_amx_rows_softmax(uint16_t *P, const float *S, int Jp, int 
                                  ? NAN
                                  : mx[g + k];
     }
-    for (int r = 0; r < nr; r++)
-        sum[r] = fc_amx_row_exp(P + (size_t)r * Jp, S + (size_t)r * Jp, c, ref[r], &span[r]);
+    const size_t ldp = (size_t)pv * Jp;
+    for (int r = 0; r < nr; r++) /* the split decided outside the row loop */
+        sum[r] = pv > 1 ? fc_amx_row_exp(P + r * ldp, (size_t)Jp, true, S + (size_t)r * Jp, c, ref[r], &span[r])
+                        : fc_amx_row_exp(P + r * ldp, 0, false, S + (size_t)r * Jp, c, ref[r], &span[r]);
     for (int g = 0; g < nr; g += FC_W) { /* a NaN sum makes m NaN, unless it is +inf without a NaN */
         const fvec s = v_load(sum + g), nan = v_set1(NAN);
         v_store(l + r0 + g, v_fma(v_load(l + r0 + g), v_load(alpha + r0 + g), s));
@@ -249,12 +272,26 @@ static inline bool fc_amx_rows_softmax(uint16_t *P, const float *S, int Jp, int 
     return rescale;
 }
 
+/* O += P·V for nr rows of P (pv parts of Jp words per row) over the tile's columns [lo, hi): one
+ * product over all the parts when the span is the whole tile, else one per part. */
+static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int nr, int Dvp, int Jp, int lo, int hi)
+{
+    const size_t ldp = (size_t)a->pv * Jp, vpart = (size_t)Jp * Dvp; /* Jp/2 pair rows of 2·Dvp words */
+    if (lo == 0 && hi == Jp) {
+        fc_amx_gemm(nr, Dvp, a->pv * Jp, a->p, ldp, a->v, (size_t)2 * Dvp, O, (size_t)Dvp, true);
+        return;
+    }
+    for (int part = 0; part < a->pv; part++)
+        fc_amx_gemm(nr, Dvp, hi - lo, a->p + (size_t)part * Jp + lo, ldp, a->v + part * vpart + (size_t)lo * Dvp,
+                    (size_t)2 * Dvp, O, (size_t)Dvp, true);
+}
+
 /* One kv tile [j0, j0 + jn) of the item's R rows (Rp padded; O row-major at stride Dvp); x:
  * scratch of max(Dt, 2·Dv) floats. */
 static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *O, float *m, float *l, float *alpha,
                                     const fc_problem *p, const fc_rows *rw, int64_t j0, int jn, bool partial, float *x)
 {
-    const int Rp = rw->padded, R = rw->count, Dp = a->Dp, Jp = (int)fc_round_up(jn, 32);
+    const int Rp = rw->padded, R = rw->count, Jp = (int)fc_round_up(jn, 32), ldq = a->qk * a->Dp;
     const int Dvp = (int)fc_round_up(p->Dv, FC_W);
     const fc_kv_at at = fc_kv_at_rows(rw);
     fc_amx_pack_kt(w->kt, a, p, at, j0, jn, Jp, x);
@@ -268,15 +305,14 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
         fc_amx_block_span(span, nr, jn, &lo, &hi);
         if (lo == hi) /* no row of the block sees the tile: (m, l, O) stay as they are */
             continue;
-        fc_amx_gemm(nr, hi - lo, Dp, a->qrow + (size_t)r0 * Dp, (size_t)Dp, w->kt + 2 * lo, (size_t)2 * Jp, w->s + lo,
+        fc_amx_gemm(nr, hi - lo, ldq, a->qrow + (size_t)r0 * ldq, (size_t)ldq, w->kt + 2 * lo, (size_t)2 * Jp, w->s + lo,
                     (size_t)Jp, false);
-        if (fc_amx_rows_softmax(a->p, w->s, Jp, r0, nr, span, p->scale, m, l, alpha))
+        if (fc_amx_rows_softmax(a->p, a->pv, w->s, Jp, r0, nr, span, p->scale, m, l, alpha))
             for (int r = r0; r < r0 + nr && r < R; r++)
                 if (alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)
                         O[(ptrdiff_t)r * Dvp + e] *= alpha[r];
-        fc_amx_gemm(nr, Dvp, hi - lo, a->p + lo, (size_t)Jp, a->v + (size_t)lo * Dvp, (size_t)2 * Dvp,
-                    O + (size_t)r0 * Dvp, (size_t)Dvp, true);
+        fc_amx_rows_pv(O + (size_t)r0 * Dvp, a, nr, Dvp, Jp, lo, hi);
     }
 }
 

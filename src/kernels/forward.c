@@ -35,7 +35,7 @@ typedef struct fc_fwd_bufs {
     fc_rows rows;
 #if FC_BF16_PRODUCTS
     fc_amx_bufs amx; /* bf16 tile operands (bf16/fp16 problems) */
-    fc_amx_rows_bufs amx_rows; /* the fused bf16 pipeline's (amx_rows.h) */
+    fc_amx_rows_bufs amx_rows; /* the fused pipeline's (amx_rows.h) */
 #endif
 } fc_fwd_bufs;
 
@@ -83,7 +83,7 @@ int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
 #endif
 }
 
-/* The fused bf16 pipeline packs Kᵀ and V per item and kv tile: 256-row items share each packing
+/* The fused pipeline packs Kᵀ and V per item and kv tile: 256-row items share each packing
  * among twice the rows (−9 % CPU time at S = 2048 against 128, docs/PERFORMANCE.md). */
 int FC_ISA_FN(fc_fwd_rows)(const fc_problem *p)
 {

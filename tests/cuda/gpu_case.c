@@ -167,7 +167,7 @@ int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cp
 static fc_status gc_gpu_run(const fc_attention_desc *desc, const fc_attention_grads *grads)
 {
     fc_plan *plan = NULL;
-    fc_options def = {FC_BACKEND_DEFAULT, 0, NULL};
+    fc_options def = {.backend = FC_BACKEND_DEFAULT};
     fc_status st = grads ? fc_plan_create_backward(desc, grads, &def, &plan) : fc_plan_create(desc, &def, &plan);
     TC_CHECK(st == FC_OK, "GPU plan: %s (%s)", fc_status_name(st), fc_last_error());
     if (st == FC_OK) {
@@ -187,7 +187,7 @@ static void gc_bad_entry(fc_attention_desc *d, fc_attention_desc *g, gc_kv_state
 {
     kvs->table_h[entry] = (int32_t)kvs->blocks + 7;
     gc_kv_upload_table(kvs);
-    fc_options cpu = {FC_BACKEND_CPU, 0, NULL};
+    fc_options cpu = {.backend = FC_BACKEND_CPU};
     fc_plan *plan = NULL;
     fc_status st = fc_plan_create(d, &cpu, &plan);
     if (st == FC_OK)
@@ -195,7 +195,7 @@ static void gc_bad_entry(fc_attention_desc *d, fc_attention_desc *g, gc_kv_state
     fc_plan_destroy(plan);
     TC_CHECK(st == FC_ERR_INVALID_ARG, "CPU refuses the bad entry: %s (%s)", fc_status_name(st), fc_last_error());
     plan = NULL;
-    fc_options def = {FC_BACKEND_DEFAULT, 0, NULL};
+    fc_options def = {.backend = FC_BACKEND_DEFAULT};
     st = fc_plan_create(g, &def, &plan);
     TC_CHECK(st == FC_OK, "GPU plan: %s (%s)", fc_status_name(st), fc_last_error());
     cudaMemset(o->d, 0xFF, o->bytes);
@@ -286,7 +286,7 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
 
     for (int x = 0; x < NG; x++)
         memset(gr[x].h, 0xFF, gr[x].bytes);
-    fc_options cpu = {FC_BACKEND_CPU, 0, NULL};
+    fc_options cpu = {.backend = FC_BACKEND_CPU};
     fc_plan *cplan = NULL;
     fc_status st = fc_plan_create_backward(d, &hg, &cpu, &cplan);
     if (st == FC_OK)
@@ -296,7 +296,7 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
 
     if (st == FC_OK && c->grad_f32) { /* the GPU refuses gradient dtypes other than the operands', by name */
         fc_plan *plan = NULL;
-        fc_options def = {FC_BACKEND_DEFAULT, 0, NULL};
+        fc_options def = {.backend = FC_BACKEND_DEFAULT};
         const fc_status gs = fc_plan_create_backward(g, &dg, &def, &plan);
         TC_CHECK(gs == FC_ERR_BACKEND && strstr(fc_last_error(), "gradient dtypes"), "fp32 gradients refused by name: %s (%s)",
                  fc_status_name(gs), fc_last_error());
@@ -435,7 +435,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     if (c->sink)
         d.sink = sink.h;
     if (c->dropout)
-        d.dropout = (fc_dropout){bits.h, bits.bytes, 0.8};
+        d.dropout = (fc_dropout){.keep_bits = bits.h, .keep_bits_bytes = bits.bytes, .keep_prob = 0.8};
     if (c->stats || c->backward) /* the backward reads the CPU forward's */
         d.stats = (fc_stats){smax.h, ssum.h, FC_STATS_HEAD_MAJOR, 8};
 
@@ -463,7 +463,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 
     /* CPU, the oracle: host pointers, poisoned outputs. */
     memset(o.h, 0xFF, o.bytes), memset(smax.h, 0xFF, smax.bytes), memset(ssum.h, 0xFF, ssum.bytes);
-    fc_options cpu = {FC_BACKEND_CPU, 0, NULL};
+    fc_options cpu = {.backend = FC_BACKEND_CPU};
     fc_plan *cplan = NULL;
     fc_status st = kv_ok ? fc_plan_create(&d, &cpu, &cplan) : FC_ERR_NO_MEMORY;
     if (st == FC_OK)

@@ -60,7 +60,7 @@ static void refusals(void)
     d.stats = (fc_stats){stats, stats + S * 8, FC_STATS_HEAD_MAJOR, 8};
     fc_attention_grads g = {0};
     g.d_out = d.out, g.dq = g.dk = g.dv = fc_tensor_bnsd(base_ptr + 3 * S * E * 4, FC_BF16, 1, S, E);
-    fc_options cuda = {FC_BACKEND_CUDA, 0, NULL};
+    fc_options cuda = {.backend = FC_BACKEND_CUDA};
     fc_plan *plan = NULL;
     d.dropout = (fc_dropout){.keep_prob = 0.9};
     d.dropout.generate = true;

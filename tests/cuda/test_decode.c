@@ -117,7 +117,7 @@ static void refusal(void)
     d.out = fc_tensor_bnsd((char *)buf + (size_t)S * E * 2, FC_BF16, 1, Q, E);
     d.k = d.v = fc_tensor_bnsd((char *)buf + (size_t)2 * S * E * 2, FC_BF16, 1, S, E);
     d.kv.block_table = table, d.kv.table_stride = 1, d.kv.block_size = S, d.kv.num_blocks = 1;
-    fc_options cuda = {FC_BACKEND_CUDA, 0, NULL};
+    fc_options cuda = {.backend = FC_BACKEND_CUDA};
     fc_plan *plan = NULL;
     gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "64 query rows"); /* paged, 100 query rows */
     cudaFree(buf), cudaFree(table);

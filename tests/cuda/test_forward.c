@@ -59,7 +59,7 @@ static void selection(void)
     fc_plan_destroy(plan);
     plan = NULL;
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = FC_F32;
-    fc_options cuda = {FC_BACKEND_CUDA, 0, NULL};
+    fc_options cuda = {.backend = FC_BACKEND_CUDA};
     gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "fp16/bf16");
     cudaFree(dq);
 }

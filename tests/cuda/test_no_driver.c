@@ -20,7 +20,7 @@ static fc_status plan_on(fc_backend backend, float *q, float *o, fc_plan **plan)
     d.q = fc_tensor_bnsd(q, FC_F32, 1, S, E);
     d.k = d.v = d.q;
     d.out = fc_tensor_bnsd(o, FC_F32, 1, S, E);
-    fc_options opt = {backend, 1, NULL};
+    fc_options opt = {.backend = backend, .threads = 1};
     return fc_plan_create(&d, &opt, plan);
 }
 

@@ -22,7 +22,7 @@ static bool gpu_usable(void)
     d.q = fc_tensor_bnsd(q, FC_F32, 1, 16, 16);
     d.k = d.v = d.q;
     d.out = fc_tensor_bnsd(o, FC_F32, 1, 16, 16);
-    fc_options opt = {FC_BACKEND_CUDA, 1, NULL};
+    fc_options opt = {.backend = FC_BACKEND_CUDA, .threads = 1};
     fc_plan *plan = NULL;
     const fc_status st = fc_plan_create(&d, &opt, &plan);
     fc_plan_destroy(plan);
