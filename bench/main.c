@@ -15,6 +15,7 @@
 #include "baseline.h"
 #include "bench.h"
 #include "blas_core.h"
+#include "filter.h"
 #include "report.h"
 #ifdef FLASHC_BENCH_CUDA
 #include "cuda.h"
@@ -28,7 +29,7 @@ static void usage(FILE *f)
             "  --suite NAME      suite to run; repeatable or a comma list; 'all' = all but demo and smoke\n"
             "                    (default: demo)\n"
             "  --list            list the suites and their cases (after --filter) and exit\n"
-            "  --filter SUBSTR   only the cases whose \"suite case\" text contains SUBSTR\n"
+            "  --filter SUBSTR   only the cases whose \"suite case\" text contains SUBSTR (a trailing $: ends with it)\n"
             "  --threads N       threads for flashc and the baseline (default: OpenMP's, %d here)\n"
             "  --repeat N        timed runs per case (default: 5, or the suite's own count)\n"
             "  --warmup N        untimed runs before them (default 1)\n"
@@ -206,7 +207,7 @@ static bench_result *collect_cases(const cli *o, size_t *count)
             bench_case_describe(r->c, r->name, sizeof r->name);
             char text[256];
             snprintf(text, sizeof text, "%s %s", r->suite, r->name);
-            if (!o->filter || strstr(text, o->filter))
+            if (!o->filter || bench_filter_matches(text, o->filter))
                 n++;
         }
     *count = n;

@@ -4,9 +4,12 @@
     python3 bench/peer_torch.py --threads 2 --repeat 5
 
 Prints one line per case: GFLOP/s (decode: GB/s of K and V read) from the median time, with
-flashc-bench's FLOP convention (forward 4·Sq·Skv·D per head over visible positions, backward 2.5×).
+flashc-bench's FLOP convention (forward 4·Sq·Skv·D per head over visible positions, backward 2.5×);
+--json: one JSON object per case, its rate from the min time as flashc-bench's (bench/issue16_table.py).
+--filter is a substring of the case's name; a trailing '$' anchors it at the end (flashc-bench's rule).
 """
 import argparse
+import json
 import statistics
 import time
 
@@ -40,9 +43,9 @@ def forward(dtype, n, s, d, causal, repeat, backward=False):
     def step():
         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         o.backward(go)
-    fwd_med, _ = forward(dtype, n, s, d, causal, repeat)[1:]
+    fwd_med, fwd_best = forward(dtype, n, s, d, causal, repeat)[1:]
     med, best = timed(step, repeat)
-    return 2.5 * flops, med - fwd_med, best - fwd_med  # the backward alone, as flashc-bench times it
+    return 2.5 * flops, med - fwd_med, best - fwd_best  # the backward alone, as flashc-bench times it
 
 
 def decode(dtype, b, skv, hq, hkv, d, repeat):
@@ -60,6 +63,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--filter", default="")
     ap.add_argument("--cpu-time", action="store_true", help="rates per CPU second (1 thread on a loaded machine)")
+    ap.add_argument("--json", action="store_true", help="one JSON object per case, rate from the min time")
     a = ap.parse_args()
     if a.cpu_time:
         global CLOCK
@@ -75,13 +79,21 @@ def main():
         ("bwd bf16 N=8 S=2048 D=128 causal", lambda: forward(torch.bfloat16, 8, 2048, 128, True, a.repeat, True)),
         ("bwd bf16 N=8 S=4096 D=128", lambda: forward(torch.bfloat16, 8, 4096, 128, False, a.repeat, True)),
         ("decode bf16 B=1 Skv=32768 32/8 heads D=128", lambda: decode(torch.bfloat16, 1, 32768, 32, 8, 128, a.repeat)),
+        ("decode f16 B=1 Skv=32768 32/8 heads D=128", lambda: decode(torch.float16, 1, 32768, 32, 8, 128, a.repeat)),
     ]
-    print(f"torch {torch.__version__}, {a.threads} threads, median of {a.repeat}")
+    if not a.json:
+        print(f"torch {torch.__version__}, {a.threads} threads, median of {a.repeat}")
+    anchored = a.filter.endswith("$")
     for name, run in cases:
-        if a.filter not in name:
+        if not (name.endswith(a.filter[:-1]) if anchored else a.filter in name):
             continue
         work, med, best = run()
         unit = "GB/s" if name.startswith("decode") else "GFLOP/s"
+        if a.json:
+            print(json.dumps({"case": name, "work": work, "unit": unit, "min_s": best, "median_s": med,
+                              "rate": work / best / 1e9, "threads": a.threads, "torch": torch.__version__}),
+                  flush=True)
+            continue
         print(f"{name:45s} {work / med / 1e9:8.1f} {unit} (median {med * 1e3:.1f} ms, best {work / best / 1e9:.1f})")
 
 

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Issue 16's table in one run: flashc-bench, PyTorch's CPU SDPA (bench/peer_torch.py) and ggml's
+flash attention (bench/peer_ggml.c) on the same cases, case by case, and a markdown table with
+the ratios.  N = 8, S = 4096, D = 128 (decode: B = 1, Skv = 32K, 32/8 heads).
+
+    flock /work/bench.lock python3 bench/issue16_table.py --threads 2 \\
+        --torch-python /work/wt/python/build-venv/bin/python --ggml /work/peers-cache/peer_ggml
+
+Rates are flashc-bench's: work / min time of --repeat timed runs after one warm-up (forward FLOPs
+4·Sq·Skv·D per head over visible positions, backward 2.5× that, decode GB/s of K and V read).
+--rounds R repeats the whole interleaved pass and keeps each peer's best.  A peer that is missing
+or fails leaves its column "—" with the reason below the table; it never stops the others.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# label, flashc-bench (suite, filter), peer_torch filter, peer_ggml filter ('$' anchors at the end).
+ROWS = [
+    ("forward fp32", ("prefill-fp32", "fwd f32 B=1 N=8 S=4096 D=128$"),
+     "fwd f32 N=8 S=4096 D=128$", "fwd f32 B=1 N=8 S=4096 D=128 kv=f32$"),
+    ("forward fp32 causal", ("prefill-fp32", "fwd f32 B=1 N=8 S=4096 D=128 causal$"),
+     "fwd f32 N=8 S=4096 D=128 causal$", "fwd f32 B=1 N=8 S=4096 D=128 kv=f32 causal$"),
+    ("forward bf16", ("prefill-bf16", "fwd bf16 B=1 N=8 S=4096 D=128$"), "fwd bf16 N=8 S=4096 D=128$", None),
+    ("backward fp32 (2.5× fwd FLOPs)", ("backward", "bwd f32 B=1 N=8 S=4096 D=128$"), "bwd f32 N=8 S=4096 D=128$", None),
+    ("decode fp16 KV, B = 1, Skv = 32K, 32/8 heads (GB/s)",
+     ("decode", "decode f16 B=1 N=32/8 Sq=1 Skv=32768 D=128$"),
+     "decode bf16 B=1 Skv=32768 32/8 heads D=128$", "decode f32 B=1 N=32/8 Sq=1 Skv=32768 D=128 kv=f16$"),
+]
+EXTRA_ROWS = [  # --extra: the goals' other cases (causal per FLOP in bf16, fp16 within 20% of bf16)
+    ("forward bf16 causal", ("prefill-bf16", "fwd bf16 B=1 N=8 S=4096 D=128 causal$"),
+     "fwd bf16 N=8 S=4096 D=128 causal$", None),
+    ("forward fp16", ("prefill-fp16", "fwd f16 B=1 N=8 S=4096 D=128$"), "fwd f16 N=8 S=4096 D=128$", None),
+    ("decode fp16 KV, PyTorch in fp16 (GB/s)", None, "decode f16 B=1 Skv=32768 32/8 heads D=128$", None),
+]
+
+
+class Peer:
+    """One column: a command per case, its JSON rate, and why it is missing when it is."""
+
+    def __init__(self, name, missing=None):
+        self.name, self.missing, self.version, self.errors, self.max_err = name, missing, "", [], None
+
+    def run(self, argv, timeout):
+        if self.missing:
+            return []
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.errors.append(f"{' '.join(argv[:2])}…: {e}")
+            return []
+        out = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+        if p.returncode != 0 and not out:
+            tail = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[-1]
+            self.errors.append(f"{tail}")
+        return out
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def flashc_rate(peer, exe, spec, a):
+    suite, filt = spec
+    argv = [exe, "--suite", suite, "--filter", filt, "--threads", str(a.threads), "--repeat", str(a.repeat),
+            "--no-baseline", "--format", "json"] + (["--isa", a.isa] if a.isa else [])
+    if peer.missing:
+        return None
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout)
+        doc = json.loads(p.stdout)
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        peer.errors.append(f"flashc-bench {suite} {filt}: {e}")
+        return None
+    peer.version = f"flashc {doc['meta']['version']}, isa {doc['meta']['isa']}"
+    ok = [r for r in doc["results"] if r.get("ok")]
+    if not ok:
+        peer.errors.append(f"flashc-bench {suite} {filt}: " + "; ".join(r.get("note", "failed") for r in doc["results"]))
+        return None
+    return ok[0]["flashc"]["rate"]
+
+
+def script_rate(peer, argv, filt, a):
+    if filt is None:
+        return None
+    out = peer.run(argv + ["--threads", str(a.threads), "--repeat", str(a.repeat), "--filter", filt, "--json"], a.timeout)
+    if out:
+        peer.version = f"PyTorch {out[0]['torch']}" if "torch" in out[0] else f"ggml {out[0].get('ggml', '?')}"
+        if "max_abs_err" in out[0]:  # peer_ggml's check of its last row against a double softmax
+            peer.max_err = max(peer.max_err or 0.0, out[0]["max_abs_err"])
+        return out[0]["rate"]
+    return None
+
+
+def find_peers(a):
+    exe = a.flashc or os.path.join(ROOT, "build", "bench", "flashc-bench")
+    flashc = Peer("flashc", None if os.access(exe, os.X_OK) else
+                  f"no flashc-bench at {exe} (build the flashc-bench target, or pass --flashc PATH)")
+    torch_py = a.torch_python or os.environ.get("FLASHC_TORCH_PYTHON", sys.executable)
+    probe = subprocess.run([torch_py, "-c", "import torch"], capture_output=True, text=True) if os.access(torch_py, os.X_OK) else None
+    torch = Peer("PyTorch", None if probe and probe.returncode == 0 else
+                 f"no PyTorch for {torch_py} (pass --torch-python PATH to an interpreter that has it)")
+    ggml_exe = a.ggml or os.environ.get("PEER_GGML", "/work/peers-cache/peer_ggml")
+    ggml = Peer("ggml", None if os.access(ggml_exe, os.X_OK) else
+                f"no peer_ggml at {ggml_exe} (bench/peer_ggml_build.sh builds it; or pass --ggml PATH)")
+    return (flashc, exe), (torch, [torch_py, os.path.join(HERE, "peer_torch.py")]), (ggml, [ggml_exe])
+
+
+def cell(x):
+    return "—" if x is None else f"{x:.1f}" if x < 1000 else f"{x:.0f}"
+
+
+def ratio(x, y):
+    return "—" if x is None or y is None or y <= 0 else f"{x / y:.2f}×"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per case and peer (after 1 warm-up)")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved passes; each peer's best is kept")
+    ap.add_argument("--isa", default=None, help="flashc-bench --isa (default: the runtime dispatch's best)")
+    ap.add_argument("--flashc", default=None, help="flashc-bench (default: build/bench/flashc-bench)")
+    ap.add_argument("--torch-python", default=None, help="python with torch (default: $FLASHC_TORCH_PYTHON, else this one)")
+    ap.add_argument("--ggml", default=None, help="peer_ggml binary (default: $PEER_GGML, else /work/peers-cache/peer_ggml)")
+    ap.add_argument("--extra", action="store_true", help="also the goals' bf16 causal, fp16 and fp16-decode rows")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per peer call")
+    ap.add_argument("--out", default=None, help="also write the rates as JSON here")
+    a = ap.parse_args()
+    (flashc, exe), (torch, torch_argv), (ggml, ggml_argv) = find_peers(a)
+    for p in (flashc, torch, ggml):
+        if p.missing:
+            print(f"issue16_table: {p.name} column skipped: {p.missing}", file=sys.stderr)
+    rows = ROWS + (EXTRA_ROWS if a.extra else [])
+    best = {label: [None, None, None] for label, *_ in rows}
+
+    def keep(label, i, x):
+        if x is not None and (best[label][i] is None or x > best[label][i]):
+            best[label][i] = x
+
+    start, load0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load()
+    for r in range(a.rounds):
+        for label, fspec, tfilt, gfilt in rows:
+            print(f"issue16_table: round {r + 1}/{a.rounds}: {label}", file=sys.stderr, flush=True)
+            keep(label, 0, flashc_rate(flashc, exe, fspec, a) if fspec else None)
+            keep(label, 1, script_rate(torch, torch_argv, tfilt, a))
+            keep(label, 2, script_rate(ggml, ggml_argv, gfilt, a))
+    load1 = load()
+
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"{start}, {cpu}, {os.cpu_count()} CPUs, load average {load0:.2f} before / {load1:.2f} after; "
+          f"{a.threads} threads, rate from the min of {a.repeat} after 1 warm-up, best of {a.rounds} round(s)")
+    print("; ".join(p.version or p.name for p in (flashc, torch, ggml)) + ". N = 8, S = 4096, D = 128; GFLOP/s "
+          "(visible positions) unless GB/s.\n")
+    print(f"| case | threads | flashc | PyTorch SDPA | ggml | flashc / PyTorch | flashc / ggml |")
+    print("|---|---|--:|--:|--:|--:|--:|")
+    for label, *_ in rows:
+        f, t, g = best[label]
+        tcell = cell(t) + (" (bf16)" if t is not None and label.startswith("decode fp16 KV, B") else "")
+        print(f"| {label} | {a.threads} | {cell(f)} | {tcell} | {cell(g)} | {ratio(f, t)} | {ratio(f, g)} |")
+    print("\nggml: ggml_flash_attn_ext on the CPU backend, Q fp32, K/V fp32 in the fp32 rows, fp16 in decode; "
+          "causal by a -inf fp16 mask.\nPyTorch: F.scaled_dot_product_attention (decode in bf16, enable_gqa); "
+          "backward = forward+backward − forward.")
+    if ggml.max_err is not None:
+        print(f"ggml's output checked (last query row of the last head against a double softmax): max|err| {ggml.max_err:.1e}.")
+    for p in (flashc, torch, ggml):
+        for why in ([p.missing] if p.missing else []) + p.errors:
+            print(f"{p.name}: — because {why}")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"date": start, "cpu": cpu, "threads": a.threads, "load": [load0, load1],
+                       "versions": [p.version for p in (flashc, torch, ggml)],
+                       "rows": {k: dict(zip(("flashc", "torch", "ggml"), v)) for k, v in best.items()}}, f, indent=1)
+    return 0 if any(x is not None for v in best.values() for x in v) else 1  # nothing measured: 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
