@@ -70,25 +70,26 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     return cur.at + 64; /* + alignment slack of the base */
 }
 
-/* Tile products (bf16/fp16 operands on AMX) want a long K axis for P·V, 256 kv columns (and
- * 128-row items, see schedule.c); every other problem keeps the backend's tiles, whose fp32
- * working set fits L1/L2. */
+/* Tile products (bf16/fp16 operands on AMX) want a long K axis for P·V: 256 kv columns, 512 in
+ * the fused pipeline (amx_rows.h; and 128-row items, see schedule.c); every other problem keeps
+ * the backend's tiles, whose fp32 working set fits L1/L2. */
 int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
 {
 #if FC_AMX
-    return fc_amx_applies(p, 128) ? 256 : 0;
+    return fc_amx_applies(p, 128) ? (fc_amx_rows_applies(p) ? FC_AMX_ROWS_COLS : 256) : 0;
 #else
     (void)p;
     return 0;
 #endif
 }
 
-/* The fused pipeline packs Kᵀ and V per item and kv tile: 256-row items share each packing
- * among twice the rows (−9 % CPU time at S = 2048 against 128, docs/PERFORMANCE.md). */
+/* The fused pipeline packs Kᵀ and V per item and kv tile: 512-row items share each packing
+ * among more rows (256 against 128: −9 % CPU time at S = 2048; 512 × 512 against 256 × 256:
+ * −10 % at S = 4096, docs/PERFORMANCE.md). */
 int FC_ISA_FN(fc_fwd_rows)(const fc_problem *p)
 {
 #if FC_AMX
-    return fc_amx_applies(p, 128) && fc_amx_rows_applies(p) ? 256 : 0;
+    return fc_amx_applies(p, 128) && fc_amx_rows_applies(p) ? FC_AMX_ROWS_ITEM : 0;
 #else
     (void)p;
     return 0;
