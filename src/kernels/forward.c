@@ -84,13 +84,20 @@ int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
 }
 
 /* The fused pipeline packs Kᵀ and V per item and kv tile: 256-row items share each packing
- * among twice the rows (−9 % CPU time at S = 2048 against 128, docs/PERFORMANCE.md). */
+ * among twice the rows (−9 % CPU time at S = 2048 against 128, docs/PERFORMANCE.md).  The fp32
+ * GEMM pipeline of an AVX-512 set takes 256-row items too (schedule.c, where fwd_cols gives no
+ * wide tiles): a long sequence's K and V exceed L2, and each kv tile read from L3 then serves four
+ * times the rows of the backend's 64 (−13..17 % CPU time at S = 4096, D = 128, docs/PERFORMANCE.md). */
 int FC_ISA_FN(fc_fwd_rows)(const fc_problem *p)
 {
 #if FC_AMX
-    return fc_amx_applies(p, 128) && fc_amx_rows_applies(p) ? 256 : 0;
-#else
+    if (fc_amx_applies(p, 128))
+        return fc_amx_rows_applies(p) ? 256 : 0;
+#endif
     (void)p;
+#if defined(__AVX512F__)
+    return 256;
+#else
     return 0;
 #endif
 }
