@@ -33,15 +33,6 @@ typedef struct fc_cpu_plan {
     size_t workspace;    /* bytes a run needs */
 } fc_cpu_plan;
 
-/* How batch b's rows are cut: i_count positions × n_count heads per item. */
-static void fc_item_shape(const fc_problem *p, const fc_batch *bt, fc_tiles t, int64_t *i_count, int64_t *n_count)
-{
-    const int64_t rows = bt->q_rows > 0 ? bt->q_rows : 1;
-    *i_count = p->sparse.data ? 1 : rows < t.rows ? rows : t.rows; /* sparse rows: one position each */
-    int64_t n = t.rows / *i_count;
-    *n_count = n < 1 ? 1 : n > p->G ? p->G : n;
-}
-
 static int64_t fc_q_items(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 {
     if (bt->q_rows == 0)
@@ -123,6 +114,17 @@ static fc_tiles fc_choose_tiles(const fc_problem *p)
     return t;
 }
 
+/* The fused backward (one item per kv head: dQ, dK, dV in one pass, bwd_head_item) where there
+ * are at least two heads per thread and the head's dQ accumulators stay small.  Its pairs and
+ * sums are those of the two passes (backward.c), so results are the same for any thread count. */
+#define FC_BWD_FUSED_MAX_BYTES ((int64_t)16 << 20)
+static bool fc_bwd_fuses(const fc_problem *p, fc_tiles t, int threads)
+{
+    const int64_t tiles = (p->max_sq + t.rows - 1) / t.rows, ldq = p->Dqk + p->Dr + 32; /* ≥ the kernels' row stride */
+    const int64_t bytes = p->G * (tiles > 1 ? tiles : 1) * (t.rows + 16) * ldq * (int64_t)sizeof(float);
+    return !p->sparse.data && p->B * p->Nkv >= 2 * (int64_t)threads && bytes <= FC_BWD_FUSED_MAX_BYTES;
+}
+
 static bool fc_prefix_items(const fc_problem *p, fc_tiles t, int64_t **out,
                             int64_t (*count)(const fc_problem *, const fc_batch *, fc_tiles))
 {
@@ -200,6 +202,7 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
         most = p->Nq;
     if (most < cp->threads)
         cp->threads = most > 0 ? (int)most : 1;
+    cp->tiles.fused = backward && fc_bwd_fuses(p, cp->tiles, cp->threads);
     const size_t ws = backward ? cp->k->bwd_workspace(p, cp->tiles) : cp->k->fwd_workspace(p, cp->tiles);
     cp->ws_thread = (ws + 63) & ~(size_t)63;
     cp->workspace = cp->ws_thread * (size_t)cp->threads;
@@ -263,12 +266,15 @@ static void fc_cpu_run_items(const fc_plan *plan, const fc_problem *p, const fc_
         }
         return;
     }
-    const int64_t nkv = its->kv_start[p->B];
+    const int64_t nkv = cp->tiles.fused ? 0 : its->kv_start[p->B], heads = cp->tiles.fused ? p->B * p->Nkv : 0;
 #pragma omp parallel num_threads(cp->threads)
     {
         char *mine = ws + (size_t)fc_thread_id() * cp->ws_thread;
 #pragma omp for schedule(dynamic, 1) nowait
-        for (int64_t idx = 0; idx < nq; idx++) {
+        for (int64_t idx = 0; idx < heads; idx++)
+            k->bwd_head_item(p, idx / p->Nkv, idx % p->Nkv, cp->tiles, mine);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t idx = 0; idx < (cp->tiles.fused ? 0 : nq); idx++) {
             fc_item it;
             fc_q_item_at(p, cp, its, idx, &it);
             k->bwd_dq_item(p, &it, cp->tiles, mine);

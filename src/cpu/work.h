@@ -5,6 +5,7 @@
 #ifndef FC_CPU_WORK_H
 #define FC_CPU_WORK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +31,17 @@ typedef struct fc_tiles {
     int rows;    /* query rows per item (≤) */
     int cols;    /* kv columns per tile */
     int kv_rows; /* kv rows per backward dk/dv item: cols, or a multiple of it for sparse problems */
+    bool fused;  /* backward: one item per kv head computes dQ, dK and dV in one pass (bwd_head_item) */
 } fc_tiles;
+
+/* How batch bt's query rows are cut into items: i_count positions × n_count heads each. */
+static inline void fc_item_shape(const fc_problem *p, const fc_batch *bt, fc_tiles t, int64_t *i_count, int64_t *n_count)
+{
+    const int64_t rows = bt->q_rows > 0 ? bt->q_rows : 1;
+    *i_count = p->sparse.data ? 1 : rows < t.rows ? rows : t.rows; /* sparse rows: one position each */
+    const int64_t n = t.rows / *i_count;
+    *n_count = n < 1 ? 1 : n > p->G ? p->G : n;
+}
 
 typedef struct fc_cpu_kernels {
     const char *isa;
@@ -47,6 +58,7 @@ typedef struct fc_cpu_kernels {
     void (*bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
     void (*bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
     void (*bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws);
+    void (*bwd_head_item)(const fc_problem *p, int64_t b, int64_t n2, fc_tiles t, void *ws); /* t.fused */
 } fc_cpu_kernels;
 
 extern const fc_cpu_kernels fc_cpu_kernels_scalar, fc_cpu_kernels_vec16, fc_cpu_kernels_avx2, fc_cpu_kernels_avx512,

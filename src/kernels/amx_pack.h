@@ -71,17 +71,32 @@ FC_INLINE __m256i fc_bf16_lo(fvec x, __m256i hi)
     return (__m256i)_mm512_cvtneps_pbh(v_select(v_eq(v_abs(x), v_set1(INFINITY)), v_zero(), v_sub(x, back)));
 }
 
+/* Values e .. e + 15 of a row of n fp32 (fp16) values, zeros from n on. */
+FC_INLINE fvec fc_amx_load16(const float *x, int e, int n)
+{
+    return n - e >= 16 ? v_load(x + e) : n > e ? v_load_n(x + e, n - e) : v_zero();
+}
+FC_INLINE fvec fc_amx_load16_f16(const uint16_t *x, int e, int n)
+{
+    const __mmask16 m = n - e >= 16 ? (__mmask16)0xFFFF : n > e ? (__mmask16)((1u << (n - e)) - 1u) : 0;
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + e));
+}
+
+/* hi[0..15] = bf16(v) and, when lo is given, lo[0..15] = bf16(v − hi). */
+FC_INLINE void fc_bf16_split16(uint16_t *hi, uint16_t *lo, fvec v)
+{
+    const __m256i h = fc_bf16_hi(v);
+    _mm256_storeu_si256((__m256i *)hi, h);
+    if (lo)
+        _mm256_storeu_si256((__m256i *)lo, fc_bf16_lo(v, h));
+}
+
 /* hi[e] = bf16(x[e]) and, when lo is given, lo[e] = bf16(x[e] − hi[e]), for e < n; zeros up to
  * np (a multiple of 16).  An infinite x has lo 0, so that it propagates as itself. */
 FC_INLINE void fc_bf16_split(uint16_t *hi, uint16_t *lo, const float *x, int n, int np)
 {
-    for (int e = 0; e < np; e += 16) {
-        const fvec v = n - e >= 16 ? v_load(x + e) : n > e ? v_load_n(x + e, n - e) : v_zero();
-        const __m256i h = fc_bf16_hi(v);
-        _mm256_storeu_si256((__m256i *)(hi + e), h);
-        if (lo)
-            _mm256_storeu_si256((__m256i *)(lo + e), fc_bf16_lo(v, h));
-    }
+    for (int e = 0; e < np; e += 16)
+        fc_bf16_split16(hi + e, lo ? lo + e : NULL, fc_amx_load16(x, e, n));
 }
 
 /* dst = src (n bf16 words, a multiple of 32) with ±inf as 0: the copy of a hi part that meets the
@@ -107,23 +122,27 @@ static const uint16_t fc_pair_lo_idx[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5
 static const uint16_t fc_pair_hi_idx[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
                                             24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
 
+/* 16 values of two rows as bf16 parts, pair-interleaved: hi[2e + {0, 1}] = (a[e], b[e]), lo the same
+ * for the lo parts when given (idx: fc_pair_idx). */
+FC_INLINE void fc_bf16_pair16(uint16_t *hi, uint16_t *lo, fvec va, fvec vb, __m512i idx)
+{
+    const __m256i ha = fc_bf16_hi(va), hb = fc_bf16_hi(vb);
+    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(ha), hb, 1);
+    _mm512_storeu_si512(hi, _mm512_permutexvar_epi16(idx, both));
+    if (lo) {
+        const __m512i l = _mm512_inserti64x4(_mm512_castsi256_si512(fc_bf16_lo(va, ha)), fc_bf16_lo(vb, hb), 1);
+        _mm512_storeu_si512(lo, _mm512_permutexvar_epi16(idx, l));
+    }
+}
+
 /* Two fp32 rows of n values (b may be NULL: zeros) as bf16 parts, pair-interleaved:
  * dst[2e + {0, 1}] = (a[e], b[e]) for e < np (a multiple of 16), hi at dst_hi, lo at dst_lo when given. */
 FC_INLINE void fc_bf16_pair_rows(uint16_t *dst_hi, uint16_t *dst_lo, const float *a, const float *b, int n, int np)
 {
     const __m512i idx = _mm512_loadu_si512(fc_pair_idx);
-    for (int e = 0; e < np; e += 16) {
-        const int m = n - e < 16 ? (n > e ? n - e : 0) : 16;
-        const fvec va = m == 16 ? v_load(a + e) : v_load_n(a + e, m);
-        const fvec vb = !b ? v_zero() : m == 16 ? v_load(b + e) : v_load_n(b + e, m);
-        const __m256i ha = fc_bf16_hi(va), hb = fc_bf16_hi(vb);
-        const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(ha), hb, 1);
-        _mm512_storeu_si512(dst_hi + 2 * e, _mm512_permutexvar_epi16(idx, both));
-        if (dst_lo) {
-            const __m512i lo = _mm512_inserti64x4(_mm512_castsi256_si512(fc_bf16_lo(va, ha)), fc_bf16_lo(vb, hb), 1);
-            _mm512_storeu_si512(dst_lo + 2 * e, _mm512_permutexvar_epi16(idx, lo));
-        }
-    }
+    for (int e = 0; e < np; e += 16)
+        fc_bf16_pair16(dst_hi + 2 * e, dst_lo ? dst_lo + 2 * e : NULL, fc_amx_load16(a, e, n),
+                       b ? fc_amx_load16(b, e, n) : v_zero(), idx);
 }
 
 /* Per-thread buffers of the tile products (carved by the forward item). */
@@ -196,6 +215,11 @@ static inline void fc_amx_key_row(uint16_t *hi, uint16_t *lo, const fc_problem *
         memset(hi + Dqk, 0, (size_t)(np - Dqk) * sizeof(uint16_t));
         return;
     }
+    if (!Dr && p->k.dtype == FC_F16 && p->k.se == 1) { /* converted as they are split */
+        for (int e = 0; e < np; e += 16)
+            fc_bf16_split16(hi + e, lo ? lo + e : NULL, fc_amx_load16_f16((const uint16_t *)row, e, Dqk));
+        return;
+    }
     fc_load_row(x, row, p->k.dtype, p->k.se, Dqk);
     if (Dr)
         fc_load_row(x + Dqk, fc_kv_row(&p->k_rope, at, s), p->k_rope.dtype, p->k_rope.se, Dr);
@@ -257,6 +281,14 @@ static inline void fc_amx_value_pair(uint16_t *dst, uint16_t *dst_lo, const fc_p
             if (e + 16 < Dvp)
                 _mm512_storeu_si512(dst + 2 * e + 32, _mm512_permutex2var_epi16(wa, hi_idx, wb));
         }
+        return;
+    }
+    if (v->dtype == FC_F16 && v->se == 1) { /* converted as they are split */
+        const __m512i idx = _mm512_loadu_si512(fc_pair_idx);
+        const uint16_t *a = (const uint16_t *)ra, *b = (const uint16_t *)rb;
+        for (int e = 0; e < Dvp; e += 16)
+            fc_bf16_pair16(dst + 2 * e, dst_lo ? dst_lo + 2 * e : NULL, fc_amx_load16_f16(a, e, Dv),
+                           b ? fc_amx_load16_f16(b, e, Dv) : v_zero(), idx);
         return;
     }
     fc_load_row(x, ra, v->dtype, v->se, Dv);

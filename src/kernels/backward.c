@@ -38,6 +38,7 @@ typedef struct fc_bwd_bufs {
     float *kb, *vb;       /* converted kv rows */
     float *acc_q;         /* dq pass: [rows][ldq] */
     float *acc_k, *acc_v; /* dk/dv pass: [cols][ldq], [cols][Dvp] */
+    float *dq_slots;      /* fused pass: [query items of one kv head][Rp][ldq] */
     float *row;           /* scratch row */
     float *aff;           /* int8 dequantisation scratch */
     float *m, *linv, *dsum; /* per row: max, 1/sum, D */
@@ -85,6 +86,11 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(m, Rp);
     TAKE(linv, Rp);
     TAKE(dsum, Rp);
+    b->dq_slots = NULL;
+    if (t.fused) { /* fc_bwd_head_item: the dQ rows of a kv head's query items */
+        const int64_t tiles = (p->max_sq + t.rows - 1) / t.rows;
+        TAKE(dq_slots, p->G * (tiles > 1 ? tiles : 1) * Rp * ldq);
+    }
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
     b->tiles = b->on_tiles = false;
@@ -249,6 +255,25 @@ static char *fc_dq_addr(const fc_view *v, int64_t r, void *ctx)
     return (char *)fc_q_row(v, rw, rw->head[r], rw->pos[r]);
 }
 
+/* dQ += dS·K for the pair just computed, into the rows' accumulator acc. */
+static void fc_bwd_add_dq(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int jn, fc_tiles t, float *acc)
+{
+    const fc_rows *rw = &b->rows;
+    const int64_t ldq = fc_ldq(p);
+#if FC_AMX
+    if (b->on_tiles) {
+        fc_transpose(b->ds, rw->padded, b->dst, t.cols, jn, rw->count);
+        fc_amx_bwd_product(&b->amx, b->amx.dq_parts, rw->count, jn, kv->k_width, b->dst, t.cols, kv->k, kv->ldk, acc, ldq);
+        return;
+    }
+#else
+    (void)t;
+#endif
+    fc_bwd_gemm(b, rw->count, kv->k_width, jn, b->ds, 1, rw->padded, kv->k, kv->ldk, acc, ldq);
+    if (kv->kr)
+        fc_bwd_gemm(b, rw->count, (int)p->Dr, jn, b->ds, 1, rw->padded, kv->kr, kv->ldkr, acc + p->Dqk, ldq);
+}
+
 void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws)
 {
     fc_bwd_bufs b;
@@ -260,6 +285,10 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
     fc_bwd_tiles(&b, true);
     fc_kv_walk walk;
     fc_walk_init(&walk, p, rw, t.cols, 0, rw->bt->skv);
+    if (!p->sparse.data) { /* the dk/dv items' kv tiles (aligned, to skv): the pairs of the fused pass */
+        walk.next = walk.lo - walk.lo % t.cols;
+        walk.hi = rw->bt->skv;
+    }
     int64_t j0;
     int jn;
     fc_tile_kind kind;
@@ -275,17 +304,7 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
         const bool kv_finite = !(b.tiles || fc_tile_hides(p, kind)) || fc_kv_finite(p, &kv, jn);
         fc_bwd_pack_kv(p, &b, &kv, jn, kv_finite);
         fc_bwd_pair(p, &b, &kv, j0, jn, kind, kv_finite);
-#if FC_AMX
-        if (b.on_tiles) { /* dQ += dS·K */
-            fc_transpose(b.ds, rw->padded, b.dst, t.cols, jn, rw->count);
-            fc_amx_bwd_product(&b.amx, b.amx.dq_parts, rw->count, jn, kv.k_width, b.dst, t.cols, kv.k, kv.ldk, b.acc_q,
-                               ldq);
-            continue;
-        }
-#endif
-        fc_bwd_gemm(&b, rw->count, kv.k_width, jn, b.ds, 1, rw->padded, kv.k, kv.ldk, b.acc_q, ldq); /* dQ += dS·K */
-        if (kv.kr)
-            fc_bwd_gemm(&b, rw->count, (int)p->Dr, jn, b.ds, 1, rw->padded, kv.kr, kv.ldkr, b.acc_q + p->Dqk, ldq);
+        fc_bwd_add_dq(p, &b, &kv, jn, t, b.acc_q);
     }
     fc_bwd_tiles(&b, false);
     fc_store_grad_rows(b.row, b.acc_q, ldq, rw->count, p->scale, &p->dq, &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, rw);
@@ -335,43 +354,105 @@ static char *fc_dkv_addr(const fc_view *v, int64_t r, void *ctx)
     return (char *)fc_kv_row(v, k->at, k->j0 + r);
 }
 
-void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws)
+/* The query items of kv head n2 of a batch (schedule.c cuts the dq pass's items alike): head
+ * block hb < hblocks, position tile < tiles. */
+typedef struct fc_q_tiling {
+    int64_t ic, nc, hblocks, tiles;
+} fc_q_tiling;
+
+static fc_q_tiling fc_q_tiling_of(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 {
-    fc_bwd_bufs b;
-    fc_bwd_carve(fc_align64(ws), p, t, &b);
+    fc_q_tiling q;
+    fc_item_shape(p, bt, t, &q.ic, &q.nc);
+    q.hblocks = (p->G + q.nc - 1) / q.nc;
+    q.tiles = bt->q_rows > 0 ? (bt->q_rows + q.ic - 1) / q.ic : 0;
+    return q;
+}
+
+static fc_item fc_q_item(const fc_problem *p, const fc_q_tiling *q, int64_t b, int64_t n2, int64_t hb, int64_t tile)
+{
+    const fc_batch *bt = &p->batch[b];
+    const int64_t i0 = tile * q->ic, n0 = hb * q->nc;
+    return (fc_item){.b = b, .n_first = n2 * p->G + n0, .n_count = p->G - n0 < q->nc ? p->G - n0 : q->nc, .i0 = i0,
+                     .i_count = bt->q_rows - i0 < q->ic ? bt->q_rows - i0 : q->ic, .split = 0, .nsplit = 1};
+}
+
+/* dK and dV of kv item `it` (the tiles configured by the caller): the pairs with the query items
+ * of its head that see it, in the order (head block, position tile).  With dq_slots (the fused
+ * pass) each pair also adds dS·K to the dQ rows of its query item, in kv tile order as the dq
+ * pass does: the same pairs, the same sums. */
+static void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t, fc_bwd_bufs *b, float *dq_slots)
+{
     const fc_batch *bt = &p->batch[it->b];
-    const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
+    const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W), slot = fc_round_up(t.rows, FC_W) * ldq;
     const int jn = (int)it->j_count, live = (int)fc_live_kv_rows(bt, it);
     const fc_kv_at at = {it->b, bt->kv_tok, it->n2};
-    memset(b.acc_k, 0, (size_t)(jn * ldq) * sizeof(float));
-    memset(b.acc_v, 0, (size_t)(jn * Dvp) * sizeof(float));
+    memset(b->acc_k, 0, (size_t)(jn * ldq) * sizeof(float));
+    memset(b->acc_v, 0, (size_t)(jn * Dvp) * sizeof(float));
 
     int64_t i_lo = 0, i_hi = 0;
     if (live > 0)
         fc_col_rows(bt, it->j0, it->j0 + live, &i_lo, &i_hi);
-    if (i_lo < i_hi) {
+    const fc_q_tiling q = fc_q_tiling_of(p, bt, t);
+    if (i_lo < i_hi && q.tiles > 0) {
         fc_kv_tile kv;
-        fc_kv_tile_load(&kv, p, at, it->j0, live, false, true, b.kb, b.vb, b.aff);
+        fc_kv_tile_load(&kv, p, at, it->j0, live, false, true, b->kb, b->vb, b->aff);
         const bool kv_finite = fc_kv_finite(p, &kv, live);
-        fc_bwd_tiles(&b, true);
-        fc_bwd_pack_kv(p, &b, &kv, live, kv_finite); /* once for all the group's query tiles */
-        for (int64_t n1 = it->n2 * p->G; n1 < (it->n2 + 1) * p->G; n1++)
-            for (int64_t i0 = i_lo; i0 < i_hi; i0 += t.rows) {
-                const fc_item q = {.b = it->b, .n_first = n1, .n_count = 1, .i0 = i0,
-                                   .i_count = i_hi - i0 < t.rows ? i_hi - i0 : t.rows};
-                fc_rows_init(&b.rows, p, &q);
-                const fc_tile_kind kind = fc_rows_classify(&b.rows, it->j0, it->j0 + live);
+        fc_bwd_pack_kv(p, b, &kv, live, kv_finite); /* once for all the group's query tiles */
+        const int64_t first = i_lo / q.ic, last = (i_hi - 1) / q.ic < q.tiles ? (i_hi - 1) / q.ic : q.tiles - 1;
+        for (int64_t hb = 0; hb < q.hblocks; hb++)
+            for (int64_t tile = first; tile <= last; tile++) {
+                const fc_item qi = fc_q_item(p, &q, it->b, it->n2, hb, tile);
+                fc_rows_init(&b->rows, p, &qi);
+                const fc_tile_kind kind = fc_rows_classify(&b->rows, it->j0, it->j0 + live);
                 if (kind == FC_TILE_SKIP)
                     continue;
-                fc_bwd_load_rows(p, &b);
-                fc_bwd_pair(p, &b, &kv, it->j0, live, kind, kv_finite);
-                fc_bwd_accumulate_kv(p, &b, t, live, 0);
+                fc_bwd_load_rows(p, b);
+                fc_bwd_pair(p, b, &kv, it->j0, live, kind, kv_finite);
+                fc_bwd_accumulate_kv(p, b, t, live, 0);
+                if (dq_slots)
+                    fc_bwd_add_dq(p, b, &kv, live, t, dq_slots + (hb * q.tiles + tile) * slot);
             }
-        fc_bwd_tiles(&b, false);
     }
     fc_kv_rows_at ctx = {at, it->j0};
-    fc_store_grad_rows(b.row, b.acc_k, ldq, jn, p->scale, &p->dk, &p->dk_rope, p->Dqk, p->Dr, fc_dkv_addr, &ctx);
-    fc_store_grad_rows(b.row, b.acc_v, Dvp, jn, 1.0f, &p->dv, NULL, p->Dv, 0, fc_dkv_addr, &ctx);
+    fc_store_grad_rows(b->row, b->acc_k, ldq, jn, p->scale, &p->dk, &p->dk_rope, p->Dqk, p->Dr, fc_dkv_addr, &ctx);
+    fc_store_grad_rows(b->row, b->acc_v, Dvp, jn, 1.0f, &p->dv, NULL, p->Dv, 0, fc_dkv_addr, &ctx);
+}
+
+void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws)
+{
+    fc_bwd_bufs b;
+    fc_bwd_carve(fc_align64(ws), p, t, &b);
+    fc_bwd_tiles(&b, true);
+    fc_bwd_kv_rows(p, it, t, &b, NULL);
+    fc_bwd_tiles(&b, false);
+}
+
+/* The fused pass (t.fused): kv head n2 of batch bi whole — every kv tile in order as a dk/dv
+ * item that also accumulates dQ, then the dQ rows of every query item of the head.  One pass
+ * computes each pair's P and dS once (the two passes compute them twice) for the same results. */
+void FC_ISA_FN(fc_bwd_head_item)(const fc_problem *p, int64_t bi, int64_t n2, fc_tiles t, void *ws)
+{
+    fc_bwd_bufs b;
+    fc_bwd_carve(fc_align64(ws), p, t, &b);
+    const fc_batch *bt = &p->batch[bi];
+    const fc_q_tiling q = fc_q_tiling_of(p, bt, t);
+    const int64_t ldq = fc_ldq(p), slot = fc_round_up(t.rows, FC_W) * ldq;
+    memset(b.dq_slots, 0, (size_t)(q.hblocks * q.tiles * slot) * sizeof(float));
+    fc_bwd_tiles(&b, true);
+    for (int64_t j0 = 0; j0 < bt->kv_rows; j0 += t.kv_rows) {
+        const fc_kv_item it = {.b = bi, .n2 = n2, .j0 = j0,
+                               .j_count = bt->kv_rows - j0 < t.kv_rows ? bt->kv_rows - j0 : t.kv_rows};
+        fc_bwd_kv_rows(p, &it, t, &b, b.dq_slots);
+    }
+    fc_bwd_tiles(&b, false);
+    for (int64_t hb = 0; hb < q.hblocks; hb++)
+        for (int64_t tile = 0; tile < q.tiles; tile++) {
+            const fc_item qi = fc_q_item(p, &q, bi, n2, hb, tile);
+            fc_rows_init(&b.rows, p, &qi);
+            fc_store_grad_rows(b.row, b.dq_slots + (hb * q.tiles + tile) * slot, ldq, b.rows.count, p->scale, &p->dq,
+                               &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, &b.rows);
+        }
 }
 
 /* Sparse dk/dv: the item owns kv rows [j0, j0 + j_count) of one kv head and scans every query

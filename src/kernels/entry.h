@@ -16,5 +16,6 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
 void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
 void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
 void FC_ISA_FN(fc_bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws);
+void FC_ISA_FN(fc_bwd_head_item)(const fc_problem *p, int64_t b, int64_t n2, fc_tiles t, void *ws);
 
 #endif /* FC_KERNELS_ENTRY_H */

@@ -14,4 +14,5 @@ const fc_cpu_kernels FC_ISA_FN(fc_cpu_kernels) = {
     .bwd_dkv_item = FC_ISA_FN(fc_bwd_dkv_item),
     .bwd_sparse_dkv_item = FC_ISA_FN(fc_bwd_sparse_dkv_item),
     .bwd_dsink_head = FC_ISA_FN(fc_bwd_dsink_head),
+    .bwd_head_item = FC_ISA_FN(fc_bwd_head_item),
 };
