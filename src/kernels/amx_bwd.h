@@ -6,7 +6,8 @@
  *   dQ += dS·K, dV += P·dO, dK += dS·Q   P and dS are fp32: split into bf16 hi + lo (2⁻¹⁷ relative);
  *                              against a bf16 operand 2 products, against fp16 3 (lo·lo ≤ 2⁻¹⁸
  *                              relative dropped), so the gradients keep the fp32 GEMM's precision
- *                              (semantics §0.4), not bf16's.
+ *                              (semantics §0.4), not bf16's; a bf16 gradient against a bf16 operand
+ *                              takes P or dS rounded to bf16, 1 product (fc_amx_x_parts).
  *
  * Every operand is packed from the fp32 rows the backward already holds (converted kv rows, packed
  * query and output-gradient rows).  Tiles run only for pairs whose operands are all finite: the
@@ -75,20 +76,27 @@ typedef struct fc_amx_bwd {
     uint16_t *krows, *vrows; /* key and value rows (A of S and dPᵀ) */
     uint16_t *a, *b;   /* the operands of dQ, dK, dV */
     int s_parts, dp_parts;   /* 1 or 4: S = K·Qᵀ, dPᵀ = V·dOᵀ */
-    int dq_parts, dk_parts, dv_parts; /* 2 or 3: by the dtype of K, Q, dO */
+    int dq_parts, dk_parts, dv_parts; /* 1, 2 or 3: by the dtype of K, Q, dO and of the gradient */
     int Dq, Dv;        /* Dqk + Dr and Dv rounded up to 32 */
 } fc_amx_bwd;
 
-static inline int fc_amx_x_parts(fc_dtype d) { return d == FC_BF16 ? 2 : 3; }
+/* Parts of P or dS against an operand of dtype d, for a gradient stored as g (and g2, the rope
+ * part's): a bf16 gradient (tolerance semantics §0.4: 1e-2) takes P and dS rounded to bf16 (2⁻⁹
+ * relative per term, as the forward's P·V at bf16 output), any other their hi + lo parts. */
+static inline int fc_amx_x_parts(fc_dtype d, fc_dtype g, fc_dtype g2)
+{
+    return d != FC_BF16 ? 3 : g == FC_BF16 && g2 == FC_BF16 ? 1 : 2;
+}
 
 static inline void fc_amx_bwd_carve(fc_amx_bwd *a, fc_carver *cur, const fc_problem *p, int Rp, int cols)
 {
     const bool rope_bf = !p->Dr || (p->q_rope.dtype == FC_BF16 && p->k_rope.dtype == FC_BF16);
     a->s_parts = p->q.dtype == FC_BF16 && p->k.dtype == FC_BF16 && rope_bf ? 1 : 4;
     a->dp_parts = p->v.dtype == FC_BF16 && p->dout.dtype == FC_BF16 ? 1 : 4;
-    a->dq_parts = fc_amx_x_parts(p->k.dtype == FC_BF16 && rope_bf ? FC_BF16 : FC_F16);
-    a->dk_parts = fc_amx_x_parts(p->q.dtype == FC_BF16 && rope_bf ? FC_BF16 : FC_F16);
-    a->dv_parts = fc_amx_x_parts(p->dout.dtype);
+    const fc_dtype dq_r = p->Dr ? p->dq_rope.dtype : FC_BF16, dk_r = p->Dr ? p->dk_rope.dtype : FC_BF16;
+    a->dq_parts = fc_amx_x_parts(p->k.dtype == FC_BF16 && rope_bf ? FC_BF16 : FC_F16, p->dq.dtype, dq_r);
+    a->dk_parts = fc_amx_x_parts(p->q.dtype == FC_BF16 && rope_bf ? FC_BF16 : FC_F16, p->dk.dtype, dk_r);
+    a->dv_parts = fc_amx_x_parts(p->dout.dtype, p->dv.dtype, FC_BF16);
     a->Dq = (int)fc_round_up(p->Dqk + p->Dr, 32);
     a->Dv = (int)fc_round_up(p->Dv, 32);
     const size_t D = (size_t)(a->Dq > a->Dv ? a->Dq : a->Dv), C = (size_t)fc_round_up(cols, 32),

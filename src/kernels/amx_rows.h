@@ -25,6 +25,11 @@
 #include "scores.h"
 
 #define FC_AMX_BLOCK 32 /* query rows per S block */
+/* Items of 512 rows and kv tiles of 512 columns: the Kᵀ/V packing is shared by more rows and
+ * P·V runs over a longer K axis (fewer O tile loads and stores); −10 % CPU time at S = 4096
+ * against 256 × 256 (docs/PERFORMANCE.md, fourth pass). */
+#define FC_AMX_ROWS_ITEM 512
+#define FC_AMX_ROWS_COLS 512
 
 /* Whether a tile item (fc_amx_applies) takes the fused pipeline. */
 static inline bool fc_amx_rows_applies(const fc_problem *p)
@@ -118,12 +123,14 @@ FC_INLINE __mmask16 fc_amx_span_bits(int a, int b, int j)
 typedef struct fc_amx_span {
     int a1, b1, a2, b2;
     int lo, hi;
-    bool whole; /* all of [lo, hi): no masks */
+    bool whole;       /* all of [lo, hi): no masks */
+    int open_lo, open_hi; /* [lo, hi)'s 32-column chunks that need no mask (a causal or band edge
+                           * masks only the chunks it crosses, not the whole row) */
 } fc_amx_span;
 
 static inline fc_amx_span fc_amx_row_span(const fc_rows *rw, int r, bool partial, int64_t j0, int jn)
 {
-    fc_amx_span s = {0, jn, 0, 0, 0, 0, false};
+    fc_amx_span s = {0, jn, 0, 0, 0, 0, false, 0, 0};
     if (!partial)
         return s;
     const float lim[4] = {rw->lo1[r], rw->hi1[r], rw->lo2[r], rw->hi2[r]};
@@ -156,6 +163,15 @@ static inline void fc_amx_block_span(fc_amx_span *span, int nr, int jn, int *lo,
         fc_amx_span *s = &span[r];
         s->lo = *lo, s->hi = *hi;
         s->whole = *hi <= jn && ((s->a1 <= *lo && *hi <= s->b1) || (s->a2 <= *lo && *hi <= s->b2));
+        const bool one = s->b2 <= s->a2 || s->b1 <= s->a1; /* one interval: [a, b) */
+        const int a = s->b1 > s->a1 ? s->a1 : s->a2, b = s->b1 > s->a1 ? s->b1 : s->b2;
+        s->open_lo = s->open_hi = *lo;
+        if (s->whole)
+            s->open_hi = *hi;
+        else if (one && (int)fc_round_up(a, 32) < b / 32 * 32) {
+            s->open_lo = (int)fc_round_up(a, 32) > *lo ? (int)fc_round_up(a, 32) : *lo;
+            s->open_hi = b / 32 * 32 < *hi ? b / 32 * 32 : *hi;
+        }
     }
 }
 
@@ -164,21 +180,37 @@ FC_INLINE __mmask16 fc_amx_span_mask(const fc_amx_span *s, int j)
     return s->whole ? (__mmask16)0xFFFF : (__mmask16)(fc_amx_span_bits(s->a1, s->b1, j) | fc_amx_span_bits(s->a2, s->b2, j));
 }
 
-/* The logits x = c·s of 16 columns from j, −inf where hidden. */
-FC_INLINE fvec fc_amx_logits(const float *srow, int j, fvec c, const fc_amx_span *s)
+/* x with −inf where hidden, for the 16 columns from j (masked: outside [open_lo, open_hi)). */
+FC_INLINE fvec fc_amx_hide(fvec x, int j, bool masked, const fc_amx_span *s)
 {
-    const fvec x = v_mul(v_load(srow + j), c);
-    return s->whole ? x : _mm512_mask_blend_ps(fc_amx_span_mask(s, j), v_set1(-INFINITY), x);
+    return masked ? _mm512_mask_blend_ps(fc_amx_span_mask(s, j), v_set1(-INFINITY), x) : x;
 }
 
-/* The row's maximum logit over its visible columns (NaN scores dropped; −inf when none). */
+/* The logits x = c·s of 16 columns from j, −inf where hidden. */
+FC_INLINE fvec fc_amx_logits(const float *srow, int j, fvec c, bool masked, const fc_amx_span *s)
+{
+    return fc_amx_hide(v_mul(v_load(srow + j), c), j, masked, s);
+}
+
+/* Two chains; the score first, so that a NaN one is dropped. */
+FC_INLINE void fc_amx_max_chunk(const float *srow, int j, fvec c, bool masked, const fc_amx_span *s, fvec *m0, fvec *m1)
+{
+    *m0 = v_max(fc_amx_logits(srow, j, c, masked, s), *m0);
+    *m1 = v_max(fc_amx_logits(srow, j + 16, c, masked, s), *m1);
+}
+
+/* The row's maximum logit over its visible columns (NaN scores dropped; −inf when none), in
+ * column order: masked chunks, open ones, masked ones. */
 static inline float fc_amx_row_max(const float *srow, fvec c, const fc_amx_span *s)
 {
     fvec m0 = v_set1(-INFINITY), m1 = m0;
-    for (int j = s->lo; j < s->hi; j += 32) { /* two chains; the score first, so that a NaN one is dropped */
-        m0 = v_max(fc_amx_logits(srow, j, c, s), m0);
-        m1 = v_max(fc_amx_logits(srow, j + 16, c, s), m1);
-    }
+    int j = s->lo;
+    for (; j < s->open_lo; j += 32)
+        fc_amx_max_chunk(srow, j, c, true, s, &m0, &m1);
+    for (; j < s->open_hi; j += 32)
+        fc_amx_max_chunk(srow, j, c, false, s, &m0, &m1);
+    for (; j < s->hi; j += 32)
+        fc_amx_max_chunk(srow, j, c, true, s, &m0, &m1);
     return v_hmax(v_max(m0, m1));
 }
 
@@ -193,22 +225,58 @@ static inline bool fc_amx_row_has_nan(const float *srow, const fc_amx_span *s)
     return false;
 }
 
-/* exp(t) for the softmax's t = x − m ≤ 0 (or NaN): 2ⁿ·p(f) with y = t·log2 e, n = round(y), f = y − n,
- * p a degree-5 fit of 2^f on [−½, ½] (relative error 2e-7 evaluated in fp32 — v_exp's Cody–Waite
- * reduction and degree 6 serve the whole fp32 range; here the rounding of y errs by |t|·2⁻²⁴ in the
- * exponent, at most 2e-8 of the row's largest term, 1); exactly 1 at t = 0, 0 below 2⁻¹²⁶ (−inf
- * included), NaN for NaN.  Five vector operations fewer than v_exp on the pipeline's hot loop. */
-FC_INLINE fvec fc_amx_exp_nonpos(fvec t)
+#define FC_LOG2E 1.44269504088896341f
+
+/* 2^y for the softmax's y = (x − m)·log2 e ≲ 0 (or NaN): 2ⁿ·p(f), n = round(y), f = y − n, p a
+ * degree-4 fit of 2^f on [−½, ½] with p(0) = 1 (relative error 3e-6 evaluated in fp32, under
+ * 1/600 of P's bf16 rounding, 2⁻⁹; v_exp's Cody–Waite reduction and degree 6 serve the whole fp32
+ * range); 0 below 2⁻¹²⁶ (−inf included), NaN for NaN. */
+FC_INLINE fvec fc_amx_exp2_nonpos(fvec y)
 {
-    const fvec y = v_mul(t, v_set1(1.44269504088896341f));
     const __mmask16 keep = _mm512_cmp_ps_mask(y, v_set1(-126.0f), _CMP_NLT_UQ); /* NaN kept */
     const fvec n = v_round(y), f = v_sub(y, n);
-    fvec p = v_fma(v_set1(1.326472731e-3f), f, v_set1(9.671512991e-3f));
-    p = v_fma(p, f, v_set1(5.550733581e-2f));
-    p = v_fma(p, f, v_set1(2.402224243e-1f));
-    p = v_fma(p, f, v_set1(6.931470037e-1f));
+    fvec p = v_fma(v_set1(9.582852945e-3f), f, v_set1(5.590642616e-2f));
+    p = v_fma(p, f, v_set1(2.402409911e-1f));
+    p = v_fma(p, f, v_set1(6.931241751e-1f));
     p = v_fma(p, f, v_set1(1.0f));
     return _mm512_maskz_scalef_ps(keep, p, n);
+}
+
+/* y = (c·s − m)·log2 e of 16 columns from j, −inf where hidden.  A finite m (`fused`) takes one
+ * FMA, s·(c·log2 e) − m·log2 e: two operations fewer on the hot loop; its roundings err by
+ * ~2⁻²³·|y| in the exponent, 1e-7 relative for the row's largest terms.  An infinite or NaN m
+ * keeps x − m, so that ∞ − ∞ is NaN as in softmax.h (with a finite maximum no visible c·s
+ * overflowed, so the FMA sees the same cases). */
+FC_INLINE fvec fc_amx_exp2_arg(const float *srow, int j, fvec c, fvec m, fvec cl, fvec ml, bool fused, bool masked,
+                               const fc_amx_span *s)
+{
+    if (!fused)
+        return v_mul(v_sub(fc_amx_logits(srow, j, c, masked, s), m), v_set1(FC_LOG2E));
+    return fc_amx_hide(v_fma(v_load(srow + j), cl, ml), j, masked, s);
+}
+
+/* The row constants of fc_amx_exp2_arg. */
+typedef struct fc_amx_exp_row {
+    fvec c, m, cl, ml;
+    bool fused;
+} fc_amx_exp_row;
+
+/* 32 columns of P from j (see fc_amx_row_exp), their sums added to sum0 and sum1. */
+FC_INLINE void fc_amx_exp_chunk(uint16_t *prow, size_t part, bool split, const float *srow, int j,
+                                const fc_amx_exp_row *k, bool masked, const fc_amx_span *s, fvec *sum0, fvec *sum1)
+{
+    const fvec p0 = fc_amx_exp2_nonpos(fc_amx_exp2_arg(srow, j, k->c, k->m, k->cl, k->ml, k->fused, masked, s));
+    const fvec p1 = fc_amx_exp2_nonpos(fc_amx_exp2_arg(srow, j + 16, k->c, k->m, k->cl, k->ml, k->fused, masked, s));
+    *sum0 = v_add(*sum0, p0);
+    *sum1 = v_add(*sum1, p1);
+    const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
+    _mm512_storeu_si512(prow + j, hi);
+    if (split) {
+        const __m256i lo0 = fc_bf16_lo(p0, _mm512_castsi512_si256(hi));
+        const __m256i lo1 = fc_bf16_lo(p1, _mm512_extracti64x4_epi64(hi, 1));
+        _mm512_storeu_si512(prow + part + j, hi);
+        _mm512_storeu_si512(prow + 2 * part + j, _mm512_inserti64x4(_mm512_castsi256_si512(lo0), lo1, 1));
+    }
 }
 
 /* P = bf16(exp(x − m_ref)) for the row's columns [lo, hi) (0 where hidden); returns their fp32 sum.
@@ -217,22 +285,17 @@ FC_INLINE fvec fc_amx_exp_nonpos(fvec t)
 FC_INLINE float fc_amx_row_exp(uint16_t *prow, size_t part, bool split, const float *srow, fvec c, float m_ref,
                                const fc_amx_span *s)
 {
-    const fvec m = v_set1(m_ref);
+    const float cl = _mm512_cvtss_f32(c) * FC_LOG2E, ml = -m_ref * FC_LOG2E;
+    const fc_amx_exp_row k = {c, v_set1(m_ref), v_set1(cl), v_set1(ml),
+                              isfinite(cl) && isfinite(ml)}; /* m·log2 e may overflow where m does not */
     fvec sum0 = v_zero(), sum1 = v_zero();
-    for (int j = s->lo; j < s->hi; j += 32) {
-        const fvec p0 = fc_amx_exp_nonpos(v_sub(fc_amx_logits(srow, j, c, s), m));
-        const fvec p1 = fc_amx_exp_nonpos(v_sub(fc_amx_logits(srow, j + 16, c, s), m));
-        sum0 = v_add(sum0, p0);
-        sum1 = v_add(sum1, p1);
-        const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
-        _mm512_storeu_si512(prow + j, hi);
-        if (split) {
-            const __m256i lo0 = fc_bf16_lo(p0, _mm512_castsi512_si256(hi));
-            const __m256i lo1 = fc_bf16_lo(p1, _mm512_extracti64x4_epi64(hi, 1));
-            _mm512_storeu_si512(prow + part + j, hi);
-            _mm512_storeu_si512(prow + 2 * part + j, _mm512_inserti64x4(_mm512_castsi256_si512(lo0), lo1, 1));
-        }
-    }
+    int j = s->lo;
+    for (; j < s->open_lo; j += 32)
+        fc_amx_exp_chunk(prow, part, split, srow, j, &k, true, s, &sum0, &sum1);
+    for (; j < s->open_hi; j += 32)
+        fc_amx_exp_chunk(prow, part, split, srow, j, &k, false, s, &sum0, &sum1);
+    for (; j < s->hi; j += 32)
+        fc_amx_exp_chunk(prow, part, split, srow, j, &k, true, s, &sum0, &sum1);
     return v_hsum(v_add(sum0, sum1));
 }
 

@@ -70,29 +70,30 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     return cur.at + 64; /* + alignment slack of the base */
 }
 
-/* Tile products (bf16/fp16 operands on AMX) want a long K axis for P·V, 256 kv columns (and
- * 128-row items, see schedule.c); every other problem keeps the backend's tiles, whose fp32
- * working set fits L1/L2. */
+/* Tile products (bf16/fp16 operands on AMX) want a long K axis for P·V: 256 kv columns, 512 in
+ * the fused pipeline (amx_rows.h; and 128-row items, see schedule.c); every other problem keeps
+ * the backend's tiles, whose fp32 working set fits L1/L2. */
 int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
 {
 #if FC_AMX
-    return fc_amx_applies(p, 128) ? 256 : 0;
+    return fc_amx_applies(p, 128) ? (fc_amx_rows_applies(p) ? FC_AMX_ROWS_COLS : 256) : 0;
 #else
     (void)p;
     return 0;
 #endif
 }
 
-/* The fused pipeline packs Kᵀ and V per item and kv tile: 256-row items share each packing
- * among twice the rows (−9 % CPU time at S = 2048 against 128, docs/PERFORMANCE.md).  The fp32
- * GEMM pipeline of an AVX-512 set takes 256-row items too (schedule.c, where fwd_cols gives no
- * wide tiles): a long sequence's K and V exceed L2, and each kv tile read from L3 then serves four
- * times the rows of the backend's 64 (−13..17 % CPU time at S = 4096, D = 128, docs/PERFORMANCE.md). */
+/* The fused pipeline packs Kᵀ and V per item and kv tile: 512-row items share each packing
+ * among more rows (256 against 128: −9 % CPU time at S = 2048; 512 × 512 against 256 × 256:
+ * −10 % at S = 4096, docs/PERFORMANCE.md).  The fp32 GEMM pipeline of an AVX-512 set takes
+ * 256-row items (schedule.c, where fwd_cols gives no wide tiles): a long sequence's K and V exceed
+ * L2, and each kv tile read from L3 then serves four times the rows of the backend's 64 (−13..20 %
+ * CPU time at S = 4096, D = 128, docs/PERFORMANCE.md). */
 int FC_ISA_FN(fc_fwd_rows)(const fc_problem *p)
 {
 #if FC_AMX
     if (fc_amx_applies(p, 128))
-        return fc_amx_rows_applies(p) ? 256 : 0;
+        return fc_amx_rows_applies(p) ? FC_AMX_ROWS_ITEM : 0;
 #endif
     (void)p;
 #if defined(__AVX512F__)
