@@ -33,7 +33,7 @@ static void usage(FILE *f)
             "  --threads N       threads for flashc and the baseline (default: OpenMP's, %d here)\n"
             "  --repeat N        timed runs per case (default: 5, or the suite's own count)\n"
             "  --warmup N        untimed runs before them (default 1)\n"
-            "  --isa NAME        force flashc's kernels: scalar, avx2, avx512, amx or vec16\n"
+            "  --isa NAME        force flashc's kernels: scalar, avx2, avx512, avx512bf16, amx or vec16\n"
             "  --backend cuda    the GPU forward suite instead (CUDA events; --filter, --repeat)\n"
             "  --format F        stdout format: table (default), csv or json\n"
             "  --out FILE        also write the results to FILE: CSV if it ends in .csv, else JSON\n"

@@ -10,4 +10,4 @@ def backward(desc: Dict[str, Any], grads: Dict[str, Any], threads: int = 0) -> N
     """Runs its backward, writing the gradient arrays in `grads`."""
 
 def cpu_isa() -> str:
-    """The CPU kernel path in use: "avx512", "avx2" or "scalar"."""
+    """The CPU kernel path in use: "amx", "avx512bf16", "avx512", "avx2", "scalar" or "vec16"."""

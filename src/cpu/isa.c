@@ -15,6 +15,15 @@
 
 static const fc_cpu_kernels *fc_forced;
 
+#if defined(FLASHC_AVX512BF16) || defined(FLASHC_AMX)
+/* AVX512-BF16 (vdpbf16ps, vcvtne2ps2bf16): CPUID leaf 7 subleaf 1, EAX bit 5. */
+static bool fc_has_avx512bf16(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1);
+}
+#endif
+
 #if defined(FLASHC_AMX)
 /* AMX-TILE, AMX-BF16 and AVX512-BF16 in the CPU, tile state enabled by the OS (XCR0 bits 17, 18),
  * and Linux's permission to use it (arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA)), asked once; a
@@ -26,7 +35,7 @@ static bool fc_amx_usable(void)
         unsigned a, b, c, d;
         bool ok = __get_cpuid_count(1, 0, &a, &b, &c, &d) && (c >> 27 & 1); /* OSXSAVE: xgetbv works */
         ok = ok && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1) && (d >> 22 & 1); /* tile, bf16 */
-        ok = ok && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1);                 /* avx512_bf16 */
+        ok = ok && fc_has_avx512bf16();
         if (ok) {
             unsigned lo, hi;
             __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
@@ -58,6 +67,10 @@ static bool fc_isa_available(const fc_cpu_kernels *k)
     if (k == &fc_cpu_kernels_amx)
         return fc_isa_available(&fc_cpu_kernels_avx512) && fc_amx_usable();
 #endif
+#if defined(FLASHC_AVX512BF16)
+    if (k == &fc_cpu_kernels_avx512bf16)
+        return fc_isa_available(&fc_cpu_kernels_avx512) && fc_has_avx512bf16();
+#endif
 #if defined(FLASHC_X86)
     __builtin_cpu_init();
     if (k == &fc_cpu_kernels_avx512)
@@ -79,6 +92,12 @@ static const fc_cpu_kernels *fc_isa_by_name(const char *name)
         &fc_cpu_kernels_avx512, &fc_cpu_kernels_avx2,
 #endif
         &fc_cpu_kernels_scalar,
+#if defined(FLASHC_AVX512BF16)
+        /* after scalar: only chosen by name until a CPU is measured where it wins.  Its bf16
+         * products run on vdpbf16ps, which on Sapphire Rapids issues once per 2 cycles (half the
+         * FMA's flops): its bf16 forward there is 0.65× avx512's (docs/PERFORMANCE.md) */
+        &fc_cpu_kernels_avx512bf16,
+#endif
 #if defined(FLASHC_VEC16)
         &fc_cpu_kernels_vec16, /* last: only ever chosen by name */
 #endif

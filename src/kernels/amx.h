@@ -10,10 +10,15 @@
  *
  * Only compiled into the amx kernel set (FC_AMX); isa.c has asked the kernel for the tile state
  * (arch_prctl) before this set is ever chosen.  Each kernel call configures the tiles of its own
- * thread (fc_amx_begin) and releases them when done (fc_amx_end).
+ * thread (fc_amx_begin) and releases them when done (fc_amx_end).  The avx512bf16 set (FC_DPBF16)
+ * gets the same functions from dpbf16.h, on vdpbf16ps.
  */
 #ifndef FC_KERNELS_AMX_H
 #define FC_KERNELS_AMX_H
+
+#if FC_DPBF16
+#include "dpbf16.h"
+#else
 
 #include <immintrin.h>
 #include <stdbool.h>
@@ -94,4 +99,5 @@ static inline void fc_amx_gemm(int M, int N, int K, const uint16_t *A, size_t ld
     }
 }
 
+#endif /* FC_DPBF16 */
 #endif /* FC_KERNELS_AMX_H */

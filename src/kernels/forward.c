@@ -15,7 +15,7 @@
 #include "scores.h"
 #include "walk.h"
 #include "softmax.h"
-#if FC_AMX
+#if FC_BF16_PRODUCTS
 #include "amx_rows.h"
 #endif
 
@@ -33,7 +33,7 @@ typedef struct fc_fwd_bufs {
     float *k_aff; /* [2·Dt] the keys' int8 scale and offset when fc_qk reads them in place */
     float *m, *l, *alpha;
     fc_rows rows;
-#if FC_AMX
+#if FC_BF16_PRODUCTS
     fc_amx_bufs amx; /* bf16 tile operands (bf16/fp16 problems) */
     fc_amx_rows_bufs amx_rows; /* the fused pipeline's (amx_rows.h) */
 #endif
@@ -60,7 +60,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     TAKE(alpha, Rp);
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
-#if FC_AMX
+#if FC_BF16_PRODUCTS
     if (fc_amx_applies(p, t.rows)) {
         fc_amx_carve(&b->amx, &cur, p, (int)Rp, t.cols);
         if (fc_amx_rows_applies(p))
@@ -75,7 +75,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
  * the backend's tiles, whose fp32 working set fits L1/L2. */
 int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
 {
-#if FC_AMX
+#if FC_BF16_PRODUCTS
     return fc_amx_applies(p, 128) ? (fc_amx_rows_applies(p) ? FC_AMX_ROWS_COLS : 256) : 0;
 #else
     (void)p;
@@ -91,7 +91,7 @@ int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
  * CPU time at S = 4096, D = 128, docs/PERFORMANCE.md). */
 int FC_ISA_FN(fc_fwd_rows)(const fc_problem *p)
 {
-#if FC_AMX
+#if FC_BF16_PRODUCTS
     if (fc_amx_applies(p, 128))
         return fc_amx_rows_applies(p) ? FC_AMX_ROWS_ITEM : 0;
 #endif
@@ -183,7 +183,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
     const bool keys_in_place = fc_qk_reads_keys(p, rw);
     if (keys_in_place && p->k.dtype == FC_I8)
         fc_affine_load(&p->k.dequant, rw->n2, (int)p->Dqk, b.k_aff, b.k_aff + p->Dqk);
-#if FC_AMX
+#if FC_BF16_PRODUCTS
     const bool tiles = fc_amx_applies(p, R), pv_tiles = tiles && fc_amx_pv_tiles(p);
     const bool fused = tiles && fc_amx_rows_applies(p);
 #else
@@ -195,7 +195,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
         if (!q.t) { /* the query features followed by the rope features, row-major and transposed */
             q.rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b.qrows, Dt, tiles ? NULL : b.qt, &q.ld);
             q.t = b.qt;
-#if FC_AMX
+#if FC_BF16_PRODUCTS
             if (tiles) {
                 fc_amx_begin();
                 fc_amx_pack_q(&b.amx, q.rows, q.ld, R, Rp, Dt);
@@ -207,7 +207,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
         if (!pv_tiles || hides) /* the tile products read the kv rows themselves, but hidden values are checked */
             fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place && !tiles, b.kb, b.vb,
                             b.aff);
-#if FC_AMX
+#if FC_BF16_PRODUCTS
         if (fused && (!hides || fc_all_finite(kv.v, jn, kv.ldv, Dv))) { /* else hidden values need the visibility path */
             fc_amx_rows_tile(&b.amx, &b.amx_rows, b.o, b.m, b.l, b.alpha, p, rw, j0, jn, kind == FC_TILE_PARTIAL, b.aff);
             continue;
@@ -232,14 +232,14 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
             fc_visibility_tile(b.vis, jn, j0, p, rw, kind);
             fc_gemm_visible(R, Dv, jn, b.s, 1, Rp, b.vis, kv.v, kv.ldv, b.o, Dvp);
         }
-#if FC_AMX
+#if FC_BF16_PRODUCTS
         else if (pv_tiles)
             fc_amx_pv(b.o, &b.amx, b.s, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
 #endif
         else
             fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
     }
-#if FC_AMX
+#if FC_BF16_PRODUCTS
     if (tiles && q.t)
         fc_amx_end();
 #endif

@@ -1,7 +1,8 @@
 /*
  * One small vector vocabulary, three instruction sets.  The kernel sources are compiled once per
- * ISA (scalar, AVX2+FMA+F16C, AVX-512) and written only against these names, so every path runs
- * the same algorithm; the scalar path (FC_W = 1) is the portable reference of it.
+ * ISA (scalar, AVX2+FMA+F16C, AVX-512; avx512bf16 and amx add bf16 products to AVX-512) and
+ * written only against these names, so every path runs the same algorithm; the scalar path
+ * (FC_W = 1) is the portable reference of it.
  *
  * FC_ISA_FN(name) gives the exported, ISA-suffixed name of a kernel entry point.
  */
@@ -29,6 +30,10 @@
     defined(__AVX512BF16__)
 #define FC_ISA amx /* the AVX-512 vocabulary below, plus bf16 tile products (amx.h) */
 #define FC_AMX 1
+#elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__) && \
+    defined(__AVX512BF16__)
+#define FC_ISA avx512bf16 /* the AVX-512 vocabulary below, plus bf16 dot products (dpbf16.h) */
+#define FC_DPBF16 1
 #elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #define FC_ISA avx512
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -40,6 +45,11 @@
 #ifndef FC_AMX
 #define FC_AMX 0
 #endif
+#ifndef FC_DPBF16
+#define FC_DPBF16 0
+#endif
+/* The sets whose bf16/fp16 attention products run in bf16 (amx.h's GEMM: tiles or vdpbf16ps). */
+#define FC_BF16_PRODUCTS (FC_AMX || FC_DPBF16)
 
 /* Sanitizer builds leave inlining to the compiler: forcing every unrolled register tile of the
  * micro-GEMM into its callers makes functions so large that clang's ASan + UBSan compile of one

@@ -207,7 +207,7 @@ void nt_check_threads(nt_case *c, const nt_data *d);
 struct ref_sparse;
 void nt_sparse_ref(const nt_case *c, const nt_data *d, struct ref_sparse *p);
 
-/* Test driver: argv[1] names the ISA ("scalar", "avx2", "avx512"; none = library default).
+/* Test driver: argv[1] names the ISA ("scalar", "avx2", "avx512", ...; none = library default).
  * Returns TC_SKIP when that ISA is not available here. */
 int nt_main(int argc, char **argv, const char *name, void (*body)(void));
 

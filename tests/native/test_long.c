@@ -40,7 +40,7 @@ static void long_causal(void)
 {
     /* the portable paths (scalar, vec16) are an order of magnitude slower than AVX2/AVX-512 */
     const bool hw_vector = strcmp(fc_cpu_isa(), "avx2") == 0 || strcmp(fc_cpu_isa(), "avx512") == 0 ||
-                           strcmp(fc_cpu_isa(), "amx") == 0;
+                           strcmp(fc_cpu_isa(), "avx512bf16") == 0 || strcmp(fc_cpu_isa(), "amx") == 0;
     const bool small = NT_SANITIZED || !hw_vector;
     const int S = small ? 16384 : 131072;
     tc_context("causal Sq = Skv = %d, D = %d", S, D);

@@ -17,6 +17,9 @@ extern const unit_pieces unit_pieces_avx2;
 #if defined(UNIT_HAVE_avx512)
 extern const unit_pieces unit_pieces_avx512;
 #endif
+#if defined(UNIT_HAVE_avx512bf16)
+extern const unit_pieces unit_pieces_avx512bf16;
+#endif
 #if defined(UNIT_HAVE_amx)
 extern const unit_pieces unit_pieces_amx;
 #endif
@@ -33,6 +36,9 @@ static const unit_pieces *pieces_of(const char *isa)
 #endif
 #if defined(UNIT_HAVE_avx512)
         &unit_pieces_avx512,
+#endif
+#if defined(UNIT_HAVE_avx512bf16)
+        &unit_pieces_avx512bf16,
 #endif
 #if defined(UNIT_HAVE_amx)
         &unit_pieces_amx,

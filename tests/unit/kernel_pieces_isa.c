@@ -4,6 +4,9 @@
 
 #include "kernels/gemm.h"
 #include "kernels/softmax.h"
+#if FC_BF16_PRODUCTS
+#include "kernels/amx.h"
+#endif
 #if FC_AMX
 #include <stdlib.h>
 
@@ -28,7 +31,7 @@ static void exp_all(const float *x, float *y, int n)
         v_store(y + k, v_exp(v_load(x + k)));
 }
 
-#if FC_AMX
+#if FC_BF16_PRODUCTS
 static void amx_gemm(int M, int N, int K, const uint16_t *A, size_t lda, const uint16_t *B, size_t ldb, float *C,
                      size_t ldc, bool accumulate)
 {
@@ -36,7 +39,9 @@ static void amx_gemm(int M, int N, int K, const uint16_t *A, size_t lda, const u
     fc_amx_gemm(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
     fc_amx_end();
 }
+#endif
 
+#if FC_AMX /* the backward's bf16 products (2 or 3 parts: see fc_bf16_products_pay) are amx's only */
 static void amx_product(int parts, int M, int K, int n, const float *X, int64_t ldx, const float *Y, int64_t ldy,
                         float *C, int64_t ldc)
 {
@@ -63,8 +68,10 @@ const unit_pieces FC_ISA_FN(unit_pieces) = {
     .all_finite = fc_all_finite,
     .exp = exp_all,
     .softmax_step = fc_softmax_step,
-#if FC_AMX
+#if FC_BF16_PRODUCTS
     .amx_gemm = amx_gemm,
+#endif
+#if FC_AMX
     .amx_product = amx_product,
 #endif
 };

@@ -110,12 +110,13 @@ static void edge_tiles(const unit_pieces *P)
            (long long)failed);
 }
 
-/* The amx set's tile GEMM: 16- and 32-wide blocks in both dimensions, K steps of 32. */
+/* The bf16 GEMM (amx tiles: 16- and 32-wide blocks in both dimensions, K steps of 32; avx512bf16:
+ * 64-column panels and each 16-column remainder). */
 static void amx_tiles(const unit_pieces *P)
 {
     tc_rng r = tc_rng_seed(6102);
     for (int M = 16; M <= 48; M += 16)
-        for (int N = 16; N <= 48; N += 16)
+        for (int N = 16; N <= 144; N += 16)
             for (int K = 32; K <= 96; K += 32)
                 for (int integral = 0; integral < 2; integral++) {
                     const bool acc = (M + N + K / 32) % 2;
@@ -223,7 +224,9 @@ static void all_gemms(const unit_pieces *P)
 {
     edge_tiles(P);
     if (P->amx_gemm)
-        amx_tiles(P), amx_products(P);
+        amx_tiles(P);
+    if (P->amx_product)
+        amx_products(P);
 }
 
 int main(int argc, char **argv) { return unit_main(argc, argv, "gemm", all_gemms); }
