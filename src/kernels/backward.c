@@ -51,7 +51,20 @@ typedef struct fc_bwd_bufs {
 #if FC_AMX
     fc_amx_bwd amx;
 #endif
+    struct fc_bwd_row_slot *slots; /* fused pass: the loaded rows of a kv head's query items, or NULL */
+    float *slot_mem;
+    int64_t slot_floats;
 } fc_bwd_bufs;
+
+/* The fused pass keeps every query item's rows as fc_bwd_load_rows leaves them (packed and
+ * transposed rows, statistics, D, tile operands) from the item's first pair on, where they fit in
+ * FC_BWD_ROW_CACHE bytes; the two passes load them for every pair (the same values). */
+#define FC_BWD_ROW_CACHE ((int64_t)16 << 20)
+typedef struct fc_bwd_row_slot {
+    const float *q_rows, *do_rows;
+    int64_t ld_q, ld_do;
+    bool loaded, rows_finite, transposed;
+} fc_bwd_row_slot;
 
 /* Row stride of query-feature accumulators: the rope part starts at column Dqk and whole vectors
  * are stored past either part's end. */
@@ -86,19 +99,30 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(m, Rp);
     TAKE(linv, Rp);
     TAKE(dsum, Rp);
-    b->dq_slots = NULL;
-    if (t.fused) { /* fc_bwd_head_item: the dQ rows of a kv head's query items */
-        const int64_t tiles = (p->max_sq + t.rows - 1) / t.rows;
-        TAKE(dq_slots, p->G * (tiles > 1 ? tiles : 1) * Rp * ldq);
-    }
-#undef TAKE
+    b->dq_slots = NULL; /* fc_bwd_head_item: the dQ rows of a kv head's query items (below) */
     fc_rows_carve(&b->rows, &cur, Rp);
     b->tiles = b->on_tiles = false;
+    int64_t tile_words = 0; /* per row slot: Qᵀ and dOᵀ tile operands */
 #if FC_AMX
     b->tiles = fc_amx_bwd_applies(p);
-    if (b->tiles)
+    if (b->tiles) {
         fc_amx_bwd_carve(&b->amx, &cur, p, (int)Rp, t.cols);
+        tile_words = fc_round_up(Rp * b->amx.s_parts * b->amx.Dq, 32) + fc_round_up(Rp * b->amx.dp_parts * b->amx.Dv, 32);
+    }
 #endif
+    b->slots = NULL;
+    b->slot_mem = NULL;
+    b->slot_floats = fc_round_up(Dt * Rp, 16) + fc_round_up(Rp * ldq, 16) + fc_round_up(p->Dv * Rp, 16) +
+                     fc_round_up(Rp * Dvp, 16) + 3 * fc_round_up(Rp, 16) + tile_words / 2;
+    if (t.fused) {
+        const int64_t tiles = (p->max_sq + t.rows - 1) / t.rows, items = p->G * (tiles > 1 ? tiles : 1);
+        TAKE(dq_slots, items * Rp * ldq);
+        if (items * b->slot_floats * (int64_t)sizeof(float) <= FC_BWD_ROW_CACHE) {
+            b->slots = fc_take(&cur, (size_t)items * sizeof(fc_bwd_row_slot));
+            TAKE(slot_mem, items * b->slot_floats);
+        }
+    }
+#undef TAKE
     return cur.at + 64;
 }
 
@@ -354,6 +378,36 @@ static char *fc_dkv_addr(const fc_view *v, int64_t r, void *ctx)
     return (char *)fc_kv_row(v, k->at, k->j0 + r);
 }
 
+/* Points the row buffers at row slot k and loads the rows there at its first use. */
+static void fc_bwd_slot_rows(const fc_problem *p, fc_bwd_bufs *b, int64_t k)
+{
+    const int64_t Rp = b->rows.padded, ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
+    fc_bwd_row_slot *s = &b->slots[k];
+    float *x = b->slot_mem + k * b->slot_floats;
+#define NEXT(field, n) b->field = x, x += fc_round_up(n, 16)
+    NEXT(qt, (p->Dqk + p->Dr) * Rp);
+    NEXT(qrows, Rp * ldq);
+    NEXT(dot, p->Dv * Rp);
+    NEXT(dorows, Rp * Dvp);
+    NEXT(m, Rp);
+    NEXT(linv, Rp);
+    NEXT(dsum, Rp);
+#undef NEXT
+#if FC_AMX
+    if (b->tiles) {
+        b->amx.qt = (uint16_t *)x;
+        b->amx.dot = b->amx.qt + fc_round_up(Rp * b->amx.s_parts * b->amx.Dq, 32);
+    }
+#endif
+    if (!s->loaded) {
+        fc_bwd_load_rows(p, b);
+        *s = (fc_bwd_row_slot){b->q_rows, b->do_rows, b->ld_q, b->ld_do, true, b->rows_finite, b->transposed};
+        return;
+    }
+    b->q_rows = s->q_rows, b->do_rows = s->do_rows, b->ld_q = s->ld_q, b->ld_do = s->ld_do;
+    b->rows_finite = s->rows_finite, b->transposed = s->transposed;
+}
+
 /* The query items of kv head n2 of a batch (schedule.c cuts the dq pass's items alike): head
  * block hb < hblocks, position tile < tiles. */
 typedef struct fc_q_tiling {
@@ -407,11 +461,17 @@ static void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t
                 const fc_tile_kind kind = fc_rows_classify(&b->rows, it->j0, it->j0 + live);
                 if (kind == FC_TILE_SKIP)
                     continue;
-                fc_bwd_load_rows(p, b);
+                const int64_t k = hb * q.tiles + tile;
+                if (dq_slots && b->slots)
+                    fc_bwd_slot_rows(p, b, k);
+                else
+                    fc_bwd_load_rows(p, b);
                 fc_bwd_pair(p, b, &kv, it->j0, live, kind, kv_finite);
+                if (dq_slots && b->slots) /* (fc_bwd_pair may have transposed the rows) */
+                    b->slots[k].transposed = b->transposed;
                 fc_bwd_accumulate_kv(p, b, t, live, 0);
                 if (dq_slots)
-                    fc_bwd_add_dq(p, b, &kv, live, t, dq_slots + (hb * q.tiles + tile) * slot);
+                    fc_bwd_add_dq(p, b, &kv, live, t, dq_slots + k * slot);
             }
     }
     fc_kv_rows_at ctx = {at, it->j0};
@@ -439,6 +499,8 @@ void FC_ISA_FN(fc_bwd_head_item)(const fc_problem *p, int64_t bi, int64_t n2, fc
     const fc_q_tiling q = fc_q_tiling_of(p, bt, t);
     const int64_t ldq = fc_ldq(p), slot = fc_round_up(t.rows, FC_W) * ldq;
     memset(b.dq_slots, 0, (size_t)(q.hblocks * q.tiles * slot) * sizeof(float));
+    if (b.slots)
+        memset(b.slots, 0, (size_t)(q.hblocks * q.tiles) * sizeof(fc_bwd_row_slot));
     fc_bwd_tiles(&b, true);
     for (int64_t j0 = 0; j0 < bt->kv_rows; j0 += t.kv_rows) {
         const fc_kv_item it = {.b = bi, .n2 = n2, .j0 = j0,
