@@ -183,6 +183,8 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
             cp->tiles.kv_rows = 128;
         else if (backward)
             cp->tiles.cols = fc_choose_tiles(p).cols;
+    } else if (!backward && p->Dqk + p->Dr <= 256 && p->Dv <= 256 && cp->k->fwd_rows(p)) {
+        cp->tiles.rows = cp->k->fwd_rows(p); /* a set whose GEMM pipeline wants taller items */
     }
     if (!fc_count_items(p, cp->tiles, backward, &cp->items))
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cpu_plan_create: out of host memory for the CPU plan");
