@@ -14,6 +14,7 @@ or fails leaves its column "—" with the reason below the table; it never stops
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -104,6 +105,7 @@ def find_peers(a):
     flashc = Peer("flashc", None if os.access(exe, os.X_OK) else
                   f"no flashc-bench at {exe} (build the flashc-bench target, or pass --flashc PATH)")
     torch_py = a.torch_python or os.environ.get("FLASHC_TORCH_PYTHON", sys.executable)
+    torch_py = shutil.which(torch_py) or torch_py  # a bare name ("python3") is looked up on PATH
     probe = subprocess.run([torch_py, "-c", "import torch"], capture_output=True, text=True) if os.access(torch_py, os.X_OK) else None
     torch = Peer("PyTorch", None if probe and probe.returncode == 0 else
                  f"no PyTorch for {torch_py} (pass --torch-python PATH to an interpreter that has it)")
