@@ -79,35 +79,39 @@ FC_INLINE void fc_amx_transpose16(const uint32_t *src, ptrdiff_t lds, int n, uin
 
 /* Kᵀ in pair form (B operand of S = Q·Kᵀ): kt[d/2][2j + d%2] = k_j[d] for the tile's rows j < jn,
  * zeros up to Jp: the dword transpose of the key rows, read in place where they are plain bf16
- * rows (x: Dt floats of scratch).  With parts (qk 4), [k_hi; k_lo; k_hi; k_lo] along d: the rows'
- * two parts transposed, then copied (the second k_hi finite, fc_bf16_copy_finite). */
-static inline void fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn,
-                                  int Jp, float *x)
+ * rows (x: Dt floats of scratch).  With parts (qk 4), [k_hi; k_lo] along d: the rows' two parts
+ * transposed; the products against [q_lo | q_lo] read them again (fc_amx_rows_qk) unless k_hi
+ * holds an infinity, which q_lo·k_hi must not meet (0·inf): then [k_hi; k_lo; k_hi; k_lo], the
+ * second k_hi finite (fc_bf16_copy_finite).  Returns the parts stored (1, 2 or 4). */
+static inline int fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn,
+                                 int Jp, float *x)
 {
     const bool split = a->qk > 1;
     const int Dp = a->Dp, width = split ? 2 * Dp : Dp;
     const fc_view *k = &p->k;
     fc_amx_prefetch(k, p, at, j0 + jn, jn, (int)p->Dqk);
-    const uint16_t *rows = a->k;
-    ptrdiff_t ld = width;
-    if (!split && !p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Dp == p->Dqk && k->ss % 2 == 0) {
-        rows = (const uint16_t *)fc_kv_row(k, at, j0);
-        ld = (ptrdiff_t)k->ss;
-    } else {
-        for (int j = 0; j < jn; j++)
-            fc_amx_key_row(a->k + (size_t)j * width, split ? a->k + (size_t)j * width + Dp : NULL, p, at, j0 + j, Dp, x);
-    }
-    const uint32_t *src = (const uint32_t *)rows;
+    const bool in_place =
+        !split && !p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Dp == p->Dqk && k->ss % 2 == 0;
+    const ptrdiff_t ld = in_place ? (ptrdiff_t)k->ss : width;
     uint32_t *dst = (uint32_t *)kt;
-    for (int j = 0; j < Jp; j += 16) /* Dp/2 is a multiple of 16; rows past jn come out as zeros */
+    for (int j = 0; j < Jp; j += 16) { /* Dp/2 is a multiple of 16; rows past jn come out as zeros */
+        const int n = j >= jn ? 0 : jn - j < 16 ? jn - j : 16;
+        const uint16_t *rows = in_place && n ? (const uint16_t *)fc_kv_row(k, at, j0) + j * ld : a->k;
+        if (!in_place) /* 16 rows at a time, transposed while they are in L1 */
+            for (int i = 0; i < n; i++)
+                fc_amx_key_row(a->k + (size_t)i * width, split ? a->k + (size_t)i * width + Dp : NULL, p, at, j0 + j + i,
+                               Dp, x);
         for (int c = 0; c < width / 2; c += 16)
-            fc_amx_transpose16(j < jn ? src + j * (ld / 2) + c : src, ld / 2, j < jn ? jn - j : 0,
-                               dst + (ptrdiff_t)c * Jp + j, Jp);
-    if (split) { /* one part is Dp/2 pair rows of 2·Jp words */
-        const size_t part = (size_t)Dp * Jp;
-        fc_bf16_copy_finite(kt + 2 * part, kt, part);
-        memcpy(kt + 3 * part, kt + part, part * sizeof(uint16_t));
+            fc_amx_transpose16((const uint32_t *)rows + c, ld / 2, n, dst + (ptrdiff_t)c * Jp + j, Jp);
     }
+    if (!split)
+        return 1;
+    const size_t part = (size_t)Dp * Jp; /* one part is Dp/2 pair rows of 2·Jp words */
+    if (!fc_bf16_has_inf(kt, part))
+        return 2;
+    fc_bf16_copy_finite(kt + 2 * part, kt, part);
+    memcpy(kt + 3 * part, kt + part, part * sizeof(uint16_t));
+    return 4;
 }
 
 /* Bits [a, b) of the 16 columns from j, as a lane mask. */
@@ -272,8 +276,8 @@ FC_INLINE void fc_amx_exp_chunk(uint16_t *prow, size_t part, bool split, const f
     const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
     _mm512_storeu_si512(prow + j, hi);
     if (split) {
-        const __m256i lo0 = fc_bf16_lo(p0, _mm512_castsi512_si256(hi));
-        const __m256i lo1 = fc_bf16_lo(p1, _mm512_extracti64x4_epi64(hi, 1));
+        const __m256i lo0 = fc_bf16_lo_finite(p0, _mm512_castsi512_si256(hi));
+        const __m256i lo1 = fc_bf16_lo_finite(p1, _mm512_extracti64x4_epi64(hi, 1));
         _mm512_storeu_si512(prow + part + j, hi);
         _mm512_storeu_si512(prow + 2 * part + j, _mm512_inserti64x4(_mm512_castsi256_si512(lo0), lo1, 1));
     }
@@ -335,18 +339,34 @@ static inline bool fc_amx_rows_softmax(uint16_t *P, int pv, const float *S, int 
     return rescale;
 }
 
-/* O += P·V for nr rows of P (pv parts of Jp words per row) over the tile's columns [lo, hi): one
- * product over all the parts when the span is the whole tile, else one per part. */
-static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int nr, int Dvp, int Jp, int lo, int hi)
+/* S = Q·Kᵀ for nr rows from row r0 over the tile's columns [lo, hi), Kᵀ holding kparts of the qk
+ * parts (fc_amx_pack_kt): one product over [q_hi | q_hi | q_lo | q_lo] against all four, or two,
+ * each over two of Q's parts against the same [k_hi; k_lo]. */
+static inline void fc_amx_rows_qk(float *S, const fc_amx_bufs *a, const uint16_t *kt, int kparts, int r0, int nr, int Jp,
+                                  int lo, int hi)
+{
+    const size_t ldq = (size_t)a->qk * a->Dp;
+    for (int part = 0; part < a->qk; part += kparts)
+        fc_amx_gemm(nr, hi - lo, kparts * a->Dp, a->qrow + (size_t)r0 * ldq + (size_t)part * a->Dp, ldq, kt + 2 * lo,
+                    (size_t)2 * Jp, S + lo, (size_t)Jp, part > 0);
+}
+
+/* O += P·V for nr rows of P (pv parts of Jp words per row) over the tile's columns [lo, hi), V
+ * holding vparts of them (fc_amx_pack_v; P's part k meets V's part k % vparts): one product
+ * over as many parts as V holds in a row when the span is the whole tile, else one per part. */
+static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int vparts, int nr, int Dvp, int Jp, int lo, int hi)
 {
     const size_t ldp = (size_t)a->pv * Jp, vpart = (size_t)Jp * Dvp; /* Jp/2 pair rows of 2·Dvp words */
     if (lo == 0 && hi == Jp) {
-        fc_amx_gemm(nr, Dvp, a->pv * Jp, a->p, ldp, a->v, (size_t)2 * Dvp, O, (size_t)Dvp, true);
+        for (int part = 0; part < a->pv; part += vparts) {
+            const int n = a->pv - part < vparts ? a->pv - part : vparts;
+            fc_amx_gemm(nr, Dvp, n * Jp, a->p + (size_t)part * Jp, ldp, a->v, (size_t)2 * Dvp, O, (size_t)Dvp, true);
+        }
         return;
     }
     for (int part = 0; part < a->pv; part++)
-        fc_amx_gemm(nr, Dvp, hi - lo, a->p + (size_t)part * Jp + lo, ldp, a->v + part * vpart + (size_t)lo * Dvp,
-                    (size_t)2 * Dvp, O, (size_t)Dvp, true);
+        fc_amx_gemm(nr, Dvp, hi - lo, a->p + (size_t)part * Jp + lo, ldp,
+                    a->v + (part % vparts) * vpart + (size_t)lo * Dvp, (size_t)2 * Dvp, O, (size_t)Dvp, true);
 }
 
 /* One kv tile [j0, j0 + jn) of the item's R rows (Rp padded; O row-major at stride Dvp); x:
@@ -354,11 +374,11 @@ static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int nr, int Dv
 static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *O, float *m, float *l, float *alpha,
                                     const fc_problem *p, const fc_rows *rw, int64_t j0, int jn, bool partial, float *x)
 {
-    const int Rp = rw->padded, R = rw->count, Jp = (int)fc_round_up(jn, 32), ldq = a->qk * a->Dp;
+    const int Rp = rw->padded, R = rw->count, Jp = (int)fc_round_up(jn, 32);
     const int Dvp = (int)fc_round_up(p->Dv, FC_W);
     const fc_kv_at at = fc_kv_at_rows(rw);
-    fc_amx_pack_kt(w->kt, a, p, at, j0, jn, Jp, x);
-    fc_amx_pack_v(a, p, at, j0, jn, Jp, x);
+    const int kparts = fc_amx_pack_kt(w->kt, a, p, at, j0, jn, Jp, x);
+    const int vparts = fc_amx_pack_v(a, p, at, j0, jn, Jp, true, x);
     fc_amx_span span[FC_AMX_BLOCK];
     for (int r0 = 0; r0 < Rp; r0 += FC_AMX_BLOCK) {
         const int nr = Rp - r0 < FC_AMX_BLOCK ? Rp - r0 : FC_AMX_BLOCK;
@@ -368,14 +388,13 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
         fc_amx_block_span(span, nr, jn, &lo, &hi);
         if (lo == hi) /* no row of the block sees the tile: (m, l, O) stay as they are */
             continue;
-        fc_amx_gemm(nr, hi - lo, ldq, a->qrow + (size_t)r0 * ldq, (size_t)ldq, w->kt + 2 * lo, (size_t)2 * Jp, w->s + lo,
-                    (size_t)Jp, false);
+        fc_amx_rows_qk(w->s, a, w->kt, kparts, r0, nr, Jp, lo, hi);
         if (fc_amx_rows_softmax(a->p, a->pv, w->s, Jp, r0, nr, span, p->scale, m, l, alpha))
             for (int r = r0; r < r0 + nr && r < R; r++)
                 if (alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)
                         O[(ptrdiff_t)r * Dvp + e] *= alpha[r];
-        fc_amx_rows_pv(O + (size_t)r0 * Dvp, a, nr, Dvp, Jp, lo, hi);
+        fc_amx_rows_pv(O + (size_t)r0 * Dvp, a, vparts, nr, Dvp, Jp, lo, hi);
     }
 }
 
