@@ -80,7 +80,7 @@ FC_INLINE void fc_amx_transpose16(const uint32_t *src, ptrdiff_t lds, int n, uin
 /* Kᵀ in pair form (B operand of S = Q·Kᵀ): kt[d/2][2j + d%2] = k_j[d] for the tile's rows j < jn,
  * zeros up to Jp: the dword transpose of the key rows, read in place where they are plain bf16
  * rows (x: Dt floats of scratch).  With parts (qk 4), [k_hi; k_lo] along d: the rows' two parts
- * transposed; the products against [q_lo | q_lo] read them again (fc_amx_rows_qk) unless k_hi
+ * transposed; the products against [q_lo | q_lo] read them again (fc_amx_gemm_wrap) unless k_hi
  * holds an infinity, which q_lo·k_hi must not meet (0·inf): then [k_hi; k_lo; k_hi; k_lo], the
  * second k_hi finite (fc_bf16_copy_finite).  Returns the parts stored (1, 2 or 4). */
 static inline int fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn,
@@ -339,29 +339,14 @@ static inline bool fc_amx_rows_softmax(uint16_t *P, int pv, const float *S, int 
     return rescale;
 }
 
-/* S = Q·Kᵀ for nr rows from row r0 over the tile's columns [lo, hi), Kᵀ holding kparts of the qk
- * parts (fc_amx_pack_kt): one product over [q_hi | q_hi | q_lo | q_lo] against all four, or two,
- * each over two of Q's parts against the same [k_hi; k_lo]. */
-static inline void fc_amx_rows_qk(float *S, const fc_amx_bufs *a, const uint16_t *kt, int kparts, int r0, int nr, int Jp,
-                                  int lo, int hi)
-{
-    const size_t ldq = (size_t)a->qk * a->Dp;
-    for (int part = 0; part < a->qk; part += kparts)
-        fc_amx_gemm(nr, hi - lo, kparts * a->Dp, a->qrow + (size_t)r0 * ldq + (size_t)part * a->Dp, ldq, kt + 2 * lo,
-                    (size_t)2 * Jp, S + lo, (size_t)Jp, part > 0);
-}
-
 /* O += P·V for nr rows of P (pv parts of Jp words per row) over the tile's columns [lo, hi), V
- * holding vparts of them (fc_amx_pack_v; P's part k meets V's part k % vparts): one product
- * over as many parts as V holds in a row when the span is the whole tile, else one per part. */
+ * holding vparts of them (fc_amx_pack_v; P's part k meets V's part k % vparts): one product over
+ * all the parts when the span is the whole tile, else one per part. */
 static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int vparts, int nr, int Dvp, int Jp, int lo, int hi)
 {
     const size_t ldp = (size_t)a->pv * Jp, vpart = (size_t)Jp * Dvp; /* Jp/2 pair rows of 2·Dvp words */
     if (lo == 0 && hi == Jp) {
-        for (int part = 0; part < a->pv; part += vparts) {
-            const int n = a->pv - part < vparts ? a->pv - part : vparts;
-            fc_amx_gemm(nr, Dvp, n * Jp, a->p + (size_t)part * Jp, ldp, a->v, (size_t)2 * Dvp, O, (size_t)Dvp, true);
-        }
+        fc_amx_gemm_wrap(nr, Dvp, a->pv * Jp, vparts * Jp, a->p, ldp, a->v, (size_t)2 * Dvp, O, (size_t)Dvp, true);
         return;
     }
     for (int part = 0; part < a->pv; part++)
@@ -374,7 +359,7 @@ static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int vparts, in
 static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *O, float *m, float *l, float *alpha,
                                     const fc_problem *p, const fc_rows *rw, int64_t j0, int jn, bool partial, float *x)
 {
-    const int Rp = rw->padded, R = rw->count, Jp = (int)fc_round_up(jn, 32);
+    const int Rp = rw->padded, R = rw->count, Jp = (int)fc_round_up(jn, 32), ldq = a->qk * a->Dp;
     const int Dvp = (int)fc_round_up(p->Dv, FC_W);
     const fc_kv_at at = fc_kv_at_rows(rw);
     const int kparts = fc_amx_pack_kt(w->kt, a, p, at, j0, jn, Jp, x);
@@ -388,7 +373,8 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
         fc_amx_block_span(span, nr, jn, &lo, &hi);
         if (lo == hi) /* no row of the block sees the tile: (m, l, O) stay as they are */
             continue;
-        fc_amx_rows_qk(w->s, a, w->kt, kparts, r0, nr, Jp, lo, hi);
+        fc_amx_gemm_wrap(nr, hi - lo, ldq, kparts * a->Dp, a->qrow + (size_t)r0 * ldq, (size_t)ldq, w->kt + 2 * lo,
+                         (size_t)2 * Jp, w->s + lo, (size_t)Jp, false);
         if (fc_amx_rows_softmax(a->p, a->pv, w->s, Jp, r0, nr, span, p->scale, m, l, alpha))
             for (int r = r0; r < r0 + nr && r < R; r++)
                 if (alpha[r] != 1.0f)
