@@ -383,7 +383,11 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
             continue;
         fc_amx_gemm_at(nr, hi - lo, ldq, a->qrow + (size_t)r0 * ldq, fc_amx_rows((size_t)ldq), w->kt + (size_t)lo * ldq,
                        fc_amx_panels((size_t)ldq), w->s + 16 * lo, fc_amx_tiled_c((size_t)Jp), false);
-        if (fc_amx_rows_softmax(a->p, a->pv, w->s, Jp, r0, nr, span, p->scale, m, l, alpha))
+        bool rescale = false;
+        for (int g = 0; g < nr; g += 16) /* a half's S (32 KB at Jp = 512) stays in L1 from its maximum to its exp pass */
+            rescale |= fc_amx_rows_softmax(fc_amx_p_row(a->p, g), a->pv, fc_amx_s_row(w->s, Jp, g), Jp, r0 + g,
+                                           nr - g < 16 ? nr - g : 16, span + g, p->scale, m, l, alpha);
+        if (rescale)
             for (int r = r0; r < r0 + nr && r < R; r++)
                 if (alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)
