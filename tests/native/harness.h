@@ -199,8 +199,11 @@ int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result
 void nt_same_data(const char *what, const nt_case *a, const nt_case *b, bool stats);
 /* Bitwise equality of the raw outputs and statistics. */
 bool nt_bitwise_equal(const nt_result *a, const nt_result *b);
-/* Runs the case on d with 1 and with 2 threads (c->threads is left at 2) and checks that the
- * outputs and statistics are bitwise identical. */
+/* Runs the case on d with 1 and with nt_other_threads() threads (c->threads is left there) and
+ * checks that the outputs and statistics are bitwise identical. */
+/* The thread count compared with one thread in the determinism checks: FLASHC_TEST_THREADS
+ * (2..1024), else 2 — a many-core machine runs the suite with its core count. */
+int nt_other_threads(void);
 void nt_check_threads(nt_case *c, const nt_data *d);
 
 /* The sparse reference (reference/sparse.h) for the case's data: lengths, operands, indices. */

@@ -331,7 +331,7 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
         if (o->check_threads) {
             gbufs_alloc(&cg, &d, o->grad_dt, &G2);
             fc_attention_grads gr2 = make_grads(&G2, dout_buf, &gd, dout_dt, o->grad_dt, sink || o->dsink_without_sink);
-            const int t2 = o->threads == 1 ? 2 : 1;
+            const int t2 = o->threads == 1 ? nt_other_threads() : 1;
             const fc_status st2 = run_backward(&a, &gr2, t2, false, NULL, NULL);
             bool same = st2 == FC_OK;
             for (int k = 0; same && k < G_N; k++)

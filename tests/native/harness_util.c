@@ -87,14 +87,21 @@ bool nt_bitwise_equal(const nt_result *a, const nt_result *b)
     return true;
 }
 
+int nt_other_threads(void)
+{
+    const char *env = getenv("FLASHC_TEST_THREADS");
+    const long n = env ? strtol(env, NULL, 10) : 2;
+    return n >= 2 && n <= 1024 ? (int)n : 2;
+}
+
 void nt_check_threads(nt_case *c, const nt_data *d)
 {
     nt_result r1, r2;
     c->threads = 1;
     nt_execute(c, d, &r1);
-    c->threads = 2;
+    c->threads = nt_other_threads();
     nt_execute(c, d, &r2);
-    TC_CHECK(nt_bitwise_equal(&r1, &r2), "outputs or statistics differ between 1 and 2 threads");
+    TC_CHECK(nt_bitwise_equal(&r1, &r2), "outputs or statistics differ between 1 and %d threads", c->threads);
     nt_result_free(&r1), nt_result_free(&r2);
 }
 
