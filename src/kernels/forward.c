@@ -90,7 +90,7 @@ int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
 
 /* The fused pipeline packs Kᵀ and V per item and kv tile: 512-row items share each packing
  * among more rows (256 against 128: −9 % CPU time at S = 2048; 512 × 512 against 256 × 256:
- * −10 % at S = 4096, docs/PERFORMANCE.md).  The fp32 GEMM pipeline of an AVX-512 set takes
+ * −10 % at S = 4096, docs/PERFORMANCE.md), fp16's parts 1024-row ones (fc_amx_rows_item).  The fp32 GEMM pipeline of an AVX-512 set takes
  * 256-row items (schedule.c, where fwd_cols gives no wide tiles): a long sequence's K and V exceed
  * L2, and each kv tile read from L3 then serves four times the rows of the backend's 64 (−13..20 %
  * CPU time at S = 4096, D = 128, docs/PERFORMANCE.md). */
@@ -98,7 +98,7 @@ int FC_ISA_FN(fc_fwd_rows)(const fc_problem *p)
 {
 #if FC_BF16_PRODUCTS
     if (fc_amx_applies(p, 128))
-        return fc_amx_rows_applies(p) ? FC_AMX_ROWS_ITEM : 0;
+        return fc_amx_rows_applies(p) ? fc_amx_rows_item(p) : 0;
 #endif
     (void)p;
 #if defined(__AVX512F__)
