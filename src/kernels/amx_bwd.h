@@ -69,15 +69,20 @@ static inline bool fc_amx_bwd_applies(const fc_problem *p)
            (!p->Dr || (fc_half_dtype(p->q_rope.dtype) && fc_half_dtype(p->k_rope.dtype)));
 }
 
-/* Per-thread tile operands of the backward. */
+/* Per-thread tile operands of the backward.  Each operand is packed where it stops changing: the
+ * query rows' ones once per row slot (fc_amx_bwd_rows), the kv rows' once per kv tile
+ * (fc_amx_bwd_kv); only the A operands of the gradient products are made per pair. */
 typedef struct fc_amx_bwd {
     uint16_t *scratch; /* [Rp][4·max(Dq, Dv)] rows before transposition */
-    uint16_t *qt, *dot; /* Qᵀ and dOᵀ in pair form (B of S and dPᵀ) */
+    uint16_t *qt, *dot; /* Qᵀ and dOᵀ in pair form over features (B of S and dPᵀ) */
+    uint16_t *qb, *dob; /* Q and dO in pair form over rows (B of dK and dV) */
     uint16_t *krows, *vrows; /* key and value rows (A of S and dPᵀ) */
-    uint16_t *a, *b;   /* the operands of dQ, dK, dV */
+    uint16_t *kb;      /* K in pair form over kv rows (B of dQ) */
+    uint16_t *a;       /* the A operand of dQ, dK or dV */
     int s_parts, dp_parts;   /* 1 or 4: S = K·Qᵀ, dPᵀ = V·dOᵀ */
     int dq_parts, dk_parts, dv_parts; /* 1, 2 or 3: by the dtype of K, Q, dO and of the gradient */
     int Dq, Dv;        /* Dqk + Dr and Dv rounded up to 32 */
+    int nq, nv;        /* Dqk + Dr and Dv rounded up to 16: the gradient products' widths */
 } fc_amx_bwd;
 
 /* Parts of P or dS against an operand of dtype d, for a gradient stored as g (and g2, the rope
@@ -86,6 +91,23 @@ typedef struct fc_amx_bwd {
 static inline int fc_amx_x_parts(fc_dtype d, fc_dtype g, fc_dtype g2)
 {
     return d != FC_BF16 ? 3 : g == FC_BF16 && g2 == FC_BF16 ? 1 : 2;
+}
+
+/* Points the query rows' operands (qt, dot, qb, dob) into `base` for Rp rows; returns their size
+ * in words (base NULL: the size only).  A row slot of the fused pass keeps them (backward.c). */
+static inline size_t fc_amx_bwd_place_rows(fc_amx_bwd *a, uint16_t *base, int Rp)
+{
+    const size_t Rk = (size_t)fc_round_up(Rp, 32);
+    const size_t n[4] = {(size_t)fc_round_up((size_t)Rp * a->s_parts * a->Dq, 32),
+                         (size_t)fc_round_up((size_t)Rp * a->dp_parts * a->Dv, 32),
+                         (size_t)fc_round_up(Rk * a->dk_parts * a->nq, 32), (size_t)fc_round_up(Rk * a->dv_parts * a->nv, 32)};
+    uint16_t **at[4] = {&a->qt, &a->dot, &a->qb, &a->dob};
+    size_t words = 0;
+    for (int k = 0; k < 4; k++) {
+        *at[k] = base ? base + words : NULL;
+        words += n[k];
+    }
+    return words;
 }
 
 static inline void fc_amx_bwd_carve(fc_amx_bwd *a, fc_carver *cur, const fc_problem *p, int Rp, int cols)
@@ -99,32 +121,39 @@ static inline void fc_amx_bwd_carve(fc_amx_bwd *a, fc_carver *cur, const fc_prob
     a->dv_parts = fc_amx_x_parts(p->dout.dtype, p->dv.dtype, FC_BF16);
     a->Dq = (int)fc_round_up(p->Dqk + p->Dr, 32);
     a->Dv = (int)fc_round_up(p->Dv, 32);
+    a->nq = (int)fc_round_up(p->Dqk + p->Dr, 16);
+    a->nv = (int)fc_round_up(p->Dv, 16);
     const size_t D = (size_t)(a->Dq > a->Dv ? a->Dq : a->Dv), C = (size_t)fc_round_up(cols, 32),
                  R = (size_t)fc_round_up(Rp, 32), two = sizeof(uint16_t);
     a->scratch = fc_take(cur, (size_t)Rp * 4 * D * two);
-    a->qt = fc_take(cur, (size_t)Rp * 4 * a->Dq * two);
-    a->dot = fc_take(cur, (size_t)Rp * 4 * a->Dv * two);
+    const size_t row_words = fc_amx_bwd_place_rows(a, NULL, Rp);
+    fc_amx_bwd_place_rows(a, fc_take(cur, row_words * two), Rp);
     a->krows = fc_take(cur, C * 4 * a->Dq * two);
     a->vrows = fc_take(cur, C * 4 * a->Dv * two);
+    a->kb = fc_take(cur, C * 3 * a->nq * two);
     a->a = fc_take(cur, 3 * C * R * two); /* [Rp][3·C] (dQ) or [C][3·R] (dK, dV) */
-    a->b = fc_take(cur, 3 * (C > R ? C : R) * D * two);
 }
 
-/* The query rows' operands: Qᵀ and dOᵀ in pair form (R fp32 rows each). */
+/* The query rows' operands: Qᵀ and dOᵀ in pair form over features, Q and dO over rows (R fp32
+ * rows each). */
 static inline void fc_amx_bwd_rows(fc_amx_bwd *a, const float *q, int64_t ldq, int Dt, const float *dout, int64_t ldo,
                                    int Dv, int R, int Rp)
 {
     fc_amx_pack_t(a->qt, a->scratch, q, ldq, R, Rp, Dt, a->Dq, a->s_parts);
     fc_amx_pack_t(a->dot, a->scratch, dout, ldo, R, Rp, Dv, a->Dv, a->dp_parts);
+    const int Rk = (int)fc_round_up(R, 32);
+    fc_amx_pack_b(a->qb, q, ldq, R, Rk, Dt, a->nq, a->dk_parts);
+    fc_amx_pack_b(a->dob, dout, ldo, R, Rk, Dv, a->nv, a->dv_parts);
 }
 
-/* The kv tile's operands: key and value rows (jn fp32 rows each). */
+/* The kv tile's operands: key and value rows, K in pair form over rows (jn fp32 rows each). */
 static inline void fc_amx_bwd_kv(fc_amx_bwd *a, const float *k, int64_t ldk, int Dt, const float *v, int64_t ldv, int Dv,
                                  int jn)
 {
     const int Mp = (int)fc_round_up(jn, 16);
     fc_amx_pack_a(a->krows, k, ldk, jn, Mp, Dt, a->Dq, a->s_parts);
     fc_amx_pack_a(a->vrows, v, ldv, jn, Mp, Dv, a->Dv, a->dp_parts);
+    fc_amx_pack_b(a->kb, k, ldk, jn, (int)fc_round_up(jn, 32), Dt, a->nq, a->dq_parts);
 }
 
 /* S[j][r] = k_j·q_r and dPᵀ[j][r] = v_j·do_r for the jn kv rows packed and Rp query rows. */
@@ -135,16 +164,16 @@ static inline void fc_amx_bwd_s_dp(const fc_amx_bwd *a, float *S, float *dPt, in
     fc_amx_gemm(Mp, Rp, kv, a->vrows, (size_t)kv, a->dot, (size_t)2 * Rp, dPt, (size_t)Rp, false);
 }
 
-/* C[M×n] += X·Y: X is M fp32 rows of K values at stride ldx, Y is K fp32 rows of n values at
- * stride ldy; parts 2 or 3 (fc_amx_pack_a, fc_amx_pack_b); C rows up to M rounded to 16 are
- * written (the padding ones get 0 added). */
-static inline void fc_amx_bwd_product(fc_amx_bwd *a, int parts, int M, int K, int n, const float *X, int64_t ldx,
-                                      const float *Y, int64_t ldy, float *C, int64_t ldc)
+/* C[M×np] += X·B: X is M fp32 rows of K values at stride ldx, packed here as `parts` bf16 parts
+ * (fc_amx_pack_a); B is the other operand in pair form, K rows of np columns (a multiple of 16)
+ * packed with the same K and parts (fc_amx_pack_b); C rows up to M rounded to 16 are written (the
+ * padding ones get 0 added). */
+static inline void fc_amx_bwd_product(fc_amx_bwd *a, int parts, int M, int K, const float *X, int64_t ldx,
+                                      const uint16_t *B, int np, float *C, int64_t ldc)
 {
-    const int Mp = (int)fc_round_up(M, 16), Kp = (int)fc_round_up(K, 32), np = (int)fc_round_up(n, 16);
+    const int Mp = (int)fc_round_up(M, 16), Kp = (int)fc_round_up(K, 32);
     fc_amx_pack_a(a->a, X, ldx, M, Mp, K, Kp, parts);
-    fc_amx_pack_b(a->b, Y, ldy, K, Kp, n, np, parts);
-    fc_amx_gemm(Mp, np, parts * Kp, a->a, (size_t)parts * Kp, a->b, (size_t)2 * np, C, (size_t)ldc, true);
+    fc_amx_gemm(Mp, np, parts * Kp, a->a, (size_t)parts * Kp, B, (size_t)2 * np, C, (size_t)ldc, true);
 }
 
 #endif /* FC_KERNELS_AMX_BWD_H */

@@ -107,7 +107,7 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     b->tiles = fc_amx_bwd_applies(p);
     if (b->tiles) {
         fc_amx_bwd_carve(&b->amx, &cur, p, (int)Rp, t.cols);
-        tile_words = fc_round_up(Rp * b->amx.s_parts * b->amx.Dq, 32) + fc_round_up(Rp * b->amx.dp_parts * b->amx.Dv, 32);
+        tile_words = (int64_t)fc_amx_bwd_place_rows(&b->amx, NULL, (int)Rp);
     }
 #endif
     b->slots = NULL;
@@ -287,7 +287,7 @@ static void fc_bwd_add_dq(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile 
 #if FC_AMX
     if (b->on_tiles) {
         fc_transpose(b->ds, rw->padded, b->dst, t.cols, jn, rw->count);
-        fc_amx_bwd_product(&b->amx, b->amx.dq_parts, rw->count, jn, kv->k_width, b->dst, t.cols, kv->k, kv->ldk, acc, ldq);
+        fc_amx_bwd_product(&b->amx, b->amx.dq_parts, rw->count, jn, b->dst, t.cols, b->amx.kb, b->amx.nq, acc, ldq);
         return;
     }
 #else
@@ -342,10 +342,8 @@ static void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
 #if FC_AMX
     if (b->on_tiles) {
-        fc_amx_bwd_product(&b->amx, b->amx.dv_parts, jn, R, (int)p->Dv, b->p, Rp, b->do_rows, b->ld_do,
-                           b->acc_v + row0 * Dvp, Dvp);
-        fc_amx_bwd_product(&b->amx, b->amx.dk_parts, jn, R, (int)(p->Dqk + p->Dr), b->ds, Rp, b->q_rows, b->ld_q,
-                           b->acc_k + row0 * ldq, ldq);
+        fc_amx_bwd_product(&b->amx, b->amx.dv_parts, jn, R, b->p, Rp, b->amx.dob, b->amx.nv, b->acc_v + row0 * Dvp, Dvp);
+        fc_amx_bwd_product(&b->amx, b->amx.dk_parts, jn, R, b->ds, Rp, b->amx.qb, b->amx.nq, b->acc_k + row0 * ldq, ldq);
         return;
     }
 #endif
@@ -394,10 +392,8 @@ static void fc_bwd_slot_rows(const fc_problem *p, fc_bwd_bufs *b, int64_t k)
     NEXT(dsum, Rp);
 #undef NEXT
 #if FC_AMX
-    if (b->tiles) {
-        b->amx.qt = (uint16_t *)x;
-        b->amx.dot = b->amx.qt + fc_round_up(Rp * b->amx.s_parts * b->amx.Dq, 32);
-    }
+    if (b->tiles)
+        fc_amx_bwd_place_rows(&b->amx, (uint16_t *)x, (int)Rp);
 #endif
     if (!s->loaded) {
         fc_bwd_load_rows(p, b);
