@@ -14,6 +14,7 @@ or fails leaves its column "—" with the reason below the table; it never stops
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -104,6 +105,7 @@ def find_peers(a):
     flashc = Peer("flashc", None if os.access(exe, os.X_OK) else
                   f"no flashc-bench at {exe} (build the flashc-bench target, or pass --flashc PATH)")
     torch_py = a.torch_python or os.environ.get("FLASHC_TORCH_PYTHON", sys.executable)
+    torch_py = shutil.which(torch_py) or torch_py  # a bare name ("python3") is looked up on PATH
     probe = subprocess.run([torch_py, "-c", "import torch"], capture_output=True, text=True) if os.access(torch_py, os.X_OK) else None
     torch = Peer("PyTorch", None if probe and probe.returncode == 0 else
                  f"no PyTorch for {torch_py} (pass --torch-python PATH to an interpreter that has it)")
@@ -133,6 +135,8 @@ def main():
     ap.add_argument("--extra", action="store_true", help="also the goals' bf16 causal, fp16 and fp16-decode rows")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per peer call")
     ap.add_argument("--out", default=None, help="also write the rates as JSON here")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds: start no further round that would end past this, judged by the rounds so far")
     a = ap.parse_args()
     (flashc, exe), (torch, torch_argv), (ggml, ggml_argv) = find_peers(a)
     for p in (flashc, torch, ggml):
@@ -145,18 +149,23 @@ def main():
         if x is not None and (best[label][i] is None or x > best[label][i]):
             best[label][i] = x
 
-    start, load0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load()
+    start, load0, t0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load(), time.monotonic()
+    rounds = 0
     for r in range(a.rounds):
+        if r and a.budget is not None and (time.monotonic() - t0) * (r + 1) / r > a.budget:
+            print(f"issue16_table: round {r + 1} would end past --budget {a.budget:g} s; stopping", file=sys.stderr)
+            break
         for label, fspec, tfilt, gfilt in rows:
             print(f"issue16_table: round {r + 1}/{a.rounds}: {label}", file=sys.stderr, flush=True)
             keep(label, 0, flashc_rate(flashc, exe, fspec, a) if fspec else None)
             keep(label, 1, script_rate(torch, torch_argv, tfilt, a))
             keep(label, 2, script_rate(ggml, ggml_argv, gfilt, a))
+        rounds += 1
     load1 = load()
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"{start}, {cpu}, {os.cpu_count()} CPUs, load average {load0:.2f} before / {load1:.2f} after; "
-          f"{a.threads} threads, rate from the min of {a.repeat} after 1 warm-up, best of {a.rounds} round(s)")
+          f"{a.threads} threads, rate from the min of {a.repeat} after 1 warm-up, best of {rounds} round(s)")
     print("; ".join(p.version or p.name for p in (flashc, torch, ggml)) + ". N = 8, S = 4096, D = 128; GFLOP/s "
           "(visible positions) unless GB/s.\n")
     print(f"| case | threads | flashc | PyTorch SDPA | ggml | flashc / PyTorch | flashc / ggml |")
