@@ -10,7 +10,9 @@
  *                              takes P or dS rounded to bf16, 1 product (fc_amx_x_parts).
  *
  * Every operand is packed from the fp32 rows the backward already holds (converted kv rows, packed
- * query and output-gradient rows).  Tiles run only for pairs whose operands are all finite: the
+ * query and output-gradient rows), once where it stops changing; where every gradient product
+ * takes one part, the element pass writes P and dS as their bf16 operands (fc_amx_bwd_elements).
+ * Tiles run only for pairs whose operands are all finite: the
  * hi/lo parts would turn 0·inf into NaN where the fp32 product has inf, and zero padding against a
  * non-finite operand would put NaN into accumulator rows; such pairs take the fp32 products
  * (and fc_gemm_visible where positions are hidden), as on every other path.
