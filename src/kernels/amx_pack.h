@@ -182,13 +182,12 @@ static inline void fc_amx_carve(fc_amx_bufs *a, fc_carver *cur, const fc_problem
     a->p = fc_take(cur, (size_t)Rp * a->pv * a->Jp * two);
 }
 
-/* Xᵀ in pair form (the B operand of a product against rows over n features) from R fp32 rows at
- * stride ld: per row [x_hi | x_hi | x_lo | x_lo] (parts 4, against A = [a_hi | a_lo | a_hi | a_lo];
- * the second x_hi finite, fc_bf16_copy_finite) or [x_hi] (parts 1), np columns per part (a multiple
- * of 32), rows R..Rp zeros; scratch holds these rows (Rp·parts·np words: the A operand of the
- * fused pipeline, amx_rows.h). */
-static inline void fc_amx_pack_t(uint16_t *dst, uint16_t *scratch, const float *rows, int64_t ld, int R, int Rp, int n,
-                                 int np, int parts)
+/* R fp32 rows at stride ld as bf16 rows of parts: per row [x_hi | x_hi | x_lo | x_lo] (parts 4,
+ * against A = [a_hi | a_lo | a_hi | a_lo]; the second x_hi finite, fc_bf16_copy_finite) or [x_hi]
+ * (parts 1), np columns per part (a multiple of 32), rows R..Rp zeros (Rp·parts·np words: the A
+ * operand of the fused pipeline, amx_rows.h). */
+static inline void fc_amx_part_rows(uint16_t *scratch, const float *rows, int64_t ld, int R, int Rp, int n, int np,
+                                    int parts)
 {
     const int ldr = parts * np;
     for (int r = 0; r < Rp; r++) {
@@ -203,14 +202,57 @@ static inline void fc_amx_pack_t(uint16_t *dst, uint16_t *scratch, const float *
             memcpy(row + 3 * np, row + 2 * np, (size_t)np * sizeof(uint16_t));
         }
     }
-    /* a feature pair is one dword, so Xᵀ in pair form is the dword transpose of the rows */
-    fc_transpose((const float *)scratch, ldr / 2, (float *)dst, Rp, Rp, ldr / 2);
 }
 
-/* Packs the item's R query rows (fp32 rows at stride ldq, Dt features) as Qᵀ in pair form. */
+/* Xᵀ in pair form (the B operand of a product against rows over n features) from R fp32 rows at
+ * stride ld: the dword transpose of fc_amx_part_rows' rows (a feature pair is one dword), which
+ * scratch holds. */
+static inline void fc_amx_pack_t(uint16_t *dst, uint16_t *scratch, const float *rows, int64_t ld, int R, int Rp, int n,
+                                 int np, int parts)
+{
+    fc_amx_part_rows(scratch, rows, ld, R, Rp, n, np, parts);
+    fc_transpose((const float *)scratch, parts * np / 2, (float *)dst, Rp, Rp, parts * np / 2);
+}
+
+/* The item's R query rows (fp32 rows at stride ldq, Dt features) as bf16 rows of parts (qrow, the
+ * fused pipeline's A operand); fc_amx_pack_qt makes Qᵀ from them when a column-major tile first
+ * needs it (a fused item may never). */
 static inline void fc_amx_pack_q(fc_amx_bufs *a, const float *rows, int64_t ldq, int R, int Rp, int Dt)
 {
-    fc_amx_pack_t(a->q, a->qrow, rows, ldq, R, Rp, Dt, a->Dp, a->qk);
+    fc_amx_part_rows(a->qrow, rows, ldq, R, Rp, Dt, a->Dp, a->qk);
+}
+
+static inline void fc_amx_pack_qt(fc_amx_bufs *a, int Rp)
+{
+    const int ldr = a->qk * a->Dp;
+    fc_transpose((const float *)a->qrow, ldr / 2, (float *)a->q, Rp, Rp, ldr / 2);
+}
+
+/* Whether the values of kv rows [j0, j0 + jn) are all finite, read as they are stored: bf16 or
+ * fp16 rows at unit stride by their exponent bits, others through fp32 (x: Dv floats of scratch).
+ * A partial tile of the fused pipeline asks this rather than converting the tile's values. */
+static inline bool fc_amx_values_finite(const fc_problem *p, fc_kv_at at, int64_t j0, int jn, float *x)
+{
+    const fc_view *v = &p->v;
+    const int Dv = (int)p->Dv;
+    const bool half = v->se == 1 && (v->dtype == FC_BF16 || v->dtype == FC_F16);
+    const __m512i ones = _mm512_set1_epi16(v->dtype == FC_BF16 ? 0x7F80 : 0x7C00); /* the exponent's bits */
+    __mmask32 bad = 0;
+    for (int j = 0; j < jn; j++) {
+        const char *row = fc_kv_row(v, at, j0 + j);
+        if (!half) {
+            fc_load_row(x, row, v->dtype, v->se, Dv);
+            if (!fc_all_finite(x, 1, 0, Dv))
+                return false;
+            continue;
+        }
+        for (int e = 0; e < Dv; e += 32) {
+            const __mmask32 m = Dv - e >= 32 ? 0xFFFFFFFFu : (1u << (Dv - e)) - 1u;
+            const __m512i w = _mm512_maskz_loadu_epi16(m, (const uint16_t *)row + e);
+            bad |= _mm512_mask_cmpeq_epi16_mask(m, _mm512_and_si512(w, ones), ones);
+        }
+    }
+    return !bad;
 }
 
 /* The bf16 parts of kv row j0 + j of a tile: hi (and lo when given) for the key features followed

@@ -39,9 +39,16 @@ static inline bool fc_amx_rows_applies(const fc_problem *p)
 
 /* Its buffers beside fc_amx_bufs: Kᵀ in pair form and one block of S. */
 typedef struct fc_amx_rows_bufs {
-    uint16_t *kt; /* [qk·Dp/2][2·Jp] */
-    float *s;     /* [FC_AMX_BLOCK][Jp] */
+    uint16_t *kt; /* Kᵀ in 32-column panels (fc_amx_panels): [Jp/32][qk·Dp/2][64] */
+    float *s;     /* FC_AMX_BLOCK × Jp, tile by tile (fc_amx_tiled_c) */
 } fc_amx_rows_bufs;
+
+/* A block's S and P rows lie tile by tile (amx_layout.h): row r of S from fc_amx_s_row, its 16
+ * columns from j (a multiple of 16) at 16·j; row r of P from fc_amx_p_row, its 32 columns from c
+ * (a multiple of 32, the parts one after the other) at 32·c. */
+FC_INLINE const float *fc_amx_s_row(const float *S, int Jp, int r) { return S + (size_t)(r / 16) * 16 * Jp + (r % 16) * 16; }
+FC_INLINE uint16_t *fc_amx_p_row(uint16_t *P, int r) { return P + (r / 16) * 512 + (r % 16) * 32; }
+FC_INLINE fvec fc_amx_s16(const float *srow, int j) { return v_load(srow + 16 * j); }
 
 static inline void fc_amx_rows_carve(fc_amx_rows_bufs *w, fc_carver *cur, const fc_amx_bufs *a)
 {
@@ -77,10 +84,12 @@ FC_INLINE void fc_amx_transpose16(const uint32_t *src, ptrdiff_t lds, int n, uin
     }
 }
 
-/* Kᵀ in pair form (B operand of S = Q·Kᵀ): kt[d/2][2j + d%2] = k_j[d] for the tile's rows j < jn,
- * zeros up to Jp: the dword transpose of the key rows, read in place where they are plain bf16
- * rows (x: Dt floats of scratch).  With parts (qk 4), [k_hi; k_lo; k_hi; k_lo] along d: the rows'
- * two parts transposed, then copied (the second k_hi finite, fc_bf16_copy_finite). */
+/* Kᵀ in pair form (B operand of S = Q·Kᵀ) in 32-column panels (fc_amx_panels: each panel's B
+ * tiles one contiguous stretch, 16 KB at Dp = 128, not 16 lines 2·Jp words apart that share four
+ * L1 sets), k_j[d] for the tile's rows j < jn, zeros up to Jp: the dword transpose of the key
+ * rows, read in place where they are plain bf16 rows (x: Dt floats of scratch).  With parts
+ * (qk 4), [k_hi; k_lo; k_hi; k_lo] along d: the rows' two parts transposed, then copied per panel
+ * (the second k_hi finite, fc_bf16_copy_finite). */
 static inline void fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn,
                                   int Jp, float *x)
 {
@@ -98,16 +107,18 @@ static inline void fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem
             fc_amx_key_row(a->k + (size_t)j * width, split ? a->k + (size_t)j * width + Dp : NULL, p, at, j0 + j, Dp, x);
     }
     const uint32_t *src = (const uint32_t *)rows;
-    uint32_t *dst = (uint32_t *)kt;
+    const size_t panel = (size_t)16 * a->qk * Dp; /* dwords: qk·Dp/2 pair rows of 32 */
     for (int j = 0; j < Jp; j += 16) /* Dp/2 is a multiple of 16; rows past jn come out as zeros */
         for (int c = 0; c < width / 2; c += 16)
             fc_amx_transpose16(j < jn ? src + j * (ld / 2) + c : src, ld / 2, j < jn ? jn - j : 0,
-                               dst + (ptrdiff_t)c * Jp + j, Jp);
-    if (split) { /* one part is Dp/2 pair rows of 2·Jp words */
-        const size_t part = (size_t)Dp * Jp;
-        fc_bf16_copy_finite(kt + 2 * part, kt, part);
-        memcpy(kt + 3 * part, kt + part, part * sizeof(uint16_t));
-    }
+                               (uint32_t *)kt + (size_t)(j / 32) * panel + (size_t)c * 32 + j % 32, 32);
+    if (split) /* one part is Dp/2 pair rows of 64 words per panel */
+        for (int j = 0; j < Jp; j += 32) {
+            uint16_t *pn = kt + (size_t)(j / 32) * 2 * panel;
+            const size_t part = (size_t)32 * Dp;
+            fc_bf16_copy_finite(pn + 2 * part, pn, part);
+            memcpy(pn + 3 * part, pn + part, part * sizeof(uint16_t));
+        }
 }
 
 /* Bits [a, b) of the 16 columns from j, as a lane mask. */
@@ -189,7 +200,7 @@ FC_INLINE fvec fc_amx_hide(fvec x, int j, bool masked, const fc_amx_span *s)
 /* The logits x = c·s of 16 columns from j, −inf where hidden. */
 FC_INLINE fvec fc_amx_logits(const float *srow, int j, fvec c, bool masked, const fc_amx_span *s)
 {
-    return fc_amx_hide(v_mul(v_load(srow + j), c), j, masked, s);
+    return fc_amx_hide(v_mul(fc_amx_s16(srow, j), c), j, masked, s);
 }
 
 /* Two chains; the score first, so that a NaN one is dropped. */
@@ -218,7 +229,7 @@ static inline float fc_amx_row_max(const float *srow, fvec c, const fc_amx_span 
 static inline bool fc_amx_row_has_nan(const float *srow, const fc_amx_span *s)
 {
     for (int j = s->lo; j < s->hi; j += 16) {
-        const fvec x = v_load(srow + j);
+        const fvec x = fc_amx_s16(srow, j);
         if (_mm512_mask_cmp_ps_mask(fc_amx_span_mask(s, j), x, x, _CMP_UNORD_Q))
             return true;
     }
@@ -252,7 +263,7 @@ FC_INLINE fvec fc_amx_exp2_arg(const float *srow, int j, fvec c, fvec m, fvec cl
 {
     if (!fused)
         return v_mul(v_sub(fc_amx_logits(srow, j, c, masked, s), m), v_set1(FC_LOG2E));
-    return fc_amx_hide(v_fma(v_load(srow + j), cl, ml), j, masked, s);
+    return fc_amx_hide(v_fma(fc_amx_s16(srow, j), cl, ml), j, masked, s);
 }
 
 /* The row constants of fc_amx_exp2_arg. */
@@ -261,7 +272,8 @@ typedef struct fc_amx_exp_row {
     bool fused;
 } fc_amx_exp_row;
 
-/* 32 columns of P from j (see fc_amx_row_exp), their sums added to sum0 and sum1. */
+/* 32 columns of P from j (see fc_amx_row_exp; at 32·j of the row, fc_amx_p_row), their sums
+ * added to sum0 and sum1. */
 FC_INLINE void fc_amx_exp_chunk(uint16_t *prow, size_t part, bool split, const float *srow, int j,
                                 const fc_amx_exp_row *k, bool masked, const fc_amx_span *s, fvec *sum0, fvec *sum1)
 {
@@ -270,18 +282,18 @@ FC_INLINE void fc_amx_exp_chunk(uint16_t *prow, size_t part, bool split, const f
     *sum0 = v_add(*sum0, p0);
     *sum1 = v_add(*sum1, p1);
     const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
-    _mm512_storeu_si512(prow + j, hi);
+    _mm512_storeu_si512(prow + 32 * j, hi);
     if (split) {
         const __m256i lo0 = fc_bf16_lo(p0, _mm512_castsi512_si256(hi));
         const __m256i lo1 = fc_bf16_lo(p1, _mm512_extracti64x4_epi64(hi, 1));
-        _mm512_storeu_si512(prow + part + j, hi);
-        _mm512_storeu_si512(prow + 2 * part + j, _mm512_inserti64x4(_mm512_castsi256_si512(lo0), lo1, 1));
+        _mm512_storeu_si512(prow + part + 32 * j, hi);
+        _mm512_storeu_si512(prow + 2 * part + 32 * j, _mm512_inserti64x4(_mm512_castsi256_si512(lo0), lo1, 1));
     }
 }
 
 /* P = bf16(exp(x − m_ref)) for the row's columns [lo, hi) (0 where hidden); returns their fp32 sum.
  * Split: P's parts [p_hi | p_hi | p_lo], `part` words apart (p is finite or NaN: no copy to
- * make finite). */
+ * make finite).  srow and prow: fc_amx_s_row, fc_amx_p_row. */
 FC_INLINE float fc_amx_row_exp(uint16_t *prow, size_t part, bool split, const float *srow, fvec c, float m_ref,
                                const fc_amx_span *s)
 {
@@ -299,16 +311,17 @@ FC_INLINE float fc_amx_row_exp(uint16_t *prow, size_t part, bool split, const fl
     return v_hsum(v_add(sum0, sum1));
 }
 
-/* The online-softmax step of nr rows (a multiple of FC_W) from row r0 of the item, S block rows
- * at stride Jp, each over its span: P rows to `P` (pv parts of Jp words per row), (m, l) updated,
- * alpha = exp(m_old − m_new).  Returns true when some alpha differs from 1. */
+/* The online-softmax step of nr rows (a multiple of FC_W) from row r0 of the item, the block's S
+ * (Jp columns, fc_amx_s_row) each row over its span: P to `P` (pv parts of Jp columns,
+ * fc_amx_p_row), (m, l) updated, alpha = exp(m_old − m_new).  Returns true when some alpha
+ * differs from 1. */
 static inline bool fc_amx_rows_softmax(uint16_t *P, int pv, const float *S, int Jp, int r0, int nr,
                                        const fc_amx_span *span, float scale, float *m, float *l, float *alpha)
 {
     const fvec c = v_set1(scale), ninf = v_set1(-INFINITY), pinf = v_set1(INFINITY);
     float mx[FC_AMX_BLOCK], ref[FC_AMX_BLOCK], sum[FC_AMX_BLOCK], inf_nan[FC_AMX_BLOCK];
     for (int r = 0; r < nr; r++)
-        mx[r] = fc_amx_row_max(S + (size_t)r * Jp, c, &span[r]);
+        mx[r] = fc_amx_row_max(fc_amx_s_row(S, Jp, r), c, &span[r]);
     bool rescale = false;
     for (int g = 0; g < nr; g += FC_W) {
         const fvec m_old = v_load(m + r0 + g);
@@ -319,14 +332,13 @@ static inline bool fc_amx_rows_softmax(uint16_t *P, int pv, const float *S, int 
         v_store(alpha + r0 + g, a);
         rescale |= m_any(_mm512_cmp_ps_mask(a, v_set1(1.0f), _CMP_NEQ_UQ)); /* NaN too */
         for (int k = 0; k < FC_W; k++) /* an +inf maximum turns NaN when a NaN score came with it */
-            inf_nan[g + k] = mx[g + k] == INFINITY && fc_amx_row_has_nan(S + (size_t)(g + k) * Jp, &span[g + k])
+            inf_nan[g + k] = mx[g + k] == INFINITY && fc_amx_row_has_nan(fc_amx_s_row(S, Jp, g + k), &span[g + k])
                                  ? NAN
                                  : mx[g + k];
     }
-    const size_t ldp = (size_t)pv * Jp;
     for (int r = 0; r < nr; r++) /* the split decided outside the row loop */
-        sum[r] = pv > 1 ? fc_amx_row_exp(P + r * ldp, (size_t)Jp, true, S + (size_t)r * Jp, c, ref[r], &span[r])
-                        : fc_amx_row_exp(P + r * ldp, 0, false, S + (size_t)r * Jp, c, ref[r], &span[r]);
+        sum[r] = pv > 1 ? fc_amx_row_exp(fc_amx_p_row(P, r), (size_t)32 * Jp, true, fc_amx_s_row(S, Jp, r), c, ref[r], &span[r])
+                        : fc_amx_row_exp(fc_amx_p_row(P, r), 0, false, fc_amx_s_row(S, Jp, r), c, ref[r], &span[r]);
     for (int g = 0; g < nr; g += FC_W) { /* a NaN sum makes m NaN, unless it is +inf without a NaN */
         const fvec s = v_load(sum + g), nan = v_set1(NAN);
         v_store(l + r0 + g, v_fma(v_load(l + r0 + g), v_load(alpha + r0 + g), s));
@@ -335,18 +347,19 @@ static inline bool fc_amx_rows_softmax(uint16_t *P, int pv, const float *S, int 
     return rescale;
 }
 
-/* O += P·V for nr rows of P (pv parts of Jp words per row) over the tile's columns [lo, hi): one
- * product over all the parts when the span is the whole tile, else one per part. */
+/* O += P·V for nr rows of P (pv parts of Jp columns, tile by tile) over the tile's columns
+ * [lo, hi): one product over all the parts when the span is the whole tile, else one per part. */
 static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int nr, int Dvp, int Jp, int lo, int hi)
 {
-    const size_t ldp = (size_t)a->pv * Jp, vpart = (size_t)Jp * Dvp; /* Jp/2 pair rows of 2·Dvp words */
+    const size_t vpart = (size_t)Jp * Dvp; /* Jp/2 pair rows of 2·Dvp words */
+    const fc_amx_layout lp = fc_amx_tiled_a(), lv = fc_amx_pairs((size_t)2 * Dvp), lo_rows = fc_amx_rows((size_t)Dvp);
     if (lo == 0 && hi == Jp) {
-        fc_amx_gemm(nr, Dvp, a->pv * Jp, a->p, ldp, a->v, (size_t)2 * Dvp, O, (size_t)Dvp, true);
+        fc_amx_gemm_at(nr, Dvp, a->pv * Jp, a->p, lp, a->v, lv, O, lo_rows, true);
         return;
     }
     for (int part = 0; part < a->pv; part++)
-        fc_amx_gemm(nr, Dvp, hi - lo, a->p + (size_t)part * Jp + lo, ldp, a->v + part * vpart + (size_t)lo * Dvp,
-                    (size_t)2 * Dvp, O, (size_t)Dvp, true);
+        fc_amx_gemm_at(nr, Dvp, hi - lo, a->p + (size_t)32 * (part * Jp + lo), lp, a->v + part * vpart + (size_t)lo * Dvp,
+                       lv, O, lo_rows, true);
 }
 
 /* One kv tile [j0, j0 + jn) of the item's R rows (Rp padded; O row-major at stride Dvp); x:
@@ -368,9 +381,13 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
         fc_amx_block_span(span, nr, jn, &lo, &hi);
         if (lo == hi) /* no row of the block sees the tile: (m, l, O) stay as they are */
             continue;
-        fc_amx_gemm(nr, hi - lo, ldq, a->qrow + (size_t)r0 * ldq, (size_t)ldq, w->kt + 2 * lo, (size_t)2 * Jp, w->s + lo,
-                    (size_t)Jp, false);
-        if (fc_amx_rows_softmax(a->p, a->pv, w->s, Jp, r0, nr, span, p->scale, m, l, alpha))
+        fc_amx_gemm_at(nr, hi - lo, ldq, a->qrow + (size_t)r0 * ldq, fc_amx_rows((size_t)ldq), w->kt + (size_t)lo * ldq,
+                       fc_amx_panels((size_t)ldq), w->s + 16 * lo, fc_amx_tiled_c((size_t)Jp), false);
+        bool rescale = false;
+        for (int g = 0; g < nr; g += 16) /* a half's S (32 KB at Jp = 512) stays in L1 from its maximum to its exp pass */
+            rescale |= fc_amx_rows_softmax(fc_amx_p_row(a->p, g), a->pv, fc_amx_s_row(w->s, Jp, g), Jp, r0 + g,
+                                           nr - g < 16 ? nr - g : 16, span + g, p->scale, m, l, alpha);
+        if (rescale)
             for (int r = r0; r < r0 + nr && r < R; r++)
                 if (alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)

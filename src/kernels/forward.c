@@ -192,6 +192,7 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
 #if FC_BF16_PRODUCTS
     const bool tiles = fc_amx_applies(p, R), pv_tiles = tiles && fc_amx_pv_tiles(p);
     const bool fused = tiles && fc_amx_rows_applies(p);
+    bool qt_packed = false;
 #else
     const bool tiles = false, pv_tiles = false;
 #endif
@@ -215,14 +216,20 @@ void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, 
             continue;
         }
         const bool hides = fc_tile_hides(p, kind);
+#if FC_BF16_PRODUCTS
+        if (fused && (!hides || fc_amx_values_finite(p, fc_kv_at_rows(rw), j0, jn, b.aff))) { /* else hidden values need the visibility path */
+            fc_amx_rows_tile(&b.amx, &b.amx_rows, b.o, b.m, b.l, b.alpha, p, rw, j0, jn, kind == FC_TILE_PARTIAL, b.aff);
+            continue;
+        }
+#endif
         fc_kv_tile kv = {0};
         if (!pv_tiles || hides) /* the tile products read the kv rows themselves, but hidden values are checked */
             fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place && !tiles, b.kb, b.vb,
                             b.aff);
 #if FC_BF16_PRODUCTS
-        if (fused && (!hides || fc_all_finite(kv.v, jn, kv.ldv, Dv))) { /* else hidden values need the visibility path */
-            fc_amx_rows_tile(&b.amx, &b.amx_rows, b.o, b.m, b.l, b.alpha, p, rw, j0, jn, kind == FC_TILE_PARTIAL, b.aff);
-            continue;
+        if (tiles && !qt_packed) {
+            fc_amx_pack_qt(&b.amx, Rp);
+            qt_packed = true;
         }
         if (tiles)
             fc_amx_qk(b.s, &b.amx, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
