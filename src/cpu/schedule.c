@@ -9,7 +9,7 @@
  * the last items handed out were light first tiles, and 16 threads over causal S = 4096 in 512-row
  * items finished at 19.5 units of work against 16 (8 heads × 32 / 16 threads, a list-schedule
  * simulation).  Equal items keep going head by head: consecutive items share their kv rows in
- * the caches (−2..3 % CPU time against the order across heads, docs/PERFORMANCE.md).
+ * the caches (2..4 % less CPU time than across heads at 1 thread, docs/PERFORMANCE.md).
  */
 #include <stdlib.h>
 
