@@ -80,7 +80,7 @@ FC_INLINE void fc_amx_block(bool m2, bool n2, int K, const uint16_t *A, fc_amx_l
         _tile_loadd(5, A1, sa);
     for (int k = 32;; k += 32) {
         const bool more = k < K;
-        const size_t ka = (size_t)(k / 32) * la.step, kb = (size_t)(k / 32) * lb.step;
+        const size_t ka = fc_amx_kstep(la, k / 32), kb = fc_amx_kstep(lb, k / 32);
         _tile_dpbf16ps(0, 4, 6);
         if (n2)
             _tile_dpbf16ps(1, 4, 7);

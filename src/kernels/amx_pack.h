@@ -76,11 +76,13 @@ static inline bool fc_bf16_products_pay(const fc_problem *p)
 
 /* bf16(x) and, for the split, bf16(x − bf16(x)) (an infinite x has rest 0: it propagates as itself). */
 FC_INLINE __m256i fc_bf16_hi(fvec x) { return (__m256i)_mm512_cvtneps_pbh(x); }
+FC_INLINE fvec fc_bf16_widen(__m256i hi) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16)); }
 FC_INLINE __m256i fc_bf16_lo(fvec x, __m256i hi)
 {
-    const fvec back = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
-    return (__m256i)_mm512_cvtneps_pbh(v_select(v_eq(v_abs(x), v_set1(INFINITY)), v_zero(), v_sub(x, back)));
+    return (__m256i)_mm512_cvtneps_pbh(v_select(v_eq(v_abs(x), v_set1(INFINITY)), v_zero(), v_sub(x, fc_bf16_widen(hi))));
 }
+/* The same for an x known not to be infinite (finite or NaN: softmax weights). */
+FC_INLINE __m256i fc_bf16_lo_finite(fvec x, __m256i hi) { return (__m256i)_mm512_cvtneps_pbh(v_sub(x, fc_bf16_widen(hi))); }
 
 /* Values e .. e + 15 of a row of n fp32 (fp16) values, zeros from n on. */
 FC_INLINE fvec fc_amx_load16(const float *x, int e, int n)
@@ -121,6 +123,17 @@ FC_INLINE void fc_bf16_copy_finite(uint16_t *dst, const uint16_t *src, size_t n)
         const __mmask32 finite = _mm512_cmpneq_epi16_mask(_mm512_and_si512(w, abs), inf);
         _mm512_storeu_si512(dst + e, _mm512_maskz_mov_epi16(finite, w));
     }
+}
+
+/* Whether n bf16 words (a multiple of 32) hold an infinity: a hi part without one is finite, so
+ * the product against the other operand's lo part may read it as it is (no copy above). */
+FC_INLINE bool fc_bf16_has_inf(const uint16_t *src, size_t n)
+{
+    const __m512i abs = _mm512_set1_epi16(0x7FFF), inf = _mm512_set1_epi16(0x7F80);
+    __mmask32 any = 0;
+    for (size_t e = 0; e < n; e += 32)
+        any |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(_mm512_loadu_si512(src + e), abs), inf);
+    return any != 0;
 }
 
 /* Word indices that interleave two rows' words (a, b, a, b, ...): fc_pair_idx within one register
@@ -352,8 +365,10 @@ static inline void fc_amx_value_pair(uint16_t *dst, uint16_t *dst_lo, const fc_p
 
 /* The tile's value rows in pair form (the B operand of O += P·V), Jp/2 row pairs with zeros past
  * row jn: [v_hi; v_lo; v_hi] along K (pv 3, against [p_hi | p_hi | p_lo]) or [v_hi] (pv 1);
- * x: 2·Dv floats of scratch. */
-static inline void fc_amx_pack_v(fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, int Jp, float *x)
+ * x: 2·Dv floats of scratch.  Returns the parts stored: with `share`, a finite v_hi is not copied
+ * (2: the caller's p_lo·v_hi reads the first part again). */
+static inline int fc_amx_pack_v(fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn, int Jp, bool share,
+                                float *x)
 {
     const int Dvp = (int)fc_round_up(p->Dv, FC_W), pv = a->pv;
     const size_t ldv2 = (size_t)2 * Dvp, lo_part = (size_t)(Jp / 2) * ldv2;
@@ -366,9 +381,12 @@ static inline void fc_amx_pack_v(fc_amx_bufs *a, const fc_problem *p, fc_kv_at a
             continue;
         }
         fc_amx_value_pair(vh, pv == 3 ? vh + lo_part : NULL, p, at, j0 + j, j + 1 < jn, Dvp, x);
-        if (pv == 3)
-            fc_bf16_copy_finite(vh + 2 * lo_part, vh, ldv2);
     }
+    if (pv == 3 && share && !fc_bf16_has_inf(a->v, lo_part))
+        return 2;
+    if (pv == 3)
+        fc_bf16_copy_finite(a->v + 2 * lo_part, a->v, lo_part);
+    return pv;
 }
 
 /* O[r][e] += Σ_j P[j][r]·v_j[e] for kv rows [j0, j0 + jn) and the probabilities S[j][r] (the softmax
@@ -378,7 +396,7 @@ static inline void fc_amx_pv(float *O, fc_amx_bufs *a, const float *S, const fc_
 {
     const int Dvp = (int)fc_round_up(p->Dv, FC_W), Jp = (int)fc_round_up(jn, 32), pv = a->pv;
     uint32_t *hi_pairs = a->ppair, *lo_pairs = a->ppair + (size_t)(Jp / 2) * Rp;
-    fc_amx_pack_v(a, p, at, j0, jn, Jp, x);
+    fc_amx_pack_v(a, p, at, j0, jn, Jp, false, x);
     for (int j = 0; j < Jp; j += 2) { /* P's column pairs, against the value pairs */
         if (j >= jn) {
             memset(hi_pairs + (size_t)(j / 2) * Rp, 0, (size_t)Rp * sizeof(uint32_t));

@@ -88,37 +88,46 @@ FC_INLINE void fc_amx_transpose16(const uint32_t *src, ptrdiff_t lds, int n, uin
  * tiles one contiguous stretch, 16 KB at Dp = 128, not 16 lines 2·Jp words apart that share four
  * L1 sets), k_j[d] for the tile's rows j < jn, zeros up to Jp: the dword transpose of the key
  * rows, read in place where they are plain bf16 rows (x: Dt floats of scratch).  With parts
- * (qk 4), [k_hi; k_lo; k_hi; k_lo] along d: the rows' two parts transposed, then copied per panel
- * (the second k_hi finite, fc_bf16_copy_finite). */
-static inline void fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn,
-                                  int Jp, float *x)
+ * (qk 4), [k_hi; k_lo] along d: the rows' two parts transposed 16 rows at a time (in L1); the
+ * products against [q_lo | q_lo] read them again (fc_amx_repeat) unless k_hi holds an infinity,
+ * which q_lo·k_hi must not meet (0·inf): then [k_hi; k_lo; k_hi; k_lo] per panel, the second k_hi
+ * finite (fc_bf16_copy_finite).  Returns the parts stored (1, 2 or 4). */
+static inline int fc_amx_pack_kt(uint16_t *kt, fc_amx_bufs *a, const fc_problem *p, fc_kv_at at, int64_t j0, int jn,
+                                 int Jp, float *x)
 {
     const bool split = a->qk > 1;
     const int Dp = a->Dp, width = split ? 2 * Dp : Dp;
     const fc_view *k = &p->k;
     fc_amx_prefetch(k, p, at, j0 + jn, jn, (int)p->Dqk);
-    const uint16_t *rows = a->k;
-    ptrdiff_t ld = width;
-    if (!split && !p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Dp == p->Dqk && k->ss % 2 == 0) {
-        rows = (const uint16_t *)fc_kv_row(k, at, j0);
-        ld = (ptrdiff_t)k->ss;
-    } else {
-        for (int j = 0; j < jn; j++)
-            fc_amx_key_row(a->k + (size_t)j * width, split ? a->k + (size_t)j * width + Dp : NULL, p, at, j0 + j, Dp, x);
-    }
-    const uint32_t *src = (const uint32_t *)rows;
+    const bool in_place =
+        !split && !p->Dr && k->dtype == FC_BF16 && k->se == 1 && !k->pages.table && Dp == p->Dqk && k->ss % 2 == 0;
+    const ptrdiff_t ld = in_place ? (ptrdiff_t)k->ss : width;
     const size_t panel = (size_t)16 * a->qk * Dp; /* dwords: qk·Dp/2 pair rows of 32 */
-    for (int j = 0; j < Jp; j += 16) /* Dp/2 is a multiple of 16; rows past jn come out as zeros */
+    for (int j = 0; j < Jp; j += 16) { /* Dp/2 is a multiple of 16; rows past jn come out as zeros */
+        const int n = j >= jn ? 0 : jn - j < 16 ? jn - j : 16;
+        const uint16_t *rows = in_place && n ? (const uint16_t *)fc_kv_row(k, at, j0) + j * ld : a->k;
+        if (!in_place)
+            for (int i = 0; i < n; i++)
+                fc_amx_key_row(a->k + (size_t)i * width, split ? a->k + (size_t)i * width + Dp : NULL, p, at, j0 + j + i,
+                               Dp, x);
         for (int c = 0; c < width / 2; c += 16)
-            fc_amx_transpose16(j < jn ? src + j * (ld / 2) + c : src, ld / 2, j < jn ? jn - j : 0,
+            fc_amx_transpose16((const uint32_t *)rows + c, ld / 2, n,
                                (uint32_t *)kt + (size_t)(j / 32) * panel + (size_t)c * 32 + j % 32, 32);
-    if (split) /* one part is Dp/2 pair rows of 64 words per panel */
-        for (int j = 0; j < Jp; j += 32) {
-            uint16_t *pn = kt + (size_t)(j / 32) * 2 * panel;
-            const size_t part = (size_t)32 * Dp;
-            fc_bf16_copy_finite(pn + 2 * part, pn, part);
-            memcpy(pn + 3 * part, pn + part, part * sizeof(uint16_t));
-        }
+    }
+    if (!split)
+        return 1;
+    const size_t part = (size_t)32 * Dp; /* one part is Dp/2 pair rows of 64 words per panel */
+    bool inf = false;
+    for (int j = 0; j < Jp; j += 32)
+        inf = inf || fc_bf16_has_inf(kt + (size_t)(j / 32) * 2 * panel, part);
+    if (!inf)
+        return 2;
+    for (int j = 0; j < Jp; j += 32) {
+        uint16_t *pn = kt + (size_t)(j / 32) * 2 * panel;
+        fc_bf16_copy_finite(pn + 2 * part, pn, part);
+        memcpy(pn + 3 * part, pn + part, part * sizeof(uint16_t));
+    }
+    return 4;
 }
 
 /* Bits [a, b) of the 16 columns from j, as a lane mask. */
@@ -284,8 +293,8 @@ FC_INLINE void fc_amx_exp_chunk(uint16_t *prow, size_t part, bool split, const f
     const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
     _mm512_storeu_si512(prow + 32 * j, hi);
     if (split) {
-        const __m256i lo0 = fc_bf16_lo(p0, _mm512_castsi512_si256(hi));
-        const __m256i lo1 = fc_bf16_lo(p1, _mm512_extracti64x4_epi64(hi, 1));
+        const __m256i lo0 = fc_bf16_lo_finite(p0, _mm512_castsi512_si256(hi));
+        const __m256i lo1 = fc_bf16_lo_finite(p1, _mm512_extracti64x4_epi64(hi, 1));
         _mm512_storeu_si512(prow + part + 32 * j, hi);
         _mm512_storeu_si512(prow + 2 * part + 32 * j, _mm512_inserti64x4(_mm512_castsi256_si512(lo0), lo1, 1));
     }
@@ -348,18 +357,20 @@ static inline bool fc_amx_rows_softmax(uint16_t *P, int pv, const float *S, int 
 }
 
 /* O += P·V for nr rows of P (pv parts of Jp columns, tile by tile) over the tile's columns
- * [lo, hi): one product over all the parts when the span is the whole tile, else one per part. */
-static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int nr, int Dvp, int Jp, int lo, int hi)
+ * [lo, hi), V holding vparts of them (fc_amx_pack_v; P's part k meets V's part k % vparts): one
+ * product over all the parts when the span is the whole tile, else one per part. */
+static inline void fc_amx_rows_pv(float *O, const fc_amx_bufs *a, int vparts, int nr, int Dvp, int Jp, int lo, int hi)
 {
     const size_t vpart = (size_t)Jp * Dvp; /* Jp/2 pair rows of 2·Dvp words */
     const fc_amx_layout lp = fc_amx_tiled_a(), lv = fc_amx_pairs((size_t)2 * Dvp), lo_rows = fc_amx_rows((size_t)Dvp);
     if (lo == 0 && hi == Jp) {
-        fc_amx_gemm_at(nr, Dvp, a->pv * Jp, a->p, lp, a->v, lv, O, lo_rows, true);
+        const fc_amx_layout lvr = vparts < a->pv ? fc_amx_repeat(lv, (size_t)vparts * Jp / 32) : lv;
+        fc_amx_gemm_at(nr, Dvp, a->pv * Jp, a->p, lp, a->v, lvr, O, lo_rows, true);
         return;
     }
     for (int part = 0; part < a->pv; part++)
-        fc_amx_gemm_at(nr, Dvp, hi - lo, a->p + (size_t)32 * (part * Jp + lo), lp, a->v + part * vpart + (size_t)lo * Dvp,
-                       lv, O, lo_rows, true);
+        fc_amx_gemm_at(nr, Dvp, hi - lo, a->p + (size_t)32 * (part * Jp + lo), lp,
+                       a->v + (part % vparts) * vpart + (size_t)lo * Dvp, lv, O, lo_rows, true);
 }
 
 /* One kv tile [j0, j0 + jn) of the item's R rows (Rp padded; O row-major at stride Dvp); x:
@@ -370,8 +381,10 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
     const int Rp = rw->padded, R = rw->count, Jp = (int)fc_round_up(jn, 32), ldq = a->qk * a->Dp;
     const int Dvp = (int)fc_round_up(p->Dv, FC_W);
     const fc_kv_at at = fc_kv_at_rows(rw);
-    fc_amx_pack_kt(w->kt, a, p, at, j0, jn, Jp, x);
-    fc_amx_pack_v(a, p, at, j0, jn, Jp, x);
+    const int kparts = fc_amx_pack_kt(w->kt, a, p, at, j0, jn, Jp, x);
+    const int vparts = fc_amx_pack_v(a, p, at, j0, jn, Jp, true, x);
+    const fc_amx_layout lk = fc_amx_panels((size_t)ldq);
+    const fc_amx_layout lkr = kparts < a->qk ? fc_amx_repeat(lk, (size_t)kparts * a->Dp / 32) : lk;
     fc_amx_span span[FC_AMX_BLOCK];
     for (int r0 = 0; r0 < Rp; r0 += FC_AMX_BLOCK) {
         const int nr = Rp - r0 < FC_AMX_BLOCK ? Rp - r0 : FC_AMX_BLOCK;
@@ -382,7 +395,7 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
         if (lo == hi) /* no row of the block sees the tile: (m, l, O) stay as they are */
             continue;
         fc_amx_gemm_at(nr, hi - lo, ldq, a->qrow + (size_t)r0 * ldq, fc_amx_rows((size_t)ldq), w->kt + (size_t)lo * ldq,
-                       fc_amx_panels((size_t)ldq), w->s + 16 * lo, fc_amx_tiled_c((size_t)Jp), false);
+                       lkr, w->s + 16 * lo, fc_amx_tiled_c((size_t)Jp), false);
         bool rescale = false;
         for (int g = 0; g < nr; g += 16) /* a half's S (32 KB at Jp = 512) stays in L1 from its maximum to its exp pass */
             rescale |= fc_amx_rows_softmax(fc_amx_p_row(a->p, g), a->pv, fc_amx_s_row(w->s, Jp, g), Jp, r0 + g,
@@ -392,7 +405,7 @@ static inline void fc_amx_rows_tile(fc_amx_bufs *a, fc_amx_rows_bufs *w, float *
                 if (alpha[r] != 1.0f)
                     for (int e = 0; e < Dvp; e++)
                         O[(ptrdiff_t)r * Dvp + e] *= alpha[r];
-        fc_amx_rows_pv(O + (size_t)r0 * Dvp, a, nr, Dvp, Jp, lo, hi);
+        fc_amx_rows_pv(O + (size_t)r0 * Dvp, a, vparts, nr, Dvp, Jp, lo, hi);
     }
 }
 

@@ -46,8 +46,8 @@ FC_INLINE void fc_dpbf16_block(const int mr, const int nv, int K, const uint16_t
         for (int v = 0; v < nv; v++)
             acc[i][v] = accumulate ? _mm512_loadu_ps(c[v] + i * lc.ld) : _mm512_setzero_ps();
     for (int k0 = 0; k0 < K; k0 += 32) {
-        const uint16_t *ak = a + (size_t)(k0 / 32) * la.step;
-        const size_t bk = (size_t)(k0 / 32) * lb.step;
+        const uint16_t *ak = a + fc_amx_kstep(la, k0 / 32);
+        const size_t bk = fc_amx_kstep(lb, k0 / 32);
         for (int k = 0; k < 32; k += 2) {
             __m512bh bv[4];
             for (int v = 0; v < nv; v++)
