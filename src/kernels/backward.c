@@ -47,6 +47,8 @@ typedef struct fc_bwd_bufs {
     bool transposed;      /* qt and dot hold the rows (the tile products need them only lazily) */
     bool tiles;           /* the problem's products may run on AMX tiles (amx_bwd.h) */
     bool on_tiles;        /* the pair just computed did, and so do its dQ, dK, dV products */
+    bool elements;        /* pairs on tiles make their products' operands in one element pass
+                           * (fc_amx_bwd_elements) */
     fc_rows rows;
 #if FC_AMX
     fc_amx_bwd amx;
@@ -101,13 +103,15 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(dsum, Rp);
     b->dq_slots = NULL; /* fc_bwd_head_item: the dQ rows of a kv head's query items (below) */
     fc_rows_carve(&b->rows, &cur, Rp);
-    b->tiles = b->on_tiles = false;
+    b->tiles = b->on_tiles = b->elements = false;
     int64_t tile_words = 0; /* per row slot: Qᵀ and dOᵀ tile operands */
 #if FC_AMX
     b->tiles = fc_amx_bwd_applies(p);
     if (b->tiles) {
         fc_amx_bwd_carve(&b->amx, &cur, p, (int)Rp, t.cols);
-        tile_words = fc_round_up(Rp * b->amx.s_parts * b->amx.Dq, 32) + fc_round_up(Rp * b->amx.dp_parts * b->amx.Dv, 32);
+        b->elements = b->amx.one_part && fc_scores_scale_only(p) && !fc_has_dropout(p) && !p->mask.data &&
+                      isfinite(p->scale * FC_LOG2E);
+        tile_words = (int64_t)fc_amx_bwd_place_rows(&b->amx, NULL, (int)Rp);
     }
 #endif
     b->slots = NULL;
@@ -202,7 +206,8 @@ static void fc_bwd_pack_kv(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile
 /* For one (rows, kv tile) pair that the rows see (`kind` FULL or PARTIAL): P into b->p, dS into
  * b->ds; with dropout b->p then holds P·keep/kp (what dV needs).  kv_finite: fc_kv_finite of the
  * tile.  Sets b->visible_only (and b->vis) when the products must skip hidden positions, and
- * b->on_tiles when they run on tiles (finite operands; the tile's kv rows already packed). */
+ * b->on_tiles when they run on tiles (finite operands; the tile's kv rows already packed); with
+ * b->elements those pairs leave P and dS as the products' bf16 operands instead (amx_bwd.h). */
 static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn,
                         fc_tile_kind kind, bool kv_finite)
 {
@@ -215,6 +220,11 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
 #if FC_AMX
     if (b->on_tiles)
         fc_amx_bwd_s_dp(&b->amx, b->p, b->ds, jn, Rp);
+    if (b->on_tiles && b->elements) {
+        const fc_amx_bwd_rowc c = {b->m, b->linv, b->dsum, rw->lo1, rw->hi1, rw->lo2, rw->hi2, p->scale};
+        fc_amx_bwd_elements(&b->amx, b->p, b->ds, jn, Rp, &c, kind == FC_TILE_PARTIAL, j0);
+        return;
+    }
 #endif
     if (!b->on_tiles && !b->transposed) { /* the fp32 products after all */
         fc_transpose_rows(b->q_rows, b->ld_q, b->qt, Rp, rw->count, (int)(p->Dqk + p->Dr));
@@ -285,9 +295,13 @@ static void fc_bwd_add_dq(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile 
     const fc_rows *rw = &b->rows;
     const int64_t ldq = fc_ldq(p);
 #if FC_AMX
+    if (b->on_tiles && b->elements) {
+        fc_amx_bwd_dq_made(&b->amx, jn, rw->count, acc, ldq);
+        return;
+    }
     if (b->on_tiles) {
         fc_transpose(b->ds, rw->padded, b->dst, t.cols, jn, rw->count);
-        fc_amx_bwd_product(&b->amx, b->amx.dq_parts, rw->count, jn, kv->k_width, b->dst, t.cols, kv->k, kv->ldk, acc, ldq);
+        fc_amx_bwd_product(&b->amx, b->amx.dq_parts, rw->count, jn, b->dst, t.cols, b->amx.kb, b->amx.nq, acc, ldq);
         return;
     }
 #else
@@ -341,11 +355,13 @@ static void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t
     const int R = b->rows.count, Rp = b->rows.padded;
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
 #if FC_AMX
+    if (b->on_tiles && b->elements) {
+        fc_amx_bwd_dkv_made(&b->amx, jn, R, Rp, b->acc_v + row0 * Dvp, Dvp, b->acc_k + row0 * ldq, ldq);
+        return;
+    }
     if (b->on_tiles) {
-        fc_amx_bwd_product(&b->amx, b->amx.dv_parts, jn, R, (int)p->Dv, b->p, Rp, b->do_rows, b->ld_do,
-                           b->acc_v + row0 * Dvp, Dvp);
-        fc_amx_bwd_product(&b->amx, b->amx.dk_parts, jn, R, (int)(p->Dqk + p->Dr), b->ds, Rp, b->q_rows, b->ld_q,
-                           b->acc_k + row0 * ldq, ldq);
+        fc_amx_bwd_product(&b->amx, b->amx.dv_parts, jn, R, b->p, Rp, b->amx.dob, b->amx.nv, b->acc_v + row0 * Dvp, Dvp);
+        fc_amx_bwd_product(&b->amx, b->amx.dk_parts, jn, R, b->ds, Rp, b->amx.qb, b->amx.nq, b->acc_k + row0 * ldq, ldq);
         return;
     }
 #endif
@@ -394,10 +410,8 @@ static void fc_bwd_slot_rows(const fc_problem *p, fc_bwd_bufs *b, int64_t k)
     NEXT(dsum, Rp);
 #undef NEXT
 #if FC_AMX
-    if (b->tiles) {
-        b->amx.qt = (uint16_t *)x;
-        b->amx.dot = b->amx.qt + fc_round_up(Rp * b->amx.s_parts * b->amx.Dq, 32);
-    }
+    if (b->tiles)
+        fc_amx_bwd_place_rows(&b->amx, (uint16_t *)x, (int)Rp);
 #endif
     if (!s->loaded) {
         fc_bwd_load_rows(p, b);

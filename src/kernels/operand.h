@@ -92,9 +92,13 @@ static inline void fc_store_row(char *row, fc_dtype dt, int64_t se, const float 
     case FC_F16:
         for (int e = 0; e < n; e++) *(uint16_t *)(row + e * es) = fc_f32_to_f16_inline(src[e]);
         return;
-    case FC_BF16:
-        for (int e = 0; e < n; e++) *(uint16_t *)(row + e * es) = fc_f32_to_bf16_inline(src[e]);
+    case FC_BF16: {
+        int e = 0;
+        if (se == 1)
+            for (; e + FC_W <= n; e += FC_W) v_store_bf16((uint16_t *)row + e, v_load(src + e));
+        for (; e < n; e++) *(uint16_t *)(row + e * es) = fc_f32_to_bf16_inline(src[e]);
         return;
+    }
     default: return;
     }
 }

@@ -104,6 +104,7 @@ FC_INLINE float v_hmax(fvec v) { float m = v[0]; FC_LANES(m = v[l_] > m ? v[l_] 
 FC_INLINE float v_hsum(fvec v) { float s = 0.0f; FC_LANES(s += v[l_]); return s; }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_to_f32_inline(p[l_])); return v; }
 FC_INLINE fvec v_load_bf16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_bf16_to_f32_inline(p[l_])); return v; }
+FC_INLINE void v_store_bf16(uint16_t *p, fvec v) { FC_LANES(p[l_] = fc_f32_to_bf16_inline(v[l_])); }
 FC_INLINE fvec v_load_i8(const int8_t *p) { fvec v; FC_LANES(v[l_] = (float)p[l_]); return v; }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -151,6 +152,16 @@ FC_INLINE fvec v_load_i8(const int8_t *p) { return _mm512_cvtepi32_ps(_mm512_cvt
 FC_INLINE fvec v_load_bf16(const uint16_t *p)
 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+/* fc_f32_to_bf16_inline's rounding on integers, bit for bit (vcvtneps2bf16 flushes subnormals) */
+FC_INLINE void v_store_bf16(uint16_t *p, fvec v)
+{
+    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
+    const __m512i odd = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    const __m512i w = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+    _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(w));
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -209,6 +220,18 @@ FC_INLINE fvec v_load_bf16(const uint16_t *p)
 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
 }
+/* fc_f32_to_bf16_inline's rounding on integers, bit for bit */
+FC_INLINE void v_store_bf16(uint16_t *p, fvec v)
+{
+    const __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
+    const __m256i odd = _mm256_and_si256(hi, _mm256_set1_epi32(1));
+    const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff))), 16);
+    /* NaN: |u| > 0x7f800000 as signed integers (|u| < 2^31) */
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+    const __m256i w = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+    _mm_storeu_si128((__m128i *)p, packed);
+}
 
 /* ---------------------------------------------------------------------------------------------- */
 #else /* portable scalar path */
@@ -245,6 +268,7 @@ FC_INLINE float v_hmax(fvec v) { return v; }
 FC_INLINE float v_hsum(fvec v) { return v; }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32_inline(*p); }
 FC_INLINE fvec v_load_bf16(const uint16_t *p) { return fc_bf16_to_f32_inline(*p); }
+FC_INLINE void v_store_bf16(uint16_t *p, fvec v) { *p = fc_f32_to_bf16_inline(v); }
 FC_INLINE fvec v_load_i8(const int8_t *p) { return (float)*p; }
 #endif
 

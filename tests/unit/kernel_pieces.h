@@ -35,9 +35,9 @@ typedef struct unit_pieces {
      * the pair-interleaved form (ldb), fp32 C (ldc); M, N multiples of 16, K of 32 */
     void (*amx_gemm)(int M, int N, int K, const uint16_t *A, size_t lda, const uint16_t *B, size_t ldb, float *C,
                      size_t ldc, bool accumulate);
-    /* fc_amx_bwd_product (amx set only): C[M×n] += X[M×K]·Y[K×n] from fp32 rows, X split into bf16 hi
-     * and lo, Y bf16 (parts 2) or split too (3); operands padded to the tiles, C written over M and
-     * n rounded up to 16 (padding gets 0 added) */
+    /* fc_amx_pack_b of Y, then fc_amx_bwd_product (amx set only): C[M×n] += X[M×K]·Y[K×n] from
+     * fp32 rows, X split into bf16 hi and lo, Y bf16 (parts 2) or split too (3); operands padded to
+     * the tiles, C written over M and n rounded up to 16 (padding gets 0 added) */
     void (*amx_product)(int parts, int M, int K, int n, const float *X, int64_t ldx, const float *Y, int64_t ldy,
                         float *C, int64_t ldc);
 } unit_pieces;

@@ -48,11 +48,12 @@ static void amx_product(int parts, int M, int K, int n, const float *X, int64_t 
     const size_t Mp = (size_t)fc_round_up(M, 16), Kp = (size_t)fc_round_up(K, 32), np = (size_t)fc_round_up(n, 16);
     fc_amx_bwd a = {0};
     a.a = malloc(Mp * (size_t)parts * Kp * sizeof(uint16_t));
-    a.b = malloc((size_t)parts * Kp * np * sizeof(uint16_t));
+    uint16_t *B = malloc((size_t)parts * Kp * np * sizeof(uint16_t));
+    fc_amx_pack_b(B, Y, ldy, K, (int)Kp, n, (int)np, parts);
     fc_amx_begin();
-    fc_amx_bwd_product(&a, parts, M, K, n, X, ldx, Y, ldy, C, ldc);
+    fc_amx_bwd_product(&a, parts, M, K, X, ldx, B, (int)np, C, ldc);
     fc_amx_end();
-    free(a.a), free(a.b);
+    free(a.a), free(B);
 }
 #endif
 

@@ -166,7 +166,7 @@ static void amx_tiles(const unit_pieces *P)
                 }
 }
 
-/* The amx set's backward product from fp32 rows (fc_amx_bwd_product): every M, K and n remainder of
+/* The amx set's backward product from fp32 rows (fc_amx_pack_b, fc_amx_bwd_product): every M, K and n remainder of
  * the 16-row, 32-deep, 16-column tiles.  Y holds bf16 values (parts 2) or fp16 values (parts 3),
  * so the only errors are X's two-part split (2^-16 relative), the dropped lo·lo term (2^-18) and
  * the fp32 sums; the padding of C (rows M..16k, columns n..16k) gets exactly 0 added, and nothing
