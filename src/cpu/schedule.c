@@ -4,10 +4,13 @@
  * Items never share outputs, so any schedule gives bit-identical results; OpenMP hands them out
  * dynamically, heaviest first within a batch (later query tiles see more columns under causal
  * masks, earlier kv tiles are seen by more rows), which balances causal and banded problems
- * without a cost model.  Query items go by tile across all heads (every head's last tile, then
- * every head's tile before it, ...): by head, the last items of each head were its light first
- * tiles, and 16 threads over causal S = 4096 in 512-row items finished at 19.5 units of work
- * against 16 (8 heads × 32 / 16 threads, a list-schedule simulation).
+ * without a cost model.  Where a band (causal, window) makes the items unequal and there are more
+ * threads than a head has query items, the items go by tile across all heads (every head's last
+ * tile, then every head's tile before it, ...): by head, the heavy items of the later heads started
+ * while other threads ran out of work (16 threads, causal S = 4096 in 512-row items: 10.5 units
+ * against the ideal 8.95, a list-schedule simulation).  Otherwise head by head balances as well,
+ * and a thread's consecutive items share the head's kv rows in its caches (across heads: 2–5 %
+ * more CPU time at 1 thread, docs/PERFORMANCE.md).
  */
 #include <stdlib.h>
 
@@ -69,8 +72,11 @@ static void fc_q_item_at(const fc_problem *p, const fc_cpu_plan *cp, const fc_cp
     fc_item_shape(p, bt, cp->tiles, &ic, &nc);
     const int64_t tiles = (bt->q_rows + ic - 1) / ic, hblocks = (p->G + nc - 1) / nc;
     const int64_t local = idx - its->q_start[b], heads = p->Nkv * hblocks;
-    const int64_t tile = tiles - 1 - local / heads; /* heaviest (last) tiles first, all heads */
-    const int64_t hb = local % heads % hblocks, n2 = local % heads / hblocks;
+    const bool banded = bt->vis_lo > -(bt->sq - 1) || bt->vis_hi < bt->skv - 1; /* unequal items */
+    const bool across = banded && cp->threads > tiles; /* else head by head: a thread's next item reuses its kv rows */
+    const int64_t tile = tiles - 1 - (across ? local / heads : local % tiles); /* heaviest (last) tiles first */
+    const int64_t head = across ? local % heads : local / tiles;
+    const int64_t hb = head % hblocks, n2 = head / hblocks;
     it->b = b;
     it->i0 = tile * ic;
     it->i_count = bt->q_rows - it->i0 < ic ? bt->q_rows - it->i0 : ic;
