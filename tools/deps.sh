@@ -24,3 +24,27 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
+# CUTLASS's CuTe headers for the sm_90a kernels, only where the CUDA backend can be built: PyPI's
+# nvidia-cutlass wheel carries them; its include tree is unpacked into .deps/cutlass (ignored by git).
+cutlass_version=4.2.0.0
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if command -v nvcc >/dev/null && [ ! -e "$root/.deps/cutlass/$cutlass_version" ]; then
+  echo "deps: CuTe headers (nvidia-cutlass $cutlass_version) into .deps/cutlass"
+  rm -rf "$root/.deps/cutlass" "$root/.deps/wheel"
+  python3 -m pip download -q --no-deps --only-binary=:all: "nvidia-cutlass==$cutlass_version" -d "$root/.deps/wheel"
+  python3 - "$root/.deps" <<'PY'
+import glob, os, sys, zipfile
+deps = sys.argv[1]
+wheel = glob.glob(os.path.join(deps, "wheel", "nvidia_cutlass-*.whl"))[0]
+prefix = "cutlass_library/source/include/"
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            out = os.path.join(deps, "cutlass", "include", name[len(prefix):])
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with open(out, "wb") as f:
+                f.write(z.read(name))
+PY
+  rm -rf "$root/.deps/wheel"
+  touch "$root/.deps/cutlass/$cutlass_version"
+fi
