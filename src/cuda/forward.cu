@@ -97,10 +97,13 @@ extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
 
 /* Which forward kernel a plan takes: FLASHC_CUDA_FWD=sm80 forces the mma.sync kernel (every GPU),
  * sm90 insists on the Hopper kernel (a plan or run it cannot take fails, naming why: for tests),
- * unset or auto takes the Hopper kernel where the device and the problem allow. */
+ * auto takes the Hopper kernel where the device and the problem allow.  Unset: kFwdDefault. */
+static const char *const kFwdDefault = "sm80"; /* auto once the sm_90a kernel has passed on a GPU */
+
 static fc_status fc_fwd_choose(const fc_problem *p, fc_cuda_fwd *plan)
 {
     const char *mode = getenv("FLASHC_CUDA_FWD");
+    mode = mode && *mode ? mode : kFwdDefault;
     const bool force80 = mode && strcmp(mode, "sm80") == 0;
     plan->insist_sm90 = mode && strcmp(mode, "sm90") == 0;
     if (mode && *mode && !force80 && !plan->insist_sm90 && strcmp(mode, "auto") != 0)

@@ -29,6 +29,7 @@ bool fwd_device_ok(const char **why);
 struct FwdPlan {
     int2 *items; /* device: (batch, query tile of kFwdRows), heaviest first */
     int n_items, head_group, grid, dclass;
+    int pingpong; /* the consumer warpgroups take turns issuing their GEMMs */
     void *encode; /* the driver's cuTensorMapEncodeTiled */
 };
 

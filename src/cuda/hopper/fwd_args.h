@@ -21,6 +21,7 @@ struct FwdArgs {
     int q_batched, kv_batched; /* the map has a batch dimension (padded batches); else coordinate 0 */
     int kv_extent;      /* positions of the kv maps: rows at or past it load as zeros */
     int pair_out;       /* out has unit feature stride and 4-byte aligned rows */
+    int pingpong;       /* the consumer warpgroups take turns issuing GEMMs (FLASHC_CUDA_FWD_PINGPONG) */
 };
 
 } // namespace fc_hopper

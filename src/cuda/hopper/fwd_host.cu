@@ -98,6 +98,8 @@ fc_status fwd_plan(const fc_problem *p, FwdPlan *out)
         return fc_fail(FC_ERR_BACKEND, "%s: the driver has no cuTensorMapEncodeTiled", who);
     out->dclass = fc_cuda_dclass(p);
     out->head_group = head_group(p, l2);
+    const char *pp = getenv("FLASHC_CUDA_FWD_PINGPONG"); /* 0 turns the warpgroups' turns off (a variant to compare) */
+    out->pingpong = !(pp && strcmp(pp, "0") == 0);
     const fc_status st =
         fc_cuda_tile_order(p, kFwdRows, false, p->Nq, fc_cuda_q_tile_cost, &out->items, &out->n_items, who);
     if (st != FC_OK)
@@ -159,7 +161,11 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_batch *ho
     fc_problem hp = run;
     hp.batch = const_cast<fc_batch *>(host_batch);
     const int64_t q_ext = extent(hp, false), kv_ext = extent(hp, true);
-    const bool qb = run.q.sb != 0 && run.B > 1, kb = run.k.sb != 0 && run.v.sb != 0 && run.B > 1;
+    const bool qb = run.q.sb != 0 && run.B > 1, kb = run.k.sb != 0 && run.B > 1;
+    if (kb != (run.v.sb != 0 && run.B > 1)) { /* the kernel has one batch coordinate for K and V */
+        *why = "key and value views that differ in having a batch stride";
+        return FC_OK;
+    }
     EncodeTiled enc = (EncodeTiled)plan.encode;
     const int bn = plan.dclass == 256 ? FwdTile<256>::BN : plan.dclass == 128 ? FwdTile<128>::BN : FwdTile<64>::BN;
     *why = encode_map(enc, &a.q, run.q, run.Dqk, q_ext, run.Nq, qb ? run.B : 1, kFwdRows);
@@ -175,6 +181,7 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_batch *ho
     a.head_group = plan.head_group;
     a.q_batched = qb, a.kv_batched = kb;
     a.kv_extent = (int)kv_ext;
+    a.pingpong = plan.pingpong;
     a.pair_out = run.out.se == 1 && (uintptr_t)run.out.data % 4 == 0 && run.out.sb % 2 == 0 && run.out.sn % 2 == 0 &&
                  run.out.ss % 2 == 0;
     if (plan.grid == 0) {

@@ -192,7 +192,7 @@ __device__ __forceinline__ void fix_edges(const fc_problem &p, const FwdArgs &a,
             fence_async_smem();
             __syncwarp();
             if (lane == 0)
-                mbar_arrive(&s.v_fixed);
+                mbar_arrive(&s.v_fixed[sl.stage]);
         }
         kv_n += (uint32_t)n;
     }
@@ -245,9 +245,8 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
     if (threadIdx.x == 0) {
         mbar_init(&s.q_full, 1);
         mbar_init(&s.q_empty, Tr::MMA_THREADS);
-        mbar_init(&s.v_fixed, 1);
         for (int i = 0; i < STAGES; i++) {
-            mbar_init(&s.k_full[i], 1), mbar_init(&s.v_full[i], 1);
+            mbar_init(&s.k_full[i], 1), mbar_init(&s.v_full[i], 1), mbar_init(&s.v_fixed[i], 1);
             mbar_init(&s.k_empty[i], Tr::MMA_THREADS), mbar_init(&s.v_empty[i], Tr::MMA_THREADS);
         }
         mbar_init_fence();
@@ -293,7 +292,26 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
     const int row0 = 16 * (ct / 32) + lane / 4, col0 = 2 * (lane % 4);
     const int row_in_tile[2] = {row0, row0 + 8};
 
-    uint32_t q_n = 0, kv_n = 0, fix_n = 0;
+    /* Ping-pong (a.pingpong): the two consumer warpgroups take turns issuing their GEMMs, each
+     * waiting on its named barrier (1 + wg) for the other's arrival, so that one's softmax runs
+     * under the other's products.  Both issue the same number of batches (every item's tiles),
+     * so the turns stay paired; warpgroup 1 lets warpgroup 0 start, which leaves one arrival on
+     * barrier 1 at the end, harmless at exit. */
+    const int wg = ct / 128;
+    const bool pingpong = a.pingpong != 0;
+    auto my_turn = [&]() {
+        if (pingpong)
+            named_sync(1 + wg, Tr::MMA_THREADS);
+    };
+    auto their_turn = [&]() {
+        if (pingpong)
+            named_arrive(1 + (wg ^ 1), Tr::MMA_THREADS);
+    };
+    if (pingpong && wg == 1)
+        named_arrive(1, Tr::MMA_THREADS);
+
+    /* items with Q loaded, kv tiles consumed, and per stage the parity of its next fix */
+    uint32_t q_n = 0, kv_n = 0, fix_parity = 0;
     for (int w = blockIdx.x; w < a.n_work; w += gridDim.x) {
         const Work wk = work_at(p, a, w, BM);
         const fc_batch &bt = p.batch[wk.b];
@@ -331,8 +349,10 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
         };
         auto wait_v = [&](int t, const Slot<STAGES> &sl) {
             mbar_wait(&s.v_full[sl.stage], sl.phase);
-            if (needs_fix<BN>(bt, a, t))
-                mbar_wait(&s.v_fixed, fix_n++ & 1u);
+            if (needs_fix<BN>(bt, a, t)) {
+                mbar_wait(&s.v_fixed[sl.stage], (fix_parity >> sl.stage) & 1u);
+                fix_parity ^= 1u << sl.stage;
+            }
         };
 
         if (kt.t0 < kt.t1 && !Tr::OVERLAP) { /* one tile at a time: fewer live registers (D = 256) */
@@ -340,7 +360,9 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
             for (int t = kt.t0; t < kt.t1; t++) {
                 const Slot<STAGES> cur(kv_n + (uint32_t)(t - kt.t0));
                 mbar_wait(&s.k_full[cur.stage], cur.phase);
+                my_turn();
                 wg_gemm<true, false>(mma_qk, tSrQ, tSrK(cute::_, cute::_, cute::_, cur.stage), tSrS);
+                their_turn();
                 cute::warpgroup_wait<0>();
                 mbar_arrive(&s.k_empty[cur.stage]);
                 if (t == kt.t1 - 1)
@@ -350,7 +372,9 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
                 rescale();
                 to_p();
                 wait_v(t, cur);
+                my_turn();
                 wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, cur.stage), tOrO);
+                their_turn();
                 cute::warpgroup_wait<0>();
                 mbar_arrive(&s.v_empty[cur.stage]);
             }
@@ -360,7 +384,9 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
             mbar_wait(&s.q_full, q_n & 1u);
             Slot<STAGES> sl(kv_n);
             mbar_wait(&s.k_full[sl.stage], sl.phase);
+            my_turn();
             wg_gemm<true, false>(mma_qk, tSrQ, tSrK(cute::_, cute::_, cute::_, sl.stage), tSrS);
+            their_turn();
             cute::warpgroup_wait<0>();
             mbar_arrive(&s.k_empty[sl.stage]);
             mask(kt.t0);
@@ -369,9 +395,11 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
             for (int t = kt.t0 + 1; t < kt.t1; t++) {
                 const Slot<STAGES> prev(kv_n + (uint32_t)(t - 1 - kt.t0)), cur(kv_n + (uint32_t)(t - kt.t0));
                 mbar_wait(&s.k_full[cur.stage], cur.phase);
-                wg_gemm<true, false>(mma_qk, tSrQ, tSrK(cute::_, cute::_, cute::_, cur.stage), tSrS);
                 wait_v(t - 1, prev);
+                my_turn();
+                wg_gemm<true, false>(mma_qk, tSrQ, tSrK(cute::_, cute::_, cute::_, cur.stage), tSrS);
                 wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, prev.stage), tOrO);
+                their_turn();
                 cute::warpgroup_wait<1>(); /* S(t) is ready; P(t − 1)·V(t − 1) may still run */
                 mbar_arrive(&s.k_empty[cur.stage]);
                 mask(t);
@@ -384,7 +412,9 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
             mbar_arrive(&s.q_empty); /* every Q·Kᵀ of the item has completed */
             const Slot<STAGES> last(kv_n + (uint32_t)(kt.t1 - 1 - kt.t0));
             wait_v(kt.t1 - 1, last);
+            my_turn();
             wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, last.stage), tOrO);
+            their_turn();
             cute::warpgroup_wait<0>();
             mbar_arrive(&s.v_empty[last.stage]);
             q_n++;
