@@ -18,7 +18,7 @@
  * semantics §4.6) with the statistics.  No atomics touch the arithmetic: results repeat bit for bit.
  *
  * Block tables: every entry that covers a position below the batch's kv length is checked on the
- * GPU by the split kernel; a bad one is recorded in a device word tagged with the run's epoch, and
+ * GPU by the split kernel; a bad one is recorded in the run's fault word (in its workspace), and
  * the merge kernel of that run then writes nothing (the outputs keep their contents) and reports
  * the entry to host-mapped memory, where the next run of the plan reads it (decode.cu).
  */
@@ -32,19 +32,19 @@ namespace fc_cuda {
 
 constexpr int kDecThreads = 128, kDecStages = 3, kDecMaxRows = 64, kDecMaxList = 256;
 
-/* What the GPU found wrong with a run (host-mapped; epoch last, after a system fence). */
+/* What the GPU found wrong with a run (host-mapped; seq, the count of reports, last, after a
+ * system fence). */
 struct DecReport {
     int64_t batch, entry;
     int32_t value, tensor; /* tensor: 0 key, 1 value */
-    volatile unsigned epoch;
+    volatile unsigned seq;
 };
 
 /* What the host decided about a launch beyond the problem itself. */
 struct DecLaunch {
     float *partial;                 /* [B][Nkv][nsplit][slot] */
-    unsigned long long *fault;      /* (epoch << 32) | (0xFFFFFFFF − first bad entry's index) */
+    unsigned long long *fault;      /* the run's fault word (dec_fault), zeroed by the run */
     DecReport *report;              /* host-mapped */
-    unsigned epoch;
     int nsplit, rows, qr, slot;     /* rows = G·qr per CTA; slot = rows·(DC + 2) floats */
     bool vec_k, vec_v, terms;
     const char *k_list[kDecMaxList], *v_list[kDecMaxList]; /* tensor-list storage: per-batch bases */
@@ -122,12 +122,27 @@ __device__ __noinline__ float dec_terms(const fc_problem &p, const fc_batch &bt,
     return score_terms(p, bt, n1, i, j, x, span, slope, apos);
 }
 
-/* Records block-table entry (tensor, b, k) as bad for this run (the smallest index wins). */
-__device__ __forceinline__ void dec_fault(const DecLaunch &L, const fc_problem &p, int tensor, int64_t b, int64_t k)
+/* Records block-table entry (tensor, b, k) as bad in the run's fault word (zeroed by the run):
+ * (1 << 32) | (0xFFFFFFFF − the entry's linear index), so the smallest index wins. */
+__device__ __forceinline__ void dec_fault(unsigned long long *fault, const fc_problem &p, int tensor, int64_t b, int64_t k)
 {
     const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
     const unsigned long long lin = (unsigned long long)((tensor * p.B + b) * (w > 0 ? w : 1) + k);
-    atomicMax(L.fault, ((unsigned long long)L.epoch << 32) | (0xFFFFFFFFull - (lin & 0xFFFFFFFFull)));
+    atomicMax(fault, (1ull << 32) | (0xFFFFFFFFull - (lin & 0xFFFFFFFFull)));
+}
+
+/* Puts the entry of a fault word into the host-mapped report, then counts the report. */
+__device__ __forceinline__ void dec_report(DecReport *report, const fc_problem &p, unsigned long long fault)
+{
+    const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
+    const int64_t lin = (int64_t)(0xFFFFFFFFull - (fault & 0xFFFFFFFFull)), ww = w > 0 ? w : 1;
+    const int tensor = (int)(lin / (p.B * ww));
+    const int64_t bb = lin / ww % p.B, k = lin % ww;
+    const fc_pages &pg = tensor ? p.v.pages : p.k.pages;
+    report->batch = bb, report->entry = k, report->tensor = tensor;
+    report->value = pg.table[bb * pg.table_stride + k];
+    __threadfence_system();
+    report->seq = report->seq + 1;
 }
 
 /* Sums RB values over the LN lanes of a group (LN ≥ RB, powers of two) with RB − 1 + log2(LN/RB)
@@ -198,7 +213,7 @@ __global__ void __launch_bounds__(kDecThreads, RB == 4 ? (sizeof(KT) == 2 ? 4 : 
             for (int64_t k = (int64_t)split * kDecThreads + tid; k < used; k += (int64_t)L.nsplit * kDecThreads) {
                 const int32_t blk = pg.table[b * pg.table_stride + k];
                 if (blk < 0 || blk >= pg.blocks)
-                    dec_fault(L, p, t, b, k);
+                    dec_fault(L.fault, p, t, b, k);
             }
         }
     }
@@ -450,18 +465,9 @@ __global__ void __launch_bounds__(kDecThreads) dec_merge_kernel(const __grid_con
     const int R = L.rows, DC = (L.slot / R) - 2, tid = threadIdx.x;
     float *sInv = sW + L.nsplit * R, *sEmpty = sInv + R;
     const unsigned long long fault = *L.fault;
-    if ((unsigned)(fault >> 32) == L.epoch) { /* a bad block-table entry: nothing is written */
-        if (blockIdx.x == 0 && blockIdx.y == 0 && tid == 0) {
-            const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
-            const int64_t lin = (int64_t)(0xFFFFFFFFull - (fault & 0xFFFFFFFFull)), ww = w > 0 ? w : 1;
-            const int tensor = (int)(lin / (p.B * ww));
-            const int64_t bb = lin / ww % p.B, k = lin % ww;
-            const fc_pages &pg = tensor ? p.v.pages : p.k.pages;
-            L.report->batch = bb, L.report->entry = k, L.report->tensor = tensor;
-            L.report->value = pg.table[bb * pg.table_stride + k];
-            __threadfence_system();
-            L.report->epoch = L.epoch;
-        }
+    if (fault >> 32) { /* a bad block-table entry: nothing is written */
+        if (blockIdx.x == 0 && blockIdx.y == 0 && tid == 0)
+            dec_report(L.report, p, fault);
         return;
     }
     const int64_t b = blockIdx.y, n2 = blockIdx.x;
