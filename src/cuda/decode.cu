@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda.h"
+#include "decode_kernel.cuh"
 #include "decode_mma.h"
 #include "decode_split.h"
 #include "launch.h"
@@ -253,8 +254,8 @@ static cudaError_t fc_dec_mma_setup(fc_cuda_dec *plan, const fc_problem *p, int 
 
 extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
 {
-    bool simt;
-    int forced;
+    bool simt = false;
+    int forced = 0;
     fc_status st = fc_dec_env(&simt, &forced);
     if (st != FC_OK)
         return st;

@@ -25,20 +25,12 @@
 #ifndef FC_CUDA_DECODE_KERNEL_CUH
 #define FC_CUDA_DECODE_KERNEL_CUH
 
-#include "../core/dtype.h"
+#include "decode_common.cuh"
 #include "forward_kernel.cuh"
 
 namespace fc_cuda {
 
-constexpr int kDecThreads = 128, kDecStages = 3, kDecMaxRows = 64, kDecMaxList = 256;
-
-/* What the GPU found wrong with a run (host-mapped; seq, the count of reports, last, after a
- * system fence). */
-struct DecReport {
-    int64_t batch, entry;
-    int32_t value, tensor; /* tensor: 0 key, 1 value */
-    volatile unsigned seq;
-};
+constexpr int kDecThreads = 128, kDecStages = 3, kDecMaxRows = 64;
 
 /* What the host decided about a launch beyond the problem itself. */
 struct DecLaunch {
@@ -65,9 +57,6 @@ template <typename KT, int DC> __host__ __device__ constexpr size_t dec_smem_byt
            (size_t)kDecStages * 2 * S::TN * sizeof(void *) + (size_t)rows * (sizeof(int4) + 5 * sizeof(float));
 }
 
-/* A maximum that keeps NaN (fmaxf drops it, semantics §0.3). */
-__device__ __forceinline__ float nan_max(float a, float b) { return a > b || a != a ? a : b; }
-
 /* The 8 features [8c, 8c + 8) of a row in shared memory as fp32, int8 through the affine map. */
 template <typename KT> struct DecLoad {
     static __device__ __forceinline__ void run(const KT *row, int c, const float *, const float *, float (&x)[8])
@@ -91,23 +80,6 @@ template <> struct DecLoad<int8_t> {
     }
 };
 
-/* Address of kv row s of (b, n2) in view v (NULL when its block-table entry is out of range);
- * tensor-list storage passes the batch's base. */
-__device__ __forceinline__ const char *dec_row(const fc_view &v, const char *list_base, int esize, int64_t b, int64_t tok,
-                                               int64_t n2, int64_t s)
-{
-    if (v.pages.table) {
-        const int32_t blk = v.pages.table[b * v.pages.table_stride + s / v.pages.block_size];
-        if (blk < 0 || blk >= v.pages.blocks)
-            return nullptr;
-    }
-    if (!list_base)
-        return fc_view_row(&v, esize, b, tok, n2, s);
-    fc_view w = v; /* a tensor list: the batch's own base, at batch index 0 */
-    w.batch_data = nullptr, w.data = const_cast<char *>(list_base), w.sb = 0;
-    return fc_view_row(&w, esize, 0, tok, n2, s);
-}
-
 /* Whether the explicit mask hides (n1, i, j) of the batch. */
 __device__ __forceinline__ bool dec_masked(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int64_t j)
 {
@@ -120,29 +92,6 @@ __device__ __noinline__ float dec_terms(const fc_problem &p, const fc_batch &bt,
                                         float slope, float apos)
 {
     return score_terms(p, bt, n1, i, j, x, span, slope, apos);
-}
-
-/* Records block-table entry (tensor, b, k) as bad in the run's fault word (zeroed by the run):
- * (1 << 32) | (0xFFFFFFFF − the entry's linear index), so the smallest index wins. */
-__device__ __forceinline__ void dec_fault(unsigned long long *fault, const fc_problem &p, int tensor, int64_t b, int64_t k)
-{
-    const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
-    const unsigned long long lin = (unsigned long long)((tensor * p.B + b) * (w > 0 ? w : 1) + k);
-    atomicMax(fault, (1ull << 32) | (0xFFFFFFFFull - (lin & 0xFFFFFFFFull)));
-}
-
-/* Puts the entry of a fault word into the host-mapped report, then counts the report. */
-__device__ __forceinline__ void dec_report(DecReport *report, const fc_problem &p, unsigned long long fault)
-{
-    const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
-    const int64_t lin = (int64_t)(0xFFFFFFFFull - (fault & 0xFFFFFFFFull)), ww = w > 0 ? w : 1;
-    const int tensor = (int)(lin / (p.B * ww));
-    const int64_t bb = lin / ww % p.B, k = lin % ww;
-    const fc_pages &pg = tensor ? p.v.pages : p.k.pages;
-    report->batch = bb, report->entry = k, report->tensor = tensor;
-    report->value = pg.table[bb * pg.table_stride + k];
-    __threadfence_system();
-    report->seq = report->seq + 1;
 }
 
 /* Sums RB values over the LN lanes of a group (LN ≥ RB, powers of two) with RB − 1 + log2(LN/RB)
@@ -181,7 +130,7 @@ __device__ __forceinline__ void dec_affine(const fc_affine_view &a, int64_t n, i
 }
 
 template <typename KT, int DC, int RB>
-__global__ void __launch_bounds__(kDecThreads, RB == 4 ? (sizeof(KT) == 2 ? 4 : 3) : 1) dec_split_kernel(const __grid_constant__ fc_problem p,
+__global__ void __launch_bounds__(kDecThreads, RB == 4 ? 3 : 1) dec_split_kernel(const __grid_constant__ fc_problem p,
                                                                 const __grid_constant__ DecLaunch L)
 {
     using Sh = DecShape<KT, DC>;
@@ -434,26 +383,6 @@ __global__ void __launch_bounds__(kDecThreads, RB == 4 ? (sizeof(KT) == 2 ? 4 : 
     }
     for (int r = tid; r < R; r += kDecThreads)
         slot[R * DC + r] = sM[r], slot[R * DC + R + r] = sL[r];
-}
-
-/* Output element e of a row, in the output's dtype (int8: semantics §4.6, y = q(x·scale + offset)). */
-__device__ __forceinline__ void dec_store(const fc_problem &p, char *row, int64_t n1, int e, float x, bool empty)
-{
-    const int64_t es = fc_dtype_bytes(p.out.dtype);
-    char *at = row + (int64_t)e * p.out.se * es;
-    switch (p.out.dtype) {
-    case FC_F16: *(__half *)at = __float2half_rn(x); return;
-    case FC_BF16: *(__nv_bfloat16 *)at = __float2bfloat16_rn(x); return;
-    case FC_I8: {
-        const fc_affine_view &a = p.out_quant;
-        const int64_t ae = fc_dtype_bytes(a.dtype), off = (n1 * a.sn + (int64_t)e * a.se) * ae;
-        const float s = load_any(a.scale + off, a.dtype), o = a.offset ? load_any(a.offset + off, a.dtype) : 0.0f;
-        const float h = __half2float(__float2half_rn(x * s + o)), rr = rintf(h);
-        *(int8_t *)at = empty || h != h ? 0 : (int8_t)(rr > 127.0f ? 127 : rr < -128.0f ? -128 : (int)rr);
-        return;
-    }
-    default: *(float *)at = x; return;
-    }
 }
 
 /* Combines the split slots of one (batch, kv head) and writes its rows.  Shared memory: the

@@ -31,7 +31,7 @@
 #ifndef FC_CUDA_DECODE_MMA_KERNEL_CUH
 #define FC_CUDA_DECODE_MMA_KERNEL_CUH
 
-#include "decode_kernel.cuh"
+#include "decode_common.cuh"
 #include "decode_split.h"
 
 namespace fc_cuda {
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
     __shared__ int4 sSpan[kMmaRows];
     __shared__ int sExp[kMmaRows];
 
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, c = lane % 4;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4;
     const int R = L.rows, stg = L.stages;
     T *sQ = reinterpret_cast<T *>(smem + (size_t)kMmaWarps * stg * 2 * Sh::TILE);
     float *sO = reinterpret_cast<float *>(sQ + 2 * kMmaRows * DC);
