@@ -50,6 +50,28 @@ __device__ __forceinline__ void dec_fault(unsigned long long *fault, const fc_pr
     atomicMax(fault, (1ull << 32) | (0xFFFFFFFFull - (lin & 0xFFFFFFFFull)));
 }
 
+/* Checks block-table entries first, first + step, ... of batch b's key and value tables that
+ * cover positions below skv; records the bad ones (dec_fault).  Whether this thread found one. */
+__device__ __forceinline__ bool dec_check_table(unsigned long long *fault, const fc_problem &p, int64_t b, int64_t skv,
+                                                int64_t first, int64_t step)
+{
+    bool bad = false;
+    for (int t = 0; t < 2; t++) {
+        const fc_pages &pg = t ? p.v.pages : p.k.pages;
+        if (!pg.table)
+            continue;
+        const int64_t used = (skv + pg.block_size - 1) / pg.block_size;
+        for (int64_t k = first; k < used; k += step) {
+            const int32_t blk = pg.table[b * pg.table_stride + k];
+            if (blk < 0 || blk >= pg.blocks) {
+                dec_fault(fault, p, t, b, k);
+                bad = true;
+            }
+        }
+    }
+    return bad;
+}
+
 /* Puts the entry of a fault word into the host-mapped report, then counts the report. */
 __device__ __forceinline__ void dec_report(DecReport *report, const fc_problem &p, unsigned long long fault)
 {

@@ -153,19 +153,8 @@ __global__ void __launch_bounds__(kDecThreads, RB == 4 ? 3 : 1) dec_split_kernel
     const char *k_base = p.k.batch_data ? L.k_list[b] : nullptr, *v_base = p.v.batch_data ? L.v_list[b] : nullptr;
 
     /* Every block-table entry the batch covers, spread over the batch's CTAs of kv head 0. */
-    if (n2 == 0) {
-        for (int t = 0; t < 2; t++) {
-            const fc_pages &pg = t ? p.v.pages : p.k.pages;
-            if (!pg.table)
-                continue;
-            const int64_t used = (bt.skv + pg.block_size - 1) / pg.block_size;
-            for (int64_t k = (int64_t)split * kDecThreads + tid; k < used; k += (int64_t)L.nsplit * kDecThreads) {
-                const int32_t blk = pg.table[b * pg.table_stride + k];
-                if (blk < 0 || blk >= pg.blocks)
-                    dec_fault(L.fault, p, t, b, k);
-            }
-        }
-    }
+    if (n2 == 0)
+        dec_check_table(L.fault, p, b, bt.skv, split * kDecThreads + tid, L.nsplit * kDecThreads);
 
     /* Rows r = g·qr + i (query head n2·G + g, position i): spans, ALiBi frame, softmax state. */
     if (tid == 0)

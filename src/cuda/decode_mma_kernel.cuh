@@ -146,19 +146,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
         s_lo = INT_MAX, s_hi = 0, s_flo = 0, s_fhi = INT_MAX, s_fault = 0;
     __syncthreads();
     /* The batch's block-table entries below its kv length, spread over the CTAs of this row. */
-    for (int t = 0; t < 2; t++) {
-        const fc_pages &pg = t ? p.v.pages : p.k.pages;
-        if (!pg.table)
-            continue;
-        const int64_t used = (bt.skv + pg.block_size - 1) / pg.block_size;
-        for (int64_t k = (int64_t)split * kMmaThreads + tid; k < used; k += (int64_t)L.nsplit * kMmaThreads) {
-            const int32_t blk = pg.table[b * pg.table_stride + k];
-            if (blk < 0 || blk >= pg.blocks) {
-                dec_fault(L.fault, p, t, b, k);
-                s_fault = 1;
-            }
-        }
-    }
+    if (dec_check_table(L.fault, p, b, bt.skv, split * kMmaThreads + tid, L.nsplit * kMmaThreads))
+        s_fault = 1;
     /* Rows r = g·qr + i: spans; the range [s_flo, s_fhi) every live row sees whole. */
     if (tid < kMmaRows) {
         int4 sp = make_int4(0, 0, 0, 0);
