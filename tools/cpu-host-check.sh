@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # flashc on a many-core CPU host (the accelerator machine's: 16 cores, AMX), in one device call of
 # ~7 minutes:
-#   1. the carried Release build (CUDA and MPI off) made on the build machine: a link puts the repo
-#      at the path it was built in, so ctest's absolute paths resolve; the CPU's facts;
+#   1. the carried Release build (-DFLASHC_BUILD_TESTS=ON, CUDA and MPI off) made on the build
+#      machine: a link puts the repo at the path it was built in, so ctest's absolute paths
+#      resolve; the CPU's facts;
 #   2. the peers' table (bench/compare_peers.py: flashc, PyTorch SDPA and ggml in one run) at the
 #      core count and at 2 threads, then flashc-bench's decode against a plain read of the same
 #      bytes and the bf16 backward;
