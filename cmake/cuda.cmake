@@ -22,7 +22,7 @@ set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
 option(FLASHC_CUDA_PTXAS_VERBOSE "Print ptxas register/spill reports for the kernels" OFF)
 
 add_library(flashc_cuda OBJECT src/cuda/runtime.cu src/cuda/devmem.cu src/cuda/launch.cu src/cuda/forward.cu
-  src/cuda/backward.cu src/cuda/decode.cu)
+  src/cuda/backward.cu src/cuda/decode.cu src/cuda/decode_mma.cu)
 target_include_directories(flashc_cuda PRIVATE include src)
 # --threads 0: the architectures compile in parallel
 # no C++ runtime: C consumers of the static archive link without libstdc++
