@@ -133,7 +133,8 @@ def main():
         print(f"{row[0]:28s} " + " ".join(row[1:]))
 
 
-if __name__ == "__main__":  # sdpa_peer.py [repeat] [decode]: "decode" times the decode shapes only
-    if sys.argv[2:3] != ["decode"]:
+if __name__ == "__main__":  # sdpa_peer.py [repeat] [filter]: "decode" times the decode shapes only; another
+    if sys.argv[2:3] != ["decode"]:  # filter (a substring of the case names) skips them
         main()
-    decode(int(sys.argv[1]) if len(sys.argv) > 1 else 30)
+    if sys.argv[2:3] in ([], ["decode"]):
+        decode(int(sys.argv[1]) if len(sys.argv) > 1 else 30)

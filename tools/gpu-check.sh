@@ -29,6 +29,13 @@ echo "== CUDA tests ($dir)"
 start=$(date +%s)
 "$dir/tests/cuda/test_cuda_forward" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
 tests=${PIPESTATUS[0]}
+FLASHC_CUDA_FWD=auto "$dir/tests/cuda/test_cuda_forward" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -6
+[ "${PIPESTATUS[0]}" = 0 ] || tests=1
+# the sm_90a forward alone (every case must run there), and the sm_80 kernel forced
+FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -10
+[ "${PIPESTATUS[0]}" = 0 ] || tests=1
+FLASHC_CUDA_FWD=sm80 "$dir/tests/cuda/test_cuda_forward" 20 2>&1 | tail -6
+[ "${PIPESTATUS[0]}" = 0 ] || tests=1
 "$dir/tests/cuda/test_cuda_backward" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
 btests=${PIPESTATUS[0]}
 "$dir/tests/cuda/test_cuda_decode" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
@@ -58,6 +65,12 @@ done
 echo "tests: forward exit $tests, backward exit $btests, decode exit $decode, no-driver exit $nodriver (77 = skipped: a GPU is present), faces exit $faces, $(( $(date +%s) - start )) s"
 echo "== flashc-bench --backend cuda"
 "$dir/bench/flashc-bench" --backend cuda --repeat 30 | tee /tmp/flashc-gpu-bench.txt
+echo "== flashc-bench --backend cuda, forward on the sm_90a kernel (FLASHC_CUDA_FWD=sm90)"
+FLASHC_CUDA_FWD=sm90 "$dir/bench/flashc-bench" --backend cuda --filter fwd --repeat 30 | sed 's/^fwd\([^ ]*\)/fwd\1-sm90/' |
+    tee -a /tmp/flashc-gpu-bench.txt
+echo "== flashc-bench --backend cuda, forward on the sm_80 kernel (FLASHC_CUDA_FWD=sm80)"
+FLASHC_CUDA_FWD=sm80 "$dir/bench/flashc-bench" --backend cuda --filter fwd --repeat 30 | sed 's/^fwd\([^ ]*\)/fwd\1-sm80/' |
+    tee -a /tmp/flashc-gpu-bench.txt
 echo "== peer: PyTorch SDPA"
 python3 bench/sdpa_peer.py 30 | tee /tmp/flashc-gpu-peer.txt
 echo
