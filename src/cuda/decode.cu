@@ -150,8 +150,8 @@ static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int o
     return best;
 }
 
-/* The most kv positions a run of the plan can see: the planned lengths and rows, and for paged
- * storage what the block table can address (a run may bring longer lengths than planned). */
+/* The most kv positions a run of the plan can see: the planned lengths and rows bound every run's
+ * (faces that bind lengths plan with bounding ones; io.kv_lens stay within the planned). */
 static int64_t fc_dec_kv_cap(const fc_problem *p)
 {
     int64_t cap = p->max_skv;
@@ -159,13 +159,6 @@ static int64_t fc_dec_kv_cap(const fc_problem *p)
         cap = p->batch[b].skv > cap ? p->batch[b].skv : cap;
         cap = p->batch[b].kv_rows > cap ? p->batch[b].kv_rows : cap;
     }
-    const fc_pages *pg[2] = {&p->k.pages, &p->v.pages};
-    for (int t = 0; t < 2; t++)
-        if (pg[t]->table) {
-            const int64_t w = pg[t]->table_stride > 0 ? pg[t]->table_stride : 1;
-            const int64_t span = w > (1ll << 30) / pg[t]->block_size ? (1ll << 30) : w * pg[t]->block_size;
-            cap = span > cap ? span : cap;
-        }
     return cap < (1ll << 30) ? cap : (1ll << 30);
 }
 

@@ -44,10 +44,13 @@ __device__ __forceinline__ float nan_max(float a, float b) { return a > b || a !
 __device__ __forceinline__ const char *dec_row(const fc_view &v, const char *list_base, int esize, int64_t b, int64_t tok,
                                                int64_t n2, int64_t s)
 {
-    if (v.pages.table) {
-        const int32_t blk = v.pages.table[b * v.pages.table_stride + s / v.pages.block_size];
+    if (v.pages.table) { /* 32-bit division: positions stay below 2^30 (decode.cu), larger blocks act alike */
+        const int bs = v.pages.block_size < (1 << 30) ? (int)v.pages.block_size : (1 << 30);
+        const int blk_at = (int)s / bs, slot = (int)s - blk_at * bs;
+        const int32_t blk = v.pages.table[b * v.pages.table_stride + blk_at];
         if (blk < 0 || blk >= v.pages.blocks)
             return nullptr;
+        return v.data + ((int64_t)blk * v.sb + (int64_t)slot * v.ss + n2 * v.sn) * esize;
     }
     if (!list_base)
         return fc_view_row(&v, esize, b, tok, n2, s);
