@@ -9,6 +9,7 @@
  * everything on the CUDA-core kernel.
  * Usage: test_cuda_decode [sweep cases] [quick: skip the named cases].  Skips (77) without a GPU.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
