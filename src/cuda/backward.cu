@@ -159,11 +159,12 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
 {
     const char *who = "fc_cuda_bwd_plan";
     fc_cuda_bwd *plan = (fc_cuda_bwd *)calloc(1, sizeof *plan);
-    int64_t *row0 = (int64_t *)malloc(2 * (size_t)(p->B ? p->B : 1) * sizeof *row0), *arow0 = row0 + (p->B ? p->B : 1);
+    int64_t *row0 = (int64_t *)malloc(2 * (size_t)(p->B ? p->B : 1) * sizeof *row0);
     if (!plan || !row0) {
         free(plan), free(row0);
         return fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory", who);
     }
+    int64_t *arow0 = row0 + (p->B ? p->B : 1);
     plan->dclass = fc_cuda_dclass(p);
     plan->planned = p->batch;
     const int bmq = fc_bwd_bmq(plan->dclass);
