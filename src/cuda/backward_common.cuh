@@ -161,10 +161,9 @@ __device__ __forceinline__ void grad_tile(const fc_problem &p, const fc_batch &b
             }
 }
 
-/* D = Σ_e dO[i,e]·O[i,e] for the BM query rows of one (item, head): a warp per row, lanes over
- * the features, a fixed shuffle tree.  Rows past sq get 0. */
-template <typename T, int BM>
-__global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+/* f(b, n1, batch facts, i, lane) for each query row i < q_rows of the BM rows of one (item, head)
+ * of a launch over L.items × Nq: a warp per row, its lanes beside each other. */
+template <int BM, typename F> __device__ __forceinline__ void each_query_row(const fc_problem &p, const BwdLaunch &L, F f)
 {
     const int nq = (int)p.Nq; /* 32-bit index math: the grid fits an int */
     const int2 item = L.items[blockIdx.x / nq];
@@ -172,7 +171,16 @@ __global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constan
     const fc_batch &bt = p.batch[b];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t m0 = (int64_t)item.y * BM, rows = m0 + BM < bt.q_rows ? m0 + BM : bt.q_rows;
-    for (int64_t i = m0 + warp; i < rows; i += kWarps) {
+    for (int64_t i = m0 + warp; i < rows; i += kWarps)
+        f(b, n1, bt, i, lane);
+}
+
+/* D = Σ_e dO[i,e]·O[i,e] for the BM query rows of one (item, head): lanes over the features, a
+ * fixed shuffle tree.  Rows past sq get 0. */
+template <typename T, int BM>
+__global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    each_query_row<BM>(p, L, [&](int64_t b, int64_t n1, const fc_batch &bt, int64_t i, int lane) {
         float d = 0.0f;
         if (i < bt.sq) {
             const char *o = fc_view_row(&p.out, 2, b, bt.q_tok, n1, i), *g = fc_view_row(&p.dout, 2, b, bt.q_tok, n1, i);
@@ -184,7 +192,7 @@ __global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constan
         }
         if (lane == 0)
             L.dsum[n1 * L.rows + L.row0[b] + i] = d;
-    }
+    });
 }
 
 constexpr int kSinkThreads = 256;

@@ -168,24 +168,18 @@ __device__ __forceinline__ void acc_store(float *g, int ld, const float *sAcc, c
     }
 }
 
-/* dQ = scale · accumulator for the BM query rows of one (item, head): a warp per row, lanes over
- * the features, in the gradient's dtype and strides; every row below q_rows is written. */
+/* dQ = scale · accumulator for the BM query rows of one (item, head): lanes over the features, in
+ * the gradient's dtype and strides; every row below q_rows is written. */
 template <int BM>
 __global__ void __launch_bounds__(kThreads) bwd_dq_convert_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
 {
-    const int nq = (int)p.Nq; /* 32-bit index math: the grid fits an int */
-    const int2 item = L.items[blockIdx.x / nq];
-    const int64_t b = item.x, n1 = blockIdx.x % nq;
-    const fc_batch &bt = p.batch[b];
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t es = fc_dtype_bytes(p.dq.dtype), m0 = (int64_t)item.y * BM;
-    const int64_t rows = m0 + BM < bt.q_rows ? m0 + BM : bt.q_rows;
-    for (int64_t i = m0 + warp; i < rows; i += kWarps) {
+    each_query_row<BM>(p, L, [&](int64_t b, int64_t n1, const fc_batch &bt, int64_t i, int lane) {
+        const int64_t es = fc_dtype_bytes(p.dq.dtype);
         const float *a = L.dq_acc + (n1 * L.arows + L.arow0[b] + i) * L.dq_ld;
         char *row = fc_view_row(&p.dq, es, b, bt.q_tok, n1, i);
         for (int64_t e = lane; e < p.Dqk; e += 32)
             store_any(row + e * p.dq.se * es, p.dq.dtype, __ldcg(a + e) * p.scale);
-    }
+    });
 }
 
 } // namespace fc_cuda
