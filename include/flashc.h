@@ -284,7 +284,7 @@ typedef struct fc_attention_desc {
 
     /* score: x = softcap(scale·(q·k + bias_before)) + bias_after − alibi, then visibility,
      * softmax (with the sink), dropout of the probabilities */
-    double scale;             /* 0 means 1/sqrt(head_dim + rope_dim) */
+    double scale;             /* 0 means 1/sqrt(head_dim + rope_dim); finite, |scale| <= FLT_MAX */
     fc_bias bias;
     fc_alibi alibi;
     float softcap;            /* > 0: y → softcap·tanh(y / softcap) on the scaled score */

@@ -9,6 +9,7 @@
 #ifndef FC_CORE_PROBLEM_H
 #define FC_CORE_PROBLEM_H
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -120,7 +121,7 @@ typedef struct fc_problem {
 
     fc_view q, k, v, q_rope, k_rope, out;
 
-    float scale;
+    float scale;               /* faces check fc_scale_fits first */
     float softcap;             /* 0 = off */
     fc_pse_view pse;
     fc_alibi_view alibi;
@@ -140,6 +141,11 @@ typedef struct fc_problem {
     fc_view dout, dq, dk, dv, dq_rope, dk_rope;
     float *dsink;              /* per query head, when sink */
 } fc_problem;
+
+/* Whether a face's double scale is one the problem can hold: finite and within float's range (a
+ * larger one would become inf in fc_problem.scale and every output NaN). */
+static inline bool fc_scale_fits(double scale) { return isfinite(scale) && fabs(scale) <= FLT_MAX; }
+#define FC_SCALE_RULE "finite and within float's range (|scale| <= 3.4028235e+38)"
 
 static inline bool fc_has_dropout(const fc_problem *p) { return p->drop_bits || p->drop_philox; }
 
