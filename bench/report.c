@@ -62,6 +62,32 @@ static void ms_pair(char *buf, size_t size, double min_s, double median_s)
     snprintf(buf, size, "%.*f (%.*f)", digits, a, digits, b);
 }
 
+/* What each kind of row in the table is compared with: only the kinds present are named (a ring
+ * run's rows compare against one flashc process, not OpenBLAS). */
+static void baselines(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
+{
+    bool dense = false, decode = false, sparse = false, ring = false;
+    for (size_t i = 0; i < n; i++) {
+        const bench_op_kind op = r[i].c->op;
+        dense |= op == BENCH_OP_FORWARD || op == BENCH_OP_BACKWARD;
+        decode |= op == BENCH_OP_DECODE;
+        sparse |= op == BENCH_OP_SPARSE_FWD || op == BENCH_OP_SPARSE_BWD;
+        ring |= op == BENCH_OP_RING;
+    }
+    if (dense) {
+        fprintf(f, "baseline: unfused sgemm + softmax + sgemm, fp32, %s\n", m->blas);
+        if (m->blas_warning && m->blas_warning[0])
+            fprintf(f, "%s\n", m->blas_warning);
+    }
+    if (decode)
+        fprintf(f, "baseline of decode: a plain read of the same bytes\n");
+    if (sparse)
+        fprintf(f, "baseline of sparse: flashc's dense forward / backward on the same shape\n");
+    if (ring)
+        fprintf(f, "baseline of ring: the whole problem in one flashc process with all the ranks' threads "
+                   "(ratio = the ring's parallel efficiency)\n");
+}
+
 static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
 {
     int wsuite = 5, wcase = 4;
@@ -71,14 +97,11 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
         wcase = b > wcase ? b : wcase;
     }
     fprintf(f, "flashc %s bench, %s, isa %s, %d threads, %s\n", m->version, m->date, m->isa, m->threads, m->cpu);
-    fprintf(f, "baseline: unfused sgemm + softmax + sgemm, fp32, %s\n", m->blas);
-    if (m->blas_warning && m->blas_warning[0])
-        fprintf(f, "%s\n", m->blas_warning);
+    baselines(f, m, r, n);
     fprintf(f, "load average (1 min) before / after: %.2f / %.2f on a machine others share\n", m->load_start,
             m->load_end);
     fprintf(f, "rates: FLOPs over visible positions (4*Sq*Skv*D per head) / min time of the timed runs;\n"
-               "ms: min (median); ratio = flashc rate / baseline rate (> 1: flashc is faster; the baseline of\n"
-               "decode is a plain read of the same bytes, that of sparse the dense forward/backward)\n\n");
+               "ms: min (median); ratio = flashc rate / baseline rate (> 1: flashc is faster)\n\n");
     /* Column names follow the unit ("GFLOP/s" now, "GB/s" for decode later); mixed units: "rate". */
     const char *unit = n ? r[0].unit : "GFLOP/s";
     for (size_t i = 0; i < n; i++)

@@ -13,6 +13,11 @@ echo "$out"
 echo "$out" | grep -Eq '^flashc [0-9.]+ bench, .*, isa [a-z0-9]+, 2 threads, .+' || fail "no machine line"
 echo "$out" | grep -Eq '^load average \(1 min\) before / after: [0-9.]+ / [0-9.]+' || fail "no load line"
 echo "$out" | grep -Eq '^suite +case +G-work +flashc ms' || fail "mixed units: the work column must read G-work"
+# each kind of row names its own baseline, and only the kinds present
+echo "$out" | grep -q '^baseline of decode: a plain read' || fail "the decode rows' baseline is not named"
+echo "$out" | grep -q '^baseline of sparse: ' || fail "the sparse rows' baseline is not named"
+dec=$(run --suite smoke --filter decode) || { echo "$dec"; fail "the decode row failed"; }
+! echo "$dec" | grep -q '^baseline: unfused' || { echo "$dec"; fail "a decode-only run names the GEMM baseline"; }
 echo "$out" | grep -q '^baseline: .* core)' || { echo "bench_smoke: built without OpenBLAS: no core checks"; exit 0; }
 
 best=$("$bench" --blas-best-core)

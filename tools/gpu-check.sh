@@ -21,7 +21,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 if [ $? != 77 ]; then # 77: the library loads here and sees the GPU
     echo "== the carried build does not run here: building build-gpu/"
     dir=build-gpu
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DFLASHC_VEC16=OFF >/dev/null &&
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DFLASHC_BUILD_TESTS=ON -DFLASHC_VEC16=OFF >/dev/null &&
         cmake --build "$dir" -j16 --target test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_no_driver flashc-bench \
             test_cuda_runtime test_cuda_cann test_cuda_infiniop test_cuda_probe sample_fa_v2 sample_fa_grad_v5 >/dev/null || exit 1
 fi

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""Issue 16's table in one run: flashc-bench, PyTorch's CPU SDPA (bench/peer_torch.py) and ggml's
-flash attention (bench/peer_ggml.c) on the same cases, case by case, and a markdown table with
-the ratios.  N = 8, S = 4096, D = 128 (decode: B = 1, Skv = 32K, 32/8 heads).
+"""flashc beside its CPU peers in one run: flashc-bench, PyTorch's CPU SDPA (bench/peer_torch.py) and
+ggml's flash attention (bench/peer_ggml.c) on the same cases, case by case, and a markdown table
+with the ratios.  N = 8, S = 4096, D = 128 (decode: B = 1, Skv = 32K, 32/8 heads).
 
-    flock /work/bench.lock python3 bench/issue16_table.py --threads 2 \\
-        --torch-python /work/wt/python/build-venv/bin/python --ggml /work/peers-cache/peer_ggml
+    python3 bench/compare_peers.py --threads 2 --rounds 3 --extra
+
+Defaults, all relative to the repository or the peers' cache folder: flashc-bench from
+build/bench/flashc-bench (tools/demo.sh or tools/test.sh builds it); PyTorch from
+$FLASHC_TORCH_PYTHON, else build-venv/bin/python (tools/python-test.sh installs torch there), else
+this interpreter; ggml from $PEER_GGML, else peer_ggml in the cache folder bench/peer_ggml_build.sh
+fills: $FLASHC_PEERS_CACHE, else $XDG_CACHE_HOME/flashc/peers (~/.cache/flashc/peers).
 
 Rates are flashc-bench's: work / min time of --repeat timed runs after one warm-up (forward FLOPs
 4·Sq·Skv·D per head over visible positions, backward 2.5× that, decode GB/s of K and V read).
@@ -21,6 +26,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+PEERS_CACHE = os.environ.get("FLASHC_PEERS_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "flashc", "peers")
+VENV_PYTHON = os.path.join(ROOT, "build-venv", "bin", "python")
 
 # label, flashc-bench (suite, filter), peer_torch filter, peer_ggml filter ('$' anchors at the end).
 ROWS = [
@@ -104,12 +112,13 @@ def find_peers(a):
     exe = a.flashc or os.path.join(ROOT, "build", "bench", "flashc-bench")
     flashc = Peer("flashc", None if os.access(exe, os.X_OK) else
                   f"no flashc-bench at {exe} (build the flashc-bench target, or pass --flashc PATH)")
-    torch_py = a.torch_python or os.environ.get("FLASHC_TORCH_PYTHON", sys.executable)
+    torch_py = a.torch_python or os.environ.get("FLASHC_TORCH_PYTHON") or (
+        VENV_PYTHON if os.access(VENV_PYTHON, os.X_OK) else sys.executable)
     torch_py = shutil.which(torch_py) or torch_py  # a bare name ("python3") is looked up on PATH
     probe = subprocess.run([torch_py, "-c", "import torch"], capture_output=True, text=True) if os.access(torch_py, os.X_OK) else None
     torch = Peer("PyTorch", None if probe and probe.returncode == 0 else
                  f"no PyTorch for {torch_py} (pass --torch-python PATH to an interpreter that has it)")
-    ggml_exe = a.ggml or os.environ.get("PEER_GGML", "/work/peers-cache/peer_ggml")
+    ggml_exe = a.ggml or os.environ.get("PEER_GGML") or os.path.join(PEERS_CACHE, "peer_ggml")
     ggml = Peer("ggml", None if os.access(ggml_exe, os.X_OK) else
                 f"no peer_ggml at {ggml_exe} (bench/peer_ggml_build.sh builds it; or pass --ggml PATH)")
     return (flashc, exe), (torch, [torch_py, os.path.join(HERE, "peer_torch.py")]), (ggml, [ggml_exe])
@@ -130,8 +139,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=1, help="interleaved passes; each peer's best is kept")
     ap.add_argument("--isa", default=None, help="flashc-bench --isa (default: the runtime dispatch's best)")
     ap.add_argument("--flashc", default=None, help="flashc-bench (default: build/bench/flashc-bench)")
-    ap.add_argument("--torch-python", default=None, help="python with torch (default: $FLASHC_TORCH_PYTHON, else this one)")
-    ap.add_argument("--ggml", default=None, help="peer_ggml binary (default: $PEER_GGML, else /work/peers-cache/peer_ggml)")
+    ap.add_argument("--torch-python", default=None, help="python with torch (default: $FLASHC_TORCH_PYTHON, else build-venv/bin/python, else this one)")
+    ap.add_argument("--ggml", default=None, help="peer_ggml binary (default: $PEER_GGML, else peer_ggml in the peers' cache folder)")
     ap.add_argument("--extra", action="store_true", help="also the goals' bf16 causal, fp16 and fp16-decode rows")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per peer call")
     ap.add_argument("--out", default=None, help="also write the rates as JSON here")
@@ -141,7 +150,7 @@ def main():
     (flashc, exe), (torch, torch_argv), (ggml, ggml_argv) = find_peers(a)
     for p in (flashc, torch, ggml):
         if p.missing:
-            print(f"issue16_table: {p.name} column skipped: {p.missing}", file=sys.stderr)
+            print(f"compare_peers: {p.name} column skipped: {p.missing}", file=sys.stderr)
     rows = ROWS + (EXTRA_ROWS if a.extra else [])
     best = {label: [None, None, None] for label, *_ in rows}
 
@@ -153,10 +162,10 @@ def main():
     rounds = 0
     for r in range(a.rounds):
         if r and a.budget is not None and (time.monotonic() - t0) * (r + 1) / r > a.budget:
-            print(f"issue16_table: round {r + 1} would end past --budget {a.budget:g} s; stopping", file=sys.stderr)
+            print(f"compare_peers: round {r + 1} would end past --budget {a.budget:g} s; stopping", file=sys.stderr)
             break
         for label, fspec, tfilt, gfilt in rows:
-            print(f"issue16_table: round {r + 1}/{a.rounds}: {label}", file=sys.stderr, flush=True)
+            print(f"compare_peers: round {r + 1}/{a.rounds}: {label}", file=sys.stderr, flush=True)
             keep(label, 0, flashc_rate(flashc, exe, fspec, a) if fspec else None)
             keep(label, 1, script_rate(torch, torch_argv, tfilt, a))
             keep(label, 2, script_rate(ggml, ggml_argv, gfilt, a))
