@@ -37,3 +37,41 @@ elif [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
+# Where the CUDA backend can be built, two PyPI wheels unpacked into .deps/ (ignored by git):
+# CUTLASS's CuTe headers for the sm_90a kernels (nvidia-cutlass) and cuobjdump + nvdisasm for the SASS
+# check of the built library (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm; the toolkit here has neither).
+root="$(cd "$(dirname "$0")/.." && pwd)"
+unwheel() { # unwheel PACKAGE VERSION PREFIX-IN-WHEEL DEST-DIR
+  local tmp
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: "$1==$2" -d "$tmp"
+  python3 - "$tmp" "$3" "$4" <<'PY'
+import glob, os, sys, zipfile
+tmp, prefix, dest = sys.argv[1:]
+with zipfile.ZipFile(glob.glob(os.path.join(tmp, "*.whl"))[0]) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            out = os.path.join(dest, name[len(prefix):])
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with open(out, "wb") as f:
+                f.write(z.read(name))
+            os.chmod(out, 0o755 if "/bin/" in name else 0o644)
+PY
+  rm -rf "$tmp"
+}
+if command -v nvcc >/dev/null; then
+  cutlass=4.2.0.0 cuobjdump=13.5.37
+  if [ ! -e "$root/.deps/cutlass/$cutlass" ]; then
+    echo "deps: CuTe headers (nvidia-cutlass $cutlass) into .deps/cutlass"
+    rm -rf "$root/.deps/cutlass"
+    unwheel nvidia-cutlass "$cutlass" cutlass_library/source/include/ "$root/.deps/cutlass/include"
+    touch "$root/.deps/cutlass/$cutlass"
+  fi
+  if [ ! -e "$root/.deps/cuobjdump/$cuobjdump" ]; then
+    echo "deps: cuobjdump and nvdisasm ($cuobjdump) into .deps/cuobjdump"
+    rm -rf "$root/.deps/cuobjdump"
+    unwheel nvidia-cuda-cuobjdump "$cuobjdump" nvidia/cu13/bin/ "$root/.deps/cuobjdump/bin"
+    unwheel nvidia-cuda-nvdisasm "$cuobjdump" nvidia/cu13/bin/ "$root/.deps/cuobjdump/bin"
+    touch "$root/.deps/cuobjdump/$cuobjdump"
+  fi
+fi

@@ -31,7 +31,8 @@ fc_status fc_cuda_fwd_plan(const fc_problem *prob, fc_cuda_fwd **out);
 fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream);
 void fc_cuda_fwd_destroy(fc_cuda_fwd *plan);
 
-/* Device state of a decode plan (decode.cu): flash-decoding over kv splits, merged in order. */
+/* Device state of a decode plan (decode.cu): flash-decoding over kv splits, merged in order;
+ * immutable once planned (runs with distinct workspaces may overlap on different streams). */
 typedef struct fc_cuda_dec fc_cuda_dec;
 
 /* Why the decode kernel cannot run prob (NULL when it can: few query rows per kv head). */
@@ -40,12 +41,13 @@ const char *fc_cuda_dec_unsupported(const fc_problem *prob);
  * an output dtype other than the query's). */
 bool fc_cuda_dec_only(const fc_problem *prob);
 fc_status fc_cuda_dec_plan(const fc_problem *prob, fc_cuda_dec **out);
-/* Bytes of device workspace a run needs: the splits' partial (O, m, l). */
+/* Bytes of device workspace a run needs: its counters, fault word and per-batch facts, and the
+ * splits' partial (O, m, l). */
 size_t fc_cuda_dec_workspace(const fc_cuda_dec *plan, const fc_problem *prob);
 /* FC_ERR_INVALID_ARG naming a block-table entry that an earlier run found out of range on the
- * GPU (that run wrote nothing); reported once. */
+ * GPU (that run did not write the batch's rows); reported once. */
 fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *prob);
-fc_status fc_cuda_dec_run(fc_cuda_dec *plan, const fc_problem *run, void *workspace, void *stream);
+fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, void *workspace, void *stream);
 void fc_cuda_dec_destroy(fc_cuda_dec *plan);
 
 /* Device state of a backward plan: per-batch facts, the D workspace's row offsets, the query

@@ -13,6 +13,9 @@
 #include "cuda.h"
 #include "forward_kernel.cuh"
 #include "launch.h"
+#ifdef FLASHC_HOPPER
+#include "hopper/fwd.h"
+#endif
 
 using namespace fc_cuda;
 
@@ -23,6 +26,11 @@ struct fc_cuda_fwd {
                                 one such run at a time per plan (they share this buffer) */
     int2 *items;             /* device: (batch, query tile), heaviest first */
     int n_items, dclass;     /* head-dim class of the kernel: 64, 128 or 256 */
+    bool insist_sm90;        /* FLASHC_CUDA_FWD=sm90: a run the sm_90a kernel cannot map fails */
+#ifdef FLASHC_HOPPER
+    bool sm90;               /* the sm_90a kernel runs this plan (its views permitting, per run) */
+    fc_hopper::FwdPlan hopper;
+#endif
 };
 
 /* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps; BN_TERMS
@@ -80,7 +88,45 @@ extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
     cudaFree(plan->batch);
     cudaFree(plan->run_batch);
     cudaFree(plan->items);
+#ifdef FLASHC_HOPPER
+    if (plan->sm90)
+        fc_hopper::fwd_destroy(&plan->hopper);
+#endif
     free(plan);
+}
+
+/* Which forward kernel a plan takes: FLASHC_CUDA_FWD=sm80 forces the mma.sync kernel (every GPU),
+ * sm90 insists on the Hopper kernel (a plan or run it cannot take fails, naming why: for tests),
+ * auto takes the Hopper kernel where the device and the problem allow.  Unset: kFwdDefault. */
+static const char *const kFwdDefault = "sm80"; /* auto once the sm_90a kernel has passed on a GPU */
+
+static fc_status fc_fwd_choose(const fc_problem *p, fc_cuda_fwd *plan)
+{
+    const char *mode = getenv("FLASHC_CUDA_FWD");
+    mode = mode && *mode ? mode : kFwdDefault;
+    const bool force80 = mode && strcmp(mode, "sm80") == 0;
+    plan->insist_sm90 = mode && strcmp(mode, "sm90") == 0;
+    if (mode && *mode && !force80 && !plan->insist_sm90 && strcmp(mode, "auto") != 0)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_plan: FLASHC_CUDA_FWD=%s is none of auto, sm80, sm90", mode);
+    const char *why = force80 ? "FLASHC_CUDA_FWD=sm80" : NULL;
+#ifdef FLASHC_HOPPER
+    if (!why && !fc_hopper::fwd_device_ok(&why))
+        ;
+    else if (!why && (why = fc_hopper::fwd_unsupported(p)) == NULL) {
+        const fc_status st = fc_hopper::fwd_plan(p, &plan->hopper);
+        if (st != FC_OK)
+            return st;
+        plan->sm90 = true;
+        return FC_OK;
+    }
+#else
+    (void)p;
+    if (!why)
+        why = "this build has no sm_90a kernels (no CuTe headers at configure time)";
+#endif
+    if (plan->insist_sm90)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_plan: FLASHC_CUDA_FWD=sm90, but the sm_90a forward cannot run this: %s", why);
+    return FC_OK;
 }
 
 extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
@@ -98,6 +144,8 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
     if (st == FC_OK)
         st = fc_cuda_tile_order(p, fc_fwd_bm(plan->dclass), false, p->Nq, fc_cuda_q_tile_cost, &plan->items, &plan->n_items,
                                 "fc_cuda_fwd_plan");
+    if (st == FC_OK)
+        st = fc_fwd_choose(p, plan);
     if (st != FC_OK) {
         fc_cuda_fwd_destroy(plan);
         return st;
@@ -148,9 +196,22 @@ static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run
 extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream)
 {
     fc_problem p = *run;
-    const fc_status st = fc_fwd_run_batch(plan, run, (cudaStream_t)stream, &p.batch);
+    fc_status st = fc_fwd_run_batch(plan, run, (cudaStream_t)stream, &p.batch);
     if (st != FC_OK)
         return st;
+#ifdef FLASHC_HOPPER
+    if (plan->sm90) { /* the sm_90a kernel, unless this run's views cannot be mapped for it */
+        bool launched = false;
+        const char *why = NULL;
+        st = fc_hopper::fwd_run(plan->hopper, p, run->batch, (cudaStream_t)stream, &launched, &why);
+        if (st != FC_OK || launched)
+            return st;
+        if (plan->insist_sm90)
+            return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_run: FLASHC_CUDA_FWD=sm90, but this run's views cannot be mapped: %s", why);
+    }
+#endif
+    if (plan->insist_sm90)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_run: FLASHC_CUDA_FWD=sm90, but the plan took the sm_80 kernel");
     FwdLaunch L;
     L.items = plan->items;
     L.n_items = plan->n_items;

@@ -49,6 +49,8 @@ typedef struct gc_case {
     int q_start, kv_start;
     bool mask, bias, bias_before, alibi, sink, dropout, stats;
     float softcap;
+    bool pad_nan;         /* padded varlen: the rows past each batch's lengths (query, key, value) hold
+                             NaN, which no output may see (semantics §0.3: they are no positions) */
     bool backward;        /* the backward of the case (statistics on), else the forward */
     bool grad_f32;        /* backward: fp32 gradients (the GPU refuses them by name: checked) */
     gc_kv kv;
@@ -74,6 +76,11 @@ void gc_layouts(gc_case c);
 /* `cases` random cases mixing every feature at odd sizes (seeded), forward or backward, each run
  * with gc_run. */
 void gc_sweep(unsigned seed, int cases, bool backward);
+
+/* `cases` random forward cases over what the sm_90a kernel takes (no score terms, sink or dropout;
+ * head dims and strides in multiples of 16 bytes): every visibility form, GQA, packed and padded
+ * varlen, Dv ≠ Dqk, odd lengths, several tiles per row. */
+void gc_sweep_plain(unsigned seed, int cases);
 
 /* Whether p is CUDA device memory (cudaPointerGetAttributes). */
 bool gc_is_device_memory(const void *p);
