@@ -11,6 +11,7 @@
  * (tensor-core or, under FLASHC_CUDA_DECODE=simt, CUDA-core) is the environment's.
  * Skips (77) without a GPU.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

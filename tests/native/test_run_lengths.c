@@ -2,6 +2,7 @@
  * shorter ones, gives the bits of a plan made for those lengths (causal bottom-right window over
  * speculative rows, left padding, a sink, statistics); lengths outside [kv start, planned length]
  * and plans that cannot move their facts (a bias) are refused by name. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/check.h"
