@@ -272,9 +272,10 @@ static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, 
 
 /* The backward of the forward just run on the CPU (its output and statistics feed both backends):
  * a random output gradient, the CPU's gradients as the oracle, the GPU's twice from poisoned
- * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out. */
+ * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out.
+ * keep: the first GPU run's dq, dk, dv and dsink bytes back to back (malloc'd), *kept their size. */
 static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_attention_desc *g, gc_buf *o, gc_buf *smax,
-                        gc_buf *ssum, const int64_t n[4], tc_rng *r)
+                        gc_buf *ssum, const int64_t n[4], tc_rng *r, void **keep, size_t *kept)
 {
     gc_upload(o), gc_upload(smax), gc_upload(ssum);
     const fc_dtype gdt = c->grad_f32 ? FC_F32 : c->dt;
@@ -325,6 +326,14 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
         st = gc_gpu_run(g, &dg);
         for (int x = 0; x < NG; x++)
             cudaMemcpy(got[rep][x], gr[x].d, gr[x].bytes, cudaMemcpyDeviceToHost);
+    }
+    size_t all = 0;
+    for (int x = 0; x < NG; x++)
+        all += gr[x].bytes;
+    if (keep && st == FC_OK && (*keep = malloc(all))) {
+        *kept = all, all = 0;
+        for (int x = 0; x < NG; x++)
+            memcpy((char *)*keep + all, got[0][x], gr[x].bytes), all += gr[x].bytes;
     }
     for (int x = 0; x < NG && st == FC_OK; x++) {
         const tc_dtype t = x == 3 ? TC_F32 : gc_tc(gdt);
@@ -520,10 +529,10 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     TC_CHECK(st == FC_OK || !kv_ok, "CPU run: %s (%s)", fc_status_name(st), fc_last_error());
 
     if (st == FC_OK && c->backward)
-        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r);
+        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r, gpu_out, gpu_bytes);
     else if (st == FC_OK)
         gc_forward(c, &g, &o, &smax, &ssum, no, ns, gpu_out);
-    if (gpu_out)
+    if (gpu_out && !c->backward)
         *gpu_bytes = o.bytes;
     gc_kv_free(&kvs);
     gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum, &qs, &qo};

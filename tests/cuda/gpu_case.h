@@ -94,7 +94,8 @@ int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cp
 
 /* Runs the case on both backends and checks it; returns false when a check failed. */
 bool gc_run(const gc_case *c);
-/* gc_run that also hands back the GPU output bytes (malloc'd; *out NULL when the run failed). */
+/* gc_run that also hands back the GPU output bytes (malloc'd; *out NULL when the run failed);
+ * backward: the gradients dq, dk, dv and dsink back to back. */
 bool gc_run_out(const gc_case *c, void **out, size_t *bytes);
 
 #endif
