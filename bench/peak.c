@@ -15,40 +15,26 @@
 #include <immintrin.h>
 #define BENCH_PEAK_X86 1
 
-/* acc·a + b stays bounded (|a| < 1) and normal: no subnormal or infinite operand slows a chain. */
-#define CHAINS_AVX2 12
-__attribute__((target("avx2,fma"))) static float fma_avx2(long iters)
-{
-    __m256 acc[CHAINS_AVX2];
-    const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
-    for (int i = 0; i < CHAINS_AVX2; i++)
-        acc[i] = _mm256_set1_ps((float)i);
-    for (long it = 0; it < iters; it++)
-#pragma GCC unroll 12
-        for (int i = 0; i < CHAINS_AVX2; i++)
-            acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-    __m256 s = acc[0];
-    for (int i = 1; i < CHAINS_AVX2; i++)
-        s = _mm256_add_ps(s, acc[i]);
-    return _mm256_cvtss_f32(s);
-}
-
-#define CHAINS_AVX512 24
-__attribute__((target("avx512f"))) static float fma_avx512(long iters)
-{
-    __m512 acc[CHAINS_AVX512];
-    const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
-    for (int i = 0; i < CHAINS_AVX512; i++)
-        acc[i] = _mm512_set1_ps((float)i);
-    for (long it = 0; it < iters; it++)
-#pragma GCC unroll 24
-        for (int i = 0; i < CHAINS_AVX512; i++)
-            acc[i] = _mm512_fmadd_ps(acc[i], a, b);
-    __m512 s = acc[0];
-    for (int i = 1; i < CHAINS_AVX512; i++)
-        s = _mm512_add_ps(s, acc[i]);
-    return _mm512_reduce_add_ps(s);
-}
+/* `chains` independent chains acc = acc·a + b of vector type vt for `iters` rounds; acc·a + b stays
+ * bounded (|a| < 1) and normal: no subnormal or infinite operand slows a chain. */
+#define FMA_CHAINS(name, target_, vt, set1, fmadd, add, chains)                                      \
+    __attribute__((target(target_))) static float name(long iters)                                  \
+    {                                                                                               \
+        vt acc[chains];                                                                             \
+        const vt a = set1(0.999f), b = set1(1e-3f);                                                 \
+        for (int i = 0; i < chains; i++)                                                            \
+            acc[i] = set1((float)i);                                                                \
+        for (long it = 0; it < iters; it++)                                                         \
+            _Pragma("GCC unroll 24") for (int i = 0; i < chains; i++) acc[i] = fmadd(acc[i], a, b); \
+        vt s = acc[0];                                                                              \
+        for (int i = 1; i < chains; i++)                                                            \
+            s = add(s, acc[i]);                                                                     \
+        float lanes[sizeof(vt) / sizeof(float)];                                                    \
+        memcpy(lanes, &s, sizeof s);                                                                \
+        return lanes[0];                                                                            \
+    }
+FMA_CHAINS(fma_avx2, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, 12)
+FMA_CHAINS(fma_avx512, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, 24)
 #endif
 
 /* fp32 lanes per FMA of the kernel set `isa` (0: no vector FMA to measure). */
