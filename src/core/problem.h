@@ -168,7 +168,7 @@ typedef struct fc_problem {
 static inline bool fc_scale_fits(double scale) { return isfinite(scale) && fabs(scale) <= FLT_MAX; }
 #define FC_SCALE_RULE "finite and within float's range (|scale| <= 3.4028235e+38)"
 
-static inline bool fc_has_dropout(const fc_problem *p) { return p->drop_bits || p->drop_philox; }
+static inline FC_HD bool fc_has_dropout(const fc_problem *p) { return p->drop_bits || p->drop_philox; }
 
 /* The dtype whose tolerance (semantics §0.4) the forward output needs: the looser of out's own
  * and the one the caller allowed (fp32 < fp16 < bf16; int8 outputs keep theirs). */

@@ -6,6 +6,7 @@
 #define FC_CORE_TERMS_H
 
 #include "hd.h"
+#include "philox.h"
 #include "problem.h"
 
 /* Element offset of pse element (i, j) of query head n1.  A Toeplitz view (toeplitz_rows R > 0)
@@ -47,5 +48,14 @@ static inline FC_HD int64_t fc_keep_bit_index(const fc_batch *bt, int64_t n1, in
 }
 
 static inline FC_HD bool fc_keep_bit(const uint8_t *bits, int64_t e) { return (bits[e >> 3] >> (e & 7)) & 1; }
+
+/* Whether (n1, i, j) is kept: its bit of the caller's mask, or the generated one (philox.h); the
+ * CUDA kernels' form (the CPU walks a row's bits as a stream, kernels/dropout.h). */
+static inline FC_HD bool fc_dropout_keeps(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i, int64_t j)
+{
+    const int64_t e = fc_keep_bit_index(bt, n1, i, j);
+    return p->drop_philox ? fc_philox_keep_at(p->drop_seed, p->drop_offset, p->drop_threshold, (uint64_t)e)
+                          : fc_keep_bit(p->drop_bits, e);
+}
 
 #endif /* FC_CORE_TERMS_H */

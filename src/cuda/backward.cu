@@ -219,7 +219,33 @@ static fc_status fc_bwd_launch(K kernel, unsigned grid, unsigned threads, size_t
     return err == cudaSuccess ? FC_OK : fc_cuda_err(err, what);
 }
 
-template <typename T, int D>
+/* The kernels with the features FEAT (kFeat*): the plain ones for FEAT = 0 (instantiated only where
+ * named, so the plain build of backward.cu holds no feature kernels). */
+template <typename T, int D, int FEAT> struct BwdKernels {
+    static auto fused()
+    {
+        if constexpr (FEAT == 0)
+            return bwd_fused_kernel<T, D, FusedShape<D>::DC, FusedShape<D>::BMQ>;
+        else
+            return bwd_fused_feat_kernel<T, D, FusedShape<D>::DC, FusedShape<D>::BMQ, FEAT>;
+    }
+    static auto dkv()
+    {
+        if constexpr (FEAT == 0)
+            return bwd_dkv_kernel<T, D, BwdShape<D>::DC, BwdShape<D>::BMQ>;
+        else
+            return bwd_dkv_feat_kernel<T, D, BwdShape<D>::DC, BwdShape<D>::BMQ, FEAT>;
+    }
+    static auto dq()
+    {
+        if constexpr (FEAT == 0)
+            return bwd_dq_kernel<T, D, BwdShape<D>::BN>;
+        else
+            return bwd_dq_feat_kernel<T, D, BwdShape<D>::BN, FEAT>;
+    }
+};
+
+template <typename T, int D, int FEAT>
 static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLaunch L, cudaStream_t stream)
 {
     using Shape = BwdShape<D>;
@@ -238,22 +264,32 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
     const size_t kv_smem = fc_bwd_smem<D>(plan->fused, L.terms);
     if (st == FC_OK && plan->fused) {
         const unsigned grid = (unsigned)(plan->grid_cap && plan->grid_cap < L.units ? plan->grid_cap : L.units);
-        st = fc_bwd_launch(bwd_fused_kernel<T, D, FusedShape<D>::DC, FusedShape<D>::BMQ>, grid, kThreads, kv_smem, stream, p, L,
+        st = fc_bwd_launch(BwdKernels<T, D, FEAT>::fused(), grid, kThreads, kv_smem, stream, p, L,
                            "fc_cuda_bwd_run: dK/dV and dQ (fused)");
         L.items = plan->q_items, L.n_items = plan->n_q;
         if (st == FC_OK)
             st = fc_bwd_launch(bwd_dq_convert_kernel<kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: dQ");
     } else if (st == FC_OK) {
-        st = fc_bwd_launch(bwd_dkv_kernel<T, D, Shape::DC, Shape::BMQ>, (unsigned)L.units, kThreads, kv_smem, stream, p, L,
+        st = fc_bwd_launch(BwdKernels<T, D, FEAT>::dkv(), (unsigned)L.units, kThreads, kv_smem, stream, p, L,
                            "fc_cuda_bwd_run: dK/dV");
         L.items = plan->q_items, L.n_items = plan->n_q;
         if (st == FC_OK)
-            st = fc_bwd_launch(bwd_dq_kernel<T, D, Shape::BN>, q_grid, kThreads, QSmem::bytes + (L.terms ? QSmem::scratch : 0), stream,
+            st = fc_bwd_launch(BwdKernels<T, D, FEAT>::dq(), q_grid, kThreads, QSmem::bytes + (L.terms ? QSmem::scratch : 0), stream,
                                p, L, "fc_cuda_bwd_run: dQ");
     }
     if (st == FC_OK && p.sink && p.dsink)
         st = fc_bwd_launch(bwd_dsink_kernel, (unsigned)p.Nq, kSinkThreads, 0, stream, p, L, "fc_cuda_bwd_run: dsink");
     return st;
+}
+
+template <int FEAT>
+static fc_status fc_bwd_run_class(const fc_cuda_bwd *plan, const fc_problem &p, const BwdLaunch &L, cudaStream_t s, bool bf)
+{
+    switch (plan->dclass) {
+    case 64: return bf ? fc_bwd_run<__nv_bfloat16, 64, FEAT>(plan, p, L, s) : fc_bwd_run<__half, 64, FEAT>(plan, p, L, s);
+    case 128: return bf ? fc_bwd_run<__nv_bfloat16, 128, FEAT>(plan, p, L, s) : fc_bwd_run<__half, 128, FEAT>(plan, p, L, s);
+    default: return bf ? fc_bwd_run<__nv_bfloat16, 256, FEAT>(plan, p, L, s) : fc_bwd_run<__half, 256, FEAT>(plan, p, L, s);
+    }
 }
 
 extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *run, void *workspace, void *stream)
@@ -281,12 +317,10 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
     L.vec_k = fc_cuda_vec_ok(&p.k, p.Dqk);
     L.vec_v = fc_cuda_vec_ok(&p.v, p.Dv);
     L.vec_do = fc_cuda_vec_ok(&p.dout, p.Dv);
-    L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || p.drop_bits;
+    L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
     cudaStream_t s = (cudaStream_t)stream;
     const bool bf = p.q.dtype == FC_BF16;
-    switch (plan->dclass) {
-    case 64: return bf ? fc_bwd_run<__nv_bfloat16, 64>(plan, p, L, s) : fc_bwd_run<__half, 64>(plan, p, L, s);
-    case 128: return bf ? fc_bwd_run<__nv_bfloat16, 128>(plan, p, L, s) : fc_bwd_run<__half, 128>(plan, p, L, s);
-    default: return bf ? fc_bwd_run<__nv_bfloat16, 256>(plan, p, L, s) : fc_bwd_run<__half, 256>(plan, p, L, s);
-    }
+    if (p.drop_philox)
+        return fc_bwd_run_class<kFeatPhilox>(plan, p, L, s, bf);
+    return fc_bwd_run_class<0>(plan, p, L, s, bf);
 }

@@ -22,8 +22,8 @@ template <int D, int BN> struct BwdQSmem {
     static constexpr size_t scratch = 2 * (size_t)kBwdQRows * (BN + 8) * sizeof(float); /* + with L.terms */
 };
 
-template <typename T, int D, int BN>
-__global__ void __launch_bounds__(kThreads) bwd_dq_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+template <typename T, int D, int BN, int FEAT>
+__device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
 {
     constexpr int BM = kBwdQRows, NT = BN / 8, DT = D / 8;
     using Smem = BwdQSmem<D, BN>;
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kThreads) bwd_dq_kernel(const __grid_constant_
         tile_abt<T, D, NT>(dp, sO, v, warp, lane);
 
         /* dS into dp: tile element (query row r, kv column x). */
-        grad_tile<NT>(p, bt, L, n1, full, s, dp, sA, sB, warp, lane,
+        grad_tile<NT, FEAT>(p, bt, L, n1, full, s, dp, sA, sB, warp, lane,
                       [&](int r, int x, int64_t &i, int &j, const RowFacts *&f) { i = m0 + r, j = j0 + x, f = sF + r; });
 
         /* dQ += dS·K */
@@ -123,6 +123,19 @@ __global__ void __launch_bounds__(kThreads) bwd_dq_kernel(const __grid_constant_
             store_grad_row<DT>(fc_view_row(&p.dq, fc_dtype_bytes(p.dq.dtype), b, bt.q_tok, n1, m0 + r), p.dq, p.Dqk, 0, dq, h,
                                lane, p.scale);
     }
+}
+
+template <typename T, int D, int BN>
+__global__ void __launch_bounds__(kThreads) bwd_dq_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    dq_tile<T, D, BN, 0>(p, L);
+}
+
+/* The same with the features FEAT (kFeat*; the plain kernel above keeps its code). */
+template <typename T, int D, int BN, int FEAT>
+__global__ void __launch_bounds__(kThreads) bwd_dq_feat_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    dq_tile<T, D, BN, FEAT>(p, L);
 }
 
 } // namespace fc_cuda

@@ -32,7 +32,7 @@ template <int D, int BMQ> struct BwdKvSmem {
  * accumulates.  FUSED: the query tiles are whole tiles of BMQ rows (dq_order.h), and each step
  * also adds its dQ partial in turn (backward_dq.cuh); else they start at the first row that may
  * see the tile, and dQ is the dQ kernel's. */
-template <typename T, int D, int DC, int BMQ, bool FUSED>
+template <typename T, int D, int DC, int BMQ, bool FUSED, int FEAT = 0>
 __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L, unsigned u, unsigned char *smem_raw)
 {
     constexpr int BN = kBwdKvRows, NQ = BMQ / 8, DT = DC / 8;
@@ -141,7 +141,7 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
         tile_abt<T, D, NQ, kAbtUnroll>(dp, sV, o, warp, lane);
 
         /* Pd into st, dS into dp: tile element (kv row r, query column x). */
-        grad_tile<NQ>(p, bt, L, n1, full, st, dp, sA, sB, warp, lane,
+        grad_tile<NQ, FEAT>(p, bt, L, n1, full, st, dp, sA, sB, warp, lane,
                       [&](int r, int x, int64_t &i, int &j, const RowFacts *&f) { i = i0 + x, j = j0 + r, f = F + x; });
         /* dV += Pdᵀ·dO and dK += dSᵀ·Q over this unit's features (FUSED: dS through shared
          * memory, where the dQ stage reads it too; the warp's own rows, the same rounding). */
@@ -209,10 +209,18 @@ __global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant
     dkv_unit<T, D, DC, BMQ, false>(p, L, blockIdx.x, smem_raw);
 }
 
-/* The fused kernel: dK/dV and the dQ partials (backward_dq.cuh).  Any grid size: each CTA claims
- * units from the ticket until none are left (the order the no-deadlock argument needs). */
-template <typename T, int D, int DC, int BMQ>
-__global__ void __launch_bounds__(kThreads) bwd_fused_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+/* The same with the features FEAT (kFeat*; the plain kernel above keeps its code). */
+template <typename T, int D, int DC, int BMQ, int FEAT>
+__global__ void __launch_bounds__(kThreads) bwd_dkv_feat_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    dkv_unit<T, D, DC, BMQ, false, FEAT>(p, L, blockIdx.x, smem_raw);
+}
+
+/* The fused kernel's loop: each CTA claims units from the ticket until none are left (the order
+ * the no-deadlock argument needs). */
+template <typename T, int D, int DC, int BMQ, int FEAT>
+__device__ __forceinline__ void fused_units(const fc_problem &p, const BwdLaunch &L)
 {
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __shared__ int s_unit;
@@ -223,9 +231,23 @@ __global__ void __launch_bounds__(kThreads) bwd_fused_kernel(const __grid_consta
         const unsigned u = (unsigned)s_unit;
         if (u >= (unsigned)L.units)
             return;
-        dkv_unit<T, D, DC, BMQ, true>(p, L, u, smem_raw);
+        dkv_unit<T, D, DC, BMQ, true, FEAT>(p, L, u, smem_raw);
         __syncthreads(); /* every thread read s_unit and is done with the unit's shared memory */
     }
+}
+
+/* The fused kernel: dK/dV and the dQ partials (backward_dq.cuh), any grid size. */
+template <typename T, int D, int DC, int BMQ>
+__global__ void __launch_bounds__(kThreads) bwd_fused_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    fused_units<T, D, DC, BMQ, 0>(p, L);
+}
+
+/* The same with the features FEAT. */
+template <typename T, int D, int DC, int BMQ, int FEAT>
+__global__ void __launch_bounds__(kThreads) bwd_fused_feat_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    fused_units<T, D, DC, BMQ, FEAT>(p, L);
 }
 
 } // namespace fc_cuda

@@ -154,7 +154,7 @@ template <typename T, int D>
 static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &L, cudaStream_t stream)
 {
     constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN, BNT = FwdShape<D>::BN_TERMS, WARPS = FwdShape<D>::WARPS;
-    const bool plain = !L.terms && !p.drop_bits;
+    const bool plain = !L.terms && !fc_has_dropout(&p);
     const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : FwdSmem<D, BM, BNT>::bytes + FwdSmem<D, BM, BNT>::scratch;
     auto kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);

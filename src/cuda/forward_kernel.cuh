@@ -251,11 +251,9 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
 
         /* Dropped probabilities leave the sum (semantics §2.7) but not O.  Rows past the batch's
          * last query (a partial tile) have no keep bits: they are never written, so skip them. */
-        if (!PLAIN && p.drop_bits)
+        if (!PLAIN && fc_has_dropout(&p))
             through_scratch<MT, NT, BN>(s, sS, warp, lane, [&](float v, int r, int x) {
-                return v != 0.0f && r < rows_here && !fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, m0 + r, j0 + x))
-                           ? 0.0f
-                           : v;
+                return v != 0.0f && r < rows_here && !fc_dropout_keeps(&p, &bt, n1, m0 + r, j0 + x) ? 0.0f : v;
             });
 
         /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */
@@ -286,7 +284,7 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
     cp_async_wait_all();
 
     /* One division per row, then O and the statistics (semantics §2.6, §2.8). */
-    const float inv_keep = p.drop_bits ? 1.0f / p.keep_prob : 1.0f;
+    const float inv_keep = (PLAIN ? p.drop_bits != nullptr : fc_has_dropout(&p)) ? 1.0f / p.keep_prob : 1.0f;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll

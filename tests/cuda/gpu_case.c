@@ -20,6 +20,19 @@ bool gc_have_gpu(void)
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
+bool gc_experimental(const char *feature)
+{
+    const char *s = getenv("FLASHC_CUDA_EXPERIMENTAL");
+    const size_t n = strlen(feature);
+    while (s && *s) {
+        const size_t k = strcspn(s, ",");
+        if ((k == 3 && strncmp(s, "all", 3) == 0) || (k == n && strncmp(s, feature, n) == 0))
+            return true;
+        s += k + (s[k] == ',');
+    }
+    return false;
+}
+
 bool gc_require_gpu(const char *test)
 {
     if (gc_have_gpu())
@@ -361,6 +374,8 @@ static gc_case gc_random(tc_rng *r)
     c.alibi = tc_rng_bool(r, 0.2), c.sink = tc_rng_bool(r, 0.2), c.dropout = tc_rng_bool(r, 0.2);
     c.stats = tc_rng_bool(r, 0.5), c.softcap = tc_rng_bool(r, 0.2) ? 10.0f : 0.0f;
     c.grad_f32 = tc_rng_bool(r, 0.2);
+    c.philox = c.dropout && c.D % 2 == 0 && gc_experimental("philox"); /* half the dropout cases, when on */
+    c.dropout = c.dropout && !c.philox;
     return c;
 }
 
@@ -407,11 +422,11 @@ bool gc_run(const gc_case *c) { return gc_run_out(c, NULL, NULL); }
 bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 {
     tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
-               "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
+               "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d%s stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
                "pad_nan=%d nan_tail=%d seed=%u%s",
                c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
-               c->dropout, c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
+               c->dropout || c->philox, c->philox ? "(philox)" : "", c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
                c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->pad_nan, c->nan_tail, c->seed,
                c->backward ? (c->grad_f32 ? " backward fp32-grads" : " backward") : "");
     if (gpu_out)
@@ -493,6 +508,9 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
         d.sink = sink.h;
     if (c->dropout)
         d.dropout = (fc_dropout){.keep_bits = bits.h, .keep_bits_bytes = bits.bytes, .keep_prob = 0.8};
+    if (c->philox) /* a seed with both halves set, an offset that makes the counter's high word move */
+        d.dropout = (fc_dropout){.generate = true, .seed = 0x9E3779B97F4A7C15ull ^ c->seed, .offset = 0xFFFFFFFFull - 40 + c->seed % 97,
+                                 .keep_prob = 0.8};
     if (c->stats || c->backward) /* the backward reads the CPU forward's */
         d.stats = (fc_stats){smax.h, ssum.h, FC_STATS_HEAD_MAJOR, 8};
 
