@@ -7,10 +7,7 @@
 set -euo pipefail
 lib=$1
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dump=$(command -v cuobjdump || true)
-[ -n "$dump" ] || [ ! -x "${CUDA_PATH:-/usr/local/cuda}/bin/cuobjdump" ] || dump="${CUDA_PATH:-/usr/local/cuda}/bin/cuobjdump"
-[ -n "$dump" ] || [ ! -x "$root/.deps/cuobjdump/bin/cuobjdump" ] || dump="$root/.deps/cuobjdump/bin/cuobjdump"
-[ -n "$dump" ] || { echo "sass-check: no cuobjdump (tools/deps.sh fetches one)"; exit 77; }
+dump=$("$root/tools/find-cuobjdump.sh") || { echo "sass-check: no cuobjdump (tools/deps.sh fetches one)"; exit 77; }
 export PATH="$(dirname "$dump"):$PATH" # its nvdisasm
 "$dump" -sass -arch sm_90a "$lib" | awk '
     function report() {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The gate on the plain 16-bit CUDA kernels (a ctest; CI runs it without a GPU): a hash of each
-# plain kernel's SASS instructions, per architecture, must equal the committed list — so a change
+# The gate on the CUDA kernels that run by default (a ctest; CI runs it without a GPU): a hash of each
+# one's SASS instructions, per architecture, must equal the committed list — so a change
 # that alters their code (a feature added to a shared piece instead of behind a compile-time flag,
 # a new field in fc_problem that moves their parameter offsets) fails until the list is updated in
-# the same commit, where the diff shows it.  Which kernels are plain: the list's `pattern` lines
+# the same commit, where the diff shows it.  Which kernels are checked: the list's `pattern` lines
 # (regular expressions on mangled names).  A kernel whose name changed but whose instructions did
 # not (a template flag added) is reported as renamed; the list still has to follow.
 # The hashes hold for one nvcc release (the list's `nvcc` line): another one skips (77).
@@ -13,10 +13,7 @@ set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 LIBRARY LIST NVCC_VERSION [--update]" >&2; exit 2; }
 lib=$1 list=$2 nvcc=$3 mode=${4:-check}
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dump=$(command -v cuobjdump || true)
-[ -n "$dump" ] || [ ! -x "${CUDA_PATH:-/usr/local/cuda}/bin/cuobjdump" ] || dump="${CUDA_PATH:-/usr/local/cuda}/bin/cuobjdump"
-[ -n "$dump" ] || [ ! -x "$root/.deps/cuobjdump/bin/cuobjdump" ] || dump="$root/.deps/cuobjdump/bin/cuobjdump"
-[ -n "$dump" ] || { echo "sass-plain: no cuobjdump (tools/deps.sh fetches one); skipped"; exit 77; }
+dump=$("$root/tools/find-cuobjdump.sh") || { echo "sass-plain: no cuobjdump (tools/deps.sh fetches one); skipped"; exit 77; }
 export PATH="$(dirname "$dump"):$PATH" # its nvdisasm
 sass=$(mktemp)
 trap 'rm -f "$sass"' EXIT

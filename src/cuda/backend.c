@@ -113,7 +113,7 @@ static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
     (void)options;
     const char *unknown = fc_cuda_experimental_unknown();
     if (unknown)
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: FLASHC_CUDA_EXPERIMENTAL names \"%.*s\", which is none of philox, sparse, all",
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: FLASHC_CUDA_EXPERIMENTAL names \"%.*s\", which is none of philox, all",
                        (int)strcspn(unknown, ","), unknown);
     if (plan->prob.drop_philox && !fc_cuda_experimental("philox"))
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: generated dropout (fc_dropout.generate) is not in the CUDA backend "

@@ -320,7 +320,7 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
     cudaStream_t s = (cudaStream_t)stream;
     const bool bf = p.q.dtype == FC_BF16;
-    if (p.drop_philox)
+    if (feat_bits(p) == kFeatPhilox)
         return fc_bwd_run_class<kFeatPhilox>(plan, p, L, s, bf);
     return fc_bwd_run_class<0>(plan, p, L, s, bf);
 }

@@ -157,6 +157,8 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
     const bool plain = !L.terms && !fc_has_dropout(&p);
     const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : FwdSmem<D, BM, BNT>::bytes + FwdSmem<D, BM, BNT>::scratch;
     auto kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
+    if (feat_bits(p) == kFeatPhilox)
+        kernel = fwd_feat_kernel<T, D, BM, BNT, WARPS, kFeatPhilox>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");

@@ -13,6 +13,7 @@
 
 #include <float.h>
 
+#include "features.cuh"
 #include "tile.cuh"
 
 namespace fc_cuda {
@@ -32,10 +33,10 @@ template <int D, int BM, int BN> struct FwdSmem {
     static constexpr size_t scratch = (size_t)BM * (BN + 8) * sizeof(float); /* + when terms or dropout */
 };
 
-/* PLAIN: no score terms and no dropout (the common case), compiled without their code so that
- * it costs no registers. */
-template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN>
-__global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
+/* One CTA's work.  PLAIN: no score terms and no dropout (the common case), compiled without their
+ * code so that it costs no registers; FEAT: the features of features.cuh (never with PLAIN). */
+template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN, int FEAT>
+__device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L)
 {
     constexpr int MT = BM / (16 * WARPS), NT = BN / 8, DT = D / 8, THREADS = 32 * WARPS;
     static_assert(BM % (16 * WARPS) == 0 && BM <= THREADS, "each warp owns whole 16-row slices; a thread per row");
@@ -251,9 +252,9 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
 
         /* Dropped probabilities leave the sum (semantics §2.7) but not O.  Rows past the batch's
          * last query (a partial tile) have no keep bits: they are never written, so skip them. */
-        if (!PLAIN && fc_has_dropout(&p))
+        if (!PLAIN && drops<FEAT>(p))
             through_scratch<MT, NT, BN>(s, sS, warp, lane, [&](float v, int r, int x) {
-                return v != 0.0f && r < rows_here && !fc_dropout_keeps(&p, &bt, n1, m0 + r, j0 + x) ? 0.0f : v;
+                return v != 0.0f && r < rows_here && !keeps<FEAT>(p, bt, n1, m0 + r, j0 + x) ? 0.0f : v;
             });
 
         /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */
@@ -284,7 +285,7 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
     cp_async_wait_all();
 
     /* One division per row, then O and the statistics (semantics §2.6, §2.8). */
-    const float inv_keep = (PLAIN ? p.drop_bits != nullptr : fc_has_dropout(&p)) ? 1.0f / p.keep_prob : 1.0f;
+    const float inv_keep = drops<FEAT>(p) ? 1.0f / p.keep_prob : 1.0f;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -324,6 +325,19 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
                 fc_stat_store(&p.stats, at, mx, sm);
             }
         }
+}
+
+template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN>
+__global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
+{
+    fwd_tile<T, D, BM, BN, WARPS, PLAIN, 0>(p, L);
+}
+
+/* The same with the features FEAT (the kernels above keep their code). */
+template <typename T, int D, int BM, int BN, int WARPS, int FEAT>
+__global__ void __launch_bounds__(32 * WARPS) fwd_feat_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
+{
+    fwd_tile<T, D, BM, BN, WARPS, false, FEAT>(p, L);
 }
 
 } // namespace fc_cuda

@@ -42,7 +42,7 @@ static Row random_row(int64_t skv)
     memset(&r.sv, 0, sizeof r.sv);
     const int64_t bs_choices[] = {1, 2, 3, 7, 16, 31, 64, 65, 100, 128, 1000, (int64_t)1 << 40};
     r.sv.block_size = bs_choices[rnd(0, 11)];
-    r.sv.count = rnd(1, 300);
+    r.sv.count = rnd(1, 120);
     r.sv.sk = rnd(1, 3);
     r.sv.dtype = rnd(0, 1) ? FC_I64 : FC_I32;
     r.sv.causal = rnd(0, 1);
@@ -80,7 +80,7 @@ static std::vector<int> expected(const Row &r)
 /* The device walk: tiles of N from sel_next until a tile comes back short. */
 template <int N> static std::vector<int> walked(const Row &r, int *tiles)
 {
-    std::vector<int> out(4096 + 2 * N, -2);
+    std::vector<int> out(2000 + 2 * N, -2);
     int count = 0, n_tiles = 0;
     warp_emu::run_warp([&](int lane) {
         fc_cuda::SelCursor cur = fc_cuda::sel_start(true, r.thr);
@@ -96,7 +96,7 @@ template <int N> static std::vector<int> walked(const Row &r, int *tiles)
                     out[0] = -3; /* a slot past the count must stay −1 */
             }
             base += n, t += n > 0;
-            if (n < N || t > 100000) /* a walk that never ends fails the comparison */
+            if (n < N || base > 2000) /* a walk longer than any row here fails the comparison */
                 break;
         }
         if (lane == 0)
@@ -113,7 +113,7 @@ template <int N> static void sweep(int cases)
     for (int c = 0; c < cases; c++) {
         const Row r = random_row(rnd(1, 2000));
         const std::vector<int> want = expected(r);
-        if (want.size() > 4000)
+        if (want.size() > 1500) /* the emulator switches lanes per intrinsic: keep the walks short */
             continue;
         int t = 0;
         const std::vector<int> got = walked<N>(r, &t);
@@ -129,8 +129,8 @@ template <int N> static void sweep(int cases)
 
 int main(void)
 {
-    sweep<64>(600);
-    sweep<32>(400);
-    sweep<16>(200);
+    sweep<64>(150);
+    sweep<32>(100);
+    sweep<16>(60);
     return tc_summary("unit_sparse_select");
 }

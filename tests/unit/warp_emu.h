@@ -1,15 +1,18 @@
 /*
- * Runs the device code of one warp on the host, unchanged: 32 threads in lock step, each warp
- * intrinsic an exchange of every lane's value through a barrier (so the code must call it with
- * every lane, as the real __*_sync intrinsics with a full mask require).  For warp-level pieces of
- * the CUDA kernels that can be checked without a GPU (C++, included before the device header).
+ * Runs the device code of one warp on the host, unchanged: 32 lanes in lock step, each warp
+ * intrinsic an exchange of every lane's value between two barriers, so the code must call it with
+ * every lane, as the real __*_sync intrinsics with a full mask require.  The lanes are coroutines
+ * on one thread (ucontext), switched at each barrier in lane order: deterministic, and cheap even
+ * on a loaded machine or under a sanitizer.  For warp-level pieces of the CUDA kernels that can be
+ * checked without a GPU (C++, included before the device header).
  */
 #ifndef FLASHC_TESTS_UNIT_WARP_EMU_H
 #define FLASHC_TESTS_UNIT_WARP_EMU_H
 
-#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #define __device__
 #define __host__
@@ -17,62 +20,87 @@
 
 namespace warp_emu {
 
-struct Exchange {
-    pthread_barrier_t bar;
+constexpr size_t kStack = 256 * 1024;
+
+struct Warp {
+    ucontext_t sched, lane[32];
     uint64_t slot[32];
+    int current;
+    bool finished[32];
+    void *fn;
+    void (*call)(void *fn, int lane);
 };
-inline Exchange &exchange_area()
+inline Warp *&active()
 {
-    static Exchange ex;
-    return ex;
+    static Warp *w;
+    return w;
 }
-inline int &lane_id()
+inline int lane_id() { return active()->current; }
+
+/* Every lane reaches this point before any goes on. */
+inline void barrier()
 {
-    static thread_local int lane;
-    return lane;
+    Warp *w = active();
+    swapcontext(&w->lane[w->current], &w->sched);
 }
 
 /* Every lane publishes v; returns what lane src published. */
 template <class T> inline T swap_with(T v, int src)
 {
     static_assert(sizeof(T) <= 8, "one slot per lane");
-    Exchange &ex = exchange_area();
+    Warp *w = active();
     uint64_t raw = 0;
     memcpy(&raw, &v, sizeof v);
-    ex.slot[lane_id()] = raw;
-    pthread_barrier_wait(&ex.bar);
+    w->slot[lane_id()] = raw;
+    barrier();
     T out;
-    raw = ex.slot[src];
+    raw = w->slot[src];
     memcpy(&out, &raw, sizeof out);
-    pthread_barrier_wait(&ex.bar);
+    barrier();
     return out;
 }
 
-/* Runs f(lane) on 32 threads, one per lane, and waits for them. */
+inline void lane_entry()
+{
+    Warp *w = active();
+    const int l = w->current;
+    w->call(w->fn, l);
+    w->finished[l] = true; /* returns to w->sched (uc_link) */
+}
+
+inline void make_lane(ucontext_t *c, char *stack, ucontext_t *back)
+{
+    getcontext(c);
+    c->uc_stack.ss_sp = stack;
+    c->uc_stack.ss_size = kStack;
+    c->uc_link = back;
+    makecontext(c, lane_entry, 0);
+}
+
+/* Runs f(lane) for the 32 lanes and returns when all have. */
 template <class F> inline void run_warp(F f)
 {
-    Exchange &ex = exchange_area();
-    pthread_barrier_init(&ex.bar, nullptr, 32);
-    struct Arg {
-        F *f;
-        int lane;
-    } args[32];
-    pthread_t th[32];
-    for (int l = 0; l < 32; l++) {
-        args[l] = Arg{&f, l};
-        pthread_create(
-            &th[l], nullptr,
-            [](void *p) -> void * {
-                Arg *a = static_cast<Arg *>(p);
-                lane_id() = a->lane;
-                (*a->f)(a->lane);
-                return nullptr;
-            },
-            &args[l]);
-    }
+    Warp w;
+    memset(&w, 0, sizeof w);
+    w.fn = &f;
+    w.call = [](void *fn, int lane) { (*static_cast<F *>(fn))(lane); };
+    char *stacks = static_cast<char *>(malloc(32 * kStack));
+    if (!stacks)
+        abort();
+    active() = &w;
     for (int l = 0; l < 32; l++)
-        pthread_join(th[l], nullptr);
-    pthread_barrier_destroy(&ex.bar);
+        make_lane(&w.lane[l], stacks + l * kStack, &w.sched);
+    for (bool any = true; any;) { /* one round: each lane from its last barrier to its next */
+        any = false;
+        for (int l = 0; l < 32; l++)
+            if (!w.finished[l]) {
+                w.current = l;
+                swapcontext(&w.sched, &w.lane[l]);
+                any = true;
+            }
+    }
+    active() = nullptr;
+    free(stacks);
 }
 
 } // namespace warp_emu
@@ -86,13 +114,17 @@ template <class T> inline T __shfl_up_sync(unsigned, T v, unsigned d)
 template <class T> inline T __shfl_xor_sync(unsigned, T v, int m) { return warp_emu::swap_with(v, (warp_emu::lane_id() ^ m) & 31); }
 inline unsigned __ballot_sync(unsigned, int pred)
 {
+    warp_emu::Warp *w = warp_emu::active();
+    w->slot[warp_emu::lane_id()] = pred != 0;
+    warp_emu::barrier();
     unsigned mask = 0;
     for (int l = 0; l < 32; l++)
-        mask |= (unsigned)(warp_emu::swap_with(pred != 0, l) ? 1u : 0u) << l;
+        mask |= (unsigned)w->slot[l] << l;
+    warp_emu::barrier();
     return mask;
 }
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
-inline void __syncwarp(unsigned = 0xffffffffu) { pthread_barrier_wait(&warp_emu::exchange_area().bar); }
+inline void __syncwarp(unsigned = 0xffffffffu) { warp_emu::barrier(); }
 
 #endif
