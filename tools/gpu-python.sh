@@ -18,7 +18,7 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DFLASHC_PYTHON
 rm -rf "$dir/pkg" && mkdir -p "$dir/pkg" && cp -r python/flashc "$dir/pkg/" && cp "$dir"/python/_flashc*.so "$dir/pkg/flashc/"
 export PYTHONPATH="$PWD/$dir/pkg"
 "$py" -c "import flashc; print('gpu-python:', flashc.build_info())"
-(cd python/tests && "$py" -m pytest -q -p no:cacheprovider test_flash_attn_gpu.py test_build.py 2>&1 | tail -25)
+(cd python/tests && "$py" -m pytest -q -rx -p no:cacheprovider test_flash_attn_gpu.py test_build.py 2>&1 | tail -40)
 tests=$?
 "$py" bench/flash_attn_binding.py --c-bench "${1:-/tmp/flashc-gpu-bench.txt}"
 echo "gpu-python: tests $( [ "$tests" = 0 ] && echo PASS || echo "FAIL ($tests)" )"

@@ -308,11 +308,11 @@ class Problem:
         extension combines max + log(sum) itself; a device problem gets a sum array too, and
         finish() combines them on the device (torch, the current stream)."""
         raw, lse = self.lse_storage()
-        d["lse"] = (raw.reshape(-1), STATS_TOKEN_MAJOR if self.packed else STATS_HEAD_MAJOR)
+        d["lse"] = (native(raw.reshape(-1)), STATS_TOKEN_MAJOR if self.packed else STATS_HEAD_MAJOR)
         if self.fw.device is None:
             return raw, lse, lambda: None
         total = self.fw.empty(tuple(raw.shape), "float32")
-        d["lse_sum"] = total.reshape(-1)
+        d["lse_sum"] = native(total.reshape(-1))
         return raw, lse, lambda: raw.add_(total.log_())
 
     def lse_storage(self) -> tuple:
@@ -338,6 +338,6 @@ class Problem:
     def lse_input_sum(self, d: dict) -> None:
         """A device backward reads the statistics as (max = lse, sum = 1), both device arrays."""
         if self.fw.device is not None:
-            d["lse_sum"] = self.fw.torch.ones(self.rows_q * self.q_heads if self.packed else
-                                              self.batch * self.q_heads * self.q_len, dtype=self.fw.torch.float32,
-                                              device=self.fw.device)
+            d["lse_sum"] = native(self.fw.torch.ones(self.rows_q * self.q_heads if self.packed else
+                                                     self.batch * self.q_heads * self.q_len,
+                                                     dtype=self.fw.torch.float32, device=self.fw.device))

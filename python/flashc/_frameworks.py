@@ -120,7 +120,7 @@ class Framework:
             return
         torch, dev = self.torch, self.device
         d["stream"] = torch.cuda.current_stream(dev).cuda_stream
-        d["workspace"] = lambda nbytes: torch.empty(nbytes, dtype=torch.uint8, device=dev)
+        d["workspace"] = lambda nbytes: native(torch.empty(nbytes, dtype=torch.uint8, device=dev))
 
     def empty(self, shape: tuple, dtype: str) -> Any:
         if self.torch is not None:
@@ -169,14 +169,23 @@ def set_all(x: Any, value: float, name: str) -> None:
 
 
 def native(x: Any) -> Any:
-    """What the extension reads: torch tensors leave autograd (DLPack refuses tensors that require
-    grad); Foreign arrays are their object; everything else is passed as it is.  The extension
-    says which devices this build runs on."""
+    """What the extension reads: torch tensors as DLPack capsules (torch's own export, outside
+    autograd: no stream synchronisation and no current-device requirement, as flashc runs on the
+    tensor's device and torch's current stream there); Foreign arrays are their object; everything
+    else is passed as it is.  The extension says which devices this build runs on."""
     if isinstance(x, Foreign):
         return x.obj
-    if _is_torch(x) and x.requires_grad:
-        return x.detach()
+    if _is_torch(x):
+        x = x.detach()
+        if x.is_conj() or x.is_neg():
+            x = x.resolve_conj().resolve_neg()
+        return _to_dlpack(x)
     return x
+
+
+def _to_dlpack(x: Any) -> Any:
+    from torch.utils.dlpack import to_dlpack
+    return to_dlpack(x)
 
 
 def host_int64(x: Any, name: str) -> np.ndarray:

@@ -193,6 +193,11 @@ static int read_array(fcpy_holds *h, PyObject *obj, const char *name, bool writa
         PyErr_SetString(PyExc_ValueError, "flashc: too many arrays in one call");
         return -1;
     }
+    if (PyCapsule_IsValid(obj, "dltensor")) { /* exported by the caller (flashc's Python layer: torch tensors) */
+        Py_INCREF(obj);
+        h->capsules[h->ncapsules++] = obj;
+        return from_dlpack(obj, name, out);
+    }
     if (!PyObject_CheckBuffer(obj) && PyObject_HasAttrString(obj, "__dlpack__")) {
         PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
         if (!capsule)

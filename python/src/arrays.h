@@ -1,4 +1,5 @@
-/* Arrays from Python objects without copies: DLPack (__dlpack__) first, the buffer protocol second.
+/* Arrays from Python objects without copies: a DLPack capsule, DLPack (__dlpack__), the buffer
+ * protocol, in that order.
  * Every array taken during one call stays alive in an fcpy_holds until fcpy_holds_release, which
  * also records where the call's operands live: all in host memory, or all on one CUDA device. */
 #ifndef FLASHC_PY_ARRAYS_H

@@ -19,15 +19,26 @@ from flashc.flash_attn import flash_attn_func  # noqa: E402
 DTYPES = [torch.bfloat16, torch.float16]
 
 
+def _on_the_backend(case, *args):
+    """A case the CUDA backend refuses at planning (a feature it lacks, named in the message) is an
+    expected failure with that reason (pytest -rx lists them); every other failure fails."""
+    try:
+        case(*args)
+    except RuntimeError as e:
+        if "backend cannot run this problem" in str(e):
+            pytest.xfail(str(e))
+        raise
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", list(fc.CASES))
 def test_conformance_cuda(name, dtype):
-    fc.CASES[name]("cuda", dtype)
+    _on_the_backend(fc.CASES[name], "cuda", dtype)
 
 
 @pytest.mark.parametrize("name", list(fcc.CASES))
 def test_compile_fullgraph_cuda(name):
-    fcc.CASES[name]("cuda", torch.bfloat16)
+    _on_the_backend(fcc.CASES[name], "cuda", torch.bfloat16)
 
 
 def test_results_match_the_cpu_backend():
