@@ -35,9 +35,9 @@ plain_cuda=$(grep -o "flashc: CUDA backend [A-Z]*" "$work/plain.log")
 pip_cuda=$(grep -o "flashc: CUDA backend [A-Z]*" "$work/pip.log")
 [ -n "$plain_cuda" ] && [ "$pip_cuda" = "$plain_cuda" ] || fail "pip install . has '$pip_cuda' where a plain configure has '$plain_cuda'"
 if [ "$pip_cuda" = "flashc: CUDA backend ON" ]; then # the extension carries the static CUDA runtime
-  link="$work/pip/python/CMakeFiles/_flashc.dir/link.txt"
-  grep -q "cudart_static" "$link" && ! grep -qE "libcudart\.so|-lcudart( |$)" "$link" ||
-    fail "pip install . does not link the extension with the static CUDA runtime: $(cat "$link")"
+  link=$(cat "$work/pip/python/CMakeFiles/_flashc.dir/link.txt" "$work/pip/python/CMakeFiles/_flashc.dir/linkLibs.rsp" 2>/dev/null)
+  echo "$link" | grep -q "cudart_static" && ! echo "$link" | grep -qE "libcudart\.so|-lcudart( |$)" ||
+    fail "pip install . does not link the extension with the static CUDA runtime: $link"
 fi
 ! has_target pip flashc_kernels_vec16 || fail "pip install . builds the test-only vec16 kernels"
 ! has_target pip flashc_mpi || fail "pip install . builds flashc_mpi"
