@@ -3,6 +3,7 @@
  * speculative rows, left padding, a sink, statistics; and with a bottom-right ALiBi, whose distance
  * follows each batch's length); lengths outside [kv start, planned length] and plans that cannot
  * move their facts (a bias) are refused by name. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/check.h"
