@@ -3,12 +3,13 @@
 #   1. use the carried build (carry: ["build"], a Release build made on the build machine, about
 #      40 MiB, static CUDA runtime) when its library loads and sees the GPU here, else build
 #      build-gpu/ here (cmake, -j16, the CUDA targets only, about 2 minutes);
-#   2. the CUDA tests (GPU against the CPU backend, tests/cuda: forward, backward and decode — the
-#      decode on both kernels, its runs on two streams and in a CUDA graph) and
+#   2. the CUDA tests (GPU against the CPU backend, tests/cuda: forward, backward — on its fused
+#      path and, with half the sweep, on the dq-recompute path — and decode — on both kernels, its
+#      runs on two streams and in a CUDA graph) and
 #      the no-driver test, then the faces on the GPU (aclrt runtime, CANN end to end, infiniop on
 #      NVIDIA, the seed samples: FlashAttentionScoreV2 and UnpaddingScoreGradV5);
 #   3. flashc-bench --backend cuda and PyTorch SDPA (flash, cuDNN; decode) on the same shapes;
-#   4. a short table last.
+#   4. a short table last (the backward: fused and dq-recompute against SDPA flash).
 # Usage: tools/gpu-check.sh [build-dir]   (FLASHC_GPU_SWEEP=N sets the sweep sizes, default 60)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,9 @@ FLASHC_CUDA_FWD=sm80 "$dir/tests/cuda/test_cuda_forward" 20 2>&1 | tail -6
 [ "${PIPESTATUS[0]}" = 0 ] || tests=1
 "$dir/tests/cuda/test_cuda_backward" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
 btests=${PIPESTATUS[0]}
+echo "== test_cuda_backward, FLASHC_CUDA_BWD=dq-recompute (the seven-product path)"
+FLASHC_CUDA_BWD=dq-recompute "$dir/tests/cuda/test_cuda_backward" "$(( (${FLASHC_GPU_SWEEP:-60} + 1) / 2 ))" 2>&1 | tail -8
+btests7=${PIPESTATUS[0]}
 "$dir/tests/cuda/test_cuda_decode" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
 decode=${PIPESTATUS[0]}
 # the CUDA-core decode kernel (forced), a short sweep; both kernels' runs on two streams and in a graph
@@ -62,7 +66,7 @@ for sample in fa_v2 fa_grad_v5; do # the seed samples, forward and backward
         -DCHECK=tests/cann/samples/check_$sample.cmake -P tests/cuda/check_sample_gpu.cmake 2>&1 | tail -2
     [ "${PIPESTATUS[0]}" = 0 ] || faces=1
 done
-echo "tests: forward exit $tests, backward exit $btests, decode exit $decode, no-driver exit $nodriver (77 = skipped: a GPU is present), faces exit $faces, $(( $(date +%s) - start )) s"
+echo "tests: forward exit $tests, backward exit $btests (dq-recompute $btests7), decode exit $decode, no-driver exit $nodriver (77 = skipped: a GPU is present), faces exit $faces, $(( $(date +%s) - start )) s"
 echo "== flashc-bench --backend cuda"
 "$dir/bench/flashc-bench" --backend cuda --repeat 30 | tee /tmp/flashc-gpu-bench.txt
 echo "== flashc-bench --backend cuda, forward on the sm_90a kernel (FLASHC_CUDA_FWD=sm90)"
@@ -80,6 +84,16 @@ join <(grep -E '^(fwd|bwd)' /tmp/flashc-gpu-bench.txt | awk '{print $1, $3}' | s
      <(grep -E '^(fwd|bwd)' /tmp/flashc-gpu-peer.txt | awk '{print $1, $3, $5}' | sort) |
     awk '{r = ($3 + 0 > 0) ? sprintf("%.2f", $2 / $3) : "-"; printf "%-28s %8s %8s %8s %8s\n", $1, $2, $3, $4, r}'
 echo
+echo "== backward paths (TFLOP/s): fused (5 tile products) and dq-recompute (7), against SDPA flash"
+printf '%-28s %8s %8s %8s %8s %8s %9s\n' case fused dq7 sdpa-fa fused/fa dq7/fa fused/dq7
+for c in bwd-bf16-d128-s4k bwd-bf16-d128-s4k-causal; do
+    f=$(awk -v c="$c" '$1 == c {print $3}' /tmp/flashc-gpu-bench.txt)
+    o=$(awk -v c="$c-dq7" '$1 == c {print $3}' /tmp/flashc-gpu-bench.txt)
+    a=$(awk -v c="$c" '$1 == c {print $3}' /tmp/flashc-gpu-peer.txt)
+    awk -v c="$c" -v f="${f:--}" -v o="${o:--}" -v a="${a:--}" 'function r(x, y) { return (x + 0 > 0 && y + 0 > 0) ? sprintf("%.2f", x / y) : "-" }
+        BEGIN { printf "%-28s %8s %8s %8s %8s %8s %9s\n", c, f, o, a, r(f, a), r(o, a), r(f, o) }'
+done
+echo
 echo "== decode (GB/s of the K/V cache read once; copy = device-to-device read+write)"
 printf '%-28s %8s %8s %8s\n' case flashc torch flashc/torch
 join <(grep -E '^(dec|copy)' /tmp/flashc-gpu-bench.txt | awk '{print $1, $3}' | sort) \
@@ -88,6 +102,7 @@ join <(grep -E '^(dec|copy)' /tmp/flashc-gpu-bench.txt | awk '{print $1, $3}' | 
 grep -E '^dec-(i8|.*-simt|bf16-b16-s32k-paged)' /tmp/flashc-gpu-bench.txt
 echo "tests: forward $( [ "$tests" = 0 ] && echo PASS || echo "FAIL ($tests)" )," \
      "backward $( [ "$btests" = 0 ] && echo PASS || echo "FAIL ($btests)" )," \
+     "backward dq-recompute $( [ "$btests7" = 0 ] && echo PASS || echo "FAIL ($btests7)" )," \
      "decode $( [ "$decode" = 0 ] && echo PASS || echo "FAIL ($decode)" ), no-driver $nodriver," \
      "faces $( [ "$faces" = 0 ] && echo PASS || echo FAIL )"
-[ "$tests" = 0 ] && [ "$btests" = 0 ] && [ "$decode" = 0 ] && [ "$faces" = 0 ]
+[ "$tests" = 0 ] && [ "$btests" = 0 ] && [ "$btests7" = 0 ] && [ "$decode" = 0 ] && [ "$faces" = 0 ]

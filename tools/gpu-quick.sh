@@ -4,7 +4,11 @@
 #   tools/gpu-quick.sh fwd [build-dir]: the forward — tests on the sm_90a kernel (FLASHC_CUDA_FWD=sm90:
 #   every case must run there), on the automatic choice and on the forced sm_80 kernel; the
 #   sanitizers on the sm_90a kernel; flashc-bench's forward rows for both kernels beside PyTorch SDPA
-#   (flash and cuDNN) on the same card; a table last.  Full logs go to $OUT (or /tmp).
+#   (flash and cuDNN) on the same card; a table last.
+#   tools/gpu-quick.sh dec [build-dir]: the decode — tests on the tensor-core kernel and the forced
+#   CUDA-core one (FLASHC_CUDA_DECODE=simt), runs on two streams and in CUDA graphs, the sanitizers,
+#   flashc-bench's decode rows for both kernels beside PyTorch; a table last.
+#   Full logs go to $OUT (or /tmp).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 area=${1:-fwd}
@@ -51,8 +55,34 @@ fwd)
         awk '{r = ($6 + 0 > 0) ? sprintf("%.2f", $2 / $6) : "-"; printf "%-28s %8s %8s %8s %8s %8s %9s\n", $1, $2, $3, $4, $5, $6, r}'
     echo "tests: sm90 $rc_fwd_sm90, auto ${rc_fwd_auto:-n/a}, sm80 ${rc_fwd_sm80:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
     ;;
+dec)
+    # the decode: the tensor-core kernel first (a hang ends the call), then the forced CUDA-core one,
+    # both kernels' runs on two streams and in CUDA graphs (new lengths), the sanitizers, and the
+    # decode rows of flashc-bench (both kernels) beside PyTorch on the same card
+    TAIL=25 step dec-mma 150 "$dir/tests/cuda/test_cuda_decode" 40
+    [ "$rc_dec_mma" = 124 ] && { echo "gpu-quick: the decode tests timed out; stopping"; exit 1; }
+    step dec-runs 60 "$dir/tests/cuda/test_cuda_decode_runs"
+    step bench-dec 150 "$dir/bench/flashc-bench" --backend cuda --filter dec --repeat 20
+    step peer-dec 150 python3 bench/sdpa_peer.py 20 decode
+    step dec-simt 100 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 10 quick
+    step dec-runs-simt 60 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode_runs"
+    if command -v compute-sanitizer >/dev/null; then
+        for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
+            step "san-$tool" 90 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_decode" 2 quick
+        done
+    fi
+    echo
+    echo "== decode (GB/s of the K/V cache read once; copy = device-to-device read+write)"
+    printf '%-30s %8s %8s %8s %8s\n' case mma simt torch mma/torch
+    join -a 1 -e - -o auto <(grep -E '^(dec-|copy)' "$out/bench-dec.log" | grep -v -e '-simt ' -e token-rate | awk '{print $1, $3}' | sort) \
+         <(grep -E '^dec-.*-simt ' "$out/bench-dec.log" | awk '{sub(/-simt$/, "", $1); print $1, $3}' | sort) |
+        join -a 1 -e - -o auto - <(grep -E '^(dec-|copy)' "$out/peer-dec.log" | awk '{print $1, $3}' | sort) |
+        awk '{r = ($4 + 0 > 0) ? sprintf("%.2f", $2 / $4) : "-"; printf "%-30s %8s %8s %8s %8s\n", $1, $2, $3, $4, r}'
+    grep -E 'token-rate' "$out/bench-dec.log"
+    echo "tests: mma $rc_dec_mma, runs $rc_dec_runs, simt ${rc_dec_simt:-n/a}, runs-simt ${rc_dec_runs_simt:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
+    ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd)"
+    echo "gpu-quick: unknown area $area (fwd, dec)"
     exit 2
     ;;
 esac

@@ -36,6 +36,43 @@ fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule
 
 static const fc_bindings fc_no_bindings;
 
+fc_status fc_plan_check_kv_lens(const fc_plan *plan, const fc_bindings *bind)
+{
+    if (!bind || !bind->kv_lens)
+        return FC_OK;
+    if (!plan->run_kv_lens)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: io.kv_lens: this plan cannot take a run's kv lengths (forward "
+                                           "plans over padded batches without bias or dropout can)");
+    if (bind->lengths.sq || bind->lengths.skv || bind->lengths.kv_lo)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: a run brings kv lengths twice");
+    return FC_OK;
+}
+
+/* A run's kv lengths from host memory: each within [col_lo, the planned skv] of its batch, the
+ * planned facts moved to it (fc_batch_relength) in a new array that fc_plan_unbind frees. */
+static fc_status fc_plan_bind_kv_lens(const fc_plan *plan, const fc_bindings *bind, fc_problem *run)
+{
+    fc_status st = fc_plan_check_kv_lens(plan, bind);
+    if (st != FC_OK)
+        return st;
+    const fc_batch *planned = plan->prob.batch;
+    for (int64_t b = 0; b < run->B; b++)
+        if (bind->kv_lens[b] < planned[b].col_lo || bind->kv_lens[b] > planned[b].skv)
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: io.kv_lens[%lld] is %lld, outside [%lld, %lld] (the batch's "
+                                               "kv start and its planned length, which bounds every run's)",
+                           (long long)b, (long long)bind->kv_lens[b], (long long)planned[b].col_lo, (long long)planned[b].skv);
+    run->batch = malloc((size_t)(run->B > 0 ? run->B : 1) * sizeof *run->batch);
+    if (!run->batch)
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_bind: out of host memory for %lld batch records", (long long)run->B);
+    run->max_skv = 0;
+    for (int64_t b = 0; b < run->B; b++) {
+        run->batch[b] = planned[b];
+        fc_batch_relength(&run->batch[b], bind->kv_lens[b]);
+        run->max_skv = run->batch[b].skv > run->max_skv ? run->batch[b].skv : run->max_skv;
+    }
+    return FC_OK;
+}
+
 fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem *run)
 {
     *run = plan->prob;
@@ -71,6 +108,8 @@ fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem 
         if (run->Dr)
             run->k_rope.pages.table = bind->block_table;
     }
+    if (bind->kv_lens)
+        return fc_plan_bind_kv_lens(plan, bind, run);
     const fc_lengths *len = &bind->lengths;
     if (!len->sq && !len->skv && !len->kv_lo)
         return FC_OK;

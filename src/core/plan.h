@@ -31,6 +31,9 @@ typedef struct fc_bindings {
     float *dsink;                                 /* only where the plan has one */
     const int32_t *block_table;                   /* paged key, value and key rope */
     fc_lengths lengths;                           /* this run's lengths (plans with a batch rule) */
+    const int64_t *kv_lens; /* this run's kv lengths in the operands' memory (plans with run_kv_lens):
+                               fc_plan_bind reads them as host memory; a backend whose operands
+                               live elsewhere reads them itself and binds without them */
 } fc_bindings;
 
 struct fc_plan {
@@ -38,6 +41,8 @@ struct fc_plan {
     fc_problem prob;                      /* the shape and planned addresses; prob.batch is owned by the plan */
     fc_batch_rule rule;                   /* how prob.batch follows from lengths */
     bool lengths_bindable;                /* prob.batch is the rule's alone: runs may bring lengths */
+    bool run_kv_lens;                     /* runs may bring kv lengths (fc_batch_relength moves each
+                                             batch's facts: padded, no bias, no dropout, forward) */
     const struct fc_backend_ops *backend; /* the backend that prepared the plan */
     void *state;                          /* the backend's preparation */
     size_t workspace;                     /* bytes the caller must supply to run */
@@ -55,6 +60,9 @@ fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule
  * fc_plan_unbind frees).  FC_ERR_INVALID_ARG when lengths come to a plan without a batch rule. */
 fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem *run);
 void fc_plan_unbind(const fc_plan *plan, fc_problem *run);
+
+/* FC_ERR_INVALID_ARG when a run brings kv lengths (bind->kv_lens) that the plan cannot take. */
+fc_status fc_plan_check_kv_lens(const fc_plan *plan, const fc_bindings *bind);
 
 /* Checks a run's data that addresses memory (block-table entries) with the plan's backend;
  * FC_ERR_INVALID_ARG with a message when an entry is out of range.  fc_plan_execute calls it

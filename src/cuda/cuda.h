@@ -47,7 +47,11 @@ size_t fc_cuda_dec_workspace(const fc_cuda_dec *plan, const fc_problem *prob);
 /* FC_ERR_INVALID_ARG naming a block-table entry that an earlier run found out of range on the
  * GPU (that run did not write the batch's rows); reported once. */
 fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *prob);
-fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, void *workspace, void *stream);
+/* kv_lens: the run's kv lengths in device memory (NULL: the run's facts as they are), read by the
+ * kernels: each within [col_lo, skv] of the plan's facts, else the batch is not written and
+ * fc_cuda_dec_check reports it. */
+fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, const int64_t *kv_lens, void *workspace,
+                          void *stream);
 void fc_cuda_dec_destroy(fc_cuda_dec *plan);
 
 /* Device state of a backward plan: per-batch facts, the D workspace's row offsets, the query

@@ -84,8 +84,8 @@ extern "C" const char *fc_cuda_dec_unsupported(const fc_problem *p)
     if (p->max_skv >= (1 << 30))
         return "kv lengths of 2^30 or more";
     const int64_t w = p->k.pages.table_stride > p->v.pages.table_stride ? p->k.pages.table_stride : p->v.pages.table_stride;
-    if ((p->k.pages.table || p->v.pages.table) && 2 * p->B * (w > 0 ? w : 1) >= (1ll << 32))
-        return "block tables of 2^31 entries or more";
+    if ((p->k.pages.table || p->v.pages.table) && 4 * p->B * (w > 0 ? w : 1) >= (1ll << 32))
+        return "block tables of 2^30 entries or more"; /* the fault word's 32-bit index: key, value, lengths */
     return NULL;
 }
 
@@ -150,8 +150,8 @@ static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int o
     return best;
 }
 
-/* The most kv positions a run of the plan can see: the planned lengths and rows, and for paged
- * storage what the block table can address (a run may bring longer lengths than planned). */
+/* The most kv positions a run of the plan can see: the planned lengths and rows bound every run's
+ * (faces that bind lengths plan with bounding ones; io.kv_lens stay within the planned). */
 static int64_t fc_dec_kv_cap(const fc_problem *p)
 {
     int64_t cap = p->max_skv;
@@ -159,13 +159,6 @@ static int64_t fc_dec_kv_cap(const fc_problem *p)
         cap = p->batch[b].skv > cap ? p->batch[b].skv : cap;
         cap = p->batch[b].kv_rows > cap ? p->batch[b].kv_rows : cap;
     }
-    const fc_pages *pg[2] = {&p->k.pages, &p->v.pages};
-    for (int t = 0; t < 2; t++)
-        if (pg[t]->table) {
-            const int64_t w = pg[t]->table_stride > 0 ? pg[t]->table_stride : 1;
-            const int64_t span = w > (1ll << 30) / pg[t]->block_size ? (1ll << 30) : w * pg[t]->block_size;
-            cap = span > cap ? span : cap;
-        }
     return cap < (1ll << 30) ? cap : (1ll << 30);
 }
 
@@ -310,11 +303,17 @@ extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
     if (seq == seen || !__atomic_compare_exchange_n(&plan->seen, &seen, seq, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return FC_OK;
     const DecReport r = *plan->report;
+    if (r.tensor == 2)
+        return fc_fail(FC_ERR_INVALID_ARG,
+                       "fc_plan_run: io.kv_lens[%lld] was %lld, outside [%lld, %lld] (the batch's kv start and planned "
+                       "length; found on the GPU by an earlier run of this plan, which did not write that batch's rows)",
+                       (long long)r.batch, (long long)r.value, (long long)plan->planned[r.batch].col_lo,
+                       (long long)plan->planned[r.batch].skv);
     const fc_pages &pg = r.tensor ? p->v.pages : p->k.pages;
     return fc_fail(FC_ERR_INVALID_ARG,
-                   "fc_plan_run: %s block table entry [%lld][%lld] was %d, outside [0, %lld) (found on the GPU by an "
+                   "fc_plan_run: %s block table entry [%lld][%lld] was %lld, outside [0, %lld) (found on the GPU by an "
                    "earlier run of this plan, which did not write that batch's rows)",
-                   r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, r.value, (long long)pg.blocks);
+                   r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks);
 }
 
 /* The per-batch facts a run uses on the device: the planned ones, or the run's own copied on its
@@ -334,7 +333,8 @@ static fc_status fc_dec_batches(const fc_cuda_dec *plan, const fc_problem *run, 
     return err == cudaSuccess ? FC_OK : fc_cuda_err(err, "fc_cuda_dec_run: the run's per-batch facts");
 }
 
-extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, void *workspace, void *stream)
+extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, const int64_t *kv_lens, void *workspace,
+                                     void *stream)
 {
     fc_problem p = *run;
     cudaStream_t s = (cudaStream_t)stream;
@@ -357,6 +357,7 @@ extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *
         L.counter = (unsigned *)(ws + plan->ws.counters);
         L.fault = (unsigned long long *)(ws + plan->ws.fault);
         L.report = plan->report_dev;
+        L.kv_lens = kv_lens;
         L.rows = plan->rows, L.qr = plan->qr, L.nsplit = plan->mma_splits, L.maxblk = plan->maxblk, L.stages = plan->stages;
         L.qlo = p.q.dtype != p.k.dtype;
         for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
@@ -369,6 +370,7 @@ extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *
         L.partial = (float *)(ws + plan->ws.partial);
         L.fault = (unsigned long long *)(ws + plan->ws.fault);
         L.report = plan->report_dev;
+        L.kv_lens = kv_lens;
         L.nsplit = plan->nsplit, L.rows = plan->rows, L.qr = plan->qr, L.slot = (int)plan->slot;
         L.vec_k = vec_k, L.vec_v = vec_v;
         L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;

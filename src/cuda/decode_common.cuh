@@ -16,10 +16,25 @@ constexpr int kDecMaxList = 256; /* tensor-list storage: batches whose bases tra
 /* What the GPU found wrong with a run (host-mapped; seq, the count of reports, last, after a
  * system fence). */
 struct DecReport {
-    int64_t batch, entry;
-    int32_t value, tensor; /* tensor: 0 key, 1 value */
+    int64_t batch, entry, value; /* tensor 0/1: the block table's entry and its value; 2: the length */
+    int32_t tensor;              /* 0 key block table, 1 value block table, 2 the run's kv length */
     volatile unsigned seq;
 };
+
+/* Batch b's facts for this run: the problem's, moved to the run's kv length when it brings one
+ * (device memory).  A length outside [col_lo, the planned skv] keeps the planned facts (every load
+ * stays in bounds) and returns false: the caller records it (dec_fault, tensor 2). */
+__device__ __forceinline__ bool dec_batch(const fc_problem &p, const int64_t *kv_lens, int64_t b, fc_batch *out)
+{
+    *out = p.batch[b];
+    if (!kv_lens)
+        return true;
+    const int64_t len = kv_lens[b];
+    if (len < out->col_lo || len > out->skv)
+        return false;
+    fc_batch_relength(out, len);
+    return true;
+}
 
 /* A maximum that keeps NaN (fmaxf drops it, semantics §0.3). */
 __device__ __forceinline__ float nan_max(float a, float b) { return a > b || a != a ? a : b; }
@@ -29,10 +44,13 @@ __device__ __forceinline__ float nan_max(float a, float b) { return a > b || a !
 __device__ __forceinline__ const char *dec_row(const fc_view &v, const char *list_base, int esize, int64_t b, int64_t tok,
                                                int64_t n2, int64_t s)
 {
-    if (v.pages.table) {
-        const int32_t blk = v.pages.table[b * v.pages.table_stride + s / v.pages.block_size];
+    if (v.pages.table) { /* 32-bit division: positions stay below 2^30 (decode.cu), larger blocks act alike */
+        const int bs = v.pages.block_size < (1 << 30) ? (int)v.pages.block_size : (1 << 30);
+        const int blk_at = (int)s / bs, slot = (int)s - blk_at * bs;
+        const int32_t blk = v.pages.table[b * v.pages.table_stride + blk_at];
         if (blk < 0 || blk >= v.pages.blocks)
             return nullptr;
+        return v.data + ((int64_t)blk * v.sb + (int64_t)slot * v.ss + n2 * v.sn) * esize;
     }
     if (!list_base)
         return fc_view_row(&v, esize, b, tok, n2, s);
@@ -42,7 +60,8 @@ __device__ __forceinline__ const char *dec_row(const fc_view &v, const char *lis
 }
 
 /* Records block-table entry (tensor, b, k) as bad in the run's fault word (zeroed by the run):
- * (1 << 32) | (0xFFFFFFFF − the entry's linear index), so the smallest index wins. */
+ * (1 << 32) | (0xFFFFFFFF − the entry's linear index), so the smallest index wins; tensor 2, k 0:
+ * batch b's run length. */
 __device__ __forceinline__ void dec_fault(unsigned long long *fault, const fc_problem &p, int tensor, int64_t b, int64_t k)
 {
     const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
@@ -72,8 +91,9 @@ __device__ __forceinline__ bool dec_check_table(unsigned long long *fault, const
     return bad;
 }
 
-/* Puts the entry of a fault word into the host-mapped report, then counts the report. */
-__device__ __forceinline__ void dec_report(DecReport *report, const fc_problem &p, unsigned long long fault)
+/* Puts the entry (or length) of a fault word into the host-mapped report, then counts the report. */
+__device__ __forceinline__ void dec_report(DecReport *report, const fc_problem &p, const int64_t *kv_lens,
+                                           unsigned long long fault)
 {
     const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
     const int64_t lin = (int64_t)(0xFFFFFFFFull - (fault & 0xFFFFFFFFull)), ww = w > 0 ? w : 1;
@@ -81,7 +101,7 @@ __device__ __forceinline__ void dec_report(DecReport *report, const fc_problem &
     const int64_t bb = lin / ww % p.B, k = lin % ww;
     const fc_pages &pg = tensor ? p.v.pages : p.k.pages;
     report->batch = bb, report->entry = k, report->tensor = tensor;
-    report->value = pg.table[bb * pg.table_stride + k];
+    report->value = tensor == 2 ? kv_lens[bb] : pg.table[bb * pg.table_stride + k];
     __threadfence_system();
     report->seq = report->seq + 1;
 }

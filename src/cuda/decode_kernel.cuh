@@ -37,6 +37,7 @@ struct DecLaunch {
     float *partial;                 /* [B][Nkv][nsplit][slot] */
     unsigned long long *fault;      /* the run's fault word (dec_fault), zeroed by the run */
     DecReport *report;              /* host-mapped */
+    const int64_t *kv_lens;         /* the run's kv lengths (device), or NULL (dec_batch) */
     int nsplit, rows, qr, slot;     /* rows = G·qr per CTA; slot = rows·(DC + 2) floats */
     bool vec_k, vec_v, terms;
     const char *k_list[kDecMaxList], *v_list[kDecMaxList]; /* tensor-list storage: per-batch bases */
@@ -146,11 +147,15 @@ __global__ void __launch_bounds__(kDecThreads, RB == 4 ? 3 : 1) dec_split_kernel
           *sAlpha = sL + R;
     unsigned char *sHid = reinterpret_cast<unsigned char *>(sAlpha + R); /* [R][TN] */
     __shared__ int s_lo, s_hi;
+    __shared__ fc_batch sBt;
 
     const int64_t b = blockIdx.z, n2 = blockIdx.y;
     const int split = blockIdx.x, tid = threadIdx.x;
-    const fc_batch &bt = p.batch[b];
+    const fc_batch &bt = sBt;
     const char *k_base = p.k.batch_data ? L.k_list[b] : nullptr, *v_base = p.v.batch_data ? L.v_list[b] : nullptr;
+    if (tid == 0 && !dec_batch(p, L.kv_lens, b, &sBt))
+        dec_fault(L.fault, p, 2, b, 0); /* a run length out of range: nothing is written */
+    __syncthreads();
 
     /* Every block-table entry the batch covers, spread over the batch's CTAs of kv head 0. */
     if (n2 == 0)
@@ -383,13 +388,17 @@ __global__ void __launch_bounds__(kDecThreads) dec_merge_kernel(const __grid_con
     const int R = L.rows, DC = (L.slot / R) - 2, tid = threadIdx.x;
     float *sInv = sW + L.nsplit * R, *sEmpty = sInv + R;
     const unsigned long long fault = *L.fault;
-    if (fault >> 32) { /* a bad block-table entry: nothing is written */
+    if (fault >> 32) { /* a bad block-table entry or run length: nothing is written */
         if (blockIdx.x == 0 && blockIdx.y == 0 && tid == 0)
-            dec_report(L.report, p, fault);
+            dec_report(L.report, p, L.kv_lens, fault);
         return;
     }
     const int64_t b = blockIdx.y, n2 = blockIdx.x;
-    const fc_batch &bt = p.batch[b];
+    __shared__ fc_batch sBt;
+    if (tid == 0)
+        dec_batch(p, L.kv_lens, b, &sBt);
+    __syncthreads();
+    const fc_batch &bt = sBt;
     const float *slots = L.partial + ((int64_t)b * p.Nkv + n2) * L.nsplit * L.slot;
     for (int r = tid; r < R; r += kDecThreads) {
         const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;

@@ -44,6 +44,7 @@ struct MmaLaunch {
     unsigned *counter;         /* [B][Nkv]: CTAs arrived (low 16 bits) + 0x10000 per CTA that found a bad entry */
     unsigned long long *fault; /* the first bad block-table entry (dec_fault) */
     DecReport *report;         /* host-mapped */
+    const int64_t *kv_lens;    /* the run's kv lengths (device), or NULL (dec_batch) */
     int rows, qr, nsplit, maxblk, stages;
     bool qlo; /* fp16/bf16 caches: q in two parts (its dtype is not the cache's) */
     const char *k_list[kDecMaxList], *v_list[kDecMaxList];
@@ -132,6 +133,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
     __shared__ float sInv[kMmaRows], sEmpty[kMmaRows];
     __shared__ int4 sSpan[kMmaRows];
     __shared__ int sExp[kMmaRows];
+    __shared__ fc_batch sBt;
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4;
     const int R = L.rows, stg = L.stages;
@@ -139,11 +141,16 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
     float *sO = reinterpret_cast<float *>(sQ + 2 * kMmaRows * DC);
     const int64_t b = blockIdx.z, n2 = blockIdx.y;
     const int split = blockIdx.x;
-    const fc_batch &bt = p.batch[b];
+    const fc_batch &bt = sBt;
     const char *k_base = p.k.batch_data ? L.k_list[b] : nullptr, *v_base = p.v.batch_data ? L.v_list[b] : nullptr;
 
-    if (tid == 0)
+    if (tid == 0) {
         s_lo = INT_MAX, s_hi = 0, s_flo = 0, s_fhi = INT_MAX, s_fault = 0;
+        if (!dec_batch(p, L.kv_lens, b, &sBt)) { /* a run length out of range: the batch is not written */
+            s_fault = 1; /* recorded by every CTA of the row: its reporter finds it in the word */
+            dec_fault(L.fault, p, 2, b, 0);
+        }
+    }
     __syncthreads();
     /* The batch's block-table entries below its kv length, spread over the CTAs of this row. */
     if (dec_check_table(L.fault, p, b, bt.skv, split * kMmaThreads + tid, L.nsplit * kMmaThreads))
@@ -560,10 +567,10 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
     if (s_last == 0)
         return;
     __threadfence();
-    if (s_last == 2) { /* a bad block-table entry in this batch: its rows are not written */
+    if (s_last == 2) { /* a bad block-table entry or run length in this batch: its rows are not written */
         if (tid == 0) {
             const unsigned long long fault = atomicAdd(L.fault, 0ull);
-            dec_report(L.report, p, fault);
+            dec_report(L.report, p, L.kv_lens, fault);
         }
         return;
     }

@@ -59,7 +59,11 @@ fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *option
     fc_problem p;
     if ((st = fc_native_lower(fn, desc, &p)))
         return st;
-    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, options, plan));
+    if ((st = fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, options, plan)) != FC_OK)
+        return fc_fail_in(fn, st);
+    /* the facts that follow a kv length are then skv and the window alone (fc_batch_relength) */
+    (*plan)->run_kv_lens = !desc->packed && !desc->bias.data && !fc_has_dropout(&(*plan)->prob);
+    return FC_OK;
 }
 
 fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,
@@ -135,7 +139,7 @@ fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace,
                             .slopes = io->slopes, .sink = io->sink, .drop_bits = io->keep_bits,
                             .stats_max = io->stats_max, .stats_sum = io->stats_sum, .dout = (char *)io->d_out,
                             .dq = io->dq, .dk = io->dk, .dv = io->dv, .dq_rope = io->dq_rope, .dk_rope = io->dk_rope,
-                            .dsink = io->dsink};
+                            .dsink = io->dsink, .kv_lens = io->kv_lens};
     return fc_fail_in("fc_plan_run", fc_plan_execute(plan, &run, workspace, workspace_bytes));
 }
 

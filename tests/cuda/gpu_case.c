@@ -163,7 +163,7 @@ int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cp
         if (memcmp((const char *)gpu + i * es, (const char *)cpu + i * es, es) == 0)
             continue;
         const double y = tc_load(t, gpu, i), r = tc_load(t, cpu, i);
-        if (isfinite(y) && isfinite(r) && fabs(y - r) <= 2 * (tol.atol * M + tol.rtol * fabs(r)))
+        if ((isfinite(y) && isfinite(r) && fabs(y - r) <= 2 * (tol.atol * M + tol.rtol * fabs(r))) || (isnan(y) && isnan(r)))
             continue;
         if (bad++ < 5)
             TC_CHECK(false, "%s[%lld]: gpu %.8g, cpu %.8g", what, (long long)i, y, r);
@@ -272,9 +272,10 @@ static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, 
 
 /* The backward of the forward just run on the CPU (its output and statistics feed both backends):
  * a random output gradient, the CPU's gradients as the oracle, the GPU's twice from poisoned
- * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out. */
+ * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out.
+ * keep: the first GPU run's dq, dk, dv and dsink bytes back to back (malloc'd), *kept their size. */
 static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_attention_desc *g, gc_buf *o, gc_buf *smax,
-                        gc_buf *ssum, const int64_t n[4], tc_rng *r)
+                        gc_buf *ssum, const int64_t n[4], tc_rng *r, void **keep, size_t *kept)
 {
     gc_upload(o), gc_upload(smax), gc_upload(ssum);
     const fc_dtype gdt = c->grad_f32 ? FC_F32 : c->dt;
@@ -325,6 +326,14 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
         st = gc_gpu_run(g, &dg);
         for (int x = 0; x < NG; x++)
             cudaMemcpy(got[rep][x], gr[x].d, gr[x].bytes, cudaMemcpyDeviceToHost);
+    }
+    size_t all = 0;
+    for (int x = 0; x < NG; x++)
+        all += gr[x].bytes;
+    if (keep && st == FC_OK && (*keep = malloc(all))) {
+        *kept = all, all = 0;
+        for (int x = 0; x < NG; x++)
+            memcpy((char *)*keep + all, got[0][x], gr[x].bytes), all += gr[x].bytes;
     }
     for (int x = 0; x < NG && st == FC_OK; x++) {
         const tc_dtype t = x == 3 ? TC_F32 : gc_tc(gdt);
@@ -399,11 +408,11 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 {
     tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
                "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
-               "pad_nan=%d seed=%u%s",
+               "pad_nan=%d nan_tail=%d seed=%u%s",
                c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
                c->dropout, c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
-               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->pad_nan, c->seed,
+               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->pad_nan, c->nan_tail, c->seed,
                c->backward ? (c->grad_f32 ? " backward fp32-grads" : " backward") : "");
     if (gpu_out)
         *gpu_out = NULL, *gpu_bytes = 0;
@@ -437,6 +446,9 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
         ((float *)qs.h)[i] = (float)tc_rng_uniform(&r, 40, 120), ((float *)qo.h)[i] = (float)tc_rng_int(&r, -4, 4);
     d.q.data = q.h, d.k.data = k.h, d.v.data = v.h, d.out.data = o.h; /* the CPU run's; the GPU's below */
     gc_fill(&r, &q, c->dt, -2, 2), gc_fill(&r, &k, c->dt, -2, 2), gc_fill(&r, &v, c->dt, -1, 1);
+    for (int b = 0; c->nan_tail && !c->packed && b < c->B; b++)
+        for (int n = 0; n < c->Nkv; n++)
+            tc_store(gc_tc(c->dt), v.h, b * d.v.stride_batch + (kvlen[b] - 1) * d.v.stride_seq + n * d.v.stride_head, NAN);
     if (c->pad_nan && !c->packed) {
         gc_poison_padding(&q, &d.q, c->dt, c->B, c->Sq, qlen, c->Nq, c->D);
         gc_poison_padding(&k, &d.k, c->dt, c->B, c->Skv, kvlen, c->Nkv, c->D);
@@ -517,10 +529,10 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     TC_CHECK(st == FC_OK || !kv_ok, "CPU run: %s (%s)", fc_status_name(st), fc_last_error());
 
     if (st == FC_OK && c->backward)
-        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r);
+        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r, gpu_out, gpu_bytes);
     else if (st == FC_OK)
         gc_forward(c, &g, &o, &smax, &ssum, no, ns, gpu_out);
-    if (gpu_out)
+    if (gpu_out && !c->backward)
         *gpu_bytes = o.bytes;
     gc_kv_free(&kvs);
     gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum, &qs, &qo};

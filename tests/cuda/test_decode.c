@@ -9,6 +9,7 @@
  * everything on the CUDA-core kernel.
  * Usage: test_cuda_decode [sweep cases] [quick: skip the named cases].  Skips (77) without a GPU.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,11 @@ static void named_cases(void)
     c = dec(2, 4, 2, 2500, 256, FC_BF16), c.kv = (gc_kv){.i8 = true, .i8_per_tensor = true, .out_i8 = true}, gc_run(&c);
     c = dec(2, 4, 1, 1500, 256, FC_F16), c.varlen = true, c.kv.left_pad = 5, gc_run(&c);
     c = dec(1, 9, 1, 1300, 128, FC_BF16), c.kv = (gc_kv){.i8 = true, .i8_offset = true, .page = 16, .left_pad = 0}, gc_run(&c);
+    /* a NaN value at the last position, seen by the last speculative row only (the others stay
+     * finite); NaN past each batch's length (no position) */
+    c = dec(2, 8, 2, 1500, 128, FC_BF16), c.Sq = 4, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.nan_tail = true;
+    gc_run(&c);
+    c.varlen = true, c.pad_nan = true, c.dt = FC_F16, gc_run(&c);
 }
 
 /* out bitwise equal between two GPU runs of the same values in different storage. */
