@@ -27,7 +27,7 @@ static const cuda_shape shapes[] = {
     {"fwd-bf16-d128-s4k", 4096, 128, false, false, NULL}, {"fwd-bf16-d128-s4k-causal", 4096, 128, true, false, NULL},
     {"fwd-bf16-d64-s4k", 4096, 64, false, false, NULL},   {"fwd-bf16-d256-s4k", 4096, 256, false, false, NULL},
     {"fwd-bf16-d128-s16k", 16384, 128, false, false, NULL}, {"fwd-bf16-d128-s1k", 1024, 128, false, false, NULL},
-    {"bwd-bf16-d128-s4k", 4096, 128, false, true, NULL}, {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true, NULL},
+    {"bwd-bf16-d128-s4k", 4096, 128, false, true, "auto"}, {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true, "auto"},
     {"bwd-bf16-d128-s4k-dq7", 4096, 128, false, true, "dq-recompute"},
     {"bwd-bf16-d128-s4k-causal-dq7", 4096, 128, true, true, "dq-recompute"},
 };

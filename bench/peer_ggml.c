@@ -23,6 +23,8 @@
 #include "ggml.h"
 #include "timer.h"
 
+clockid_t bench_clock = CLOCK_MONOTONIC; /* timer.h: the wall clock */
+
 typedef struct peer_case {
     const char *name; /* flashc-bench's name of the same case, plus kv= */
     int64_t q_heads, kv_heads, q_len, kv_len, head_dim;

@@ -57,12 +57,13 @@ if(FLASHC_CUDA_SM90 AND FLASHC_CUTLASS_DIR AND EXISTS "${FLASHC_CUTLASS_DIR}/cut
   target_include_directories(flashc_cuda_sm90 SYSTEM PRIVATE ${FLASHC_CUTLASS_DIR})
   # ptxas's report (registers, spills, stack) of every kernel goes through tools/cuda-budget.sh,
   # which fails the build when a kernel leaves its budget (cuda-budget.txt) or wgmma serialises
+  # no_ioinit.h: CuTe includes <iostream>, whose static initialiser would tie libflashc to libstdc++
   target_compile_options(flashc_cuda_sm90 PRIVATE "SHELL:-gencode arch=compute_90a,code=sm_90a" --expt-relaxed-constexpr
+    "SHELL:--pre-include ${PROJECT_SOURCE_DIR}/src/cuda/hopper/no_ioinit.h"
     -Xptxas=-v -Xcompiler=-fvisibility=hidden,-fno-threadsafe-statics)
   set_target_properties(flashc_cuda_sm90 PROPERTIES POSITION_INDEPENDENT_CODE ON
     CUDA_COMPILER_LAUNCHER "${PROJECT_SOURCE_DIR}/tools/cuda-budget.sh;${PROJECT_SOURCE_DIR}/src/cuda/hopper/budget.txt")
   target_compile_definitions(flashc_cuda PRIVATE FLASHC_HOPPER=1)
-  target_include_directories(flashc_cuda SYSTEM PRIVATE ${FLASHC_CUTLASS_DIR})
 endif()
 message(STATUS "flashc: sm_90a kernels (CuTe) ${FLASHC_WITH_HOPPER} ${FLASHC_CUTLASS_DIR}")
 set(FLASHC_PC_CUDA "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lpthread")

@@ -37,18 +37,18 @@ FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" "${FLASHC_GPU_SWEEP:-60
 [ "${PIPESTATUS[0]}" = 0 ] || tests=1
 FLASHC_CUDA_FWD=sm80 "$dir/tests/cuda/test_cuda_forward" 20 2>&1 | tail -6
 [ "${PIPESTATUS[0]}" = 0 ] || tests=1
-"$dir/tests/cuda/test_cuda_backward" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
+FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
 btests=${PIPESTATUS[0]}
 echo "== test_cuda_backward, FLASHC_CUDA_BWD=dq-recompute (the seven-product path)"
 FLASHC_CUDA_BWD=dq-recompute "$dir/tests/cuda/test_cuda_backward" "$(( (${FLASHC_GPU_SWEEP:-60} + 1) / 2 ))" 2>&1 | tail -8
 btests7=${PIPESTATUS[0]}
-"$dir/tests/cuda/test_cuda_decode" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
+FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
 decode=${PIPESTATUS[0]}
 # the CUDA-core decode kernel (forced), a short sweep; both kernels' runs on two streams and in a graph
 echo "== decode forced to the CUDA-core kernel (FLASHC_CUDA_DECODE=simt)"
 FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 20 quick 2>&1 | tail -8
 [ "${PIPESTATUS[0]}" = 0 ] || decode=1
-for mode in auto simt; do
+for mode in mma simt; do
     FLASHC_CUDA_DECODE=$mode "$dir/tests/cuda/test_cuda_decode_runs" 2>&1 | tail -6
     [ "${PIPESTATUS[0]}" = 0 ] || decode=1
 done

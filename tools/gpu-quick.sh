@@ -59,16 +59,17 @@ dec)
     # the decode: the tensor-core kernel first (a hang ends the call), then the forced CUDA-core one,
     # both kernels' runs on two streams and in CUDA graphs (new lengths), the sanitizers, and the
     # decode rows of flashc-bench (both kernels) beside PyTorch on the same card
-    TAIL=25 step dec-mma 150 "$dir/tests/cuda/test_cuda_decode" 40
+    TAIL=25 step dec-mma 150 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 40
     [ "$rc_dec_mma" = 124 ] && { echo "gpu-quick: the decode tests timed out; stopping"; exit 1; }
-    step dec-runs 60 "$dir/tests/cuda/test_cuda_decode_runs"
+    step dec-runs 60 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode_runs"
     step bench-dec 150 "$dir/bench/flashc-bench" --backend cuda --filter dec --repeat 20
     step peer-dec 150 python3 bench/sdpa_peer.py 20 decode
     step dec-simt 100 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-runs-simt 60 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode_runs"
     if command -v compute-sanitizer >/dev/null; then
         for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-            step "san-$tool" 90 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_decode" 2 quick
+            step "san-$tool" 90 env FLASHC_CUDA_DECODE=mma compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$dir/tests/cuda/test_cuda_decode" 2 quick
         done
     fi
     echo

@@ -28,6 +28,10 @@ typedef struct fc_backend_ops {
     fc_status (*plan)(fc_plan *plan, const fc_options *options);
     /* Bytes of workspace a run of the prepared plan needs. */
     size_t (*workspace_size)(const fc_plan *plan);
+    /* Optional (NULL = host memory, malloc/free): a workspace in the memory this backend runs on,
+     * for the one-call forms, and its release, which waits for the runs queued before it. */
+    void *(*workspace_alloc)(size_t bytes);
+    void (*workspace_free)(void *workspace);
     /* Checks the run's data that addresses memory (block-table entries) before anything is
      * written; FC_ERR_INVALID_ARG with a message naming the entry when one is out of range. */
     fc_status (*check_data)(const fc_plan *plan, const fc_bindings *bind);

@@ -156,6 +156,23 @@ fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void 
     return plan->backend->execute(plan, bind, workspace, stream);
 }
 
+void *fc_plan_workspace_take(const fc_plan *plan)
+{
+    if (plan->workspace == 0)
+        return NULL;
+    return plan->backend->workspace_alloc ? plan->backend->workspace_alloc(plan->workspace) : malloc(plan->workspace);
+}
+
+void fc_plan_workspace_release(const fc_plan *plan, void *workspace)
+{
+    if (!workspace)
+        return;
+    if (plan->backend->workspace_free)
+        plan->backend->workspace_free(workspace);
+    else
+        free(workspace);
+}
+
 void fc_plan_free(fc_plan *plan)
 {
     if (!plan)

@@ -75,6 +75,12 @@ fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *wo
 /* The same on the given stream (a face whose stream arrives with the run: aclnn*, infiniop). */
 fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes, void *stream);
 
+/* A workspace of the plan's size in the memory its backend runs on (for the one-call forms);
+ * NULL when the plan needs none or none could be had.  fc_plan_workspace_release frees it once the
+ * plan's queued runs have completed. */
+void *fc_plan_workspace_take(const fc_plan *plan);
+void fc_plan_workspace_release(const fc_plan *plan, void *workspace);
+
 /* Frees a plan and its backend's preparation (NULL: nothing). */
 void fc_plan_free(fc_plan *plan);
 

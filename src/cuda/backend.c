@@ -135,9 +135,12 @@ static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
 static size_t fc_cuda_workspace_size(const fc_plan *plan)
 {
     const fc_cuda_state *s = plan->state;
-    /* the forward's per-batch facts and tile order live in the plan's device state; the
-     * backward needs D = rowsum(dO ∘ O) per query row and head; the decode its splits' (O, m, l) */
-    return s->dec ? fc_cuda_dec_workspace(s->dec, &plan->prob) : s->op == FC_OP_FORWARD ? 0 : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
+    /* the forward's planned per-batch facts and tile order live in the plan's device state, a
+     * run's own facts in its workspace; the backward needs D = rowsum(dO ∘ O) per query row and
+     * head; the decode its splits' (O, m, l) */
+    return s->dec                    ? fc_cuda_dec_workspace(s->dec, &plan->prob)
+           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_workspace(&plan->prob, plan->lengths_bindable)
+                                    : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
 
 static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
@@ -201,7 +204,7 @@ static fc_status fc_cuda_execute(const fc_plan *plan, const fc_bindings *bind, v
     st = fc_plan_bind(plan, &core, &run);
     if (st == FC_OK)
         st = s->dec                  ? fc_cuda_dec_run(s->dec, &run, bind->kv_lens, workspace, stream)
-             : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, &run, stream)
+             : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, &run, workspace, stream)
                                       : fc_cuda_bwd_run(s->bwd, &run, workspace, stream);
     fc_plan_unbind(plan, &run);
     return st;
@@ -217,6 +220,8 @@ const fc_backend_ops fc_cuda_backend = {
     .claims = fc_cuda_claims,
     .plan = fc_cuda_plan,
     .workspace_size = fc_cuda_workspace_size,
+    .workspace_alloc = fc_cuda_workspace_alloc,
+    .workspace_free = fc_cuda_workspace_free,
     .check_data = fc_cuda_check_data,
     .execute = fc_cuda_execute,
     .visible = fc_host_visible,

@@ -73,13 +73,16 @@ static size_t fc_bwd_smem_for(int dclass, bool fused, bool terms)
 
 static size_t fc_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* The path (FLASHC_CUDA_BWD: unset, empty or "auto" = fused where it fits, "fused",
- * "dq-recompute") and the fused grid cap (FLASHC_CUDA_BWD_GRID); a value that names neither fails
+/* The path (FLASHC_CUDA_BWD: "auto" = fused where it fits, "fused", "dq-recompute"; unset or empty:
+ * kBwdDefault) and the fused grid cap (FLASHC_CUDA_BWD_GRID); a value that names neither fails
  * the plan, as does "fused" on a device whose shared memory per block is below the kernel's. */
+static const char *const kBwdDefault = "dq-recompute"; /* auto once the fused kernel has passed on a GPU */
+
 static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const char *who)
 {
     const char *env = getenv("FLASHC_CUDA_BWD");
-    const bool want_fused = env && strcmp(env, "fused") == 0, auto_path = !env || !*env || strcmp(env, "auto") == 0;
+    env = env && *env ? env : kBwdDefault;
+    const bool want_fused = strcmp(env, "fused") == 0, auto_path = strcmp(env, "auto") == 0;
     if (!want_fused && !auto_path && strcmp(env, "dq-recompute") != 0)
         return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=%.64s names no backward path (fused, dq-recompute or auto)", who, env);
     const char *grid = getenv("FLASHC_CUDA_BWD_GRID");

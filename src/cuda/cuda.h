@@ -17,6 +17,10 @@ extern "C" {
 /* Whether a usable device is present; when not, *why says why (a static string). */
 bool fc_cuda_available(const char **why);
 
+/* Device memory for a one-call form's workspace, and its release (after the queued work). */
+void *fc_cuda_workspace_alloc(size_t bytes);
+void fc_cuda_workspace_free(void *workspace);
+
 /* Where an address lives: 1 device (or managed) memory, 0 host memory, −1 unknown. */
 int fc_cuda_is_device_pointer(const void *ptr);
 
@@ -27,8 +31,11 @@ typedef struct fc_cuda_fwd fc_cuda_fwd;
 const char *fc_cuda_fwd_unsupported(const fc_problem *prob);
 /* Prepares the device state (fails with fc_fail). */
 fc_status fc_cuda_fwd_plan(const fc_problem *prob, fc_cuda_fwd **out);
+/* Device workspace of a forward run: room for the run's own per-batch facts when its runs may
+ * bring them (0 otherwise). */
+size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_facts);
 /* Queues the forward of run (the planned shape with this run's data) on stream. */
-fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream);
+fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, void *stream);
 void fc_cuda_fwd_destroy(fc_cuda_fwd *plan);
 
 /* Device state of a decode plan (decode.cu): flash-decoding over kv splits, merged in order;

@@ -191,12 +191,15 @@ static const char *fc_dec_mma_gap(const fc_problem *p, int rows)
     return NULL;
 }
 
-/* FLASHC_CUDA_DECODE: unset, empty, auto or mma: the tensor-core kernel where it covers the
- * problem; simt: the CUDA-core kernel always.  FLASHC_CUDA_DECODE_SPLITS=n forces the split count
- * (tests: the results must not change). */
+/* FLASHC_CUDA_DECODE: auto or mma: the tensor-core kernel where it covers the problem; simt: the
+ * CUDA-core kernel always; unset or empty: kDecDefault.  FLASHC_CUDA_DECODE_SPLITS=n forces the
+ * split count (tests: the results must not change). */
+static const char *const kDecDefault = "simt"; /* auto once the tensor-core kernel has passed on a GPU */
+
 static fc_status fc_dec_env(bool *simt, int *splits)
 {
     const char *mode = getenv("FLASHC_CUDA_DECODE"), *sp = getenv("FLASHC_CUDA_DECODE_SPLITS");
+    mode = mode && *mode ? mode : kDecDefault;
     *simt = mode && strcmp(mode, "simt") == 0;
     if (mode && *mode && !*simt && strcmp(mode, "auto") != 0 && strcmp(mode, "mma") != 0)
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_dec_plan: FLASHC_CUDA_DECODE=%s names no decode kernel (auto, mma or simt)", mode);

@@ -20,10 +20,10 @@
 using namespace fc_cuda;
 
 struct fc_cuda_fwd {
-    fc_batch *batch;         /* device copy of the planned per-batch facts */
+    fc_batch *batch;         /* device copy of the planned per-batch facts (read-only after planning:
+                                a run that brings its own facts copies them into its workspace, so
+                                runs of one plan may be queued on several streams at once) */
     const fc_batch *planned; /* the host facts planned with (the fc_plan's own, as long-lived) */
-    fc_batch *run_batch;     /* device: the facts of a run that brings its own (IFA's left padding);
-                                one such run at a time per plan (they share this buffer) */
     int2 *items;             /* device: (batch, query tile), heaviest first */
     int n_items, dclass;     /* head-dim class of the kernel: 64, 128 or 256 */
     bool insist_sm90;        /* FLASHC_CUDA_FWD=sm90: a run the sm_90a kernel cannot map fails */
@@ -86,7 +86,6 @@ extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
     if (!plan)
         return;
     cudaFree(plan->batch);
-    cudaFree(plan->run_batch);
     cudaFree(plan->items);
 #ifdef FLASHC_HOPPER
     if (plan->sm90)
@@ -138,9 +137,6 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
     plan->planned = p->batch;
     const size_t bb = (size_t)p->B * sizeof(fc_batch);
     fc_status st = fc_cuda_upload((void **)&plan->batch, p->batch, bb, "fc_cuda_fwd_plan");
-    const cudaError_t err = st == FC_OK ? cudaMalloc(&plan->run_batch, bb ? bb : 1) : cudaSuccess;
-    if (err != cudaSuccess)
-        st = fc_cuda_err(err, "fc_cuda_fwd_plan");
     if (st == FC_OK)
         st = fc_cuda_tile_order(p, fc_fwd_bm(plan->dclass), false, p->Nq, fc_cuda_q_tile_cost, &plan->items, &plan->n_items,
                                 "fc_cuda_fwd_plan");
@@ -172,31 +168,39 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
     return FC_OK;
 }
 
+extern "C" size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_facts)
+{
+    return runs_bring_facts ? ((size_t)p->B * sizeof(fc_batch) + 255) / 256 * 256 : 0;
+}
+
 /* The device per-batch facts of a run: the planned ones, or the run's own (a face that patches
  * them per run, e.g. IncreFlashAttention's kvPaddingSize read in its second phase) copied on the
- * stream — they may move kv windows, not query rows, which the tile list was made from. */
-static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run, cudaStream_t s, fc_batch **out)
+ * stream into the run's workspace — they may move kv windows, not query rows, which the tile
+ * list was made from. */
+static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, cudaStream_t s,
+                                  fc_batch **out)
 {
     *out = plan->batch;
     if (run->batch == plan->planned)
         return FC_OK;
+    if (!workspace)
+        return fc_fail(FC_ERR_WORKSPACE, "fc_cuda_fwd_run: a run with its own per-batch facts needs the plan's workspace");
     for (int64_t b = 0; b < run->B; b++)
         if (run->batch[b].q_rows != plan->planned[b].q_rows || run->batch[b].sq != plan->planned[b].sq)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_run: batch %lld of the run has %lld query rows, the plan %lld",
                            (long long)b, (long long)run->batch[b].q_rows, (long long)plan->planned[b].q_rows);
     /* from pageable memory: staged before the call returns, so the caller may reuse its facts */
-    const cudaError_t err = cudaMemcpyAsync(plan->run_batch, run->batch, (size_t)run->B * sizeof(fc_batch),
-                                            cudaMemcpyHostToDevice, s);
+    const cudaError_t err = cudaMemcpyAsync(workspace, run->batch, (size_t)run->B * sizeof(fc_batch), cudaMemcpyHostToDevice, s);
     if (err != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: the run's per-batch facts");
-    *out = plan->run_batch;
+    *out = (fc_batch *)workspace;
     return FC_OK;
 }
 
-extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream)
+extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, void *stream)
 {
     fc_problem p = *run;
-    fc_status st = fc_fwd_run_batch(plan, run, (cudaStream_t)stream, &p.batch);
+    fc_status st = fc_fwd_run_batch(plan, run, workspace, (cudaStream_t)stream, &p.batch);
     if (st != FC_OK)
         return st;
 #ifdef FLASHC_HOPPER

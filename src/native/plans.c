@@ -11,17 +11,18 @@
 #include "../core/plan.h"
 #include "native.h"
 
-/* The one-call forms: allocate the plan's workspace, run, free everything. */
+/* The one-call forms: allocate the plan's workspace where its backend runs (device memory for a
+ * GPU plan), run, free everything (the release waits for the run). */
 static fc_status run_once(fc_plan *plan, const char *fn)
 {
     const size_t bytes = plan->workspace;
-    void *ws = bytes ? malloc(bytes) : NULL;
+    void *ws = fc_plan_workspace_take(plan);
     fc_status st = FC_ERR_NO_MEMORY;
     if (bytes && !ws)
         fc_fail(st, "%s: cannot allocate a %zu-byte workspace", fn, bytes);
     else
         st = fc_plan_run(plan, NULL, ws, bytes);
-    free(ws);
+    fc_plan_workspace_release(plan, ws);
     fc_plan_destroy(plan);
     return st;
 }

@@ -4,7 +4,8 @@
  * odd sizes; every case checks poisoned gradients and two bitwise-equal GPU runs.  Plus the
  * refusals: a feature the GPU lacks is FC_ERR_BACKEND naming it; and the fused path's dQ order:
  * the same bits on any grid, and a grid larger than the GPU holds at once.  Runs the path the
- * environment picks (FLASHC_CUDA_BWD: fused by default, or dq-recompute; tools/gpu-check.sh runs
+ * environment picks (FLASHC_CUDA_BWD: fused, auto or dq-recompute — the library default until the
+ * fused kernel has passed on a GPU; tools/gpu-check.sh runs
  * both).  Skips (77) without a GPU.
  */
 #include <stdio.h>

@@ -115,8 +115,8 @@ static void identities(void)
  * follow its split count, so this holds for the tensor-core path only. */
 static void split_counts(void)
 {
-    const char *mode = getenv("FLASHC_CUDA_DECODE");
-    if (mode && strcmp(mode, "simt") == 0)
+    const char *mode = getenv("FLASHC_CUDA_DECODE"); /* the library's default may be either kernel */
+    if (!mode || (strcmp(mode, "mma") != 0 && strcmp(mode, "auto") != 0))
         return;
     gc_case cs[3];
     cs[0] = dec(3, 8, 2, 9000, 128, FC_BF16), cs[0].varlen = true, cs[0].stats = true, cs[0].sink = true;

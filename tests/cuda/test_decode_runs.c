@@ -222,7 +222,8 @@ int main(void)
                getenv("FLASHC_CUDA_DECODE") ? getenv("FLASHC_CUDA_DECODE") : "(unset)");
     tc_rng r = tc_rng_seed(20261128u);
     const char *mode = getenv("FLASHC_CUDA_DECODE");
-    if (mode && strcmp(mode, "simt") == 0) /* that kernel's bits follow its split count, which follows the planned lengths */
+    if (!mode || (strcmp(mode, "mma") != 0 && strcmp(mode, "auto") != 0)) /* the CUDA-core kernel (the library default may be
+        either): its bits follow its split count, which follows the planned lengths */
         setenv("FLASHC_CUDA_DECODE_SPLITS", "5", 1);
     io_set a = io_new(&r), b = io_new(&r);
     int32_t table[BLOCKS];
