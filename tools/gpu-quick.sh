@@ -14,6 +14,9 @@
 #   tools/gpu-quick.sh new [build-dir]: a first look at every kernel not yet checked on a GPU in one
 #   call — the sm_90a forward, the fused backward and the tensor-core decode, short test sweeps and
 #   memcheck each, then their bench rows: what a session with few device minutes runs first.
+#   tools/gpu-quick.sh philox [build-dir]: dropout generated on the device (FLASHC_CUDA_EXPERIMENTAL=
+#   philox, off by default until this passes): the forward's and both backward paths' tests with
+#   generated masks (the GPU's bits must be the CPU's), then memcheck.
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -131,8 +134,20 @@ new)
     echo "tests: fwd-sm90 $rc_fwd_sm90, bwd-fused $rc_bwd_fused, dec-mma $rc_dec_mma, dec-runs $rc_dec_runs;" \
         "memcheck: ${rc_san_fwd:-n/a} ${rc_san_bwd:-n/a} ${rc_san_dec:-n/a}"
     ;;
+philox)
+    export FLASHC_CUDA_EXPERIMENTAL=philox
+    TAIL=12 step philox-fwd 120 "$dir/tests/cuda/test_cuda_forward" 30
+    TAIL=12 step philox-bwd 120 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 20
+    TAIL=12 step philox-bwd-dq7 120 env FLASHC_CUDA_BWD=dq-recompute "$dir/tests/cuda/test_cuda_backward" 10
+    if command -v compute-sanitizer >/dev/null; then
+        step san-philox-fwd 90 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2
+        step san-philox-bwd 90 env FLASHC_CUDA_BWD=fused compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_backward" 2
+    fi
+    echo "tests: fwd $rc_philox_fwd, bwd-fused $rc_philox_bwd, bwd-dq7 $rc_philox_bwd_dq7;" \
+        "memcheck: ${rc_san_philox_fwd:-n/a} ${rc_san_philox_bwd:-n/a}"
+    ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, philox)"
     exit 2
     ;;
 esac
