@@ -24,6 +24,9 @@
 #if FC_W == 8
 #define FC_DEC_ACC 8
 #define FC_DEC_NV(R) ((R) == 1 ? 8 : (R) == 2 ? 4 : 2)
+#elif FC_W == 4 /* NEON: 16 scores; 8 vectors for one or two rows (eight FMA chains at least) */
+#define FC_DEC_ACC 16
+#define FC_DEC_NV(R) ((R) <= 2 ? 8 : 4)
 #else
 #define FC_DEC_ACC 16
 #define FC_DEC_NV(R) 4
@@ -139,6 +142,10 @@ FC_INLINE void fc_dec_hsum(const fvec *a, float *out)
     for (int k = 0; k < 2; k++)
         d[k] = _mm512_add_ps(_mm512_shuffle_ps(c[2 * k], c[2 * k + 1], 0x44), _mm512_shuffle_ps(c[2 * k], c[2 * k + 1], 0xEE));
     _mm512_storeu_ps(out, _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], 0x88), _mm512_shuffle_ps(d[0], d[1], 0xDD)));
+#elif FC_W == 4 /* NEON */
+    /* pairwise adds, four sums per vector: v_hsum's (a0 + a1) + (a2 + a3) with out[i] in lane i % 4 */
+    for (int k = 0; k < FC_DEC_ACC; k += 4)
+        vst1q_f32(out + k, vpaddq_f32(vpaddq_f32(a[k], a[k + 1]), vpaddq_f32(a[k + 2], a[k + 3])));
 #else
     for (int i = 0; i < FC_DEC_ACC; i++)
         out[i] = v_hsum(a[i]);

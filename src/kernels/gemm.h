@@ -24,6 +24,9 @@
 #elif FC_W == 8
 #define FC_MR 6
 #define FC_NV 2
+#elif FC_W == 4 /* NEON's 32 registers: 24 accumulators, 3 of B, the broadcasts */
+#define FC_MR 8
+#define FC_NV 3
 #else
 #define FC_MR 4
 #define FC_NV 4
