@@ -22,6 +22,7 @@
 #include "gemm.h"
 #include "qk.h"
 #include "scores.h"
+#include "softmax.h"
 #include "walk.h"
 #if FC_AMX
 #include "amx_bwd.h"
@@ -238,7 +239,7 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
     for (int j = 0; j < jn; j++) /* P = exp(x − m) / l */
         for (int r = 0; r < Rp; r += FC_W) {
             float *pj = b->p + (ptrdiff_t)j * Rp + r;
-            v_store(pj, v_mul(v_exp(v_sub(v_load(pj), v_load(b->m + r))), v_load(b->linv + r)));
+            v_store(pj, v_mul(fc_softmax_exp(v_load(pj), v_load(b->m + r)), v_load(b->linv + r)));
         }
     if (!b->on_tiles)
         fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
