@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Retired instructions per visible FLOP of the aarch64 kernel sets, counted under qemu-user (no Arm
 # hardware needed): cross-builds flashc-bench in build-aarch64/ (tools/cross-test.sh's build, with
-# the bench), builds the counting plugin tools/qemu-insns.c for this host, and runs each case of
-# the bench's `emulated` suite once and three times per kernel set at one thread; the difference
+# the bench; $FLASHC_ARM_BUILD names another folder), builds the counting plugin
+# tools/qemu-insns.c for this host, and runs each case of the bench's `emulated` suite once and
+# three times per kernel set at one thread; the difference
 # over two runs is one run's instructions, without the process's set-up and the data.  FLOPs: the
 # bench's (4·Sq·Skv·D per head over visible positions; the backward 2.5× that); decode 4·Skv·D
 # per query head.  Columns: instructions per FLOP per set, and each set's ratio to the first.
@@ -19,7 +20,7 @@ sets=("$@")
 for tool in aarch64-linux-gnu-gcc qemu-aarch64 cc; do
   command -v $tool >/dev/null || { echo "arm-insns: $tool missing (tools/cross-test.sh installs the cross tools)" >&2; exit 1; }
 done
-dir=build-aarch64
+dir=${FLASHC_ARM_BUILD:-build-aarch64}
 cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
   -DFLASHC_BUILD_BENCH=ON -DFLASHC_MPI=OFF -DFLASHC_CUDA=OFF -DFLASHC_PYTHON=OFF >/dev/null
 cmake --build "$dir" -j"$(nproc)" --target flashc-bench >/dev/null
