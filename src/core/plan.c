@@ -1,21 +1,36 @@
 /* Plan lifetime and routing to the plan's backend (through fc_backend_ops only). */
 #include "plan.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "backend.h"
 #include "error.h"
 
-fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule, fc_op op, const fc_options *options,
+/* A run's own fc_batch records lie at the end of a host workspace, 64-byte aligned. */
+static size_t fc_facts_bytes(const fc_plan *plan)
+{
+    return plan->lengths_bindable && plan->backend->host_workspace
+               ? 64 + (size_t)(plan->prob.B > 0 ? plan->prob.B : 1) * sizeof(fc_batch) : 0;
+}
+
+static fc_batch *fc_facts_in(const fc_plan *plan, void *workspace)
+{
+    return (fc_batch *)(((uintptr_t)workspace + plan->facts_at + 63) & ~(uintptr_t)63);
+}
+
+fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, fc_op op, const fc_options *options,
                                fc_plan **out)
 {
     fc_plan *plan = calloc(1, sizeof *plan);
     if (!plan) {
         free(prob->batch);
+        prob->batch = NULL;
         return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_from_problem: out of host memory");
     }
     plan->op = op;
     plan->prob = *prob;
+    prob->batch = NULL; /* the plan's now */
     if (rule) {
         plan->rule = *rule;
         plan->lengths_bindable = true;
@@ -29,14 +44,15 @@ fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule
         fc_plan_free(plan);
         return st;
     }
-    plan->workspace = plan->backend->workspace_size(plan);
+    plan->facts_at = plan->backend->workspace_size(plan);
+    plan->workspace = plan->facts_at + fc_facts_bytes(plan);
     *out = plan;
     return FC_OK;
 }
 
 static const fc_bindings fc_no_bindings;
 
-fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem *run)
+fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *workspace, fc_problem *run)
 {
     *run = plan->prob;
     if (!bind)
@@ -77,9 +93,13 @@ fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem 
     if (!plan->lengths_bindable)
         return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: this plan's per-batch facts were fixed at planning; a run "
                                            "cannot bring its own lengths");
-    run->batch = malloc((size_t)(run->B > 0 ? run->B : 1) * sizeof *run->batch);
-    if (!run->batch)
+    /* a device backend's workspace is not host memory: its runs' records are a host array it copies */
+    run->batch = fc_facts_bytes(plan) ? fc_facts_in(plan, workspace)
+                                      : malloc((size_t)(run->B > 0 ? run->B : 1) * sizeof *run->batch);
+    if (!run->batch) {
+        run->batch = plan->prob.batch;
         return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_bind: out of host memory for %lld batch records", (long long)run->B);
+    }
     fc_batch_totals totals;
     fc_batch_facts_into(&plan->rule, len, run, &totals);
     return FC_OK;
@@ -87,14 +107,9 @@ fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem 
 
 void fc_plan_unbind(const fc_plan *plan, fc_problem *run)
 {
-    if (run->batch != plan->prob.batch)
+    if (run->batch != plan->prob.batch && !fc_facts_bytes(plan))
         free(run->batch);
     run->batch = plan->prob.batch;
-}
-
-fc_status fc_plan_check_data(const fc_plan *plan, const fc_bindings *bind)
-{
-    return plan->backend->check_data(plan, bind ? bind : &fc_no_bindings);
 }
 
 fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes)
@@ -109,12 +124,14 @@ fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void 
                        plan->workspace);
     if (plan->workspace > 0 && workspace == NULL)
         return fc_fail(FC_ERR_WORKSPACE, "fc_plan_execute: workspace is NULL, the plan needs %zu bytes", plan->workspace);
-    if (!bind)
-        bind = &fc_no_bindings;
-    const fc_status st = fc_plan_check_data(plan, bind);
-    if (st != FC_OK)
-        return st;
-    return plan->backend->execute(plan, bind, workspace, stream);
+    fc_problem run;
+    fc_status st = fc_plan_bind(plan, bind ? bind : &fc_no_bindings, workspace, &run);
+    if (st == FC_OK)
+        st = plan->backend->check_data(plan, &run);
+    if (st == FC_OK)
+        st = plan->backend->execute(plan, &run, workspace, stream);
+    fc_plan_unbind(plan, &run);
+    return st;
 }
 
 void fc_plan_free(fc_plan *plan)

@@ -14,7 +14,8 @@ fc_status fc_cpu_check_env(const char *fn);
 fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options);
 size_t fc_cpu_workspace_size(const fc_plan *plan);
 void fc_cpu_plan_destroy(void *state);
-/* Runs the plan with a run's bindings; a run with its own lengths gets its own work items. */
-fc_status fc_cpu_run(const fc_plan *plan, const fc_bindings *bind, void *workspace, void *stream);
+/* Runs the plan on a run's problem; a run with its own lengths counts its own work items in the
+ * workspace. */
+fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream);
 
 #endif /* FC_CPU_CPU_H */

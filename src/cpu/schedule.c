@@ -36,8 +36,12 @@ typedef struct fc_cpu_plan {
     fc_cpu_items items;  /* of the planned facts */
     size_t partial_off;  /* forward with slices: offset of the partial slots in the workspace */
     size_t slot_floats;
+    size_t counts_at;    /* plans whose runs may bring lengths: where a run counts its items */
     size_t workspace;    /* bytes a run needs */
 } fc_cpu_plan;
+
+/* The 64-byte aligned start of a workspace region planned `at` bytes in (with 64 bytes of slack). */
+static char *fc_ws_at(void *ws, size_t at) { return (char *)(((uintptr_t)ws + at + 63) & ~(uintptr_t)63); }
 
 static int64_t fc_q_items(const fc_problem *p, const fc_batch *bt, fc_tiles t)
 {
@@ -133,37 +137,27 @@ static bool fc_bwd_fuses(const fc_problem *p, fc_tiles t, int threads)
     return !p->sparse.data && p->B * p->Nkv >= 2 * (int64_t)threads && bytes <= FC_BWD_FUSED_MAX_BYTES;
 }
 
-static bool fc_prefix_items(const fc_problem *p, fc_tiles t, int64_t **out,
+/* Prefix sums of the items of each batch of p: start[0..B]. */
+static void fc_prefix_items(const fc_problem *p, fc_tiles t, int64_t *start,
                             int64_t (*count)(const fc_problem *, const fc_batch *, fc_tiles))
 {
-    int64_t *start = malloc((size_t)(p->B + 1) * sizeof(int64_t));
-    if (!start)
-        return false;
     start[0] = 0;
     for (int64_t b = 0; b < p->B; b++)
         start[b + 1] = start[b] + count(p, &p->batch[b], t);
-    *out = start;
-    return true;
 }
 
-static void fc_free_items(fc_cpu_items *its)
-{
-    free(its->q_start);
-    free(its->kv_start);
-    its->q_start = its->kv_start = NULL;
-}
+/* Bytes of the item counts of one set of per-batch facts (fc_count_items). */
+static size_t fc_items_bytes(const fc_problem *p) { return 2 * (size_t)(p->B + 1) * sizeof(int64_t); }
 
-/* The items of p's per-batch facts (false: out of host memory). */
-static bool fc_count_items(const fc_problem *p, fc_tiles t, bool backward, fc_cpu_items *its)
+/* The items of p's per-batch facts, their counts in `counts` (fc_items_bytes). */
+static void fc_count_items(const fc_problem *p, fc_tiles t, bool backward, int64_t *counts, fc_cpu_items *its)
 {
-    its->q_start = its->kv_start = NULL;
-    if (!fc_prefix_items(p, t, &its->q_start, fc_q_items) ||
-        (backward && !fc_prefix_items(p, t, &its->kv_start, fc_kv_items))) {
-        fc_free_items(its);
-        return false;
-    }
+    its->q_start = counts;
+    its->kv_start = backward ? counts + p->B + 1 : NULL;
+    fc_prefix_items(p, t, its->q_start, fc_q_items);
+    if (backward)
+        fc_prefix_items(p, t, its->kv_start, fc_kv_items);
     its->nsplit = backward ? 1 : fc_choose_splits(p, t, its->q_start[p->B]);
-    return true;
 }
 
 fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
@@ -194,8 +188,10 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
     } else if (!backward && p->Dqk + p->Dr <= 256 && p->Dv <= 256 && cp->k->fwd_rows(p)) {
         cp->tiles.rows = cp->k->fwd_rows(p); /* a set whose GEMM pipeline wants taller items */
     }
-    if (!fc_count_items(p, cp->tiles, backward, &cp->items))
+    int64_t *counts = malloc(fc_items_bytes(p));
+    if (!counts)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cpu_plan_create: out of host memory for the CPU plan");
+    fc_count_items(p, cp->tiles, backward, counts, &cp->items);
 #ifdef _OPENMP
     cp->threads = threads > 0 ? threads : omp_get_max_threads();
 #else
@@ -219,6 +215,10 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
         cp->partial_off = cp->workspace;
         cp->workspace += 64 + cp->slot_floats * sizeof(float) * (size_t)(its->q_start[p->B] * its->nsplit);
     }
+    if (plan->lengths_bindable) { /* a run's own lengths: its item counts */
+        cp->counts_at = cp->workspace;
+        cp->workspace += 64 + fc_items_bytes(p);
+    }
     return FC_OK;
 }
 
@@ -228,7 +228,7 @@ void fc_cpu_plan_destroy(void *state)
 {
     fc_cpu_plan *cp = state;
     if (cp) {
-        fc_free_items(&cp->items);
+        free(cp->items.q_start); /* the counts, kv_start's too */
         free(cp);
     }
 }
@@ -250,7 +250,7 @@ static void fc_cpu_run_items(const fc_plan *plan, const fc_problem *p, const fc_
     const int64_t nq = its->q_start[p->B];
     if (plan->op == FC_OP_FORWARD) {
         const int64_t ns = its->nsplit;
-        float *slots = ns > 1 ? (float *)(((uintptr_t)(ws + cp->partial_off) + 63) & ~(uintptr_t)63) : NULL;
+        float *slots = ns > 1 ? (float *)fc_ws_at(ws, cp->partial_off) : NULL;
 #pragma omp parallel num_threads(cp->threads)
         {
             char *mine = ws + (size_t)fc_thread_id() * cp->ws_thread;
@@ -318,26 +318,18 @@ static bool fc_cpu_items_fit(const fc_plan *plan, const fc_problem *p, const fc_
     return slots <= planned;
 }
 
-fc_status fc_cpu_run(const fc_plan *plan, const fc_bindings *bind, void *workspace, void *stream)
+fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream)
 {
     (void)stream; /* the CPU runs in the caller's thread: the work is done when this returns */
     const fc_cpu_plan *cp = plan->state;
-    fc_problem p;
-    fc_status st = fc_plan_bind(plan, bind, &p);
-    if (st != FC_OK)
-        return st;
-    if (p.batch == plan->prob.batch) {
-        fc_cpu_run_items(plan, &p, &cp->items, workspace);
+    if (run->batch == plan->prob.batch) {
+        fc_cpu_run_items(plan, run, &cp->items, workspace);
         return FC_OK;
     }
-    fc_cpu_items its; /* the run brought its own lengths: its items */
-    if (!fc_count_items(&p, cp->tiles, plan->op == FC_OP_BACKWARD, &its))
-        st = fc_fail(FC_ERR_NO_MEMORY, "fc_cpu_run: out of host memory for the run's work items");
-    else if (!fc_cpu_items_fit(plan, &p, &its))
-        st = fc_fail(FC_ERR_INTERNAL, "fc_cpu_run: the run's lengths need more workspace than the plan's lengths");
-    else
-        fc_cpu_run_items(plan, &p, &its, workspace);
-    fc_free_items(&its);
-    fc_plan_unbind(plan, &p);
-    return st;
+    fc_cpu_items its; /* the run brought its own lengths: its items, counted in the workspace */
+    fc_count_items(run, cp->tiles, plan->op == FC_OP_BACKWARD, (int64_t *)fc_ws_at(workspace, cp->counts_at), &its);
+    if (!fc_cpu_items_fit(plan, run, &its))
+        return fc_fail(FC_ERR_INTERNAL, "fc_cpu_run: the run's lengths need more workspace than the plan's lengths");
+    fc_cpu_run_items(plan, run, &its, workspace);
+    return FC_OK;
 }

@@ -140,7 +140,7 @@ static size_t fc_cuda_workspace_size(const fc_plan *plan)
     return s->dec ? fc_cuda_dec_workspace(s->dec, &plan->prob) : s->op == FC_OP_FORWARD ? 0 : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
 
-static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
+static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
 {
     fc_operand_ref ops[32];
     const size_t n = fc_cuda_operands(run, ops);
@@ -157,29 +157,14 @@ static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
     return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
 }
 
-static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_bindings *bind)
-{
-    fc_problem run;
-    fc_status st = fc_plan_bind(plan, bind, &run);
-    if (st == FC_OK)
-        st = fc_cuda_check_run(plan, &run);
-    fc_plan_unbind(plan, &run);
-    return st;
-}
-
 /* A run with its own lengths brings host facts (fc_plan_bind); the kernels' runs copy them to
  * the device on the stream, staged before they return. */
-static fc_status fc_cuda_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, void *stream)
+static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream)
 {
     const fc_cuda_state *s = plan->state;
-    fc_problem run;
-    fc_status st = fc_plan_bind(plan, bind, &run);
-    if (st == FC_OK)
-        st = s->dec                  ? fc_cuda_dec_run(s->dec, &run, workspace, stream)
-             : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, &run, stream)
-                                      : fc_cuda_bwd_run(s->bwd, &run, workspace, stream);
-    fc_plan_unbind(plan, &run);
-    return st;
+    return s->dec                  ? fc_cuda_dec_run(s->dec, run, workspace, stream)
+           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, stream)
+                                    : fc_cuda_bwd_run(s->bwd, run, workspace, stream);
 }
 
 static const char *fc_cuda_variant(void) { return "cuda-mma-sm80"; }
