@@ -42,6 +42,8 @@ typedef struct fc_backend_ops {
     /* The kernel path in use, and a way to pin one by name (false when it is not available). */
     const char *(*variant)(void);
     bool (*force_variant)(const char *name);
+    /* Optional: what the plan's preparation chose, as key=value text (snprintf's contract). */
+    int (*describe)(const fc_plan *plan, char *buf, size_t len);
     void (*destroy)(void *state);
 } fc_backend_ops;
 

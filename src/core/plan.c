@@ -2,6 +2,7 @@
 #include "plan.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend.h"
@@ -57,6 +58,16 @@ fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *works
     *run = plan->prob;
     if (!bind)
         return FC_OK;
+    /* the score terms a plan was made with decide its kernels: a run may not add one */
+    const fc_problem *p = &plan->prob;
+    const char *added = bind->pse && !p->pse.data             ? "a bias (pse)"
+                        : bind->mask && !p->mask.data         ? "a mask"
+                        : bind->slopes && !p->alibi.slopes    ? "ALiBi slopes"
+                        : bind->sink && !p->sink              ? "a sink"
+                        : bind->drop_bits && !p->drop_bits    ? "dropout keep bits"
+                                                              : NULL;
+    if (added)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: the run brings %s, which its plan was made without", added);
 #define FC_REBIND(field, target)                                                                                       \
     if (bind->field)                                                                                                   \
         target = bind->field;
@@ -142,6 +153,17 @@ void fc_plan_free(fc_plan *plan)
         plan->backend->destroy(plan->state);
     free(plan->prob.batch);
     free(plan);
+}
+
+int fc_plan_description(const fc_plan *plan, char *buf, size_t len)
+{
+    const int head = snprintf(buf, len, "backend=%s op=%s ", plan->backend->name,
+                              plan->op == FC_OP_FORWARD ? "forward" : "backward");
+    const size_t used = (size_t)head < len ? (size_t)head : len;
+    char none[1];
+    const int rest = plan->backend->describe ? plan->backend->describe(plan, len ? buf + used : none, len ? len - used : 0)
+                                             : snprintf(len ? buf + used : none, len ? len - used : 0, "(no description)");
+    return head + rest;
 }
 
 double fc_plan_flop_count(const fc_plan *plan)

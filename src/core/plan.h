@@ -75,6 +75,11 @@ fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void 
 /* Frees a plan and its backend's preparation (NULL: nothing). */
 void fc_plan_free(fc_plan *plan);
 
+/* What the plan runs, as one line of key=value text: the backend, the operation and what the
+ * backend chose (its kernels, tiles, items, threads, workspace layout); truncated to len − 1
+ * characters.  Returns the full length (snprintf's contract). */
+int fc_plan_description(const fc_plan *plan, char *buf, size_t len);
+
 /* FLOPs over visible positions: 2·(Dqk+Dr)+2·Dv per visible score, ×2.5 for a backward plan. */
 double fc_plan_flop_count(const fc_plan *plan);
 

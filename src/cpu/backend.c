@@ -26,5 +26,6 @@ const fc_backend_ops fc_cpu_backend = {
     .visible = fc_host_visible,
     .variant = fc_cpu_isa_name,
     .force_variant = fc_cpu_pin_isa,
+    .describe = fc_cpu_describe,
     .destroy = fc_cpu_plan_destroy,
 };

@@ -159,6 +159,14 @@ fc_status fc_plan_flops(const fc_plan *plan, double *flops)
     return FC_OK;
 }
 
+fc_status fc_plan_describe(const fc_plan *plan, char *buf, size_t len)
+{
+    if (!plan || (!buf && len))
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_describe: %s is NULL", plan ? "buf" : "plan");
+    fc_plan_description(plan, buf, len);
+    return FC_OK;
+}
+
 /* The CPU backend's kernel path, through its registration. */
 const char *fc_cpu_isa(void) { return fc_backend_get(FC_BACKEND_CPU)->variant(); }
 
