@@ -3,7 +3,8 @@
  * suite (B·S = 16K tokens, model width 2048, bf16), timed with CUDA events around each run: the median
  * of many runs, inputs rotated over enough buffer sets to exceed the L2 cache, TFLOP/s over the
  * visible positions (fc_plan_flops; the backward counts 2.5× the forward).  The backward runs on the
- * output and statistics of one forward run per buffer set.  The peer (PyTorch SDPA, flash and cuDNN) is timed on the
+ * output and statistics of one forward run per buffer set; its "-dq7" rows force the seven-product
+ * path (FLASHC_CUDA_BWD=dq-recompute) beside the default fused one.  The peer (PyTorch SDPA, flash and cuDNN) is timed on the
  * same shapes by bench/sdpa_peer.py in the same device call (tools/gpu-check.sh).
  */
 #include <stdio.h>
@@ -19,13 +20,16 @@ typedef struct {
     const char *name;
     int S, D;
     bool causal, backward;
+    const char *bwd_path; /* FLASHC_CUDA_BWD for the plan (NULL: the default) */
 } cuda_shape;
 
 static const cuda_shape shapes[] = {
-    {"fwd-bf16-d128-s4k", 4096, 128, false, false}, {"fwd-bf16-d128-s4k-causal", 4096, 128, true, false},
-    {"fwd-bf16-d64-s4k", 4096, 64, false, false},   {"fwd-bf16-d256-s4k", 4096, 256, false, false},
-    {"fwd-bf16-d128-s16k", 16384, 128, false, false}, {"fwd-bf16-d128-s1k", 1024, 128, false, false},
-    {"bwd-bf16-d128-s4k", 4096, 128, false, true}, {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true},
+    {"fwd-bf16-d128-s4k", 4096, 128, false, false, NULL}, {"fwd-bf16-d128-s4k-causal", 4096, 128, true, false, NULL},
+    {"fwd-bf16-d64-s4k", 4096, 64, false, false, NULL},   {"fwd-bf16-d256-s4k", 4096, 256, false, false, NULL},
+    {"fwd-bf16-d128-s16k", 16384, 128, false, false, NULL}, {"fwd-bf16-d128-s1k", 1024, 128, false, false, NULL},
+    {"bwd-bf16-d128-s4k", 4096, 128, false, true, "auto"}, {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true, "auto"},
+    {"bwd-bf16-d128-s4k-dq7", 4096, 128, false, true, "dq-recompute"},
+    {"bwd-bf16-d128-s4k-causal-dq7", 4096, 128, true, true, "dq-recompute"},
 };
 
 enum { NBUF = 8 }; /* q, k, v, out, then the backward's dout, dq, dk, dv */
@@ -54,8 +58,17 @@ static fc_status plan_shape(const cuda_shape *s, void *const buf[NBUF], float *s
     g.dq = fc_tensor_bsnd(buf[5], FC_BF16, H, s->S, s->D);
     g.dk = fc_tensor_bsnd(buf[6], FC_BF16, H, s->S, s->D);
     g.dv = fc_tensor_bsnd(buf[7], FC_BF16, H, s->S, s->D);
+    const char *was = getenv("FLASHC_CUDA_BWD");
+    char *keep = was ? strdup(was) : NULL;
+    if (s->bwd_path)
+        setenv("FLASHC_CUDA_BWD", s->bwd_path, 1);
     if (st == FC_OK)
-        st = fc_plan_create_backward(&d, &g, &opt, plan);
+        st = fc_plan_create_backward(&d, &g, &opt, plan); /* the path is chosen here */
+    if (keep)
+        setenv("FLASHC_CUDA_BWD", keep, 1);
+    else
+        unsetenv("FLASHC_CUDA_BWD");
+    free(keep);
     size_t bytes = 0;
     if (st == FC_OK && fc_plan_workspace_size(*plan, &bytes) == FC_OK && bytes && cudaMalloc(ws, bytes) != cudaSuccess)
         st = FC_ERR_NO_MEMORY;

@@ -16,11 +16,14 @@
 #include "bench.h"
 #include "blas_core.h"
 #include "filter.h"
+#include "peak.h"
 #include "report.h"
 #ifdef FLASHC_BENCH_CUDA
 #include "cuda.h"
 #endif
 #include "timer.h"
+
+clockid_t bench_clock = CLOCK_MONOTONIC;
 
 static void usage(FILE *f)
 {
@@ -33,6 +36,8 @@ static void usage(FILE *f)
             "  --threads N       threads for flashc and the baseline (default: OpenMP's, %d here)\n"
             "  --repeat N        timed runs per case (default: 5, or the suite's own count)\n"
             "  --warmup N        untimed runs before them (default 1)\n"
+            "  --cpu-time        time by the process's CPU time, not the wall clock (a loaded machine,\n"
+            "                    1 thread; at more threads it adds the threads up)\n"
             "  --isa NAME        force flashc's kernels: scalar, avx2, avx512, avx512bf16, amx or vec16\n"
             "  --backend cuda    the GPU forward suite instead (CUDA events; --filter, --repeat)\n"
             "  --format F        stdout format: table (default), csv or json\n"
@@ -136,7 +141,7 @@ typedef struct cli {
 /* Returns 0 to go on, or the exit status (0 after --help, 2 on a bad command line). */
 static int parse_args(int argc, char **argv, cli *o)
 {
-    enum { OPT_LIST = 256, OPT_NO_BASELINE, OPT_CAP, OPT_WARMUP, OPT_BEST_CORE };
+    enum { OPT_LIST = 256, OPT_NO_BASELINE, OPT_CAP, OPT_WARMUP, OPT_BEST_CORE, OPT_CPU_TIME };
     static const struct option longopts[] = {
         {"suite", required_argument, 0, 's'},   {"list", no_argument, 0, OPT_LIST},
         {"filter", required_argument, 0, 'f'},  {"threads", required_argument, 0, 't'},
@@ -144,7 +149,7 @@ static int parse_args(int argc, char **argv, cli *o)
         {"isa", required_argument, 0, 'i'},     {"format", required_argument, 0, 'F'},
         {"out", required_argument, 0, 'o'},     {"no-baseline", no_argument, 0, OPT_NO_BASELINE},
         {"baseline-cap", required_argument, 0, OPT_CAP}, {"help", no_argument, 0, 'h'},
-        {"blas-best-core", no_argument, 0, OPT_BEST_CORE},
+        {"blas-best-core", no_argument, 0, OPT_BEST_CORE}, {"cpu-time", no_argument, 0, OPT_CPU_TIME},
         {0, 0, 0, 0}};
     int opt, cap_mib, which = -1;
     while ((opt = getopt_long(argc, argv, "s:f:t:r:i:F:o:h", longopts, &which)) != -1) {
@@ -159,6 +164,7 @@ static int parse_args(int argc, char **argv, cli *o)
         case 'F': ok = bench_format_parse(optarg, &o->fmt); break;
         case 'o': o->out = optarg; break;
         case OPT_LIST: o->list = true; break;
+        case OPT_CPU_TIME: bench_clock = CLOCK_PROCESS_CPUTIME_ID; break;
         case OPT_NO_BASELINE: o->cfg.baseline = false; break;
         case OPT_CAP:
             ok = parse_int(optarg, 1, 1 << 22, &cap_mib);
@@ -304,7 +310,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "flashc-bench: %s\n", meta.blas_warning);
 
     meta.load_start = load_average();
+    meta.cpu_time = bench_clock == CLOCK_PROCESS_CPUTIME_ID;
+    /* the peak before and after the cases: the higher one (the load may have changed meanwhile) */
+    bench_peak before, after;
+    if (bench_fma_peak(meta.isa, o.cfg.threads, &before)) {
+        fprintf(stderr, "flashc-bench: register-only FMA peak %.1f GFLOP/s (%d lanes)\n", before.gflops, before.lanes);
+        meta.peak = before;
+    }
     int failures = run_cases(&o.cfg, res, n);
+    if (meta.peak.gflops > 0 && bench_fma_peak(meta.isa, o.cfg.threads, &after) && after.gflops > meta.peak.gflops)
+        meta.peak = after;
     meta.load_end = load_average();
     bench_report(stdout, o.fmt, &meta, res, n);
     if (o.out && !write_file(o.out, &meta, res, n))

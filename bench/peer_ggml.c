@@ -1,6 +1,6 @@
 /*
- * ggml's fused CPU flash attention (ggml_flash_attn_ext, what llama.cpp runs) on issue 16's table
- * shapes, for in-run ratios beside flashc-bench and bench/peer_torch.py (bench/issue16_table.py).
+ * ggml's fused CPU flash attention (ggml_flash_attn_ext, what llama.cpp runs) on the shapes of
+ * bench/compare_peers.py's table, for in-run ratios beside flashc-bench and bench/peer_torch.py.
  * Not part of the build or CI (they have no ggml): bench/peer_ggml_build.sh fetches ggml, builds
  * its CPU library and this file outside the repository.
  *
@@ -22,6 +22,8 @@
 #include "filter.h"
 #include "ggml.h"
 #include "timer.h"
+
+clockid_t bench_clock = CLOCK_MONOTONIC; /* timer.h: the wall clock */
 
 typedef struct peer_case {
     const char *name; /* flashc-bench's name of the same case, plus kv= */

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Builds bench/peer_ggml (ggml's CPU flash attention, a peer for bench/issue16_table.py) OUTSIDE the
+# Builds bench/peer_ggml (ggml's CPU flash attention, a peer for bench/compare_peers.py) OUTSIDE the
 # repository: ggml's source comes from the llama-cpp-python sdist on PyPI (vendor/llama.cpp/ggml),
 # its CPU library is built Release with -DGGML_NATIVE=ON and no tests or examples.  Not part of the
 # project's build or CI.  Needs pip (once, for the download), cmake, a C/C++ compiler and OpenMP.
 #
-#   bench/peer_ggml_build.sh [DIR]      # DIR default: /work/peers-cache; prints the binary's path
+#   bench/peer_ggml_build.sh [DIR]      # prints the binary's path
+#
+# DIR defaults to the peers' cache folder bench/compare_peers.py reads: $FLASHC_PEERS_CACHE, else
+# $XDG_CACHE_HOME/flashc/peers (~/.cache/flashc/peers).
 #
 # Re-running reuses what DIR already holds (the sdist, the source, the build).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-dir="$(mkdir -p "${1:-/work/peers-cache}" && cd "${1:-/work/peers-cache}" && pwd)"
+default_dir="${FLASHC_PEERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/flashc/peers}"
+dir="$(mkdir -p "${1:-$default_dir}" && cd "${1:-$default_dir}" && pwd)"
 jobs="${JOBS:-2}"
 cd "$dir"
 

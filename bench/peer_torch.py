@@ -5,7 +5,7 @@
 
 Prints one line per case: GFLOP/s (decode: GB/s of K and V read) from the median time, with
 flashc-bench's FLOP convention (forward 4·Sq·Skv·D per head over visible positions, backward 2.5×);
---json: one JSON object per case, its rate from the min time as flashc-bench's (bench/issue16_table.py).
+--json: one JSON object per case, its rate from the min time as flashc-bench's (bench/compare_peers.py).
 --filter is a substring of the case's name; a trailing '$' anchors it at the end (flashc-bench's rule).
 """
 import argparse

@@ -21,6 +21,14 @@ static double base_rate(const bench_result *r)
     return r->base_min > 0 ? work / r->base_min * 1e-9 : 0;
 }
 
+/* The flashc rate as a fraction of the run's FMA peak (FLOP rates only; 0: none). */
+static double of_peak(const bench_meta *m, const bench_result *r)
+{
+    return m->peak.gflops > 0 && !r->failed && strcmp(r->unit, "GFLOP/s") == 0 && r->flashc_min > 0
+               ? rate(r, r->flashc_min) / m->peak.gflops
+               : 0;
+}
+
 static double ratio(const bench_result *r)
 {
     /* a ratio of rates: of times when both did the same work */
@@ -62,6 +70,32 @@ static void ms_pair(char *buf, size_t size, double min_s, double median_s)
     snprintf(buf, size, "%.*f (%.*f)", digits, a, digits, b);
 }
 
+/* What each kind of row in the table is compared with: only the kinds present are named (a ring
+ * run's rows compare against one flashc process, not OpenBLAS). */
+static void baselines(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
+{
+    bool dense = false, decode = false, sparse = false, ring = false;
+    for (size_t i = 0; i < n; i++) {
+        const bench_op_kind op = r[i].c->op;
+        dense |= op == BENCH_OP_FORWARD || op == BENCH_OP_BACKWARD;
+        decode |= op == BENCH_OP_DECODE;
+        sparse |= op == BENCH_OP_SPARSE_FWD || op == BENCH_OP_SPARSE_BWD;
+        ring |= op == BENCH_OP_RING;
+    }
+    if (dense) {
+        fprintf(f, "baseline: unfused sgemm + softmax + sgemm, fp32, %s\n", m->blas);
+        if (m->blas_warning && m->blas_warning[0])
+            fprintf(f, "%s\n", m->blas_warning);
+    }
+    if (decode)
+        fprintf(f, "baseline of decode: a plain read of the same bytes\n");
+    if (sparse)
+        fprintf(f, "baseline of sparse: flashc's dense forward / backward on the same shape\n");
+    if (ring)
+        fprintf(f, "baseline of ring: the whole problem in one flashc process with all the ranks' threads "
+                   "(ratio = the ring's parallel efficiency)\n");
+}
+
 static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
 {
     int wsuite = 5, wcase = 4;
@@ -71,22 +105,23 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
         wcase = b > wcase ? b : wcase;
     }
     fprintf(f, "flashc %s bench, %s, isa %s, %d threads, %s\n", m->version, m->date, m->isa, m->threads, m->cpu);
-    fprintf(f, "baseline: unfused sgemm + softmax + sgemm, fp32, %s\n", m->blas);
-    if (m->blas_warning && m->blas_warning[0])
-        fprintf(f, "%s\n", m->blas_warning);
+    baselines(f, m, r, n);
     fprintf(f, "load average (1 min) before / after: %.2f / %.2f on a machine others share\n", m->load_start,
             m->load_end);
-    fprintf(f, "rates: FLOPs over visible positions (4*Sq*Skv*D per head) / min time of the timed runs;\n"
-               "ms: min (median); ratio = flashc rate / baseline rate (> 1: flashc is faster; the baseline of\n"
-               "decode is a plain read of the same bytes, that of sparse the dense forward/backward)\n\n");
+    if (m->peak.gflops > 0)
+        fprintf(f, "register-only FMA peak (fp32, %d lanes, %d threads) of this run: %.1f GFLOP/s; peak = flashc rate / it\n",
+                m->peak.lanes, m->threads, m->peak.gflops);
+    fprintf(f, "rates: FLOPs over visible positions (4*Sq*Skv*D per head) / min %s of the timed runs;\n"
+               "ms: min (median); ratio = flashc rate / baseline rate (> 1: flashc is faster)\n\n",
+            m->cpu_time ? "CPU time (--cpu-time)" : "time");
     /* Column names follow the unit ("GFLOP/s" now, "GB/s" for decode later); mixed units: "rate". */
     const char *unit = n ? r[0].unit : "GFLOP/s";
     for (size_t i = 0; i < n; i++)
         unit = strcmp(unit, r[i].unit) == 0 ? unit : "rate";
     char work[16];
     bench_work_column(unit, work, sizeof work);
-    fprintf(f, "%-*s  %-*s  %8s  %19s  %8s  %19s  %8s  %6s  %8s\n", wsuite, "suite", wcase, "case", work, "flashc ms",
-            unit, "baseline ms", unit, "ratio", "max|err|");
+    fprintf(f, "%-*s  %-*s  %8s  %19s  %8s  %5s  %19s  %8s  %6s  %8s\n", wsuite, "suite", wcase, "case", work,
+            "flashc ms", unit, "peak", "baseline ms", unit, "ratio", "max|err|");
     for (size_t i = 0; i < n; i++) {
         const bench_result *x = &r[i];
         fprintf(f, "%-*s  %-*s  %8.2f  ", wsuite, x->suite, wcase, x->name, x->work * 1e-9);
@@ -97,6 +132,10 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
         char t[2][40];
         ms_pair(t[0], sizeof t[0], x->flashc_min, x->flashc_median);
         fprintf(f, "%19s  %8.1f  ", t[0], rate(x, x->flashc_min));
+        if (of_peak(m, x) > 0)
+            fprintf(f, "%5.2f  ", of_peak(m, x));
+        else
+            fprintf(f, "%5s  ", "-");
         if (x->has_baseline) {
             ms_pair(t[1], sizeof t[1], x->base_min, x->base_median);
             fprintf(f, "%19s  %8.1f  %6.2f  %8.1e%s%s\n", t[1], base_rate(x), ratio(x), x->max_abs_err,
@@ -119,10 +158,10 @@ static void lens_text(const bench_case *c, char *buf, size_t size, const char *s
         used += snprintf(buf + used, size - (size_t)used, "%s%lld", b ? sep : "", (long long)c->lens[b]);
 }
 
-static void csv(FILE *f, const bench_result *r, size_t n)
+static void csv(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
 {
     fprintf(f, "suite,case,op,dtype,batch,q_heads,kv_heads,q_len,kv_len,head_dim,causal,varlen_lens,work,unit,runs,"
-               "flashc_min_s,flashc_median_s,flashc_rate,baseline_min_s,baseline_median_s,baseline_rate,ratio,"
+               "flashc_min_s,flashc_median_s,flashc_rate,of_fma_peak,baseline_min_s,baseline_median_s,baseline_rate,ratio,"
                "max_abs_err,note\n");
     for (size_t i = 0; i < n; i++) {
         const bench_result *x = &r[i];
@@ -134,6 +173,9 @@ static void csv(FILE *f, const bench_result *r, size_t n)
                 (long long)c->q_heads, (long long)c->kv_heads, (long long)(c->lens[0] ? 0 : c->q_len),
                 (long long)(c->lens[0] ? 0 : c->kv_len), (long long)c->head_dim, c->causal, lens, x->work, x->unit,
                 x->runs, x->flashc_min, x->flashc_median, rate(x, x->flashc_min));
+        if (of_peak(m, x) > 0)
+            fprintf(f, "%.4f", of_peak(m, x));
+        fputc(',', f);
         if (x->has_baseline)
             fprintf(f, "%.6g,%.6g,%.6g,%.4f,%.3g,", x->base_min, x->base_median, base_rate(x), ratio(x),
                     x->max_abs_err);
@@ -183,8 +225,11 @@ static void json(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
         fprintf(f, ", \"baseline_warning\": ");
         json_string(f, m->blas_warning);
     }
-    fprintf(f, ", \"baseline_cap_bytes\": %.0f, \"load_start\": %.2f, \"load_end\": %.2f, \"command\": ",
-            m->baseline_cap, m->load_start, m->load_end);
+    fprintf(f, ", \"baseline_cap_bytes\": %.0f, \"load_start\": %.2f, \"load_end\": %.2f, \"clock\": \"%s\", ",
+            m->baseline_cap, m->load_start, m->load_end, m->cpu_time ? "cpu" : "wall");
+    if (m->peak.gflops > 0)
+        fprintf(f, "\"fma_peak\": {\"gflops\": %.6g, \"lanes\": %d}, ", m->peak.gflops, m->peak.lanes);
+    fprintf(f, "\"command\": ");
     json_string(f, m->command);
     fprintf(f, ",\n    \"flops\": \"4*Sq*Skv*D per head over visible positions\", \"rate\": \"work / min time\"},\n"
                "  \"results\": [");
@@ -209,6 +254,8 @@ static void json(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
         if (!x->failed)
             fprintf(f, ", \"runs\": %d, \"flashc\": {\"min_s\": %.6g, \"median_s\": %.6g, \"rate\": %.6g}", x->runs,
                     x->flashc_min, x->flashc_median, rate(x, x->flashc_min));
+        if (of_peak(m, x) > 0)
+            fprintf(f, ", \"of_fma_peak\": %.4f", of_peak(m, x));
         if (x->has_baseline)
             fprintf(f, ",\n     \"baseline\": {\"min_s\": %.6g, \"median_s\": %.6g, \"rate\": %.6g}, \"ratio\": %.4f, "
                        "\"max_abs_err\": ",
@@ -227,7 +274,7 @@ static void json(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
 void bench_report(FILE *f, bench_format fmt, const bench_meta *m, const bench_result *r, size_t n)
 {
     if (fmt == BENCH_FORMAT_CSV)
-        csv(f, r, n);
+        csv(f, m, r, n);
     else if (fmt == BENCH_FORMAT_JSON)
         json(f, m, r, n);
     else

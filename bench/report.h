@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "bench.h"
+#include "peak.h"
 
 typedef enum bench_format { BENCH_FORMAT_TABLE, BENCH_FORMAT_CSV, BENCH_FORMAT_JSON } bench_format;
 
@@ -19,6 +20,8 @@ typedef struct bench_meta {
     const char *blas_warning; /* "" or why the baseline's BLAS core is not this CPU's best */
     double baseline_cap;    /* bytes */
     double load_start, load_end; /* 1-minute load average before and after (-1: unknown) */
+    bench_peak peak;        /* the register-only FMA peak of the run (gflops 0: none measured) */
+    bool cpu_time;          /* times are the process's CPU time (--cpu-time) */
     char cpu[128];
     char date[40];
     char command[512];

@@ -3,9 +3,11 @@
 shapes (bench/cuda.c: B*S = 16K tokens, width 2048, bf16), CUDA events, median of many runs,
 inputs rotated over three sets, TFLOP/s over visible positions (causal: S(S+1)/2 per head).  The
 backward cases ("bwd-") time torch.autograd.grad of one forward's output (2.5x the forward FLOPs).
-Decode (bench/cuda_decode.c): one query row, 32 query / 8 kv heads, D = 128, bf16 cache; the rate
-is the K and V bytes read per second, with flash_attn_with_kvcache when flash-attn is installed
-and SDPA (enable_gqa, flash backend, else the default choice) otherwise."""
+Decode (bench/cuda_decode.c): one query row (and 4: speculative decoding, full visibility), 32 query /
+8 kv heads, D = 128, bf16 cache; the rate is the K and V bytes read per second, with
+flash_attn_with_kvcache when flash-attn is installed and SDPA (enable_gqa, flash backend, else the
+default choice) otherwise.  The paged rows are timed on PyTorch's contiguous cache (SDPA has no
+paged form): the peer for flashc's paged kernels."""
 import statistics
 import sys
 
@@ -46,7 +48,9 @@ def time_one(backend, S, D, causal, repeat, backward):
     return ms, (2.5 if backward else 1.0) * 4 * D * visible * B * H / (ms * 1e-3) / 1e12
 
 
-DECODE = [("dec-bf16-b1-s128k", 1, 131072), ("dec-bf16-b16-s32k", 16, 32768), ("dec-bf16-b64-s4k", 64, 4096)]
+DECODE = [("dec-bf16-b1-s128k", 1, 131072, 1), ("dec-bf16-b16-s32k", 16, 32768, 1), ("dec-bf16-b64-s4k", 64, 4096, 1),
+          ("dec-bf16-b16-s32k-paged", 16, 32768, 1), ("dec-bf16-b16-s32k-paged256", 16, 32768, 1),
+          ("dec-bf16-b16-s32k-sq4", 16, 32768, 4)]
 
 
 def events(fn, repeat):
@@ -62,9 +66,9 @@ def events(fn, repeat):
     return statistics.median(times)
 
 
-def decode_peers(B, S):
+def decode_peers(B, S, Sq):
     """(name, callable) pairs that compute the decode on these shapes."""
-    q = torch.randn(B, 32, 1, 128, device="cuda", dtype=torch.bfloat16)
+    q = torch.randn(B, 32, Sq, 128, device="cuda", dtype=torch.bfloat16)
     k = torch.randn(B, 8, S, 128, device="cuda", dtype=torch.bfloat16)
     v = torch.randn(B, 8, S, 128, device="cuda", dtype=torch.bfloat16)
     peers = []
@@ -89,10 +93,10 @@ def decode_peers(B, S):
 
 def decode(repeat):
     print(f"{'decode case':28s} {'ms':>9s} {'GB/s':>8s}  peer")
-    for name, B, S in DECODE:
+    for name, B, S, Sq in DECODE:
         kv_bytes = 2 * B * 8 * S * 128 * 2
         done = False
-        for peer, fn in decode_peers(B, S):
+        for peer, fn in decode_peers(B, S, Sq):
             try:
                 ms = events(fn, repeat)
             except Exception as exc:
@@ -129,7 +133,8 @@ def main():
         print(f"{row[0]:28s} " + " ".join(row[1:]))
 
 
-if __name__ == "__main__":  # sdpa_peer.py [repeat] [decode]: "decode" times the decode shapes only
-    if sys.argv[2:3] != ["decode"]:
+if __name__ == "__main__":  # sdpa_peer.py [repeat] [filter]: "decode" times the decode shapes only; another
+    if sys.argv[2:3] != ["decode"]:  # filter (a substring of the case names) skips them
         main()
-    decode(int(sys.argv[1]) if len(sys.argv) > 1 else 30)
+    if sys.argv[2:3] in ([], ["decode"]):
+        decode(int(sys.argv[1]) if len(sys.argv) > 1 else 30)

@@ -1,7 +1,9 @@
 /*
- * Wall-clock timing of callbacks: warm-up runs, then the min and median of timed repeats.
- * The min is the headline number because the machine is shared (noise only ever adds time);
- * the median shows how noisy the run was.
+ * Timing of callbacks: warm-up runs, then the min and median of timed repeats.  The min is the
+ * headline number because the machine is shared (noise only ever adds time); the median shows how
+ * noisy the run was.  The clock is the wall clock, or with --cpu-time the process's CPU time (a
+ * loaded machine at 1 thread: the time the run was not given the CPU does not count; at more
+ * threads it adds up the threads, idle OpenMP workers' spinning included).
  */
 #ifndef FLASHC_BENCH_TIMER_H
 #define FLASHC_BENCH_TIMER_H
@@ -10,10 +12,12 @@
 #include <stdlib.h>
 #include <time.h>
 
+extern clockid_t bench_clock; /* CLOCK_MONOTONIC, or CLOCK_PROCESS_CPUTIME_ID (--cpu-time) */
+
 static inline double bench_now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(bench_clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

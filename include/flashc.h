@@ -284,7 +284,7 @@ typedef struct fc_attention_desc {
 
     /* score: x = softcap(scale·(q·k + bias_before)) + bias_after − alibi, then visibility,
      * softmax (with the sink), dropout of the probabilities */
-    double scale;             /* 0 means 1/sqrt(head_dim + rope_dim) */
+    double scale;             /* 0 means 1/sqrt(head_dim + rope_dim); finite, |scale| <= FLT_MAX */
     fc_bias bias;
     fc_alibi alibi;
     float softcap;            /* > 0: y → softcap·tanh(y / softcap) on the scaled score */
@@ -328,6 +328,14 @@ typedef struct fc_attention_io {
     const void *d_out;
     void *dq, *dk, *dv, *dq_rope, *dk_rope;
     float *dsink;
+    /* The run's per-batch key/value lengths, in the memory of the plan's operands (on CUDA device
+     * memory, read by the kernels when the run executes: a CUDA graph that captured the run replays
+     * with what the array holds then).  Forward plans over padded batches without bias or dropout
+     * (fc_plan_run refuses others; on CUDA the decode kernels take them); each length within
+     * [kv_starts[b], the planned length of batch b] — the plan's lengths bound its runs'.  A length
+     * outside: the CPU refuses the run; CUDA leaves the batch's rows unwritten and the plan's next
+     * run returns FC_ERR_INVALID_ARG naming it.  NULL: the planned lengths. */
+    const int64_t *kv_lens;
 } fc_attention_io;
 
 /* ---------------------------------------------------------------------------------------------- */

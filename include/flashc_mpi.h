@@ -25,15 +25,24 @@
  * int8 key-value storage.
  *
  * Every rank must call with matching descriptions.  Before any data moves, the ranks exchange
- * their descriptions; a mismatch (or a rank whose own description is invalid) fails on every rank
- * with FC_ERR_INVALID_ARG and a message naming the field and the ranks.  Every wait is bounded
- * (fc_ring_options.timeout_s): a rank that never arrives gives FC_ERR_BACKEND, never a hang; the
- * communicator should then be considered unusable (MPI_Abort).
+ * their descriptions; a mismatch, or a rank whose own description is invalid (a NULL operand
+ * included), fails on every rank with FC_ERR_INVALID_ARG and a message naming the field, the ranks
+ * and their values.
  *
- * Devices.  CPU buffers only today.  When flashc gains its CUDA backend, device buffers will be
- * passed to MPI directly where the MPI library is CUDA-aware — detected at run time with
- * MPIX_Query_cuda_support() (OpenMPI's <mpi-ext.h>, MPIX_CUDA_AWARE_SUPPORT at compile time; MPICH
- * exposes the same query) — and staged through host memory otherwise.
+ * Timeouts.  Every wait is bounded (fc_ring_options.timeout_s): a rank that never arrives, or
+ * arrives late, gives FC_ERR_BACKEND on the ranks that waited ("rank r of P timed out after T s
+ * waiting for ..."), never a hang.  The process, the caller's communicator and every other
+ * communicator stay usable.  What a timed-out call leaves behind: the call's private duplicate of
+ * the communicator, the transfers it had outstanding and the buffers they use (at most the call's
+ * key/value and gradient shards), kept by flashc_mpi until they complete — checked at every later
+ * fc_ring_* call, during its waits, and at MPI_Finalize, which waits at most timeout_s for them.
+ * A rank that arrives after the others gave up gets FC_ERR_BACKEND too ("rank r had given up on this
+ * call"), at once if those ranks make another fc_ring_* call or reach MPI_Finalize meanwhile, else after its own
+ * timeout.  Calling again on every rank then works: a new call on the same communicator first
+ * waits (within its timeout) for the late ranks to reach the abandoned one.
+ *
+ * Devices.  Host memory only: every block runs on flashc's CPU backend, and the shards travel
+ * through host buffers.  CUDA device buffers are not supported yet.
  */
 #ifndef FLASHC_MPI_H
 #define FLASHC_MPI_H

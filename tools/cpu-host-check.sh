@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Issue 16 on the accelerator machine's host CPU (16 cores, AMX), in one device call of ~7 minutes:
-#   1. the carried Release build (CUDA and MPI off) made on the build machine: a link puts the repo
-#      at the path it was built in, so ctest's absolute paths resolve; the CPU's facts;
-#   2. issue 16's table (bench/issue16_table.py: flashc, PyTorch SDPA and ggml in one run) at the
+# flashc on a many-core CPU host (the accelerator machine's: 16 cores, AMX), in one device call of
+# ~7 minutes:
+#   1. the carried Release build (-DFLASHC_BUILD_TESTS=ON, CUDA and MPI off) made on the build
+#      machine: a link puts the repo at the path it was built in, so ctest's absolute paths
+#      resolve; the CPU's facts;
+#   2. the peers' table (bench/compare_peers.py: flashc, PyTorch SDPA and ggml in one run) at the
 #      core count and at 2 threads, then flashc-bench's decode against a plain read of the same
 #      bytes and the bf16 backward;
 #   3. the C suite's kernel-path tests on this CPU (every path, amx included) with the
@@ -32,9 +34,9 @@ cores=$(nproc)
 
 bench="$build/bench/flashc-bench"
 for t in $cores 2; do
-    echo "== issue 16's table, $t threads"
+    echo "== the peers' table, $t threads"
     # --budget stops before a round that would not end in time; timeout is the backstop
-    PYTHONUNBUFFERED=1 timeout "$(( ${FLASHC_TABLE_BUDGET:-120} + 90 ))" python3 bench/issue16_table.py --threads "$t" \
+    PYTHONUNBUFFERED=1 timeout "$(( ${FLASHC_TABLE_BUDGET:-120} + 90 ))" python3 bench/compare_peers.py --threads "$t" \
         --rounds "${FLASHC_TABLE_ROUNDS:-3}" --budget "${FLASHC_TABLE_BUDGET:-120}" --extra --flashc "$bench" --torch-python python3 \
         ${ggml:+--ggml "$ggml"} --out "$out/table$t.json" 2>&1 | tee "$out/table$t.md"
 done

@@ -4,7 +4,7 @@
 # progress line.  Extra arguments go to flashc-bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./tools/deps.sh
+./tools/deps.sh build
 mkdir -p build
 log=build/demo-build.log
 

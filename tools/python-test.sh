@@ -13,6 +13,11 @@ if [ "${FLASHC_PY_TORCH:-1}" = 1 ]; then
 fi
 rm -f build-py/dist/flashc-*.whl   # pip wheel → the wheel installed and tested
 "${pip[@]}" wheel --no-build-isolation --no-deps -w build-py/dist .
+# the package builds what it uses: no CUDA backend (pyproject.toml's FLASHC_CUDA switch)
+if grep -l '^CMAKE_CUDA_COMPILER:' build-py/*/CMakeCache.txt 2>/dev/null; then
+  echo "python-test: the wheel's build configured the CUDA backend (pyproject.toml sets FLASHC_CUDA=OFF)"
+  exit 1
+fi
 "${pip[@]}" install --force-reinstall --no-deps build-py/dist/flashc-*.whl
 cd python/tests   # import the installed package, not the source tree
 "../../$venv/bin/python" -m pytest -q -p no:cacheprovider .

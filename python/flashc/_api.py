@@ -4,18 +4,45 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _flashc
-from ._describe import Problem
-from ._frameworks import dtype_name, dtype_of, native
+from ._describe import Problem, integer
+import numpy as np
+
+from ._frameworks import as_array, as_optional, dtype_name, dtype_of, native, set_all, to_numpy
 
 Array = Any  #: numpy.ndarray, torch.Tensor or any object with __dlpack__ / the buffer protocol
 Window = Optional[Tuple[Optional[int], Optional[int]]]
 
 
+#: lse of a row that sees nothing (what the library writes there)
+_NOTHING_SEEN = float(np.finfo(np.float32).min)
+
+
+def _empty_forward(p: Problem, out: Array, return_lse: bool):
+    """No query row, or no key position (as torch's SDPA: empty outputs, or zeros: a row that sees
+    nothing); the library itself needs both."""
+    if not p.no_rows:
+        set_all(out, 0, "out")
+    lse = None
+    if return_lse:
+        raw, lse = p.lse_storage()
+        if not p.no_rows:  # lse of a row that sees nothing, or only the sink: the sink's logit
+            sink = np.zeros(p.q_heads, np.float32) + _NOTHING_SEEN if p.sink is None else to_numpy(p.sink)
+            for n, s in enumerate(sink.tolist()):
+                if p.packed:
+                    raw[:, n] = s
+                else:
+                    raw[:, n, :] = s
+    out = p.fw.hand_back(out)
+    return (out, p.fw.hand_back(lse)) if return_lse else out
+
+
 def _forward(p: Problem, q: Array, out: Optional[Array], out_dtype: Any, out_scale: Any, out_offset: Any,
              return_lse: bool, threads: int):
+    q = as_array(q, "q")
     dtype = dtype_name(out_dtype) if out_dtype is not None else dtype_of(q)
-    if out is None:
-        out = p.fw.empty(p.out_shape(q), dtype)
+    out = p.fw.empty(p.out_shape(q), dtype) if out is None else as_array(out, "out")
+    if p.no_rows or p.no_keys:
+        return _empty_forward(p, out, return_lse)
     d = p.desc
     d["forward"] = True
     d["out"] = (native(out), p.axes)
@@ -25,7 +52,7 @@ def _forward(p: Problem, q: Array, out: Optional[Array], out_dtype: Any, out_sca
     if return_lse:
         raw, lse = p.lse_storage()
         d["lse"] = (raw.reshape(-1), 1 if p.packed else 0)
-    _flashc.forward(d, int(threads))
+    _flashc.forward(d, integer(threads, "threads", 0, 2**31 - 1))
     out = p.fw.hand_back(out)
     return (out, p.fw.hand_back(lse)) if return_lse else out
 
@@ -45,21 +72,25 @@ def attention(q: Array, k: Array, v: Array, *, layout: str = "bnsd", scale: Opti
               threads: int = 0) -> Union[Array, Tuple[Array, Array]]:
     """Attention forward: ``softmax(softcap(scale·q·kᵀ) + bias − alibi, visible) · v``.
 
-    Arrays are read in place (``__dlpack__`` or the buffer protocol, any strides); the output is
-    created in q's framework (or written into ``out``).
+    Arrays are read in place (numpy, torch, anything with ``__dlpack__`` or the buffer protocol, such
+    as a memoryview; any strides); the output is created in q's framework (numpy for buffer-protocol
+    objects), or written into ``out``.  Operands broadcast as numpy's do (every extent equal to the
+    problem's or 1).  An empty problem (batch 0, no query rows) gives empty outputs, and no key
+    positions gives zeros (rows that see nothing), as torch's SDPA does.
 
     Args:
         q, k, v: ``layout`` arrays — ``"bnsd"`` [B, N, S, D], ``"bsnd"`` [B, S, N, D], ``"sbnd"``
             [S, B, N, D] or ``"tnd"`` [T, N, D] (packed batches, with ``cu_seqlens_q/k``).  k and v
             may have fewer heads (GQA/MQA: query head n uses kv head n // (Nq/Nkv)); v's feature size
-            may differ from q's.  float32, float16 or bfloat16.
-        scale: score scale; default 1/sqrt(D + rope features).
+            may differ from q's.  float32, float16 or bfloat16 (q, k and v may differ; the
+            flash_attn and sdpa wrappers require one dtype, as their originals do).
+        scale: score scale, positive and within float32's range; default 1/sqrt(D + rope features).
         causal: hide columns right of the diagonal (combined with ``window``).
         window: ``(left, right)`` band around the diagonal, None for an unbounded side; or one such
             pair (or None) per batch.
         align: where the diagonal sits when Sq != Skv: ``"bottom_right"`` (the last row sees the last
             column, FlashAttention 2.1+) or ``"top_left"``.
-        cu_seqlens_q, cu_seqlens_k: cumulative lengths [B + 1] for the packed layout.
+        cu_seqlens_q, cu_seqlens_k: cumulative lengths [B + 1] for the packed layout (integers).
         q_lens, kv_lens: per-batch lengths of padded batches; rows past a batch's length are
             written as zeros.
         kv_starts: per batch, columns before it are hidden (left padding).
@@ -91,8 +122,11 @@ def attention(q: Array, k: Array, v: Array, *, layout: str = "bnsd", scale: Opti
         ``out`` ([..., Dv] in q's layout), or ``(out, lse)``.
 
     Raises:
-        ValueError: a shape, dtype, stride or option the library refuses (its message).
-        NotImplementedError: device (CUDA) tensors — this build has only the CPU backend.
+        TypeError: an argument that is no array (None, a list, ...) or an option of the wrong type;
+            the message names it.
+        ValueError: a shape, dtype, stride or option value flashc refuses (its message).
+        NotImplementedError: device (CUDA) tensors — the Python package uses the CPU backend.
+        RuntimeError: FLASHC_ISA names a kernel path this build lacks or this CPU cannot run.
     """
     p = Problem(q, k, v, layout=layout, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, q_lens=q_lens,
                 kv_lens=kv_lens, kv_starts=kv_starts, scale=scale, causal=causal, window=window, align=align,
@@ -123,26 +157,32 @@ def attention_backward(d_out: Array, q: Array, k: Array, v: Array, out: Array, l
 
 
 def _backward(p: Problem, d_out, q, k, v, out, lse, dq, dk, dv, grad_dtype, threads, options):
+    q, k, v = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
+    d_out, out, lse = as_array(d_out, "d_out"), as_array(out, "out"), as_array(lse, "lse")
     dtype = dtype_name(grad_dtype) if grad_dtype is not None else dtype_of(q)
-    dq = p.fw.empty(tuple(q.shape), dtype) if dq is None else dq
-    dk = p.fw.empty(tuple(k.shape), dtype) if dk is None else dk
-    dv = p.fw.empty(tuple(v.shape), dtype) if dv is None else dv
+    dq = p.fw.empty(tuple(q.shape), dtype) if dq is None else as_array(dq, "dq")
+    dk = p.fw.empty(tuple(k.shape), dtype) if dk is None else as_array(dk, "dk")
+    dv = p.fw.empty(tuple(v.shape), dtype) if dv is None else as_array(dv, "dv")
     d = p.desc
+    result = [dq, dk, dv]
+    if "q_rope" in d:
+        q_rope, k_rope = as_array(options["q_rope"], "q_rope"), as_array(options["k_rope"], "k_rope")
+        result += [p.fw.empty(tuple(q_rope.shape), dtype), p.fw.empty(tuple(k_rope.shape), dtype)]
+    if "sink" in d:
+        result.append(p.fw.empty((p.q_heads,), "float32"))
+    if p.no_rows or p.no_keys:  # nothing reaches any gradient
+        for name, x in zip(("dq", "dk", "dv", "dq_rope", "dk_rope", "dsink"), result):
+            set_all(x, 0, name)
+        return tuple(p.fw.hand_back(x) for x in result)
     d["out"] = (native(out), p.axes)
     d["lse"] = p.lse_input(lse)
     g = {"d_out": (native(d_out), p.axes), "dq": (native(dq), p.axes), "dk": (native(dk), p.kv_axes),
          "dv": (native(dv), p.kv_axes)}
-    result = [dq, dk, dv]
     if "q_rope" in d:
-        q_rope, k_rope = options["q_rope"], options["k_rope"]
-        dq_rope, dk_rope = p.fw.empty(tuple(q_rope.shape), dtype), p.fw.empty(tuple(k_rope.shape), dtype)
-        g["dq_rope"], g["dk_rope"] = (native(dq_rope), p.axes), (native(dk_rope), p.kv_axes)
-        result += [dq_rope, dk_rope]
+        g["dq_rope"], g["dk_rope"] = (native(result[3]), p.axes), (native(result[4]), p.kv_axes)
     if "sink" in d:
-        dsink = p.fw.empty((p.q_heads,), "float32")
-        g["dsink"] = native(dsink)
-        result.append(dsink)
-    _flashc.backward(d, g, int(threads))
+        g["dsink"] = native(result[-1])
+    _flashc.backward(d, g, integer(threads, "threads", 0, 2**31 - 1))
     return tuple(p.fw.hand_back(x) for x in result)
 
 

@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ._frameworks import Framework, dtype_of, host_int64, native
+from ._frameworks import Foreign, Framework, as_array, as_optional, dtype_of, host_int64, native
 
 UNBOUNDED = 2**63 - 1
 #: axes of (batch, head, position, feature) in each layout's array; -1: absent (packed batches)
@@ -17,13 +17,14 @@ LAYOUTS = {"bnsd": (0, 1, 2, 3), "bsnd": (0, 2, 1, 3), "sbnd": (1, 2, 0, 3), "tn
 ALIGN = {"top_left": 0, "bottom_right": 1}
 BIAS_ORDER = {"after_scale": 0, "before_scale": 1}
 STATS_HEAD_MAJOR, STATS_TOKEN_MAJOR = 0, 1
+FLOATS = ("float32", "float16", "bfloat16")
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _layout(layout: str) -> tuple:
-    try:
-        return LAYOUTS[layout.lower()]
-    except (KeyError, AttributeError):
-        raise ValueError(f"flashc: layout must be one of {sorted(LAYOUTS)}, got {layout!r}") from None
+    if not isinstance(layout, str) or layout.lower() not in LAYOUTS:
+        raise ValueError(f"flashc: layout must be one of {sorted(LAYOUTS)}, got {layout!r:.60}")
+    return LAYOUTS[layout.lower()]
 
 
 def _check_ndim(x: Any, ndim: int, name: str, what: str) -> None:
@@ -31,14 +32,50 @@ def _check_ndim(x: Any, ndim: int, name: str, what: str) -> None:
         raise ValueError(f"flashc: {name} must be {what}, got shape {tuple(x.shape)}")
 
 
+def _check_float(x: Any, name: str, int8_ok: bool = False) -> None:
+    dt = dtype_of(x)
+    if dt in FLOATS or (int8_ok and dt == "int8"):
+        return
+    hint = " (convert it: .astype(np.float32) / .float())" if dt == "float64" else ""
+    also = ", or int8 with a dequantisation scale" if int8_ok else ""
+    raise ValueError(f"flashc: {name} must be float32, float16 or bfloat16{also}, got {dt}{hint}")
+
+
+def _check_broadcast(x: Any, name: str, target: tuple, what: str) -> None:
+    """numpy's rule: aligned from the last axis, every extent equals the target's or is 1."""
+    shape = tuple(x.shape)
+    ok = len(shape) <= len(target) and all(e == t or e == 1 for e, t in zip(shape[::-1], target[::-1]))
+    if not ok:
+        raise ValueError(f"flashc: {name} of shape {shape} does not broadcast to {what} {tuple(target)}")
+
+
+def integer(x: Any, name: str, lo: int = -2**63, hi: int = 2**63 - 1) -> int:
+    """An integer option (Python or numpy int) within [lo, hi]; TypeError / ValueError naming it."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"flashc: {name} must be an integer, got {type(x).__name__} {x!r:.40}")
+    if not lo <= int(x) <= hi:
+        raise ValueError(f"flashc: {name} must be in [{lo}, {hi}], got {x}")
+    return int(x)
+
+
+def real(x: Any, name: str) -> float:
+    """A float option (any real number; the callers check its range)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"flashc: {name} must be a number, got {type(x).__name__} {x!r:.40}")
+    return float(x)
+
+
 def _bound(x: Optional[int]) -> int:
-    return UNBOUNDED if x is None else int(x)
+    return UNBOUNDED if x is None else integer(x, "window", -UNBOUNDED, UNBOUNDED)
 
 
 def _window(causal: bool, window: Any, align: str) -> tuple:
     """(left, right) with None = unbounded, combined with causal; None when every column is visible."""
     if window is None and not causal:
         return None
+    if window is not None and (not isinstance(window, (list, tuple)) or len(window) != 2):
+        raise TypeError(f"flashc: window must be (left, right) with None for an unbounded side, or one such pair "
+                        f"(or None) per batch; got {window!r:.60}")
     left, right = (None, None) if window is None else window
     left, right = _bound(left), _bound(right)
     if causal:
@@ -69,6 +106,13 @@ class Problem:
                  dropout_p: float = 0.0, dropout_seed: int = 0, dropout_offset: int = 0, q_rope: Any = None, k_rope: Any = None, k_scale: Any = None, k_offset: Any = None,
                  v_scale: Any = None, v_offset: Any = None, indices: Any = None, block_size: int = 0,
                  sparse_causal: bool = False):
+        q, k, v = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
+        mask, bias, sink = as_optional(mask, "mask"), as_optional(bias, "bias"), as_optional(sink, "sink")
+        alibi_slopes, dropout_mask = as_optional(alibi_slopes, "alibi_slopes"), as_optional(dropout_mask, "dropout_mask")
+        q_rope, k_rope = as_optional(q_rope, "q_rope"), as_optional(k_rope, "k_rope")
+        k_scale, k_offset = as_optional(k_scale, "k_scale"), as_optional(k_offset, "k_offset")
+        v_scale, v_offset = as_optional(v_scale, "v_scale"), as_optional(v_offset, "v_offset")
+        indices, block_table = as_optional(indices, "indices"), as_optional(block_table, "block_table")
         self.fw = Framework(q)
         self.layout = layout.lower() if isinstance(layout, str) else layout
         axes = _layout(layout)
@@ -79,6 +123,9 @@ class Problem:
         _check_ndim(q, nd, "q", shape)
         for name, x in (("k", k), ("v", v)):
             _check_ndim(x, 3 if kv_axes[0] < 0 else 4, name, "laid out like q")
+        _check_float(q, "q")
+        _check_float(k, "k", int8_ok=k_scale is not None)
+        _check_float(v, "v", int8_ok=v_scale is not None)
         self.axes, self.kv_axes = axes, kv_axes
         qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
         self.q_heads, self.head_dim = qs[axes[1]], qs[axes[3]]
@@ -90,13 +137,13 @@ class Problem:
         if self.kv_heads == 0 or self.q_heads % self.kv_heads:
             raise ValueError(f"flashc: q has {self.q_heads} heads, not a multiple of k's {self.kv_heads}")
         d = {"q_heads": self.q_heads, "kv_heads": self.kv_heads, "head_dim": self.head_dim,
-             "v_head_dim": self.v_head_dim, "packed": self.packed, "q_start": int(q_start),
-             "kv_start": int(kv_start)}
+             "v_head_dim": self.v_head_dim, "packed": self.packed, "q_start": integer(q_start, "q_start"),
+             "kv_start": integer(kv_start, "kv_start")}
         if self.packed:
             if cu_seqlens_q is None or cu_seqlens_k is None:
                 raise ValueError("flashc: the packed (tnd) layout needs cu_seqlens_q and cu_seqlens_k")
             cq, ck = host_int64(cu_seqlens_q, "cu_seqlens_q"), host_int64(cu_seqlens_k, "cu_seqlens_k")
-            if len(cq) != len(ck) or len(cq) < 2:
+            if len(cq) != len(ck) or len(cq) < 1:
                 raise ValueError("flashc: cu_seqlens_q and cu_seqlens_k must have batch + 1 entries each")
             for name, c, total in (("cu_seqlens_q", cq, qs[0]), ("cu_seqlens_k", ck, ks[0])):
                 if c[0] != 0 or np.any(np.diff(c) < 0) or c[-1] > total:
@@ -105,7 +152,7 @@ class Problem:
             self.batch = len(cq) - 1
             q_lens, kv_lens = np.diff(cq), np.diff(ck)
             self.q_len, self.kv_len = int(q_lens.max(initial=0)), int(kv_lens.max(initial=0))
-            self.rows_q = int(cq[-1])
+            self.rows_q, self.rows_kv = int(cq[-1]), int(ck[-1])
         else:
             self.batch = qs[axes[0]]
             self.q_len = qs[axes[2]]
@@ -119,9 +166,11 @@ class Problem:
         if block_table is not None:
             bt = native(block_table)
             bs = ks[kv_axes[2]]
-            self.kv_len = int(bt.shape[1]) * bs if len(bt.shape) == 2 else 0
+            self.kv_len = int(block_table.shape[1]) * bs if len(block_table.shape) == 2 else 0
             d["block_table"] = (bt, bs, ks[kv_axes[0]])
         d["q_len"], d["kv_len"] = self.q_len, self.kv_len
+        if not self.packed:
+            self.rows_kv = self.kv_len
         for key, lens in (("q_lens", q_lens), ("kv_lens", kv_lens), ("kv_starts", kv_starts), ("prefix", prefix)):
             if lens is not None:
                 a = host_int64(lens, key)
@@ -129,10 +178,15 @@ class Problem:
                     raise ValueError(f"flashc: {key} must have {self.batch} entries (one per batch), got {len(a)}")
                 d[key] = a
         if scale is not None:
-            if not scale > 0:
-                raise ValueError(f"flashc: scale must be positive, got {scale}")
+            scale = real(scale, "scale")
+            if not 0 < scale <= FLOAT32_MAX:  # the scores are float32: a larger scale would be inf
+                raise ValueError(f"flashc: scale must be positive and finite in float32 (at most {FLOAT32_MAX:.7g}), "
+                                 f"got {scale}")
             d["scale"] = float(scale)
-        d["softcap"] = float(softcap)
+        softcap = real(softcap, "softcap")
+        if not 0 <= softcap <= FLOAT32_MAX:
+            raise ValueError(f"flashc: softcap must be finite and >= 0 (0 = off), got {softcap}")
+        d["softcap"] = softcap
         d["q"], d["k"], d["v"] = (native(q), axes), (native(k), kv_axes), (native(v), kv_axes)
         if q_rope is not None or k_rope is not None:
             if q_rope is None or k_rope is None:
@@ -142,11 +196,13 @@ class Problem:
         self._visibility(d, causal, window, align, mask, mask_by_tokens)
         self._modifiers(d, bias, bias_order, bias_align, bias_compressed, alibi_slopes, alibi_sqrt, sink,
                         dropout_mask, keep_prob)
+        dropout_p = real(dropout_p, "dropout_p")
         if dropout_p:
             if dropout_mask is not None or not 0 <= dropout_p < 1:
                 raise ValueError(f"flashc: dropout_p must be in [0, 1) and not combined with dropout_mask, "
                                  f"got {dropout_p}")
-            d["dropout"] = (None, 1.0 - float(dropout_p), int(dropout_seed) % 2**64, int(dropout_offset) % 2**64)
+            d["dropout"] = (None, 1.0 - dropout_p, integer(dropout_seed, "dropout_seed", -2**64, 2**64) % 2**64,
+                            integer(dropout_offset, "dropout_offset", -2**64, 2**64) % 2**64)
         for key, sc, off, heads in (("k_dequant", k_scale, k_offset, self.kv_heads),
                                     ("v_dequant", v_scale, v_offset, self.kv_heads)):
             if sc is not None:
@@ -157,15 +213,25 @@ class Problem:
             ind_axes = (-1, 0, 1, 2) if self.packed else (0, 1, 2, 3)
             _check_ndim(indices, 3 if self.packed else 4, "indices",
                         "[T, kv_heads, count]" if self.packed else "[B, Sq, kv_heads, count]")
-            d["sparse"] = (native(indices), ind_axes, int(block_size), bool(sparse_causal))
+            d["sparse"] = (native(indices), ind_axes, integer(block_size, "block_size"), bool(sparse_causal))
         self.desc = d
+
+    @property
+    def no_rows(self) -> bool:
+        """No query row at all (batch 0, no heads or no positions): the outputs are empty."""
+        return self.batch == 0 or self.q_heads == 0 or self.rows_q == 0
+
+    @property
+    def no_keys(self) -> bool:
+        """No key position (kv length 0): every row sees nothing (out 0, as for a fully hidden row)."""
+        return self.kv_len == 0
 
     # -- pieces ---------------------------------------------------------------------------------
 
     def _visibility(self, d: dict, causal: bool, window: Any, align: str, mask: Any,
                     mask_by_tokens: Optional[bool]) -> None:
-        if align not in ALIGN:
-            raise ValueError(f"flashc: align must be 'top_left' or 'bottom_right', got {align!r}")
+        if not isinstance(align, str) or align not in ALIGN:
+            raise ValueError(f"flashc: align must be 'top_left' or 'bottom_right', got {align!r:.60}")
         # one (left, right) pair, or per batch a pair or None ((None, None) reads the same either way)
         per_batch = isinstance(window, (list, tuple)) and any(isinstance(w, (list, tuple)) for w in window) and all(
             w is None or isinstance(w, (list, tuple)) for w in window)
@@ -183,30 +249,48 @@ class Problem:
                 d["window"] = t
         if mask is not None:
             by_tokens = self.packed and len(mask.shape) == 2 if mask_by_tokens is None else bool(mask_by_tokens)
+            if by_tokens:
+                _check_broadcast(mask, "mask", (mask.shape[0] if len(mask.shape) == 4 else 1, self.q_heads,
+                                                self.rows_q, self.rows_kv), "[1, N, Tq, Tkv] =")
+            else:
+                _check_broadcast(mask, "mask", (self.batch, self.q_heads, self.q_len, self.kv_len), "[B, N, Sq, Skv] =")
             d["mask"] = (native(mask), _broadcast_axes(mask, "mask", 4), by_tokens)
 
     def _modifiers(self, d: dict, bias: Any, bias_order: str, bias_align: str, bias_compressed: bool,
                    alibi_slopes: Any, alibi_sqrt: bool, sink: Any, dropout_mask: Any, keep_prob: float) -> None:
         if bias is not None:
-            if bias_order not in BIAS_ORDER or bias_align not in ALIGN:
+            if not isinstance(bias_order, str) or not isinstance(bias_align, str) or bias_order not in BIAS_ORDER or \
+                    bias_align not in ALIGN:
                 raise ValueError("flashc: bias_order must be 'after_scale' or 'before_scale' and bias_align "
                                  "'top_left' or 'bottom_right'")
             if len(bias.shape) < 2:
                 raise ValueError(f"flashc: bias must have at least 2 dimensions (rows, cols), got {tuple(bias.shape)}")
+            _check_float(bias, "bias")
             flags = (1 if bias_align == "bottom_right" else 0) | (2 if bias_compressed else 0)
             rows = bias.shape[-2] if bias.shape[-2] != 1 else self.q_len  # one row broadcast to all
             cols = bias.shape[-1] if bias.shape[-1] != 1 else self.kv_len
+            # batch and head extents broadcast as numpy's do; rows and cols may exceed the problem's
+            # (the block is placed by bias_align), so they are checked by the library
+            _check_broadcast(bias, "bias", (self.batch, self.q_heads, bias.shape[-2], bias.shape[-1]),
+                             "[B, N, rows, cols] =")
             d["bias"] = (native(bias), _broadcast_axes(bias, "bias", 4), BIAS_ORDER[bias_order], rows, cols, flags)
         if alibi_slopes is not None:
+            _check_broadcast(alibi_slopes, "alibi_slopes", (self.batch, self.q_heads), "[B, N] =")
             d["alibi"] = (native(alibi_slopes), _broadcast_axes(alibi_slopes, "alibi_slopes", 2), bool(alibi_sqrt))
+        self.sink = sink
         if sink is not None:
+            if tuple(sink.shape) != (self.q_heads,):
+                raise ValueError(f"flashc: sink must have shape ({self.q_heads},) (one logit per query head), "
+                                 f"got {tuple(sink.shape)}")
             d["sink"] = native(sink)
         if dropout_mask is not None:
+            keep_prob = real(keep_prob, "keep_prob")
             if not 0 < keep_prob <= 1:
                 raise ValueError(f"flashc: keep_prob must be in (0, 1], got {keep_prob}")
-            d["dropout"] = (native(dropout_mask), float(keep_prob), 0, 0)
+            d["dropout"] = (native(dropout_mask), keep_prob, 0, 0)
 
     def affine(self, scale: Any, offset: Any, name: str) -> tuple:
+        scale, offset = as_array(scale, name), as_optional(offset, name + " offset")
         axes = _broadcast_axes(scale, name, 2)
         return (native(scale), None if offset is None else native(offset), axes)
 
@@ -225,6 +309,8 @@ class Problem:
 
     def lse_input(self, lse: Any) -> tuple:
         """A given lse ([B, N, Sq] or [N, T]) as the flat vector the extension reads."""
+        lse = as_array(lse, "lse")
+        lse = lse.numpy() if isinstance(lse, Foreign) else lse
         want = (self.q_heads, self.rows_q) if self.packed else (self.batch, self.q_heads, self.q_len)
         if tuple(lse.shape) != want:
             raise ValueError(f"flashc: lse must have shape {want}, got {tuple(lse.shape)}")

@@ -1,5 +1,5 @@
 """Type hints of the C extension (python/src/module.c)."""
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 native_version: str
 
@@ -10,4 +10,10 @@ def backward(desc: Dict[str, Any], grads: Dict[str, Any], threads: int = 0) -> N
     """Runs its backward, writing the gradient arrays in `grads`."""
 
 def cpu_isa() -> str:
-    """The CPU kernel path in use: "amx", "avx512bf16", "avx512", "avx2", "scalar" or "vec16"."""
+    """The CPU kernel path in use: "amx", "avx512bf16", "avx512", "avx2", "scalar" or "vec16".
+
+    Raises RuntimeError, with the message every call would fail with, when FLASHC_ISA names a path
+    this build lacks or this CPU cannot run."""
+
+def array_info(obj: Any, name: str) -> Tuple[Tuple[int, ...], str]:
+    """(shape, dtype name) of an object read through __dlpack__ or the buffer protocol."""

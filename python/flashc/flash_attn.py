@@ -31,9 +31,20 @@ def _rng(dropout_p: float) -> Optional[Tensor]:
     return draw_rng()
 
 
+def _same_dtype(q, k, v) -> None:
+    """flash_attn takes torch tensors q, k and v of one dtype (fp16 or bf16; fp32 here too)."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"flashc.flash_attn: {name} must be a torch.Tensor, got {type(x).__name__}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise ValueError(f"flashc.flash_attn: q, k and v must have the same dtype (as in flash_attn), got "
+                         f"{q.dtype}, {k.dtype} and {v.dtype}")
+
+
 def _run(q, k, v, layout, dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes, return_attn_probs,
          lens_q, lens_k, cu_q=None, cu_k=None, block_table=None):
     """Forward (differentiable through flashc::attention_fwd) with flash_attn's conventions."""
+    _same_dtype(q, k, v)
     H = q.shape[-2]
     left, right = window_size
     offsets = {int(b) - int(a) for a, b in zip(lens_q, lens_k)}
@@ -128,6 +139,7 @@ def flash_attn_func(q: Tensor, k: Tensor, v: Tensor, dropout_p: float = 0.0, sof
                     return_attn_probs: bool = False) -> Union[Tensor, Tuple[Tensor, Tensor, Tensor]]:
     """q (batch, seqlen_q, nheads, headdim), k/v (batch, seqlen_k, nheads_k, headdim) → out like q;
     with ``return_attn_probs`` ``(out, softmax_lse (batch, nheads, seqlen_q), S_dmask)``."""
+    _same_dtype(q, k, v)
     B, Sq, Sk = q.shape[0], q.shape[1], k.shape[1]
     return _run(q, k, v, "bsnd", dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
                 return_attn_probs, [Sq] * B, [Sk] * B)
@@ -162,6 +174,11 @@ def flash_attn_varlen_func(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor
     if block_table is not None:
         raise NotImplementedError("flashc.flash_attn: flash_attn_varlen_func with block_table; use "
                                   "flash_attn_with_kvcache for paged caches")
+    _same_dtype(q, k, v)
+    for name, c in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if not isinstance(c, Tensor) or c.dtype not in (torch.int32, torch.int64):
+            raise TypeError(f"flashc.flash_attn: {name} must be an int32 torch.Tensor, got "
+                            f"{getattr(c, 'dtype', type(c).__name__)}")
     lq = (cu_seqlens_q[1:] - cu_seqlens_q[:-1]).tolist()
     lk = (cu_seqlens_k[1:] - cu_seqlens_k[:-1]).tolist()
     return _run(q, k, v, "tnd", dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
@@ -224,6 +241,7 @@ def flash_attn_with_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Opti
     else at cache_seqlens).  ``cache_batch_idx`` picks the cache row of each batch;
     ``cache_leftpad`` hides the cache positions before it.  Returns out, or (out, softmax_lse).
     """
+    _same_dtype(q, k_cache, v_cache)
     B, Sq = q.shape[0], q.shape[1]
     dev = q.device
     if cache_seqlens is None:

@@ -141,8 +141,14 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] 
     torch's generator (torch.manual_seed reproduces it), and the backward regenerates it.
     ``enable_gqa``: key/value may have fewer heads, a divisor of the query's.
     """
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"flashc.torch.sdpa: {name} must be a torch.Tensor, got {type(x).__name__}")
     if attn_mask is not None and is_causal:
         raise ValueError("flashc.torch.sdpa: attn_mask and is_causal cannot both be set (as in torch)")
+    if not query.dtype == key.dtype == value.dtype:
+        raise ValueError(f"flashc.torch.sdpa: query, key and value must have the same dtype (as in torch), got "
+                         f"{query.dtype}, {key.dtype} and {value.dtype}")
     squeeze = query.dim() == 3
     if squeeze:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

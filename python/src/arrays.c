@@ -1,11 +1,47 @@
 /* Python objects → strided views, zero-copy.  See arrays.h. */
 #include "arrays.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "dlpack.h"
 
 static const char *const dtype_names[] = {"float32", "float16", "bfloat16", "int8", "uint8", "bool", "int32", "int64"};
+
+const char *fcpy_dtype_name(fc_dtype t) { return (unsigned)t < sizeof dtype_names / sizeof dtype_names[0] ? dtype_names[t] : "?"; }
+
+#define FCPY_READS "flashc reads float32, float16 and bfloat16 data (masks: bool, uint8, int8; indices and lengths: int32, int64)"
+
+/* The numpy name of a DLPack dtype flashc does not read, for the message. */
+static void dl_dtype_text(DLDataType t, char *out, size_t size)
+{
+    const char *kind = t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint" : t.code == kDLFloat ? "float"
+                       : t.code == kDLBfloat ? "bfloat" : t.code == kDLBool ? "bool" : t.code == 5 ? "complex" : NULL;
+    if (!kind)
+        snprintf(out, size, "DLPack type code %d of %d bits", (int)t.code, (int)t.bits);
+    else if (t.lanes != 1)
+        snprintf(out, size, "%s%d x %d lanes", kind, (int)t.bits, (int)t.lanes);
+    else
+        snprintf(out, size, "%s%d", kind, (int)t.bits);
+}
+
+/* The numpy name of a buffer-protocol format (struct module codes). */
+static const char *format_text(const char *f, Py_ssize_t itemsize)
+{
+    if (*f == '@' || *f == '=' || *f == '<' || *f == '>' || *f == '!')
+        f++;
+    static const struct { char code; const char *name; } names[] = {
+        {'d', "float64"}, {'g', "longdouble"}, {'h', "int16"}, {'H', "uint16"}, {'I', "uint32"},
+        {'c', "bytes"}, {'s', "bytes"}, {'O', "object"}};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (f[0] == names[k].code && f[1] == '\0')
+            return names[k].name;
+    if ((f[0] == 'L' || f[0] == 'Q') && f[1] == '\0')
+        return itemsize == 4 ? "uint32" : "uint64";
+    if (f[0] == 'Z')
+        return "complex";
+    return NULL;
+}
 
 static int dl_dtype(DLDataType t, fc_dtype *out)
 {
@@ -48,14 +84,15 @@ static int from_dlpack(PyObject *capsule, const char *name, fcpy_array *out)
     const DLTensor *t = &m->dl_tensor;
     if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
         PyErr_Format(PyExc_NotImplementedError,
-                     "flashc: %s lives on a device (DLPack device type %d) and this build has only the CPU backend; "
-                     "move it to the CPU (the CUDA backend will take such tensors when it exists)",
+                     "flashc: %s lives on a device (DLPack device type %d); the Python package runs only on the CPU "
+                     "backend so far: move it to the CPU",
                      name, (int)t->device.device_type);
         return -1;
     }
     if (dl_dtype(t->dtype, &out->dtype) != 0) {
-        PyErr_Format(PyExc_ValueError, "flashc: %s has a dtype flashc cannot read (DLPack code %d, %d bits, %d lanes)", name,
-                     (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes);
+        char text[64];
+        dl_dtype_text(t->dtype, text, sizeof text);
+        PyErr_Format(PyExc_ValueError, "flashc: %s is %s; " FCPY_READS, name, text);
         return -1;
     }
     if (t->ndim > FCPY_MAX_DIMS) {
@@ -81,15 +118,20 @@ static int from_buffer(fcpy_holds *h, PyObject *obj, const char *name, bool writ
             PyErr_Clear();
             PyErr_Format(writable ? PyExc_ValueError : PyExc_TypeError,
                          writable ? "flashc: %s (%.100s) is not a writable array" :
-                                    "flashc: %s (%.100s) is not an array: it has neither __dlpack__ nor the buffer protocol",
+                                    "flashc: %s must be an array (numpy, torch, or any object with __dlpack__ or the "
+                                    "buffer protocol), got %.100s",
                          name, Py_TYPE(obj)->tp_name);
         }
         return -1;
     }
     h->nbuffers++;
     if (buffer_dtype(b, &out->dtype) != 0) {
-        PyErr_Format(PyExc_ValueError, "flashc: %s has a dtype flashc cannot read (buffer format '%s')", name,
-                     b->format ? b->format : "B");
+        const char *text = format_text(b->format ? b->format : "B", b->itemsize);
+        if (text)
+            PyErr_Format(PyExc_ValueError, "flashc: %s is %s; " FCPY_READS, name, text);
+        else
+            PyErr_Format(PyExc_ValueError, "flashc: %s has buffer format '%s', not a dtype flashc reads; " FCPY_READS, name,
+                         b->format ? b->format : "B");
         return -1;
     }
     if (b->ndim > FCPY_MAX_DIMS) {

@@ -32,6 +32,8 @@ typedef struct fcpy_holds {
  * cannot read in place, NotImplementedError for memory on a device this build has no backend for. */
 int fcpy_array_get(fcpy_holds *holds, PyObject *obj, const char *name, bool writable, fcpy_array *out);
 void fcpy_holds_release(fcpy_holds *holds);
+/* "float32", "bfloat16", ... (numpy's names). */
+const char *fcpy_dtype_name(fc_dtype dtype);
 
 /* Elements of a contiguous one-dimensional array of the given dtype with at least `need` entries. */
 int fcpy_vector_get(fcpy_holds *holds, PyObject *obj, const char *name, fc_dtype dtype, int64_t need, bool writable,

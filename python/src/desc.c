@@ -271,7 +271,9 @@ static int get_score_modifiers(fcpy_call *c, PyObject *dict, int64_t rows_q, int
         int64_t s[4];
         const int64_t rows = as_i64(PyTuple_GET_ITEM(v, 3)), cols = as_i64(PyTuple_GET_ITEM(v, 4));
         const int flags = (int)as_i64(PyTuple_GET_ITEM(v, 5));
-        const int64_t need[4] = {d->packed ? 0 : d->batch, d->q_heads, rows, cols};
+        /* the core steps the bias per batch, packed batches included: a batch extent of 1 must
+         * broadcast (stride 0), not be read past its end */
+        const int64_t need[4] = {d->batch, d->q_heads, rows, cols};
         if (PyErr_Occurred() || get_view(c, v, "bias", 4, need, false, &a, s) != 0)
             return -1;
         d->bias = (fc_bias){.data = a.data, .dtype = a.dtype, .order = (fc_bias_order)as_i64(PyTuple_GET_ITEM(v, 2)),

@@ -71,12 +71,51 @@ static PyObject *py_backward(PyObject *self, PyObject *args)
     return r;
 }
 
-static PyObject *py_cpu_isa(PyObject *self, PyObject *unused) { return PyUnicode_FromString(fc_cpu_isa()); }
+/* The kernel path, or the error every plan would give (a FLASHC_ISA naming a path this build lacks
+ * or this CPU cannot run): planning the smallest problem says which. */
+static PyObject *py_cpu_isa(PyObject *self, PyObject *unused)
+{
+    float x[1] = {0};
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = d.q_heads = d.kv_heads = d.head_dim = d.q_len = d.kv_len = 1;
+    d.q = d.k = d.v = d.out = fc_tensor_bnsd(x, FC_F32, 1, 1, 1);
+    const fc_options opts = {.backend = FC_BACKEND_CPU};
+    fc_plan *plan = NULL;
+    const fc_status st = fc_plan_create(&d, &opts, &plan);
+    fc_plan_destroy(plan);
+    if (st != FC_OK)
+        return status_error(st, fc_last_error());
+    return PyUnicode_FromString(fc_cpu_isa());
+}
+
+/* (shape, dtype name) of anything fcpy_array_get reads: what the Python layer needs of objects it
+ * knows only through __dlpack__ or the buffer protocol. */
+static PyObject *py_array_info(PyObject *self, PyObject *args)
+{
+    PyObject *obj;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "Os:array_info", &obj, &name))
+        return NULL;
+    fcpy_holds holds;
+    memset(&holds, 0, sizeof holds);
+    fcpy_array a;
+    PyObject *r = NULL;
+    if (fcpy_array_get(&holds, obj, name, false, &a) == 0) {
+        PyObject *shape = PyTuple_New(a.ndim);
+        for (int i = 0; shape && i < a.ndim; i++)
+            PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(a.shape[i]));
+        if (shape)
+            r = Py_BuildValue("(Ns)", shape, fcpy_dtype_name(a.dtype));
+    }
+    fcpy_holds_release(&holds);
+    return r;
+}
 
 static PyMethodDef methods[] = {
     {"forward", py_forward, METH_VARARGS, "forward(desc: dict, threads: int = 0) -> None: run an attention forward."},
     {"backward", py_backward, METH_VARARGS, "backward(desc: dict, grads: dict, threads: int = 0) -> None: run its backward."},
-    {"cpu_isa", py_cpu_isa, METH_NOARGS, "cpu_isa() -> str: the CPU kernel path in use."},
+    {"cpu_isa", py_cpu_isa, METH_NOARGS, "cpu_isa() -> str: the CPU kernel path in use (RuntimeError when FLASHC_ISA names none)."},
+    {"array_info", py_array_info, METH_VARARGS, "array_info(obj, name) -> (shape, dtype): an array read through __dlpack__ or the buffer protocol."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_flashc", "The flashc native API, bound in C.", -1, methods, NULL, NULL, NULL, NULL};

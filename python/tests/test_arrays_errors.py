@@ -63,7 +63,7 @@ def test_misaligned_data_and_strides_are_refused():
     (dict(scale=-1.0), "scale"),
     (dict(layout="nope"), "layout"),
     (dict(window=(2, 1), align="diagonal"), "align"),
-    (dict(kdtype="int32"), "dtype"),
+    (dict(kdtype="int32"), "k must be float32, float16 or bfloat16, got int32"),
     (dict(sink=np.zeros(1, np.float32)), "sink"),
 ])
 def test_bad_input_raises(rng, case, match):
@@ -82,7 +82,7 @@ def test_library_errors_carry_fc_messages(rng):
 
 
 def test_not_an_array():
-    with pytest.raises(TypeError, match="not an array"):
+    with pytest.raises(TypeError, match="q must be an array"):
         flashc.attention(object.__new__(type("Shape", (), {"shape": (1, 1, 1, 8), "dtype": "float32"})), np.zeros((1, 1, 1, 8), np.float32),
                          np.zeros((1, 1, 1, 8), np.float32))
 
@@ -94,7 +94,7 @@ def test_output_too_small_is_refused(rng):
 
 
 def test_gil_is_released_while_kernels_run(rng):
-    q, k, v = (rand(rng, (4, 8, 512, 64)) for _ in range(3))
+    q, k, v = (rand(rng, (4, 8, 1024, 64)) for _ in range(3))  # long enough for fast kernels
     ticks = []
     stop = threading.Event()
 

@@ -53,7 +53,7 @@ def draw(rng, *, backward=False):
     if c["layout"] != "tnd" and rng.random() < 0.15:
         both("prefix", rng.integers(0, Skv + 1, B))
     if c["layout"] != "tnd" and rng.random() < 0.15:
-        both("kv_starts", rng.integers(0, Skv // 2 + 1, B))
+        both("kv_starts", np.minimum(rng.integers(0, Skv // 2 + 1, B), c.get("kv_lens", Skv)))
     if rng.random() < 0.15:
         lens_q = c.get("q_lens", [Sq] * B)
         lens_kv = c.get("kv_lens", [Skv] * B)

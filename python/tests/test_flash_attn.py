@@ -185,3 +185,34 @@ def test_kvcache_leftpad_rotary_and_batch_idx():
         vv = torch.cat([v_cache[r, pad:n], v_new[b]]).double()
         want, _ = documented(rot(q[b], pos).double(), kk, vv, causal=True)
         torch.testing.assert_close(out[b].double(), want, atol=2e-4, rtol=2e-4)
+
+
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.bfloat16, torch.bfloat16),
+                                    (torch.bfloat16, torch.bfloat16, torch.float16)])
+def test_mixed_dtypes_are_refused(dtypes):
+    q, k, v = (rnd(1, 4, 2, 8, seed=i, dtype=t) for i, t in enumerate(dtypes))
+    with pytest.raises(ValueError, match="q, k and v must have the same dtype"):
+        flash_attn_func(q, k, v)
+    cu = torch.tensor([0, 4], dtype=torch.int32)
+    with pytest.raises(ValueError, match="same dtype"):
+        flash_attn_varlen_func(q[0], k[0], v[0], cu, cu, 4, 4)
+    with pytest.raises(ValueError, match="same dtype"):
+        flash_attn_with_kvcache(q, k, v)
+
+
+def test_empty_batches_give_empty_outputs():
+    q = rnd(0, 4, 2, 8, seed=1)
+    assert flash_attn_func(q, q, q).shape == (0, 4, 2, 8)
+    q = rnd(2, 0, 2, 8, seed=2)
+    assert flash_attn_func(q, rnd(2, 3, 2, 8, seed=3), rnd(2, 3, 2, 8, seed=4), causal=True).shape == (2, 0, 2, 8)
+
+
+def test_non_tensors_are_refused_by_name():
+    q = rnd(1, 4, 2, 8, seed=5)
+    with pytest.raises(TypeError, match="k must be a torch.Tensor, got NoneType"):
+        flash_attn_func(q, None, q)
+    with pytest.raises(TypeError, match="cu_seqlens_q must be an int32"):
+        flash_attn_varlen_func(q[0], q[0], q[0], [0, 4], torch.tensor([0, 4], dtype=torch.int32), 4, 4)
+    with pytest.raises(TypeError, match="cu_seqlens_k must be an int32"):
+        cu = torch.tensor([0, 4], dtype=torch.int32)
+        flash_attn_varlen_func(q[0], q[0], q[0], cu, cu.float(), 4, 4)

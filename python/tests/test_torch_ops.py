@@ -116,3 +116,11 @@ def test_torch_compile_fullgraph_forward_and_backward():
     torch.testing.assert_close(loss, want, atol=1e-4, rtol=1e-4)
     for a, b in zip(got, (q.grad, k.grad, v.grad)):
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+
+
+def test_sdpa_refuses_mixed_dtypes_as_torch_does():
+    q, k = torch.rand(1, 2, 4, 8), torch.rand(1, 2, 4, 8, dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.scaled_dot_product_attention(q, k, k)
+    with pytest.raises(ValueError, match="query, key and value must have the same dtype"):
+        ft.sdpa(q, k, k)

@@ -3,26 +3,25 @@
 #include "error.h"
 #include "visibility.h"
 
-/* 128-bit arithmetic keeps every combination of int64 positions and bounds exact. */
-static int64_t fc_clamp128(__int128 v, const fc_batch *bt)
+/* 128-bit arithmetic keeps every combination of int64 positions and bounds exact; v saturated
+ * to ±2^62, far beyond any clamp of fc_batch_window (lengths stay far below 2^61), so the bounds
+ * come out exact. */
+static int64_t fc_sat62(__int128 v)
 {
-    const int64_t lim = bt->sq + bt->skv + 1;
-    return v > lim ? lim : v < -lim ? -lim : (int64_t)v;
+    const int64_t cap = (int64_t)1 << 62;
+    return v > cap ? cap : v < -cap ? -cap : (int64_t)v;
 }
 
 void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t q_start,
                      int64_t kv_start)
 {
-    const int64_t lim = bt->sq + bt->skv + 1;
-    bt->vis_lo = -lim, bt->vis_hi = lim;
-    if (!enabled)
-        return;
     /* visible iff −left ≤ (j − i) + (kv_start − q_start) − diagonal ≤ right */
-    const __int128 shift = (__int128)(bottom_right ? bt->skv - bt->sq : 0) - kv_start + q_start;
-    if (left != FC_UNBOUNDED)
-        bt->vis_lo = fc_clamp128(shift - left, bt);
-    if (right != FC_UNBOUNDED)
-        bt->vis_hi = fc_clamp128(shift + right, bt);
+    const __int128 base = (__int128)q_start - kv_start;
+    const int64_t cap = (int64_t)1 << 62;
+    bt->win_lo = enabled && left != FC_UNBOUNDED ? fc_sat62(base - left) : -cap;
+    bt->win_hi = enabled && right != FC_UNBOUNDED ? fc_sat62(base + right) : cap;
+    bt->win_bottom_right = enabled && bottom_right;
+    fc_batch_window(bt);
 }
 
 fc_stats_view fc_lower_stats(float *max, float *sum, fc_stats_order order, int64_t copies, int64_t Nq, int64_t G,

@@ -29,7 +29,8 @@ static inline int64_t fc_sat_sub(int64_t a, int64_t b)
 /* Compiles "column j visible from row i iff −left ≤ (j + kv_start) − (i + q_start) − diagonal
  * ≤ right" into the batch's clamped band (diagonal = Skv_b − Sq_b when bottom_right, else 0),
  * exactly for all int64 inputs; FC_UNBOUNDED (INT64_MAX) for left or right means no bound on
- * that side.  Disabled = everything visible. */
+ * that side.  Disabled = everything visible.  Records the window in win_lo/win_hi so that
+ * fc_batch_relength can move it with another kv length. */
 void fc_lower_window(fc_batch *bt, bool enabled, int64_t left, int64_t right, bool bottom_right, int64_t q_start,
                      int64_t kv_start);
 

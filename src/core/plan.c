@@ -11,7 +11,7 @@
 /* A run's own fc_batch records lie at the end of a host workspace, 64-byte aligned. */
 static size_t fc_facts_bytes(const fc_plan *plan)
 {
-    return plan->lengths_bindable && plan->backend->host_workspace
+    return (plan->lengths_bindable || plan->run_kv_lens) && plan->backend->host_memory
                ? 64 + (size_t)(plan->prob.B > 0 ? plan->prob.B : 1) * sizeof(fc_batch) : 0;
 }
 
@@ -20,8 +20,8 @@ static fc_batch *fc_facts_in(const fc_plan *plan, void *workspace)
     return (fc_batch *)(((uintptr_t)workspace + plan->facts_at + 63) & ~(uintptr_t)63);
 }
 
-fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, fc_op op, const fc_options *options,
-                               fc_plan **out)
+fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, bool run_kv_lens, fc_op op,
+                               const fc_options *options, fc_plan **out)
 {
     fc_plan *plan = calloc(1, sizeof *plan);
     if (!plan) {
@@ -36,6 +36,7 @@ fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, fc_o
         plan->rule = *rule;
         plan->lengths_bindable = true;
     }
+    plan->run_kv_lens = run_kv_lens;
     plan->stream = options ? options->stream : NULL;
     plan->prob.out_tolerance = options ? options->out_tolerance : FC_F32;
     fc_status st = fc_backend_select(options, &plan->prob, op, &plan->backend);
@@ -52,6 +53,47 @@ fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, fc_o
 }
 
 static const fc_bindings fc_no_bindings;
+
+fc_status fc_plan_check_kv_lens(const fc_plan *plan, const fc_bindings *bind)
+{
+    if (!bind || !bind->kv_lens)
+        return FC_OK;
+    if (!plan->run_kv_lens)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: io.kv_lens: this plan cannot take a run's kv lengths (forward "
+                                           "plans over padded batches without bias or dropout can)");
+    if (bind->lengths.sq || bind->lengths.skv || bind->lengths.kv_lo)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: a run brings kv lengths twice");
+    return FC_OK;
+}
+
+/* A run's kv lengths from host memory: each within [col_lo, the planned skv] of its batch, the
+ * planned facts moved to it (fc_batch_relength) into `facts`. */
+static fc_status fc_plan_bind_kv_lens(const fc_plan *plan, const fc_bindings *bind, fc_batch *facts, fc_problem *run)
+{
+    const fc_batch *planned = plan->prob.batch;
+    for (int64_t b = 0; b < run->B; b++)
+        if (bind->kv_lens[b] < planned[b].col_lo || bind->kv_lens[b] > planned[b].skv)
+            return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: io.kv_lens[%lld] is %lld, outside [%lld, %lld] (the batch's "
+                                               "kv start and its planned length, which bounds every run's)",
+                           (long long)b, (long long)bind->kv_lens[b], (long long)planned[b].col_lo, (long long)planned[b].skv);
+    run->batch = facts;
+    run->max_skv = 0;
+    for (int64_t b = 0; b < run->B; b++) {
+        run->batch[b] = planned[b];
+        fc_batch_relength(&run->batch[b], bind->kv_lens[b]);
+        run->max_skv = run->batch[b].skv > run->max_skv ? run->batch[b].skv : run->max_skv;
+    }
+    return FC_OK;
+}
+
+/* Where a run's own fc_batch records go: the end of a host workspace, else a host array that
+ * fc_plan_unbind frees (a device backend copies them). */
+static fc_batch *fc_run_facts(const fc_plan *plan, void *workspace)
+{
+    if (fc_facts_bytes(plan))
+        return fc_facts_in(plan, workspace);
+    return malloc((size_t)(plan->prob.B > 0 ? plan->prob.B : 1) * sizeof(fc_batch));
+}
 
 fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *workspace, fc_problem *run)
 {
@@ -98,19 +140,22 @@ fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *works
         if (run->Dr)
             run->k_rope.pages.table = bind->block_table;
     }
+    fc_status st = fc_plan_check_kv_lens(plan, bind);
+    if (st != FC_OK)
+        return st;
+    const bool kv_lens = bind->kv_lens && plan->backend->host_memory; /* a device backend reads them itself */
     const fc_lengths *len = &bind->lengths;
-    if (!len->sq && !len->skv && !len->kv_lo)
+    if (!kv_lens && !len->sq && !len->skv && !len->kv_lo)
         return FC_OK;
-    if (!plan->lengths_bindable)
+    if (!kv_lens && !plan->lengths_bindable)
         return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: this plan's per-batch facts were fixed at planning; a run "
                                            "cannot bring its own lengths");
-    /* a device backend's workspace is not host memory: its runs' records are a host array it copies */
-    run->batch = fc_facts_bytes(plan) ? fc_facts_in(plan, workspace)
-                                      : malloc((size_t)(run->B > 0 ? run->B : 1) * sizeof *run->batch);
-    if (!run->batch) {
-        run->batch = plan->prob.batch;
+    fc_batch *facts = fc_run_facts(plan, workspace);
+    if (!facts)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_bind: out of host memory for %lld batch records", (long long)run->B);
-    }
+    if (kv_lens)
+        return fc_plan_bind_kv_lens(plan, bind, facts, run); /* (host memory: the facts are in the workspace) */
+    run->batch = facts;
     fc_batch_totals totals;
     fc_batch_facts_into(&plan->rule, len, run, &totals);
     return FC_OK;
@@ -135,14 +180,33 @@ fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void 
                        plan->workspace);
     if (plan->workspace > 0 && workspace == NULL)
         return fc_fail(FC_ERR_WORKSPACE, "fc_plan_execute: workspace is NULL, the plan needs %zu bytes", plan->workspace);
+    if (!bind)
+        bind = &fc_no_bindings;
     fc_problem run;
-    fc_status st = fc_plan_bind(plan, bind ? bind : &fc_no_bindings, workspace, &run);
+    fc_status st = fc_plan_bind(plan, bind, workspace, &run);
     if (st == FC_OK)
-        st = plan->backend->check_data(plan, &run);
+        st = plan->backend->check_data(plan, &run, bind);
     if (st == FC_OK)
-        st = plan->backend->execute(plan, &run, workspace, stream);
+        st = plan->backend->execute(plan, &run, bind, workspace, stream);
     fc_plan_unbind(plan, &run);
     return st;
+}
+
+void *fc_plan_workspace_take(const fc_plan *plan)
+{
+    if (plan->workspace == 0)
+        return NULL;
+    return plan->backend->workspace_alloc ? plan->backend->workspace_alloc(plan->workspace) : malloc(plan->workspace);
+}
+
+void fc_plan_workspace_release(const fc_plan *plan, void *workspace)
+{
+    if (!workspace)
+        return;
+    if (plan->backend->workspace_free)
+        plan->backend->workspace_free(workspace);
+    else
+        free(workspace);
 }
 
 void fc_plan_free(fc_plan *plan)

@@ -35,6 +35,9 @@ typedef struct fc_bindings {
     float *dsink;                                 /* only where the plan has one */
     const int32_t *block_table;                   /* paged key, value and key rope */
     fc_lengths lengths;                           /* this run's lengths (plans with a batch rule) */
+    const int64_t *kv_lens; /* this run's kv lengths in the operands' memory (plans with run_kv_lens):
+                               fc_plan_bind reads them as host memory; a backend whose operands
+                               live elsewhere reads them itself and binds without them */
 } fc_bindings;
 
 struct fc_plan {
@@ -42,6 +45,8 @@ struct fc_plan {
     fc_problem prob;                      /* the shape and planned addresses; prob.batch is owned by the plan */
     fc_batch_rule rule;                   /* how prob.batch follows from lengths */
     bool lengths_bindable;                /* prob.batch is the rule's alone: runs may bring lengths */
+    bool run_kv_lens;                     /* runs may bring kv lengths (fc_batch_relength moves each
+                                             batch's facts: padded, no bias, no dropout, forward) */
     const struct fc_backend_ops *backend; /* the backend that prepared the plan */
     void *state;                          /* the backend's preparation */
     size_t workspace;                     /* bytes the caller must supply to run */
@@ -53,16 +58,20 @@ struct fc_plan {
  * prob->batch into the plan: on return prob->batch is NULL, the records the plan's whether it
  * was made or not (freed then).  rule: how prob->batch followed from the lengths
  * (fc_batch_facts), given by faces whose runs bring lengths of their own; NULL: the facts are
- * fixed at planning. */
-fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, fc_op op, const fc_options *options,
-                               fc_plan **out);
+ * fixed at planning.  run_kv_lens: runs may bring kv lengths (fc_bindings.kv_lens). */
+fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, bool run_kv_lens, fc_op op,
+                               const fc_options *options, fc_plan **out);
 
 /* The problem a run computes: the plan's with the bindings' addresses and, when they bring
- * lengths, per-batch facts derived from them (fc_batch_facts) into the run's workspace (backends
- * whose workspace is host memory, fc_backend_ops.host_workspace), else into a host array that
- * fc_plan_unbind frees.  FC_ERR_INVALID_ARG when lengths come to a plan without a batch rule. */
+ * lengths (or, on a backend whose memory is the host's, kv lengths), per-batch facts derived from
+ * them (fc_batch_facts, fc_batch_relength) into the run's workspace (backends whose memory is the
+ * host's, fc_backend_ops.host_memory), else into a host array that fc_plan_unbind frees.
+ * FC_ERR_INVALID_ARG when lengths come to a plan that cannot take them. */
 fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *workspace, fc_problem *run);
 void fc_plan_unbind(const fc_plan *plan, fc_problem *run);
+
+/* FC_ERR_INVALID_ARG when a run brings kv lengths (bind->kv_lens) that the plan cannot take. */
+fc_status fc_plan_check_kv_lens(const fc_plan *plan, const fc_bindings *bind);
 
 /* Runs a plan with a run's bindings (NULL: the planned addresses) and the given workspace, on
  * the plan's stream: binds the run once (fc_plan_bind), has the backend check the data that
@@ -71,6 +80,12 @@ void fc_plan_unbind(const fc_plan *plan, fc_problem *run);
 fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes);
 /* The same on the given stream (a face whose stream arrives with the run: aclnn*, infiniop). */
 fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes, void *stream);
+
+/* A workspace of the plan's size in the memory its backend runs on (for the one-call forms);
+ * NULL when the plan needs none or none could be had.  fc_plan_workspace_release frees it once the
+ * plan's queued runs have completed. */
+void *fc_plan_workspace_take(const fc_plan *plan);
+void fc_plan_workspace_release(const fc_plan *plan, void *workspace);
 
 /* Frees a plan and its backend's preparation (NULL: nothing). */
 void fc_plan_free(fc_plan *plan);

@@ -9,6 +9,7 @@
 #ifndef FC_CORE_PROBLEM_H
 #define FC_CORE_PROBLEM_H
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -54,6 +55,8 @@ typedef struct fc_batch {
     int64_t q_rows, kv_rows;          /* rows written: out/dq and (backward) dk/dv; dense batches count their padding */
     int64_t q_tok, kv_tok;            /* packed batches: tokens before this batch; else 0 */
     int64_t vis_lo, vis_hi;           /* visible iff vis_lo <= j − i <= vis_hi (clamped) */
+    int64_t win_lo, win_hi;           /* the same before the diagonal's shift (fc_batch_window), saturated */
+    bool win_bottom_right;            /* the window follows skv − sq (bottom-right alignment) */
     int64_t prefix;                   /* columns j < prefix are visible too */
     int64_t col_lo;                   /* columns j < col_lo are hidden from every row */
     int64_t mask_base;                /* element offset of this batch's explicit-mask block */
@@ -63,6 +66,25 @@ typedef struct fc_batch {
     int64_t drop_bit0;                /* dropout bit of (n=0, i=0, j=0) */
     int64_t stat_row0;                /* rows (q_rows) of the batches before this one, for fc_stat_offset */
 } fc_batch;
+
+/* vis_lo/vis_hi from the lowered window and the batch's lengths: the bounds shifted by skv − sq
+ * when bottom-right aligned, clamped to ±(sq + skv + 1) (fc_lower_window records win_lo/win_hi,
+ * ±2^62 standing for unbounded). */
+static inline FC_HD void fc_batch_window(fc_batch *bt)
+{
+    const int64_t lim = bt->sq + bt->skv + 1, shift = bt->win_bottom_right ? bt->skv - bt->sq : 0;
+    const int64_t lo = bt->win_lo + shift, hi = bt->win_hi + shift;
+    bt->vis_lo = lo > lim ? lim : lo < -lim ? -lim : lo;
+    bt->vis_hi = hi > lim ? lim : hi < -lim ? -lim : hi;
+}
+
+/* A padded batch's facts with another kv length (runs that bring their own, fc_attention_io.kv_lens):
+ * only skv and the window follow it in the problems that may take one (no bias, no dropout). */
+static inline FC_HD void fc_batch_relength(fc_batch *bt, int64_t skv)
+{
+    bt->skv = skv;
+    fc_batch_window(bt);
+}
 
 /* An explicit mask (nonzero = hidden), one byte per element. */
 typedef struct fc_mask_view {
@@ -120,7 +142,7 @@ typedef struct fc_problem {
 
     fc_view q, k, v, q_rope, k_rope, out;
 
-    float scale;
+    float scale;               /* faces check fc_scale_fits first */
     float softcap;             /* 0 = off */
     fc_pse_view pse;
     fc_alibi_view alibi;
@@ -140,6 +162,11 @@ typedef struct fc_problem {
     fc_view dout, dq, dk, dv, dq_rope, dk_rope;
     float *dsink;              /* per query head, when sink */
 } fc_problem;
+
+/* Whether a face's double scale is one the problem can hold: finite and within float's range (a
+ * larger one would become inf in fc_problem.scale and every output NaN). */
+static inline bool fc_scale_fits(double scale) { return isfinite(scale) && fabs(scale) <= FLT_MAX; }
+#define FC_SCALE_RULE "finite and within float's range (|scale| <= 3.4028235e+38)"
 
 static inline bool fc_has_dropout(const fc_problem *p) { return p->drop_bits || p->drop_philox; }
 

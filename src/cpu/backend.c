@@ -8,9 +8,9 @@ static bool fc_cpu_supports(const fc_problem *prob, fc_op op, const char **why)
     return true;
 }
 
-static fc_status fc_cpu_check_data(const fc_plan *plan, const fc_problem *run)
+static fc_status fc_cpu_check_data(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind)
 {
-    (void)plan;
+    (void)plan, (void)bind; /* (the core read the run's kv lengths: host memory) */
     return fc_host_check_pages("fc_cpu_check_data", run);
 }
 
@@ -20,7 +20,7 @@ const fc_backend_ops fc_cpu_backend = {
     .supports = fc_cpu_supports,
     .plan = fc_cpu_plan_create,
     .workspace_size = fc_cpu_workspace_size,
-    .host_workspace = true,
+    .host_memory = true,
     .check_data = fc_cpu_check_data,
     .execute = fc_cpu_run,
     .visible = fc_host_visible,

@@ -39,7 +39,7 @@ size_t fc_cpu_workspace_size(const fc_plan *plan);
 void fc_cpu_plan_destroy(void *state);
 /* Runs the plan on a run's problem; a run with its own lengths counts its own work items in the
  * workspace. */
-fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream);
+fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind, void *workspace, void *stream);
 /* The plan's variant as text (describe.c; snprintf's contract). */
 int fc_cpu_describe(const fc_plan *plan, char *buf, size_t len);
 

@@ -164,7 +164,7 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
         v->partial_at = v->bytes;
         v->bytes += 64 + v->slot_floats * sizeof(float) * (size_t)(its->q_start[p->B] * its->nsplit);
     }
-    if (plan->lengths_bindable) { /* a run's own lengths: its item counts */
+    if (plan->lengths_bindable || plan->run_kv_lens) { /* a run's own lengths: its item counts */
         v->counts_at = v->bytes;
         v->bytes += 64 + fc_items_bytes(p);
     }
@@ -270,9 +270,9 @@ static bool fc_cpu_items_fit(const fc_plan *plan, const fc_problem *p, const fc_
     return slots <= planned;
 }
 
-fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream)
+fc_status fc_cpu_run(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind, void *workspace, void *stream)
 {
-    (void)stream; /* the CPU runs in the caller's thread: the work is done when this returns */
+    (void)bind, (void)stream; /* the CPU runs in the caller's thread: the work is done when this returns */
     const fc_cpu_plan *cp = plan->state;
     if (run->batch == plan->prob.batch) {
         fc_cpu_run_items(plan, run, &cp->items, workspace);

@@ -135,12 +135,15 @@ static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
 static size_t fc_cuda_workspace_size(const fc_plan *plan)
 {
     const fc_cuda_state *s = plan->state;
-    /* the forward's per-batch facts and tile order live in the plan's device state; the
-     * backward needs D = rowsum(dO ∘ O) per query row and head; the decode its splits' (O, m, l) */
-    return s->dec ? fc_cuda_dec_workspace(s->dec, &plan->prob) : s->op == FC_OP_FORWARD ? 0 : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
+    /* the forward's planned per-batch facts and tile order live in the plan's device state, a
+     * run's own facts in its workspace; the backward needs D = rowsum(dO ∘ O) per query row and
+     * head; the decode its splits' (O, m, l) */
+    return s->dec                    ? fc_cuda_dec_workspace(s->dec, &plan->prob)
+           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_workspace(&plan->prob, plan->lengths_bindable)
+                                    : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
 
-static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
+static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
 {
     fc_operand_ref ops[32];
     const size_t n = fc_cuda_operands(run, ops);
@@ -157,13 +160,37 @@ static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run)
     return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
 }
 
-/* A run with its own lengths brings host facts (fc_plan_bind); the kernels' runs copy them to
- * the device on the stream, staged before they return. */
-static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, void *workspace, void *stream)
+/* A run's kv lengths are device memory: the decode kernels read them (the core binds the run
+ * without them, host_memory being false, after fc_plan_check_kv_lens).  The other kernels take
+ * none. */
+static fc_status fc_cuda_check_kv_lens(const fc_plan *plan, const fc_bindings *bind)
 {
     const fc_cuda_state *s = plan->state;
-    return s->dec                  ? fc_cuda_dec_run(s->dec, run, workspace, stream)
-           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, stream)
+    if (!bind->kv_lens)
+        return FC_OK;
+    if (fc_cuda_is_device_pointer(bind->kv_lens) != 1)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: io.kv_lens is not CUDA device memory (the plan runs on the CUDA backend)");
+    if (!s->dec)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_execute: io.kv_lens: the CUDA backend's tiled forward takes no run-time kv "
+                                       "lengths (its decode kernels do: few query rows per kv head)");
+    return FC_OK;
+}
+
+/* The core calls this before every execute (fc_plan_execute_on). */
+static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind)
+{
+    const fc_status st = fc_cuda_check_kv_lens(plan, bind);
+    return st == FC_OK ? fc_cuda_check_run(plan, run) : st;
+}
+
+/* A run with its own lengths brings host facts (fc_plan_bind); the kernels' runs copy them to
+ * the device on the stream, staged before they return. */
+static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind, void *workspace,
+                                 void *stream)
+{
+    const fc_cuda_state *s = plan->state;
+    return s->dec                  ? fc_cuda_dec_run(s->dec, run, bind->kv_lens, workspace, stream)
+           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, workspace, stream)
                                     : fc_cuda_bwd_run(s->bwd, run, workspace, stream);
 }
 
@@ -177,6 +204,8 @@ const fc_backend_ops fc_cuda_backend = {
     .claims = fc_cuda_claims,
     .plan = fc_cuda_plan,
     .workspace_size = fc_cuda_workspace_size,
+    .workspace_alloc = fc_cuda_workspace_alloc,
+    .workspace_free = fc_cuda_workspace_free,
     .check_data = fc_cuda_check_data,
     .execute = fc_cuda_execute,
     .visible = fc_host_visible,

@@ -1,9 +1,15 @@
 /*
  * The CUDA backward (semantics §3.3): what it covers beyond the forward's coverage, the plan's
- * device state (per-batch facts, the query-row offsets of the D workspace, the query tiles and the
- * kv tiles in launch order) and the launch of its four kernels on the plan's stream:
- *     D = rowsum(dO ∘ O)  →  dK, dV (one CTA per kv tile, the group's heads inside)
- *                         →  dQ (one CTA per query tile)  →  dsink (one CTA per head)
+ * device state (per-batch facts, the query-row offsets of the workspace, the query tiles and the
+ * kv tiles in launch order) and the launches on the plan's stream.  Two paths:
+ *   fused (default, five tile products per visible pair):
+ *     zero the dQ accumulators → D = rowsum(dO ∘ O) → dK, dV and the dQ partials, added in kv
+ *     order (one unit per kv tile, kv head and feature part; backward_dq.cuh) → dQ from the
+ *     accumulators → dsink
+ *   dq-recompute (seven products; FLASHC_CUDA_BWD=dq-recompute, and where the device's shared
+ *   memory per block is below the fused kernel's):
+ *     D → dK, dV (one CTA per kv tile) → dQ (one CTA per query tile, recomputing S and dP) → dsink
+ * FLASHC_CUDA_BWD_GRID=N caps the fused kernel's grid at N CTAs (tests: results must not move).
  * Instantiations: fp16 and bf16 × head-dim classes 64 / 128 / 256.
  */
 #include <stdlib.h>
@@ -19,10 +25,14 @@ using namespace fc_cuda;
 struct fc_cuda_bwd {
     const fc_batch *planned;   /* the host facts planned with (the fc_plan's own) */
     fc_batch *batch;           /* device copies */
-    int64_t *row0;
-    int2 *q_items, *kv_items;  /* (batch, tile), heaviest first */
+    int64_t *row0, *arow0;     /* per batch: Σ q_rows before it; fused: Σ whole query tiles' rows */
+    int2 *q_items, *kv_items;  /* (batch, tile), heaviest first (kv: each batch's in order) */
     int n_q, n_kv, dclass;
     int64_t rows;              /* Σ q_rows: D has Nq·rows entries */
+    bool fused;                /* the five-product path */
+    int grid_cap;              /* fused: CTAs at most (0: one per unit) */
+    int64_t arows;             /* fused: accumulator rows per query head */
+    size_t acc_at, turns_at, ticket_at, ws_bytes; /* workspace layout from its 256-aligned start */
 };
 
 /* Tile shapes per head-dim class: the query tile of a dK/dV step (BMQ), the kv tile of a dQ
@@ -33,7 +43,91 @@ template <> struct BwdShape<64> { static constexpr int BMQ = 64, BN = 64, DC = 6
 template <> struct BwdShape<128> { static constexpr int BMQ = 32, BN = 64, DC = 128; };
 template <> struct BwdShape<256> { static constexpr int BMQ = 32, BN = 32, DC = 128; };
 
-static int fc_bwd_parts(int dclass) { return dclass == 256 ? 2 : 1; }
+/* The fused kernel's: its query tile (BMQ, also the accumulators' row padding) and features per
+ * unit (DC); at D = 256 sixteen-row steps keep it inside 255 registers on sm_90a. */
+template <int D> struct FusedShape;
+template <> struct FusedShape<64> { static constexpr int BMQ = 64, DC = 64; };
+template <> struct FusedShape<128> { static constexpr int BMQ = 32, DC = 128; };
+template <> struct FusedShape<256> { static constexpr int BMQ = 16, DC = 128; };
+
+static_assert(BwdShape<64>::DC == FusedShape<64>::DC && BwdShape<128>::DC == FusedShape<128>::DC &&
+                  BwdShape<256>::DC == FusedShape<256>::DC,
+              "both paths split the features into the same parts");
+
+static int fc_bwd_parts(int dclass) { return dclass == 256 ? 2 : 1; } /* BwdShape<D>::DC = FusedShape<D>::DC = D / parts */
+static int fc_bwd_bmq(int dclass) { return dclass == 64 ? FusedShape<64>::BMQ : dclass == 128 ? FusedShape<128>::BMQ : FusedShape<256>::BMQ; }
+
+/* Shared memory of the dK/dV kernel or of the fused one, with the score-terms scratch. */
+template <int D> static size_t fc_bwd_smem(bool fused, bool terms)
+{
+    using KvSmem = BwdKvSmem<D, BwdShape<D>::BMQ>;
+    using FSmem = BwdKvSmem<D, FusedShape<D>::BMQ>;
+    if (!fused)
+        return KvSmem::bytes + (terms ? KvSmem::scratch : 0);
+    return FSmem::bytes + (terms ? FSmem::scratch : 0) + BwdDqSmem<kBwdKvRows, FusedShape<D>::BMQ, FusedShape<D>::DC>::bytes;
+}
+static size_t fc_bwd_smem_for(int dclass, bool fused, bool terms)
+{
+    return dclass == 64 ? fc_bwd_smem<64>(fused, terms) : dclass == 128 ? fc_bwd_smem<128>(fused, terms) : fc_bwd_smem<256>(fused, terms);
+}
+
+static size_t fc_align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* The path (FLASHC_CUDA_BWD: "auto" = fused where it fits, "fused", "dq-recompute"; unset or empty:
+ * kBwdDefault) and the fused grid cap (FLASHC_CUDA_BWD_GRID); a value that names neither fails
+ * the plan, as does "fused" on a device whose shared memory per block is below the kernel's. */
+static const char *const kBwdDefault = "dq-recompute"; /* auto once the fused kernel has passed on a GPU */
+
+static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const char *who)
+{
+    const char *env = getenv("FLASHC_CUDA_BWD");
+    env = env && *env ? env : kBwdDefault;
+    const bool want_fused = strcmp(env, "fused") == 0, auto_path = strcmp(env, "auto") == 0;
+    if (!want_fused && !auto_path && strcmp(env, "dq-recompute") != 0)
+        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=%.64s names no backward path (fused, dq-recompute or auto)", who, env);
+    const char *grid = getenv("FLASHC_CUDA_BWD_GRID");
+    if (grid && *grid) {
+        char *end;
+        const long n = strtol(grid, &end, 10);
+        if (*end || n < 1 || n > INT32_MAX)
+            return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD_GRID=%.64s is not a positive CTA count", who, grid);
+        plan->grid_cap = (int)n;
+    }
+    int dev = 0, optin = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess)
+        err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    if (err != cudaSuccess)
+        return fc_cuda_err(err, who);
+    const size_t need = fc_bwd_smem_for(plan->dclass, true, true);
+    plan->fused = (want_fused || auto_path) && need <= (size_t)optin;
+    if (want_fused && !plan->fused)
+        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=fused needs %zu bytes of shared memory per block; this device has %d",
+                       who, need, optin);
+    return FC_OK;
+}
+
+/* The fused path's workspace after D: the dQ accumulators, the turn counters and the ticket
+ * (zeroed on the stream before each run); fails when a size overflows. */
+static fc_status fc_bwd_layout(fc_cuda_bwd *plan, const fc_problem *p, const char *who)
+{
+    size_t dsum, acc = 0, turns = 0;
+    bool bad = __builtin_mul_overflow((size_t)p->Nq, (size_t)plan->rows, &dsum) || __builtin_mul_overflow(dsum, 4, &dsum);
+    if (plan->fused) {
+        const size_t tiles = (size_t)(plan->arows / fc_bwd_bmq(plan->dclass));
+        bad = bad || __builtin_mul_overflow((size_t)p->Nq, (size_t)plan->arows, &acc) ||
+              __builtin_mul_overflow(acc, (size_t)plan->dclass * 4, &acc) || __builtin_mul_overflow((size_t)p->Nq, tiles, &turns) ||
+              __builtin_mul_overflow(turns, (size_t)fc_bwd_parts(plan->dclass) * 4, &turns);
+    }
+    bad = bad || dsum > SIZE_MAX / 4 || acc > SIZE_MAX / 4 || turns > SIZE_MAX / 4;
+    if (bad)
+        return fc_fail(FC_ERR_BACKEND, "%s: the backward's workspace size overflows", who);
+    plan->acc_at = fc_align256(dsum);
+    plan->turns_at = fc_align256(plan->acc_at + acc);
+    plan->ticket_at = plan->turns_at + turns;
+    plan->ws_bytes = 255 + (plan->fused ? plan->ticket_at + 4 : dsum); /* + 255: the start is aligned up */
+    return FC_OK;
+}
 
 extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
 {
@@ -58,6 +152,7 @@ extern "C" void fc_cuda_bwd_destroy(fc_cuda_bwd *plan)
         return;
     cudaFree(plan->batch);
     cudaFree(plan->row0);
+    cudaFree(plan->arow0);
     cudaFree(plan->q_items);
     cudaFree(plan->kv_items);
     free(plan);
@@ -67,18 +162,28 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
 {
     const char *who = "fc_cuda_bwd_plan";
     fc_cuda_bwd *plan = (fc_cuda_bwd *)calloc(1, sizeof *plan);
-    int64_t *row0 = (int64_t *)malloc((size_t)(p->B ? p->B : 1) * sizeof *row0);
+    int64_t *row0 = (int64_t *)malloc(2 * (size_t)(p->B ? p->B : 1) * sizeof *row0);
     if (!plan || !row0) {
         free(plan), free(row0);
         return fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory", who);
     }
+    int64_t *arow0 = row0 + (p->B ? p->B : 1);
     plan->dclass = fc_cuda_dclass(p);
     plan->planned = p->batch;
-    for (int64_t b = 0; b < p->B; b++)
+    const int bmq = fc_bwd_bmq(plan->dclass);
+    for (int64_t b = 0; b < p->B; b++) {
         row0[b] = plan->rows, plan->rows += p->batch[b].q_rows;
-    fc_status st = fc_cuda_upload((void **)&plan->batch, p->batch, (size_t)p->B * sizeof(fc_batch), who);
+        arow0[b] = plan->arows, plan->arows += (p->batch[b].q_rows + bmq - 1) / bmq * bmq;
+    }
+    fc_status st = fc_bwd_choose(plan, who);
+    if (st == FC_OK)
+        st = fc_bwd_layout(plan, p, who);
+    if (st == FC_OK)
+        st = fc_cuda_upload((void **)&plan->batch, p->batch, (size_t)p->B * sizeof(fc_batch), who);
     if (st == FC_OK)
         st = fc_cuda_upload((void **)&plan->row0, row0, (size_t)p->B * sizeof *row0, who);
+    if (st == FC_OK)
+        st = fc_cuda_upload((void **)&plan->arow0, arow0, (size_t)p->B * sizeof *arow0, who);
     if (st == FC_OK)
         st = fc_cuda_tile_order(p, kBwdQRows, false, p->Nq, fc_cuda_q_tile_cost, &plan->q_items, &plan->n_q, who);
     if (st == FC_OK)
@@ -95,7 +200,8 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
 
 extern "C" size_t fc_cuda_bwd_workspace(const fc_cuda_bwd *plan, const fc_problem *p)
 {
-    return (size_t)p->Nq * (size_t)plan->rows * sizeof(float);
+    (void)p;
+    return plan->ws_bytes;
 }
 
 /* Sets the kernel's dynamic shared memory and launches it on grid CTAs. */
@@ -117,19 +223,34 @@ template <typename T, int D>
 static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLaunch L, cudaStream_t stream)
 {
     using Shape = BwdShape<D>;
-    using KvSmem = BwdKvSmem<D, Shape::BMQ>;
     using QSmem = BwdQSmem<D, Shape::BN>;
+    fc_status st = FC_OK;
+    if (plan->fused) { /* the accumulators, turn counters and ticket start at zero */
+        const cudaError_t err = cudaMemsetAsync(L.dq_acc, 0, plan->ticket_at + 4 - plan->acc_at, stream);
+        if (err != cudaSuccess)
+            st = fc_cuda_err(err, "fc_cuda_bwd_run: zeroing the dQ accumulators");
+    }
     L.items = plan->q_items, L.n_items = plan->n_q;
-    fc_status st = fc_bwd_launch(bwd_dsum_kernel<T, kBwdQRows>, (unsigned)((int64_t)plan->n_q * p.Nq), kThreads, 0, stream,
-                                 p, L, "fc_cuda_bwd_run: D = rowsum(dO∘O)");
+    const unsigned q_grid = (unsigned)((int64_t)plan->n_q * p.Nq);
+    if (st == FC_OK)
+        st = fc_bwd_launch(bwd_dsum_kernel<T, kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: D = rowsum(dO∘O)");
     L.items = plan->kv_items, L.n_items = plan->n_kv;
-    if (st == FC_OK)
-        st = fc_bwd_launch(bwd_dkv_kernel<T, D, Shape::DC, Shape::BMQ>, (unsigned)((int64_t)plan->n_kv * p.Nkv * L.parts),
-                           kThreads, KvSmem::bytes + (L.terms ? KvSmem::scratch : 0), stream, p, L, "fc_cuda_bwd_run: dK/dV");
-    L.items = plan->q_items, L.n_items = plan->n_q;
-    if (st == FC_OK)
-        st = fc_bwd_launch(bwd_dq_kernel<T, D, Shape::BN>, (unsigned)((int64_t)plan->n_q * p.Nq), kThreads,
-                           QSmem::bytes + (L.terms ? QSmem::scratch : 0), stream, p, L, "fc_cuda_bwd_run: dQ");
+    const size_t kv_smem = fc_bwd_smem<D>(plan->fused, L.terms);
+    if (st == FC_OK && plan->fused) {
+        const unsigned grid = (unsigned)(plan->grid_cap && plan->grid_cap < L.units ? plan->grid_cap : L.units);
+        st = fc_bwd_launch(bwd_fused_kernel<T, D, FusedShape<D>::DC, FusedShape<D>::BMQ>, grid, kThreads, kv_smem, stream, p, L,
+                           "fc_cuda_bwd_run: dK/dV and dQ (fused)");
+        L.items = plan->q_items, L.n_items = plan->n_q;
+        if (st == FC_OK)
+            st = fc_bwd_launch(bwd_dq_convert_kernel<kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: dQ");
+    } else if (st == FC_OK) {
+        st = fc_bwd_launch(bwd_dkv_kernel<T, D, Shape::DC, Shape::BMQ>, (unsigned)L.units, kThreads, kv_smem, stream, p, L,
+                           "fc_cuda_bwd_run: dK/dV");
+        L.items = plan->q_items, L.n_items = plan->n_q;
+        if (st == FC_OK)
+            st = fc_bwd_launch(bwd_dq_kernel<T, D, Shape::BN>, q_grid, kThreads, QSmem::bytes + (L.terms ? QSmem::scratch : 0), stream,
+                               p, L, "fc_cuda_bwd_run: dQ");
+    }
     if (st == FC_OK && p.sink && p.dsink)
         st = fc_bwd_launch(bwd_dsink_kernel, (unsigned)p.Nq, kSinkThreads, 0, stream, p, L, "fc_cuda_bwd_run: dsink");
     return st;
@@ -141,11 +262,21 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_bwd_run: per-run batch facts are not supported by the CUDA backward");
     fc_problem p = *run;
     p.batch = plan->batch;
-    BwdLaunch L;
+    BwdLaunch L = {};
+    char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
     L.parts = fc_bwd_parts(plan->dclass);
     L.row0 = plan->row0;
-    L.dsum = (float *)workspace;
+    L.dsum = (float *)ws;
     L.rows = plan->rows;
+    L.units = plan->n_kv * (int)p.Nkv * L.parts; /* fits: fc_cuda_tile_order checked it */
+    if (plan->fused) {
+        L.dq_acc = (float *)(ws + plan->acc_at);
+        L.arow0 = plan->arow0;
+        L.arows = plan->arows;
+        L.dq_ld = plan->dclass;
+        L.turns = (unsigned *)(ws + plan->turns_at);
+        L.ticket = (unsigned *)(ws + plan->ticket_at);
+    }
     L.vec_q = fc_cuda_vec_ok(&p.q, p.Dqk);
     L.vec_k = fc_cuda_vec_ok(&p.k, p.Dqk);
     L.vec_v = fc_cuda_vec_ok(&p.v, p.Dv);

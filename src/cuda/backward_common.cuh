@@ -22,6 +22,14 @@ struct BwdLaunch {
     int64_t rows;         /* Σ q_rows */
     bool vec_q, vec_k, vec_v, vec_do; /* cp.async-loadable rows (launch.h) */
     bool terms;           /* pse, ALiBi, softcap, a mask or dropout: the per-element path */
+    /* the fused kernel's ordered dQ accumulation (backward_dq.cuh), in the zeroed workspace: */
+    float *dq_acc;        /* fp32 dQ of (n1, accumulator row r) at dq_acc[(n1·arows + r)·dq_ld] */
+    const int64_t *arow0; /* per batch: accumulator rows of the batches before it (whole query tiles) */
+    int64_t arows;        /* accumulator rows per query head */
+    int dq_ld;            /* floats per accumulator row: the head-dim class */
+    unsigned *turns;      /* per (n1, query tile, part): how many kv tiles have added (dq_order.h) */
+    unsigned *ticket;     /* the next unit of work to claim */
+    int units;            /* units of work: kv tiles × kv heads × parts */
 };
 
 /* A query row's facts, in shared memory beside its tile. */
@@ -54,13 +62,13 @@ __device__ __forceinline__ void row_facts(const fc_problem &p, const BwdLaunch &
 
 /* acc[16 × 8·NT] = A·Bᵀ over D features: A = the warp's 16 rows of the swizzled tile a, B = the
  * 8·NT rows of tile b (ldmatrix, mma.sync). */
-template <typename T, int D, int NT>
+template <typename T, int D, int NT, int UNROLL = 8>
 __device__ __forceinline__ void tile_abt(float (&acc)[NT][4], const T *a, const T *b, int warp, int lane)
 {
 #pragma unroll
     for (int nt = 0; nt < NT; nt++)
         acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-#pragma unroll 8 /* fully at D ≤ 128; at D = 256 a full unroll's hoisted loads spill on sm_90a */
+#pragma unroll UNROLL /* 8: fully at D ≤ 128; at D = 256 a full unroll's hoisted loads spill on sm_90a */
     for (int ks = 0; ks < D / 16; ks++) {
         uint32_t fa[4];
         ldsm_x4(fa, a + swz<D>(warp * 16 + lane % 16, ks * 2 + lane / 16));
@@ -153,10 +161,9 @@ __device__ __forceinline__ void grad_tile(const fc_problem &p, const fc_batch &b
             }
 }
 
-/* D = Σ_e dO[i,e]·O[i,e] for the BM query rows of one (item, head): a warp per row, lanes over
- * the features, a fixed shuffle tree.  Rows past sq get 0. */
-template <typename T, int BM>
-__global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+/* f(b, n1, batch facts, i, lane) for each query row i < q_rows of the BM rows of one (item, head)
+ * of a launch over L.items × Nq: a warp per row, its lanes beside each other. */
+template <int BM, typename F> __device__ __forceinline__ void each_query_row(const fc_problem &p, const BwdLaunch &L, F f)
 {
     const int nq = (int)p.Nq; /* 32-bit index math: the grid fits an int */
     const int2 item = L.items[blockIdx.x / nq];
@@ -164,7 +171,16 @@ __global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constan
     const fc_batch &bt = p.batch[b];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t m0 = (int64_t)item.y * BM, rows = m0 + BM < bt.q_rows ? m0 + BM : bt.q_rows;
-    for (int64_t i = m0 + warp; i < rows; i += kWarps) {
+    for (int64_t i = m0 + warp; i < rows; i += kWarps)
+        f(b, n1, bt, i, lane);
+}
+
+/* D = Σ_e dO[i,e]·O[i,e] for the BM query rows of one (item, head): lanes over the features, a
+ * fixed shuffle tree.  Rows past sq get 0. */
+template <typename T, int BM>
+__global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    each_query_row<BM>(p, L, [&](int64_t b, int64_t n1, const fc_batch &bt, int64_t i, int lane) {
         float d = 0.0f;
         if (i < bt.sq) {
             const char *o = fc_view_row(&p.out, 2, b, bt.q_tok, n1, i), *g = fc_view_row(&p.dout, 2, b, bt.q_tok, n1, i);
@@ -176,7 +192,7 @@ __global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constan
         }
         if (lane == 0)
             L.dsum[n1 * L.rows + L.row0[b] + i] = d;
-    }
+    });
 }
 
 constexpr int kSinkThreads = 256;

@@ -14,7 +14,7 @@
 #ifndef FC_CUDA_BACKWARD_KERNEL_CUH
 #define FC_CUDA_BACKWARD_KERNEL_CUH
 
-#include "backward_common.cuh"
+#include "backward_dq.cuh"
 
 namespace fc_cuda {
 
@@ -27,34 +27,55 @@ template <int D, int BMQ> struct BwdKvSmem {
     static constexpr size_t scratch = 2 * (size_t)kBwdKvRows * (BMQ + 8) * sizeof(float); /* + with L.terms */
 };
 
-/* D: the feature class (Dqk, Dv ≤ D); DC: the features of dK/dV one CTA accumulates. */
-template <typename T, int D, int DC, int BMQ>
-__global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+/* One unit of dK/dV work: kv tile (item u / (Nkv·parts)), kv head, feature part.  D: the
+ * feature class (Dqk, Dv ≤ D); DC: the features of dK/dV (and, FUSED, of dQ) one unit
+ * accumulates.  FUSED: the query tiles are whole tiles of BMQ rows (dq_order.h), and each step
+ * also adds its dQ partial in turn (backward_dq.cuh); else they start at the first row that may
+ * see the tile, and dQ is the dQ kernel's. */
+template <typename T, int D, int DC, int BMQ, bool FUSED>
+__device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L, unsigned u, unsigned char *smem_raw)
 {
     constexpr int BN = kBwdKvRows, NQ = BMQ / 8, DT = DC / 8;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    constexpr int kAbtUnroll = FUSED ? 4 : 8; /* sm_80: the fused kernel fits 255 registers with half the unroll */
+#else
+    constexpr int kAbtUnroll = 8;
+#endif
     using Smem = BwdKvSmem<D, BMQ>;
-    extern __shared__ __align__(128) unsigned char smem_raw[];
+    using DqSmem = BwdDqSmem<BN, BMQ, DC>;
+    using Split = DqSplit<BMQ, DC>;
     T *sK = reinterpret_cast<T *>(smem_raw), *sV = reinterpret_cast<T *>(smem_raw + Smem::kv);
     T *sQ = reinterpret_cast<T *>(smem_raw + 2 * Smem::kv), *sO = reinterpret_cast<T *>(smem_raw + 2 * Smem::kv + 2 * Smem::q);
     RowFacts *sF = reinterpret_cast<RowFacts *>(smem_raw + 2 * Smem::kv + 4 * Smem::q);
-    float *sA = reinterpret_cast<float *>(smem_raw + Smem::bytes), *sB = sA + BN * (BMQ + 8);
+    unsigned char *dq_smem = smem_raw + Smem::bytes; /* FUSED: the dQ stage, then (L.terms) the scratch */
+    float *sA = reinterpret_cast<float *>(dq_smem + (FUSED ? DqSmem::bytes : 0)), *sB = sA + BN * (BMQ + 8);
+    T *sdS = reinterpret_cast<T *>(dq_smem);
+    float *sPart = reinterpret_cast<float *>(dq_smem + DqSmem::ds), *sAcc = sPart + BMQ * DqSmem::ldp;
 
-    const int per_item = (int)p.Nkv * L.parts;
-    const int2 item = L.items[blockIdx.x / per_item];
-    const int64_t b = item.x, n2 = (blockIdx.x % per_item) / L.parts;
-    const int part = blockIdx.x % L.parts, f0 = part * DC; /* first feature of this CTA's dK/dV */
+    const unsigned per_item = (unsigned)(p.Nkv * L.parts);
+    const int2 item = L.items[u / per_item];
+    const int64_t b = item.x, n2 = (u % per_item) / L.parts;
+    const int part = u % L.parts, f0 = part * DC; /* first feature of this unit's dK/dV (and dQ) */
     const fc_batch &bt = p.batch[b];
     const int j0 = item.y * BN, live = clamp_rows(BN, bt.skv - j0);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
-    int64_t i_lo = 0, i_hi = 0;
-    if (live > 0)
-        fc_col_rows(&bt, j0, j0 + live, &i_lo, &i_hi);
-    const int n_qt = (int)((i_hi - i_lo + BMQ - 1) / BMQ), n_steps = n_qt * (int)p.G;
+    int64_t q_first = 0; /* the unit's query tiles: n_qt of BMQ rows each from q_first */
+    int n_qt = 0;
+    if (FUSED) {
+        int64_t qa, qz;
+        fc_dq_visits(&bt, item.y, BN, BMQ, &qa, &qz);
+        q_first = qa * BMQ, n_qt = (int)(qz - qa);
+    } else if (live > 0) {
+        int64_t i_hi;
+        fc_col_rows(&bt, j0, j0 + live, &q_first, &i_hi);
+        n_qt = (int)((i_hi - q_first + BMQ - 1) / BMQ);
+    }
+    const int n_steps = n_qt * (int)p.G;
 
-    /* Step s: query head n2·G + s / n_qt, rows from i_lo + (s mod n_qt)·BMQ, into buffer c. */
+    /* Step s: query head n2·G + s / n_qt, rows from q_first + (s mod n_qt)·BMQ, into buffer c. */
     auto load_step = [&](int s, int c) {
-        const int64_t n1 = n2 * p.G + s / n_qt, i0 = i_lo + (int64_t)(s % n_qt) * BMQ;
+        const int64_t n1 = n2 * p.G + s / n_qt, i0 = q_first + (int64_t)(s % n_qt) * BMQ;
         const int valid = clamp_rows(BMQ, bt.sq - i0);
         load_tile<T, D, BMQ>(sQ + c * BMQ * D, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dqk, L.vec_q);
         load_tile<T, D, BMQ>(sO + c * BMQ * D, p.dout, fc_view_row(&p.dout, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dv,
@@ -62,6 +83,23 @@ __global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant
         if (tid < BMQ)
             row_facts(p, L, bt, b, n1, i0 + tid, j0, j0 + BN, sF[c * BMQ + tid]);
     };
+
+    /* FUSED: step s's accumulator tile and turn counter; thread 0's turn search (dq_order.h). */
+    auto acc_tile = [&](int s) {
+        const int64_t n1 = n2 * p.G + s / n_qt, r = L.arow0[b] + q_first + (int64_t)(s % n_qt) * BMQ;
+        return L.dq_acc + (n1 * L.arows + r) * L.dq_ld + f0;
+    };
+    auto turn_ctr = [&](int s) {
+        const int64_t n1 = n2 * p.G + s / n_qt, qt = (L.arow0[b] + q_first) / BMQ + s % n_qt;
+        return L.turns + (n1 * (L.arows / BMQ) + qt) * L.parts + part;
+    };
+    __shared__ int64_t s_P, s_A0, s_A; /* thread 0's turn search (in shared memory: no registers) */
+    __shared__ unsigned s_turn, s_prev_turn;
+    unsigned seen = 0;                  /* thread 0's first look at the counter */
+    if (FUSED && tid == 0 && n_qt > 0) {
+        s_P = fc_dq_prefix_tiles(&bt, BN);
+        s_A0 = item.y >= s_P ? fc_dq_first_sharer(&bt, s_P, item.y, q_first / BMQ, BN, BMQ) : 0;
+    }
 
     float dk[DT][4], dv[DT][4];
 #pragma unroll
@@ -79,27 +117,74 @@ __global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant
 
     for (int s = 0, c = 0; s < n_steps; s++, c ^= 1) {
         cp_async_wait_all();
-        /* Q, dO (and K, V) of step s arrived; every warp is done with buffer c ^ 1 */
+        /* Q, dO (and K, V) of step s arrived; every warp is done with buffer c ^ 1; FUSED: thread 0
+         * acquired step s − 1's turn */
         const bool full = __syncthreads_and(tid >= BMQ || sF[c * BMQ + tid].cover);
         if (s + 1 < n_steps)
             load_step(s + 1, c ^ 1);
+        if (FUSED && s > 0) /* the accumulator tile of step s − 1, behind this step's products */
+            acc_load<BMQ, DC, DqSmem::ldp>(sAcc, acc_tile(s - 1), L.dq_ld, tid);
         cp_async_commit();
+        if (FUSED && tid == 0) { /* step s's turn, and a first look at its counter */
+            const int64_t qt = q_first / BMQ + s % n_qt, A = s % n_qt == 0 ? s_A0 : s_A;
+            s_A = item.y >= s_P ? fc_dq_first_sharer(&bt, A, item.y, qt, BN, BMQ) : 0;
+            s_turn = (unsigned)fc_dq_turn(item.y, s_P, s_A);
+            seen = ld_relaxed_gpu(turn_ctr(s));
+        }
         const T *q = sQ + c * BMQ * D, *o = sO + c * BMQ * D;
         const RowFacts *F = sF + c * BMQ;
-        const int64_t n1 = n2 * p.G + s / n_qt, i0 = i_lo + (int64_t)(s % n_qt) * BMQ;
+        const int64_t n1 = n2 * p.G + s / n_qt, i0 = q_first + (int64_t)(s % n_qt) * BMQ;
 
         /* Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ: rows = this warp's 16 kv rows, columns = the BMQ query rows. */
         float st[NQ][4], dp[NQ][4];
-        tile_abt<T, D, NQ>(st, sK, q, warp, lane);
-        tile_abt<T, D, NQ>(dp, sV, o, warp, lane);
+        tile_abt<T, D, NQ, kAbtUnroll>(st, sK, q, warp, lane);
+        tile_abt<T, D, NQ, kAbtUnroll>(dp, sV, o, warp, lane);
 
         /* Pd into st, dS into dp: tile element (kv row r, query column x). */
         grad_tile<NQ>(p, bt, L, n1, full, st, dp, sA, sB, warp, lane,
                       [&](int r, int x, int64_t &i, int &j, const RowFacts *&f) { i = i0 + x, j = j0 + r, f = F + x; });
-
-        /* dV += Pdᵀ·dO and dK += dSᵀ·Q over this CTA's features. */
+        /* dV += Pdᵀ·dO and dK += dSᵀ·Q over this unit's features (FUSED: dS through shared
+         * memory, where the dQ stage reads it too; the warp's own rows, the same rounding). */
+        if (FUSED) {
+            stash_ds<T, NQ, DqSmem::lds>(sdS, dp, warp, lane);
+            __syncwarp();
+        }
         tile_acc_ab<T, D, BMQ, DT>(dv, st, o, f0 / 8, lane);
-        tile_acc_ab<T, D, BMQ, DT>(dk, dp, q, f0 / 8, lane);
+        if (FUSED)
+            tile_sab<T, D, BMQ, DT, DqSmem::lds, false>(dk, sdS, warp * 16, q, f0 / 8, lane);
+        else
+            tile_acc_ab<T, D, BMQ, DT>(dk, dp, q, f0 / 8, lane);
+
+        if (FUSED) {
+            const int ft = tid, fw = warp, fl = lane;
+            cp_async_wait_all(); /* this thread's chunks of step s − 1's accumulator tile */
+            __syncthreads();     /* dS complete; the accumulator tile visible to every thread */
+            if (s > 0)
+                acc_store<BMQ, DC, DqSmem::ldp>(acc_tile(s - 1), L.dq_ld, sAcc, sPart, ft);
+            float dq[Split::NT][4] = {}; /* step s's partial: dQ = dS·K over this unit's features */
+            tile_sab<T, D, BN, Split::NT, DqSmem::lds, true>(dq, sdS, Split::row0(fw), sK, f0 / 8 + Split::col0(fw) / 8, fl);
+            __threadfence(); /* release, first half: this thread's stores of step s − 1 */
+            __syncthreads(); /* every thread fenced and done with sAcc and sPart */
+            if (ft == 0) {
+                if (s > 0)
+                    st_release_gpu(turn_ctr(s - 1), s_prev_turn + 1);
+                wait_turn(turn_ctr(s), s_turn, seen);
+                s_prev_turn = s_turn;
+            }
+            stash_partial<Split::NT, DqSmem::ldp>(sPart, dq, Split::row0(fw), Split::col0(fw), fl);
+        }
+    }
+    if (FUSED && n_steps > 0) { /* the last step's add, as the loop's */
+        __syncthreads(); /* the partial in sPart; thread 0 acquired the turn */
+        acc_load<BMQ, DC, DqSmem::ldp>(sAcc, acc_tile(n_steps - 1), L.dq_ld, tid);
+        cp_async_commit();
+        cp_async_wait_all();
+        __syncthreads();
+        acc_store<BMQ, DC, DqSmem::ldp>(acc_tile(n_steps - 1), L.dq_ld, sAcc, sPart, tid);
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            st_release_gpu(turn_ctr(n_steps - 1), s_prev_turn + 1);
     }
     cp_async_wait_all();
 
@@ -113,6 +198,33 @@ __global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant
                            p.scale);
         store_grad_row<DT>(fc_view_row(&p.dv, fc_dtype_bytes(p.dv.dtype), b, bt.kv_tok, n2, j), p.dv, p.Dv, f0, dv, h, lane,
                            1.0f);
+    }
+}
+
+/* The dK/dV kernel of the dq-recompute path: one CTA per unit, in launch order. */
+template <typename T, int D, int DC, int BMQ>
+__global__ void __launch_bounds__(kThreads) bwd_dkv_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    dkv_unit<T, D, DC, BMQ, false>(p, L, blockIdx.x, smem_raw);
+}
+
+/* The fused kernel: dK/dV and the dQ partials (backward_dq.cuh).  Any grid size: each CTA claims
+ * units from the ticket until none are left (the order the no-deadlock argument needs). */
+template <typename T, int D, int DC, int BMQ>
+__global__ void __launch_bounds__(kThreads) bwd_fused_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    __shared__ int s_unit;
+    for (;;) {
+        if (threadIdx.x == 0)
+            s_unit = (int)atomicAdd(L.ticket, 1u);
+        __syncthreads();
+        const unsigned u = (unsigned)s_unit;
+        if (u >= (unsigned)L.units)
+            return;
+        dkv_unit<T, D, DC, BMQ, true>(p, L, u, smem_raw);
+        __syncthreads(); /* every thread read s_unit and is done with the unit's shared memory */
     }
 }
 

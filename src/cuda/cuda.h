@@ -17,6 +17,10 @@ extern "C" {
 /* Whether a usable device is present; when not, *why says why (a static string). */
 bool fc_cuda_available(const char **why);
 
+/* Device memory for a one-call form's workspace, and its release (after the queued work). */
+void *fc_cuda_workspace_alloc(size_t bytes);
+void fc_cuda_workspace_free(void *workspace);
+
 /* Where an address lives: 1 device (or managed) memory, 0 host memory, −1 unknown. */
 int fc_cuda_is_device_pointer(const void *ptr);
 
@@ -27,11 +31,15 @@ typedef struct fc_cuda_fwd fc_cuda_fwd;
 const char *fc_cuda_fwd_unsupported(const fc_problem *prob);
 /* Prepares the device state (fails with fc_fail). */
 fc_status fc_cuda_fwd_plan(const fc_problem *prob, fc_cuda_fwd **out);
+/* Device workspace of a forward run: room for the run's own per-batch facts when its runs may
+ * bring them (0 otherwise). */
+size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_facts);
 /* Queues the forward of run (the planned shape with this run's data) on stream. */
-fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream);
+fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, void *stream);
 void fc_cuda_fwd_destroy(fc_cuda_fwd *plan);
 
-/* Device state of a decode plan (decode.cu): flash-decoding over kv splits, merged in order. */
+/* Device state of a decode plan (decode.cu): flash-decoding over kv splits, merged in order;
+ * immutable once planned (runs with distinct workspaces may overlap on different streams). */
 typedef struct fc_cuda_dec fc_cuda_dec;
 
 /* Why the decode kernel cannot run prob (NULL when it can: few query rows per kv head). */
@@ -40,12 +48,17 @@ const char *fc_cuda_dec_unsupported(const fc_problem *prob);
  * an output dtype other than the query's). */
 bool fc_cuda_dec_only(const fc_problem *prob);
 fc_status fc_cuda_dec_plan(const fc_problem *prob, fc_cuda_dec **out);
-/* Bytes of device workspace a run needs: the splits' partial (O, m, l). */
+/* Bytes of device workspace a run needs: its counters, fault word and per-batch facts, and the
+ * splits' partial (O, m, l). */
 size_t fc_cuda_dec_workspace(const fc_cuda_dec *plan, const fc_problem *prob);
 /* FC_ERR_INVALID_ARG naming a block-table entry that an earlier run found out of range on the
- * GPU (that run wrote nothing); reported once. */
+ * GPU (that run did not write the batch's rows); reported once. */
 fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *prob);
-fc_status fc_cuda_dec_run(fc_cuda_dec *plan, const fc_problem *run, void *workspace, void *stream);
+/* kv_lens: the run's kv lengths in device memory (NULL: the run's facts as they are), read by the
+ * kernels: each within [col_lo, skv] of the plan's facts, else the batch is not written and
+ * fc_cuda_dec_check reports it. */
+fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, const int64_t *kv_lens, void *workspace,
+                          void *stream);
 void fc_cuda_dec_destroy(fc_cuda_dec *plan);
 
 /* Device state of a backward plan: per-batch facts, the D workspace's row offsets, the query

@@ -1,8 +1,12 @@
 /*
- * The CUDA decode (decode_kernel.cuh): which problems it takes, the split count, the plan's device
- * state (per-batch facts, the block-table fault word and its host-mapped report) and the launch of
- * the split and merge kernels.  Instantiations: key/value fp16, bf16 or int8 × head-dim classes
- * 64 / 128 / 256 × 4 or 8 rows per thread.
+ * The CUDA decode: which problems it takes, which kernel runs them (the tensor-core kernel of
+ * decode_mma_kernel.cuh where it covers the problem, else the CUDA-core split + merge kernels of
+ * decode_kernel.cuh; FLASHC_CUDA_DECODE=simt forces the latter), the split counts, the plan's
+ * device state (per-batch facts, host-mapped fault report: immutable once planned) and a run's
+ * workspace: counters and the fault word (zeroed by the run on its stream), the run's own
+ * per-batch facts when it brings lengths, the partial results.  Runs allocate nothing and never
+ * wait for the device, so they can be captured in a CUDA graph, and runs of one plan with
+ * distinct workspaces may overlap on different streams.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,8 @@
 
 #include "cuda.h"
 #include "decode_kernel.cuh"
+#include "decode_mma.h"
+#include "decode_split.h"
 #include "launch.h"
 
 using namespace fc_cuda;
@@ -23,19 +29,23 @@ struct DecKernel {
     int tn;
 };
 
+/* A run's workspace, in this order (each part 256-byte aligned): counters [B][Nkv] and the fault
+ * word (zeroed per run), the run's per-batch facts, the partial results. */
+struct DecWorkspace {
+    size_t counters, fault, facts, partial, bytes;
+};
+
 struct fc_cuda_dec {
     fc_batch *batch;         /* device copy of the planned per-batch facts */
     const fc_batch *planned; /* the host facts planned with (the fc_plan's own) */
-    fc_batch *run_batch;     /* device: the facts of a run that brings its own (IFA's kvPaddingSize,
-                                read in the second phase); one such run at a time per plan */
-    DecKernel kernel;
-    int nsplit, rows, qr, dclass;
-    size_t slot; /* floats per (batch, kv head, split) */
-    unsigned long long *fault;
+    DecKernel kernel;        /* CUDA cores */
+    MmaKernel mma;           /* tensor cores (fn NULL: not this plan's) */
+    int nsplit, mma_splits, stages, maxblk, rows, qr, dclass;
+    size_t slot; /* CUDA cores: floats per (batch, kv head, split) */
+    DecWorkspace ws;
     DecReport *report, *report_dev; /* host-mapped */
-    unsigned epoch, seen;
+    unsigned seen;                  /* reports already returned (host, atomic) */
 };
-
 /* Rows per CTA: the G query heads of a kv head × the longest batch's query rows. */
 static int64_t fc_dec_rows(const fc_problem *p) { return p->G * p->max_sq; }
 
@@ -74,8 +84,8 @@ extern "C" const char *fc_cuda_dec_unsupported(const fc_problem *p)
     if (p->max_skv >= (1 << 30))
         return "kv lengths of 2^30 or more";
     const int64_t w = p->k.pages.table_stride > p->v.pages.table_stride ? p->k.pages.table_stride : p->v.pages.table_stride;
-    if ((p->k.pages.table || p->v.pages.table) && 2 * p->B * (w > 0 ? w : 1) >= (1ll << 32))
-        return "block tables of 2^31 entries or more";
+    if ((p->k.pages.table || p->v.pages.table) && 4 * p->B * (w > 0 ? w : 1) >= (1ll << 32))
+        return "block tables of 2^30 entries or more"; /* the fault word's 32-bit index: key, value, lengths */
     return NULL;
 }
 
@@ -102,20 +112,28 @@ static DecKernel fc_dec_kernel(fc_dtype kv, int dclass, int rows)
                            : fc_dec_kernel_d<__half>(dclass, rows);
 }
 
-/* The split count: enough CTAs for whole waves over the SMs (at the kernel's occupancy), each
- * slice at least two tiles long. */
-static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int occ)
+/* The longest visible range of a batch's rows (the union of their spans), over the batches. */
+static int64_t fc_dec_longest(const fc_problem *p)
 {
     int64_t longest = 0, sp[4];
     for (int64_t b = 0; b < p->B; b++) {
         int64_t lo = INT64_MAX, hi = 0;
         for (int64_t i = 0; i < p->batch[b].q_rows; i++)
             if (fc_row_spans(&p->batch[b], i, sp) > 0) {
-                lo = lo < (sp[1] > sp[0] ? sp[0] : sp[2]) ? lo : (sp[1] > sp[0] ? sp[0] : sp[2]);
-                hi = hi > (sp[3] > sp[2] ? sp[3] : sp[1]) ? hi : (sp[3] > sp[2] ? sp[3] : sp[1]);
+                const int64_t a = sp[1] > sp[0] ? sp[0] : sp[2], z = sp[3] > sp[2] ? sp[3] : sp[1];
+                lo = a < lo ? a : lo;
+                hi = z > hi ? z : hi;
             }
         longest = hi > lo && hi - lo > longest ? hi - lo : longest;
     }
+    return longest;
+}
+
+/* The CUDA-core split count: enough CTAs for whole waves over the SMs (at the kernel's
+ * occupancy), each slice at least two tiles long. */
+static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int occ)
+{
+    const int64_t longest = fc_dec_longest(p);
     const int64_t units = p->B * p->Nkv, slots = (int64_t)sms * (occ > 0 ? occ : 1);
     int64_t cap = (longest + 2 * k.tn - 1) / (2 * k.tn);
     cap = cap < 1 ? 1 : cap > 64 ? 64 : cap;
@@ -132,65 +150,16 @@ static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int o
     return best;
 }
 
-extern "C" void fc_cuda_dec_destroy(fc_cuda_dec *plan)
+/* The most kv positions a run of the plan can see: the planned lengths and rows bound every run's
+ * (faces that bind lengths plan with bounding ones; io.kv_lens stay within the planned). */
+static int64_t fc_dec_kv_cap(const fc_problem *p)
 {
-    if (!plan)
-        return;
-    cudaFree(plan->batch);
-    cudaFree(plan->run_batch);
-    cudaFree(plan->fault);
-    cudaFreeHost(plan->report);
-    free(plan);
-}
-
-extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
-{
-    fc_cuda_dec *plan = (fc_cuda_dec *)calloc(1, sizeof *plan);
-    if (!plan)
-        return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_dec_plan: out of host memory");
-    plan->dclass = fc_cuda_dclass(p);
-    plan->qr = (int)(p->max_sq > 0 ? p->max_sq : 1);
-    plan->rows = (int)(p->G * plan->qr);
-    plan->kernel = fc_dec_kernel(p->k.dtype, plan->dclass, plan->rows);
-    plan->slot = (size_t)plan->rows * (plan->dclass + 2);
-    int dev = 0, sms = 0, occ = 0;
-    cudaError_t err;
-    const size_t bb = (size_t)p->B * sizeof(fc_batch);
-    if ((err = cudaGetDevice(&dev)) != cudaSuccess || (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
-        (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem_max)) ||
-        (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plan->kernel.fn, kDecThreads, plan->kernel.smem)) ||
-        (err = cudaMalloc(&plan->batch, bb ? bb : 1)) || (err = cudaMemcpy(plan->batch, p->batch, bb, cudaMemcpyHostToDevice)) ||
-        (err = cudaMalloc(&plan->run_batch, bb ? bb : 1)) ||
-        (err = cudaMalloc(&plan->fault, sizeof *plan->fault)) || (err = cudaMemset(plan->fault, 0, sizeof *plan->fault)) ||
-        (err = cudaHostAlloc(&plan->report, sizeof *plan->report, cudaHostAllocMapped)) ||
-        (err = cudaHostGetDevicePointer(&plan->report_dev, plan->report, 0))) {
-        fc_cuda_dec_destroy(plan);
-        return fc_cuda_err(err, "fc_cuda_dec_plan");
+    int64_t cap = p->max_skv;
+    for (int64_t b = 0; b < p->B; b++) {
+        cap = p->batch[b].skv > cap ? p->batch[b].skv : cap;
+        cap = p->batch[b].kv_rows > cap ? p->batch[b].kv_rows : cap;
     }
-    memset(plan->report, 0, sizeof *plan->report);
-    plan->planned = p->batch;
-    plan->nsplit = fc_dec_splits(p, plan->kernel, sms, occ);
-    *out = plan;
-    return FC_OK;
-}
-
-extern "C" size_t fc_cuda_dec_workspace(const fc_cuda_dec *plan, const fc_problem *p)
-{
-    return (size_t)(p->B * p->Nkv) * (size_t)plan->nsplit * plan->slot * sizeof(float);
-}
-
-extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
-{
-    const unsigned e = plan->report->epoch;
-    if (e == plan->seen)
-        return FC_OK;
-    plan->seen = e;
-    const DecReport r = *plan->report;
-    const fc_pages &pg = r.tensor ? p->v.pages : p->k.pages;
-    return fc_fail(FC_ERR_INVALID_ARG,
-                   "fc_plan_run: %s block table entry [%lld][%lld] was %d, outside [0, %lld) (found on the GPU by an "
-                   "earlier run of this plan, which wrote nothing)",
-                   r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, r.value, (long long)pg.blocks);
+    return cap < (1ll << 30) ? cap : (1ll << 30);
 }
 
 /* cp.async needs unit feature stride and 16-byte aligned rows and feature chunks. */
@@ -206,9 +175,154 @@ static bool fc_dec_vec_ok(const fc_view *v, int64_t d, int64_t es, int64_t B)
     return ok;
 }
 
+/* Why the tensor-core kernel does not take the problem (NULL when it does); those problems run on
+ * the CUDA-core kernel. */
+static const char *fc_dec_mma_gap(const fc_problem *p, int rows)
+{
+    const int64_t es = fc_dtype_bytes(p->k.dtype);
+    if (rows > kMmaRows)
+        return "more than 16 query rows per kv head";
+    if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16)
+        return "fp32 queries";
+    if (p->pse.data || p->alibi.slopes || p->mask.data || p->softcap > 0.0f)
+        return "score terms (pse, ALiBi, explicit masks, softcap)";
+    if (!fc_dec_vec_ok(&p->k, p->Dqk, es, p->B) || !fc_dec_vec_ok(&p->v, p->Dv, es, p->B))
+        return "key/value rows without unit feature stride and 16-byte alignment";
+    return NULL;
+}
+
+/* FLASHC_CUDA_DECODE: auto or mma: the tensor-core kernel where it covers the problem; simt: the
+ * CUDA-core kernel always; unset or empty: kDecDefault.  FLASHC_CUDA_DECODE_SPLITS=n forces the
+ * split count (tests: the results must not change). */
+static const char *const kDecDefault = "simt"; /* auto once the tensor-core kernel has passed on a GPU */
+
+static fc_status fc_dec_env(bool *simt, int *splits)
+{
+    const char *mode = getenv("FLASHC_CUDA_DECODE"), *sp = getenv("FLASHC_CUDA_DECODE_SPLITS");
+    mode = mode && *mode ? mode : kDecDefault;
+    *simt = mode && strcmp(mode, "simt") == 0;
+    if (mode && *mode && !*simt && strcmp(mode, "auto") != 0 && strcmp(mode, "mma") != 0)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_dec_plan: FLASHC_CUDA_DECODE=%s names no decode kernel (auto, mma or simt)", mode);
+    *splits = sp && *sp ? atoi(sp) : 0;
+    if (*splits < 0 || *splits > FC_DEC_MAX_SPLITS)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_dec_plan: FLASHC_CUDA_DECODE_SPLITS=%s is outside [1, %d]", sp, FC_DEC_MAX_SPLITS);
+    return FC_OK;
+}
+
+extern "C" void fc_cuda_dec_destroy(fc_cuda_dec *plan)
+{
+    if (!plan)
+        return;
+    cudaFree(plan->batch);
+    cudaFreeHost(plan->report);
+    free(plan);
+}
+
+static size_t fc_align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* The tensor-core kernel's setup: stages that fit the device, occupancy, split count (fn NULL
+ * when it cannot run the plan here). */
+static cudaError_t fc_dec_mma_setup(fc_cuda_dec *plan, const fc_problem *p, int dev, int sms, int forced)
+{
+    MmaKernel k = mma_kernel(p->k.dtype, plan->dclass, plan->rows);
+    int optin = 0, occ = 0;
+    cudaFuncAttributes fa;
+    cudaError_t err;
+    if ((err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) ||
+        (err = cudaFuncGetAttributes(&fa, k.fn)))
+        return err;
+    const size_t room = (size_t)optin > fa.sharedSizeBytes ? (size_t)optin - fa.sharedSizeBytes : 0;
+    const int stages = k.smem3 <= room ? 3 : k.smem2 <= room ? 2 : 0;
+    /* the last CTA keeps each block's weights in the idle stages */
+    if (stages == 0 || (size_t)plan->maxblk * plan->rows * 4 > k.stage_bytes2 / 2 * stages)
+        return cudaSuccess;
+    const size_t smem = stages == 3 ? k.smem3 : k.smem2;
+    if ((err = cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) ||
+        (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k.fn, kMmaThreads, smem)))
+        return err;
+    if (occ < 1)
+        return cudaSuccess;
+    plan->mma = k;
+    plan->stages = stages;
+    plan->mma_splits = forced ? forced : fc_dec_split_count(p->B * p->Nkv, fc_dec_blocks(fc_dec_longest(p)), (int64_t)sms * occ);
+    return cudaSuccess;
+}
+
+extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
+{
+    bool simt = false;
+    int forced = 0;
+    fc_status st = fc_dec_env(&simt, &forced);
+    if (st != FC_OK)
+        return st;
+    fc_cuda_dec *plan = (fc_cuda_dec *)calloc(1, sizeof *plan);
+    if (!plan)
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_dec_plan: out of host memory");
+    plan->dclass = fc_cuda_dclass(p);
+    plan->qr = (int)(p->max_sq > 0 ? p->max_sq : 1);
+    plan->rows = (int)(p->G * plan->qr);
+    plan->kernel = fc_dec_kernel(p->k.dtype, plan->dclass, plan->rows);
+    plan->slot = (size_t)plan->rows * (plan->dclass + 2);
+    plan->maxblk = (int)fc_dec_blocks(fc_dec_kv_cap(p));
+    int dev = 0, sms = 0, occ = 0;
+    cudaError_t err;
+    const size_t bb = (size_t)p->B * sizeof(fc_batch);
+    if ((err = cudaGetDevice(&dev)) != cudaSuccess || (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
+        (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem_max)) ||
+        (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plan->kernel.fn, kDecThreads, plan->kernel.smem)) ||
+        (!simt && !fc_dec_mma_gap(p, plan->rows) && (err = fc_dec_mma_setup(plan, p, dev, sms, forced))) ||
+        (err = cudaMalloc(&plan->batch, bb ? bb : 1)) || (err = cudaMemcpy(plan->batch, p->batch, bb, cudaMemcpyHostToDevice)) ||
+        (err = cudaHostAlloc(&plan->report, sizeof *plan->report, cudaHostAllocMapped)) ||
+        (err = cudaHostGetDevicePointer(&plan->report_dev, plan->report, 0))) {
+        fc_cuda_dec_destroy(plan);
+        return fc_cuda_err(err, "fc_cuda_dec_plan");
+    }
+    memset(plan->report, 0, sizeof *plan->report);
+    plan->planned = p->batch;
+    plan->nsplit = forced ? (forced < 64 ? forced : 64) : fc_dec_splits(p, plan->kernel, sms, occ);
+    const size_t pairs = (size_t)(p->B * p->Nkv);
+    const size_t simt_partial = pairs * (size_t)plan->nsplit * plan->slot * sizeof(float);
+    const size_t mma_partial = plan->mma.fn ? pairs * (size_t)plan->maxblk * plan->rows * (plan->dclass + 2) * sizeof(float) : 0;
+    DecWorkspace &w = plan->ws;
+    w.counters = 0;
+    w.fault = fc_align256(pairs * sizeof(unsigned));
+    w.facts = w.fault + 256;
+    w.partial = fc_align256(w.facts + bb);
+    w.bytes = w.partial + (simt_partial > mma_partial ? simt_partial : mma_partial);
+    *out = plan;
+    return FC_OK;
+}
+
+extern "C" size_t fc_cuda_dec_workspace(const fc_cuda_dec *plan, const fc_problem *p)
+{
+    (void)p;
+    return plan->ws.bytes;
+}
+
+extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
+{
+    const unsigned seq = plan->report->seq;
+    unsigned seen = __atomic_load_n(&plan->seen, __ATOMIC_ACQUIRE);
+    if (seq == seen || !__atomic_compare_exchange_n(&plan->seen, &seen, seq, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return FC_OK;
+    const DecReport r = *plan->report;
+    if (r.tensor == 2)
+        return fc_fail(FC_ERR_INVALID_ARG,
+                       "fc_plan_run: io.kv_lens[%lld] was %lld, outside [%lld, %lld] (the batch's kv start and planned "
+                       "length; found on the GPU by an earlier run of this plan, which did not write that batch's rows)",
+                       (long long)r.batch, (long long)r.value, (long long)plan->planned[r.batch].col_lo,
+                       (long long)plan->planned[r.batch].skv);
+    const fc_pages &pg = r.tensor ? p->v.pages : p->k.pages;
+    return fc_fail(FC_ERR_INVALID_ARG,
+                   "fc_plan_run: %s block table entry [%lld][%lld] was %lld, outside [0, %lld) (found on the GPU by an "
+                   "earlier run of this plan, which did not write that batch's rows)",
+                   r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks);
+}
+
 /* The per-batch facts a run uses on the device: the planned ones, or the run's own copied on its
- * stream (the kernels read every window per run; only the query rows are fixed by the plan). */
-static fc_status fc_dec_batches(fc_cuda_dec *plan, const fc_problem *run, cudaStream_t s, fc_batch **out)
+ * stream into its workspace (the kernels read every window per run; only the query rows are fixed
+ * by the plan). */
+static fc_status fc_dec_batches(const fc_cuda_dec *plan, const fc_problem *run, cudaStream_t s, char *ws, fc_batch **out)
 {
     *out = plan->batch;
     if (run->batch == plan->planned)
@@ -217,39 +331,59 @@ static fc_status fc_dec_batches(fc_cuda_dec *plan, const fc_problem *run, cudaSt
         if (run->batch[b].q_rows > plan->qr)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_dec_run: batch %lld brings %lld query rows, the decode plan serves %d",
                            (long long)b, (long long)run->batch[b].q_rows, plan->qr);
-    *out = plan->run_batch; /* from pageable memory: staged before the call returns */
-    const cudaError_t err = cudaMemcpyAsync(plan->run_batch, run->batch, (size_t)run->B * sizeof(fc_batch), cudaMemcpyHostToDevice, s);
+    *out = (fc_batch *)(ws + plan->ws.facts); /* from pageable memory: staged before the call returns */
+    const cudaError_t err = cudaMemcpyAsync(*out, run->batch, (size_t)run->B * sizeof(fc_batch), cudaMemcpyHostToDevice, s);
     return err == cudaSuccess ? FC_OK : fc_cuda_err(err, "fc_cuda_dec_run: the run's per-batch facts");
 }
 
-extern "C" fc_status fc_cuda_dec_run(fc_cuda_dec *plan, const fc_problem *run, void *workspace, void *stream)
+extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, const int64_t *kv_lens, void *workspace,
+                                     void *stream)
 {
     fc_problem p = *run;
-    const fc_status st = fc_dec_batches(plan, run, (cudaStream_t)stream, &p.batch);
+    cudaStream_t s = (cudaStream_t)stream;
+    char *ws = (char *)workspace;
+    const fc_status st = fc_dec_batches(plan, run, s, ws, &p.batch);
     if (st != FC_OK)
         return st;
-    DecLaunch L;
-    memset(&L, 0, sizeof L);
-    L.partial = (float *)workspace;
-    L.fault = plan->fault;
-    L.report = plan->report_dev;
-    if (++plan->epoch == 0) /* 0 is the fault word's initial value */
-        plan->epoch = 1;
-    L.epoch = plan->epoch;
-    L.nsplit = plan->nsplit, L.rows = plan->rows, L.qr = plan->qr, L.slot = (int)plan->slot;
+    if (p.B == 0 || p.Nkv == 0)
+        return FC_OK;
+    cudaError_t err = cudaMemsetAsync(ws, 0, plan->ws.fault + sizeof(unsigned long long), s);
+    if (err != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_dec_run: clearing the run's counters");
     const int64_t es = fc_dtype_bytes(p.k.dtype);
-    L.vec_k = fc_dec_vec_ok(&p.k, p.Dqk, es, p.B);
-    L.vec_v = fc_dec_vec_ok(&p.v, p.Dv, es, p.B);
-    L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
-    for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
-        L.k_list[b] = p.k.batch_data[b], L.v_list[b] = p.v.batch_data[b];
-    cudaStream_t s = (cudaStream_t)stream;
-    const dim3 grid((unsigned)plan->nsplit, (unsigned)p.Nkv, (unsigned)p.B);
-    if (p.B > 0 && p.Nkv > 0) {
+    const bool vec_k = fc_dec_vec_ok(&p.k, p.Dqk, es, p.B), vec_v = fc_dec_vec_ok(&p.v, p.Dv, es, p.B);
+    if (plan->mma.fn && vec_k && vec_v) { /* a run whose views lost the alignment takes the CUDA-core kernel */
+        static_assert(sizeof(MmaLaunch) < 8192, "kernel parameters");
+        MmaLaunch L;
+        memset(&L, 0, sizeof L);
+        L.partial = (float *)(ws + plan->ws.partial);
+        L.counter = (unsigned *)(ws + plan->ws.counters);
+        L.fault = (unsigned long long *)(ws + plan->ws.fault);
+        L.report = plan->report_dev;
+        L.kv_lens = kv_lens;
+        L.rows = plan->rows, L.qr = plan->qr, L.nsplit = plan->mma_splits, L.maxblk = plan->maxblk, L.stages = plan->stages;
+        L.qlo = p.q.dtype != p.k.dtype;
+        for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
+            L.k_list[b] = p.k.batch_data[b], L.v_list[b] = p.v.batch_data[b];
+        const dim3 grid((unsigned)plan->mma_splits, (unsigned)p.Nkv, (unsigned)p.B);
+        plan->mma.fn<<<grid, kMmaThreads, plan->stages == 3 ? plan->mma.smem3 : plan->mma.smem2, s>>>(p, L);
+    } else {
+        DecLaunch L;
+        memset(&L, 0, sizeof L);
+        L.partial = (float *)(ws + plan->ws.partial);
+        L.fault = (unsigned long long *)(ws + plan->ws.fault);
+        L.report = plan->report_dev;
+        L.kv_lens = kv_lens;
+        L.nsplit = plan->nsplit, L.rows = plan->rows, L.qr = plan->qr, L.slot = (int)plan->slot;
+        L.vec_k = vec_k, L.vec_v = vec_v;
+        L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
+        for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
+            L.k_list[b] = p.k.batch_data[b], L.v_list[b] = p.v.batch_data[b];
+        const dim3 grid((unsigned)plan->nsplit, (unsigned)p.Nkv, (unsigned)p.B);
         plan->kernel.fn<<<grid, kDecThreads, plan->kernel.smem, s>>>(p, L);
         const size_t msmem = (size_t)(plan->nsplit + 2) * plan->rows * sizeof(float);
         dec_merge_kernel<<<dim3((unsigned)p.Nkv, (unsigned)p.B), kDecThreads, msmem, s>>>(p, L);
     }
-    const cudaError_t err = cudaGetLastError();
+    err = cudaGetLastError();
     return err == cudaSuccess ? FC_OK : fc_cuda_err(err, "fc_cuda_dec_run: decode launch");
 }

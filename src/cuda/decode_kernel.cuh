@@ -18,33 +18,26 @@
  * semantics §4.6) with the statistics.  No atomics touch the arithmetic: results repeat bit for bit.
  *
  * Block tables: every entry that covers a position below the batch's kv length is checked on the
- * GPU by the split kernel; a bad one is recorded in a device word tagged with the run's epoch, and
+ * GPU by the split kernel; a bad one is recorded in the run's fault word (in its workspace), and
  * the merge kernel of that run then writes nothing (the outputs keep their contents) and reports
  * the entry to host-mapped memory, where the next run of the plan reads it (decode.cu).
  */
 #ifndef FC_CUDA_DECODE_KERNEL_CUH
 #define FC_CUDA_DECODE_KERNEL_CUH
 
-#include "../core/dtype.h"
+#include "decode_common.cuh"
 #include "forward_kernel.cuh"
 
 namespace fc_cuda {
 
-constexpr int kDecThreads = 128, kDecStages = 3, kDecMaxRows = 64, kDecMaxList = 256;
-
-/* What the GPU found wrong with a run (host-mapped; epoch last, after a system fence). */
-struct DecReport {
-    int64_t batch, entry;
-    int32_t value, tensor; /* tensor: 0 key, 1 value */
-    volatile unsigned epoch;
-};
+constexpr int kDecThreads = 128, kDecStages = 3, kDecMaxRows = 64;
 
 /* What the host decided about a launch beyond the problem itself. */
 struct DecLaunch {
     float *partial;                 /* [B][Nkv][nsplit][slot] */
-    unsigned long long *fault;      /* (epoch << 32) | (0xFFFFFFFF − first bad entry's index) */
+    unsigned long long *fault;      /* the run's fault word (dec_fault), zeroed by the run */
     DecReport *report;              /* host-mapped */
-    unsigned epoch;
+    const int64_t *kv_lens;         /* the run's kv lengths (device), or NULL (dec_batch) */
     int nsplit, rows, qr, slot;     /* rows = G·qr per CTA; slot = rows·(DC + 2) floats */
     bool vec_k, vec_v, terms;
     const char *k_list[kDecMaxList], *v_list[kDecMaxList]; /* tensor-list storage: per-batch bases */
@@ -64,9 +57,6 @@ template <typename KT, int DC> __host__ __device__ constexpr size_t dec_smem_byt
     return kDecStages * S::stage + (size_t)rows * DC * 4 /* Q */ + (size_t)rows * S::TN * 5 /* S, hidden */ +
            (size_t)kDecStages * 2 * S::TN * sizeof(void *) + (size_t)rows * (sizeof(int4) + 5 * sizeof(float));
 }
-
-/* A maximum that keeps NaN (fmaxf drops it, semantics §0.3). */
-__device__ __forceinline__ float nan_max(float a, float b) { return a > b || a != a ? a : b; }
 
 /* The 8 features [8c, 8c + 8) of a row in shared memory as fp32, int8 through the affine map. */
 template <typename KT> struct DecLoad {
@@ -91,23 +81,6 @@ template <> struct DecLoad<int8_t> {
     }
 };
 
-/* Address of kv row s of (b, n2) in view v (NULL when its block-table entry is out of range);
- * tensor-list storage passes the batch's base. */
-__device__ __forceinline__ const char *dec_row(const fc_view &v, const char *list_base, int esize, int64_t b, int64_t tok,
-                                               int64_t n2, int64_t s)
-{
-    if (v.pages.table) {
-        const int32_t blk = v.pages.table[b * v.pages.table_stride + s / v.pages.block_size];
-        if (blk < 0 || blk >= v.pages.blocks)
-            return nullptr;
-    }
-    if (!list_base)
-        return fc_view_row(&v, esize, b, tok, n2, s);
-    fc_view w = v; /* a tensor list: the batch's own base, at batch index 0 */
-    w.batch_data = nullptr, w.data = const_cast<char *>(list_base), w.sb = 0;
-    return fc_view_row(&w, esize, 0, tok, n2, s);
-}
-
 /* Whether the explicit mask hides (n1, i, j) of the batch. */
 __device__ __forceinline__ bool dec_masked(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int64_t j)
 {
@@ -120,14 +93,6 @@ __device__ __noinline__ float dec_terms(const fc_problem &p, const fc_batch &bt,
                                         float slope, float apos)
 {
     return score_terms(p, bt, n1, i, j, x, span, slope, apos);
-}
-
-/* Records block-table entry (tensor, b, k) as bad for this run (the smallest index wins). */
-__device__ __forceinline__ void dec_fault(const DecLaunch &L, const fc_problem &p, int tensor, int64_t b, int64_t k)
-{
-    const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
-    const unsigned long long lin = (unsigned long long)((tensor * p.B + b) * (w > 0 ? w : 1) + k);
-    atomicMax(L.fault, ((unsigned long long)L.epoch << 32) | (0xFFFFFFFFull - (lin & 0xFFFFFFFFull)));
 }
 
 /* Sums RB values over the LN lanes of a group (LN ≥ RB, powers of two) with RB − 1 + log2(LN/RB)
@@ -166,7 +131,7 @@ __device__ __forceinline__ void dec_affine(const fc_affine_view &a, int64_t n, i
 }
 
 template <typename KT, int DC, int RB>
-__global__ void __launch_bounds__(kDecThreads, RB == 4 ? (sizeof(KT) == 2 ? 4 : 3) : 1) dec_split_kernel(const __grid_constant__ fc_problem p,
+__global__ void __launch_bounds__(kDecThreads, RB == 4 ? 3 : 1) dec_split_kernel(const __grid_constant__ fc_problem p,
                                                                 const __grid_constant__ DecLaunch L)
 {
     using Sh = DecShape<KT, DC>;
@@ -182,26 +147,19 @@ __global__ void __launch_bounds__(kDecThreads, RB == 4 ? (sizeof(KT) == 2 ? 4 : 
           *sAlpha = sL + R;
     unsigned char *sHid = reinterpret_cast<unsigned char *>(sAlpha + R); /* [R][TN] */
     __shared__ int s_lo, s_hi;
+    __shared__ fc_batch sBt;
 
     const int64_t b = blockIdx.z, n2 = blockIdx.y;
     const int split = blockIdx.x, tid = threadIdx.x;
-    const fc_batch &bt = p.batch[b];
+    const fc_batch &bt = sBt;
     const char *k_base = p.k.batch_data ? L.k_list[b] : nullptr, *v_base = p.v.batch_data ? L.v_list[b] : nullptr;
+    if (tid == 0 && !dec_batch(p, L.kv_lens, b, &sBt))
+        dec_fault(L.fault, p, 2, b, 0); /* a run length out of range: nothing is written */
+    __syncthreads();
 
     /* Every block-table entry the batch covers, spread over the batch's CTAs of kv head 0. */
-    if (n2 == 0) {
-        for (int t = 0; t < 2; t++) {
-            const fc_pages &pg = t ? p.v.pages : p.k.pages;
-            if (!pg.table)
-                continue;
-            const int64_t used = (bt.skv + pg.block_size - 1) / pg.block_size;
-            for (int64_t k = (int64_t)split * kDecThreads + tid; k < used; k += (int64_t)L.nsplit * kDecThreads) {
-                const int32_t blk = pg.table[b * pg.table_stride + k];
-                if (blk < 0 || blk >= pg.blocks)
-                    dec_fault(L, p, t, b, k);
-            }
-        }
-    }
+    if (n2 == 0)
+        dec_check_table(L.fault, p, b, bt.skv, split * kDecThreads + tid, L.nsplit * kDecThreads);
 
     /* Rows r = g·qr + i (query head n2·G + g, position i): spans, ALiBi frame, softmax state. */
     if (tid == 0)
@@ -421,26 +379,6 @@ __global__ void __launch_bounds__(kDecThreads, RB == 4 ? (sizeof(KT) == 2 ? 4 : 
         slot[R * DC + r] = sM[r], slot[R * DC + R + r] = sL[r];
 }
 
-/* Output element e of a row, in the output's dtype (int8: semantics §4.6, y = q(x·scale + offset)). */
-__device__ __forceinline__ void dec_store(const fc_problem &p, char *row, int64_t n1, int e, float x, bool empty)
-{
-    const int64_t es = fc_dtype_bytes(p.out.dtype);
-    char *at = row + (int64_t)e * p.out.se * es;
-    switch (p.out.dtype) {
-    case FC_F16: *(__half *)at = __float2half_rn(x); return;
-    case FC_BF16: *(__nv_bfloat16 *)at = __float2bfloat16_rn(x); return;
-    case FC_I8: {
-        const fc_affine_view &a = p.out_quant;
-        const int64_t ae = fc_dtype_bytes(a.dtype), off = (n1 * a.sn + (int64_t)e * a.se) * ae;
-        const float s = load_any(a.scale + off, a.dtype), o = a.offset ? load_any(a.offset + off, a.dtype) : 0.0f;
-        const float h = __half2float(__float2half_rn(x * s + o)), rr = rintf(h);
-        *(int8_t *)at = empty || h != h ? 0 : (int8_t)(rr > 127.0f ? 127 : rr < -128.0f ? -128 : (int)rr);
-        return;
-    }
-    default: *(float *)at = x; return;
-    }
-}
-
 /* Combines the split slots of one (batch, kv head) and writes its rows.  Shared memory: the
  * weights [nsplit][R] and per row 1/l and whether it is empty. */
 __global__ void __launch_bounds__(kDecThreads) dec_merge_kernel(const __grid_constant__ fc_problem p,
@@ -450,22 +388,17 @@ __global__ void __launch_bounds__(kDecThreads) dec_merge_kernel(const __grid_con
     const int R = L.rows, DC = (L.slot / R) - 2, tid = threadIdx.x;
     float *sInv = sW + L.nsplit * R, *sEmpty = sInv + R;
     const unsigned long long fault = *L.fault;
-    if ((unsigned)(fault >> 32) == L.epoch) { /* a bad block-table entry: nothing is written */
-        if (blockIdx.x == 0 && blockIdx.y == 0 && tid == 0) {
-            const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
-            const int64_t lin = (int64_t)(0xFFFFFFFFull - (fault & 0xFFFFFFFFull)), ww = w > 0 ? w : 1;
-            const int tensor = (int)(lin / (p.B * ww));
-            const int64_t bb = lin / ww % p.B, k = lin % ww;
-            const fc_pages &pg = tensor ? p.v.pages : p.k.pages;
-            L.report->batch = bb, L.report->entry = k, L.report->tensor = tensor;
-            L.report->value = pg.table[bb * pg.table_stride + k];
-            __threadfence_system();
-            L.report->epoch = L.epoch;
-        }
+    if (fault >> 32) { /* a bad block-table entry or run length: nothing is written */
+        if (blockIdx.x == 0 && blockIdx.y == 0 && tid == 0)
+            dec_report(L.report, p, L.kv_lens, fault);
         return;
     }
     const int64_t b = blockIdx.y, n2 = blockIdx.x;
-    const fc_batch &bt = p.batch[b];
+    __shared__ fc_batch sBt;
+    if (tid == 0)
+        dec_batch(p, L.kv_lens, b, &sBt);
+    __syncthreads();
+    const fc_batch &bt = sBt;
     const float *slots = L.partial + ((int64_t)b * p.Nkv + n2) * L.nsplit * L.slot;
     for (int r = tid; r < R; r += kDecThreads) {
         const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;

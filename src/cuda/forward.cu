@@ -13,16 +13,24 @@
 #include "cuda.h"
 #include "forward_kernel.cuh"
 #include "launch.h"
+#ifdef FLASHC_HOPPER
+#include "hopper/fwd.h"
+#endif
 
 using namespace fc_cuda;
 
 struct fc_cuda_fwd {
-    fc_batch *batch;         /* device copy of the planned per-batch facts */
+    fc_batch *batch;         /* device copy of the planned per-batch facts (read-only after planning:
+                                a run that brings its own facts copies them into its workspace, so
+                                runs of one plan may be queued on several streams at once) */
     const fc_batch *planned; /* the host facts planned with (the fc_plan's own, as long-lived) */
-    fc_batch *run_batch;     /* device: the facts of a run that brings its own (IFA's left padding);
-                                one such run at a time per plan (they share this buffer) */
     int2 *items;             /* device: (batch, query tile), heaviest first */
     int n_items, dclass;     /* head-dim class of the kernel: 64, 128 or 256 */
+    bool insist_sm90;        /* FLASHC_CUDA_FWD=sm90: a run the sm_90a kernel cannot map fails */
+#ifdef FLASHC_HOPPER
+    bool sm90;               /* the sm_90a kernel runs this plan (its views permitting, per run) */
+    fc_hopper::FwdPlan hopper;
+#endif
 };
 
 /* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps; BN_TERMS
@@ -78,9 +86,46 @@ extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
     if (!plan)
         return;
     cudaFree(plan->batch);
-    cudaFree(plan->run_batch);
     cudaFree(plan->items);
+#ifdef FLASHC_HOPPER
+    if (plan->sm90)
+        fc_hopper::fwd_destroy(&plan->hopper);
+#endif
     free(plan);
+}
+
+/* Which forward kernel a plan takes: FLASHC_CUDA_FWD=sm80 forces the mma.sync kernel (every GPU),
+ * sm90 insists on the Hopper kernel (a plan or run it cannot take fails, naming why: for tests),
+ * auto takes the Hopper kernel where the device and the problem allow.  Unset: kFwdDefault. */
+static const char *const kFwdDefault = "sm80"; /* auto once the sm_90a kernel has passed on a GPU */
+
+static fc_status fc_fwd_choose(const fc_problem *p, fc_cuda_fwd *plan)
+{
+    const char *mode = getenv("FLASHC_CUDA_FWD");
+    mode = mode && *mode ? mode : kFwdDefault;
+    const bool force80 = mode && strcmp(mode, "sm80") == 0;
+    plan->insist_sm90 = mode && strcmp(mode, "sm90") == 0;
+    if (mode && *mode && !force80 && !plan->insist_sm90 && strcmp(mode, "auto") != 0)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_plan: FLASHC_CUDA_FWD=%s is none of auto, sm80, sm90", mode);
+    const char *why = force80 ? "FLASHC_CUDA_FWD=sm80" : NULL;
+#ifdef FLASHC_HOPPER
+    if (!why && !fc_hopper::fwd_device_ok(&why))
+        ;
+    else if (!why && (why = fc_hopper::fwd_unsupported(p)) == NULL) {
+        const fc_status st = fc_hopper::fwd_plan(p, &plan->hopper);
+        if (st != FC_OK)
+            return st;
+        plan->sm90 = true;
+        return FC_OK;
+    }
+#else
+    (void)p;
+    if (!why)
+        why = "this build has no sm_90a kernels (no CuTe headers at configure time)";
+#endif
+    if (plan->insist_sm90)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_plan: FLASHC_CUDA_FWD=sm90, but the sm_90a forward cannot run this: %s", why);
+    return FC_OK;
 }
 
 extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
@@ -92,12 +137,11 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
     plan->planned = p->batch;
     const size_t bb = (size_t)p->B * sizeof(fc_batch);
     fc_status st = fc_cuda_upload((void **)&plan->batch, p->batch, bb, "fc_cuda_fwd_plan");
-    const cudaError_t err = st == FC_OK ? cudaMalloc(&plan->run_batch, bb ? bb : 1) : cudaSuccess;
-    if (err != cudaSuccess)
-        st = fc_cuda_err(err, "fc_cuda_fwd_plan");
     if (st == FC_OK)
         st = fc_cuda_tile_order(p, fc_fwd_bm(plan->dclass), false, p->Nq, fc_cuda_q_tile_cost, &plan->items, &plan->n_items,
                                 "fc_cuda_fwd_plan");
+    if (st == FC_OK)
+        st = fc_fwd_choose(p, plan);
     if (st != FC_OK) {
         fc_cuda_fwd_destroy(plan);
         return st;
@@ -124,33 +168,54 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
     return FC_OK;
 }
 
+extern "C" size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_facts)
+{
+    return runs_bring_facts ? ((size_t)p->B * sizeof(fc_batch) + 255) / 256 * 256 : 0;
+}
+
 /* The device per-batch facts of a run: the planned ones, or the run's own (a face that patches
  * them per run, e.g. IncreFlashAttention's kvPaddingSize read in its second phase) copied on the
- * stream — they may move kv windows, not query rows, which the tile list was made from. */
-static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run, cudaStream_t s, fc_batch **out)
+ * stream into the run's workspace — they may move kv windows, not query rows, which the tile
+ * list was made from. */
+static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, cudaStream_t s,
+                                  fc_batch **out)
 {
     *out = plan->batch;
     if (run->batch == plan->planned)
         return FC_OK;
+    if (!workspace)
+        return fc_fail(FC_ERR_WORKSPACE, "fc_cuda_fwd_run: a run with its own per-batch facts needs the plan's workspace");
     for (int64_t b = 0; b < run->B; b++)
         if (run->batch[b].q_rows != plan->planned[b].q_rows || run->batch[b].sq != plan->planned[b].sq)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_run: batch %lld of the run has %lld query rows, the plan %lld",
                            (long long)b, (long long)run->batch[b].q_rows, (long long)plan->planned[b].q_rows);
     /* from pageable memory: staged before the call returns, so the caller may reuse its facts */
-    const cudaError_t err = cudaMemcpyAsync(plan->run_batch, run->batch, (size_t)run->B * sizeof(fc_batch),
-                                            cudaMemcpyHostToDevice, s);
+    const cudaError_t err = cudaMemcpyAsync(workspace, run->batch, (size_t)run->B * sizeof(fc_batch), cudaMemcpyHostToDevice, s);
     if (err != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: the run's per-batch facts");
-    *out = plan->run_batch;
+    *out = (fc_batch *)workspace;
     return FC_OK;
 }
 
-extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *stream)
+extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, void *stream)
 {
     fc_problem p = *run;
-    const fc_status st = fc_fwd_run_batch(plan, run, (cudaStream_t)stream, &p.batch);
+    fc_status st = fc_fwd_run_batch(plan, run, workspace, (cudaStream_t)stream, &p.batch);
     if (st != FC_OK)
         return st;
+#ifdef FLASHC_HOPPER
+    if (plan->sm90) { /* the sm_90a kernel, unless this run's views cannot be mapped for it */
+        bool launched = false;
+        const char *why = NULL;
+        st = fc_hopper::fwd_run(plan->hopper, p, run->batch, (cudaStream_t)stream, &launched, &why);
+        if (st != FC_OK || launched)
+            return st;
+        if (plan->insist_sm90)
+            return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_run: FLASHC_CUDA_FWD=sm90, but this run's views cannot be mapped: %s", why);
+    }
+#endif
+    if (plan->insist_sm90)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_run: FLASHC_CUDA_FWD=sm90, but the plan took the sm_80 kernel");
     FwdLaunch L;
     L.items = plan->items;
     L.n_items = plan->n_items;

@@ -4,6 +4,7 @@
 #include "launch.h"
 
 #include "../core/visibility.h"
+#include "dq_order.h"
 
 fc_status fc_cuda_err(cudaError_t err, const char *what)
 {
@@ -90,6 +91,14 @@ fc_status fc_cuda_tile_order(const fc_problem *p, int tile, bool kv, int64_t per
         qsort(order, (size_t)n, sizeof *order, fc_tile_cmp);
         for (int64_t x = 0; x < n; x++)
             items[x] = order[x].item;
+        int64_t *next = kv ? (int64_t *)calloc((size_t)(p->B ? p->B : 1), sizeof *next) : NULL;
+        if (kv && !next)
+            st = fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory", what);
+        else if (kv) /* the fused backward's turns need each batch's kv tiles in increasing order */
+            fc_dq_ascending_tiles(&items[0].x, n, next);
+        free(next);
+    }
+    if (st == FC_OK) {
         st = fc_cuda_upload((void **)dev, items, (size_t)n * sizeof(int2), what);
         *n_out = (int)n;
     }

@@ -35,7 +35,9 @@ int64_t fc_cuda_kv_tile_cost(const fc_batch *bt, int64_t t, int tile);
 
 /* Tiles (batch, tile index) of `tile` query rows (kv = false: over q_rows) or key/value rows
  * (kv = true: over kv_rows) of every batch, heaviest first, in a new device array *dev of *n
- * entries; `per_tile` CTAs run each (heads, parts), and the total must fit one launch. */
+ * entries; `per_tile` CTAs run each (heads, parts), and the total must fit one launch.  kv: the
+ * slots of each batch then take its tiles in increasing order (dq_order.h: the backward's dQ
+ * turns wait only on earlier units). */
 fc_status fc_cuda_tile_order(const fc_problem *p, int tile, bool kv, int64_t per_tile, fc_tile_cost cost, int2 **dev, int *n,
                              const char *what);
 

@@ -25,6 +25,15 @@ extern "C" bool fc_cuda_available(const char **why)
     return true;
 }
 
+/* A one-call form's workspace in device memory; cudaFree waits for the work queued before it. */
+extern "C" void *fc_cuda_workspace_alloc(size_t bytes)
+{
+    void *p = NULL;
+    return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
+}
+
+extern "C" void fc_cuda_workspace_free(void *workspace) { cudaFree(workspace); }
+
 extern "C" int fc_cuda_is_device_pointer(const void *ptr)
 {
     cudaPointerAttributes attr;

@@ -47,7 +47,7 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, bool masked, 
     fc_batch_totals tot;
     fc_batch_facts_into(&rule, &lengths, &p, &tot);
     const fc_options opt = {.backend = device == INFINI_DEVICE_NVIDIA ? FC_BACKEND_CUDA : FC_BACKEND_CPU};
-    const fc_status st = fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, &opt, plan); /* takes p.batch */
+    const fc_status st = fc_plan_from_problem(&p, NULL, false, FC_OP_FORWARD, &opt, plan); /* takes p.batch */
     if (st != FC_OK) /* BACKEND: a shape or dtype the GPU does not cover yet */
         return infini_fail(st == FC_ERR_BACKEND ? INFINI_STATUS_NOT_IMPLEMENTED : INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn,
                            fc_error_message());

@@ -241,8 +241,6 @@ static inline bool fc_amx_row_has_nan(const float *srow, const fc_amx_span *s)
     return false;
 }
 
-#define FC_LOG2E 1.44269504088896341f
-
 /* 2^y for the softmax's y = (x − m)·log2 e ≲ 0 (or NaN): 2ⁿ·p(f), n = round(y), f = y − n, p a
  * degree-4 fit of 2^f on [−½, ½] with p(0) = 1 (relative error 3e-6 evaluated in fp32, under
  * 1/600 of P's bf16 rounding, 2⁻⁹; v_exp's Cody–Waite reduction and degree 6 serve the whole fp32

@@ -1,8 +1,8 @@
 /*
  * Few query rows (decode: the G query heads of one position, at most FC_QK_DOT_ROWS) against
  * fully visible kv tiles, fused so that a tile costs little more than reading it:
- *  - scores are dot products straight from the cache rows, 16 at a time (keys × rows), their
- *    horizontal sums done as one transposing reduction instead of one reduction per dot;
+ *  - scores are dot products straight from the cache rows, FC_DEC_ACC at a time (keys × rows),
+ *    their horizontal sums done as one transposing reduction instead of one reduction per dot;
  *  - the online softmax runs on a dense S[j][r] tile (stride Rs = R rounded up to 1, 2 or 4), so
  *    one vector exp covers FC_W scores, not FC_W rows of which R are real;
  *  - P·V reads the value rows straight from the cache into register accumulators, per tile
@@ -18,6 +18,16 @@
 #include "scores.h"
 
 #define FC_DEC_COLS 64 /* kv columns per softmax step: keys and values of a step stay in L1 */
+/* Score accumulators (keys × rows) per block and value vectors per P·V block: what the register
+ * file holds beside the operands — 16 and 4 in 32 registers; in AVX2's 16, 8 scores (2 keys of 4
+ * rows) and 8 accumulator vectors (4 rows × 2, 2 × 4 or 1 × 8: eight FMA chains each) */
+#if FC_W == 8
+#define FC_DEC_ACC 8
+#define FC_DEC_NV(R) ((R) == 1 ? 8 : (R) == 2 ? 4 : 2)
+#else
+#define FC_DEC_ACC 16
+#define FC_DEC_NV(R) 4
+#endif
 /* kv rows prefetched ahead, into L1, spread over the score and P·V loops: one burst per step
  * stalls on the fill buffers (−5 % CPU time at 1 thread, fp16 32K cache, docs/PERFORMANCE.md) */
 #define FC_DEC_AHEAD 64
@@ -109,10 +119,19 @@ FC_INLINE fvec fc_dec_load(const char *row, const fc_dtype dt, int e)
          : dt == FC_BF16 ? v_load_bf16((const uint16_t *)row + e) : v_load((const float *)row + e);
 }
 
-/* out[i] = Σ lanes of a[i], i < 16. */
-FC_INLINE void fc_dec_hsum16(const fvec *a, float *out)
+/* out[i] = Σ lanes of a[i], i < FC_DEC_ACC, each sum associated as v_hsum's. */
+FC_INLINE void fc_dec_hsum(const fvec *a, float *out)
 {
-#if FC_W == 16 && !defined(FC_SIMD_VEC16)
+#if FC_W == 8
+    /* the halves added, (a[i], a[i + 4]) side by side; then lanes 0 + 2 and 1 + 3; then the pairs:
+     * v_hsum's order, with out[i] landing in lane i */
+    __m256 u[4], v[2];
+    for (int k = 0; k < 4; k++)
+        u[k] = _mm256_add_ps(_mm256_permute2f128_ps(a[k], a[k + 4], 0x20), _mm256_permute2f128_ps(a[k], a[k + 4], 0x31));
+    for (int k = 0; k < 2; k++)
+        v[k] = _mm256_add_ps(_mm256_shuffle_ps(u[2 * k], u[2 * k + 1], 0x44), _mm256_shuffle_ps(u[2 * k], u[2 * k + 1], 0xEE));
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_shuffle_ps(v[0], v[1], 0x88), _mm256_shuffle_ps(v[0], v[1], 0xDD)));
+#elif FC_W == 16 && !defined(FC_SIMD_VEC16)
     /* a transposing tree: halves, quarters, then pairs and single lanes within 128-bit lanes;
      * the inputs are taken in the order that leaves sum a[i] in lane i */
 #define FC_T(k) a[4 * ((k) % 4) + (k) / 4]
@@ -128,24 +147,24 @@ FC_INLINE void fc_dec_hsum16(const fvec *a, float *out)
         d[k] = _mm512_add_ps(_mm512_shuffle_ps(c[2 * k], c[2 * k + 1], 0x44), _mm512_shuffle_ps(c[2 * k], c[2 * k + 1], 0xEE));
     _mm512_storeu_ps(out, _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], 0x88), _mm512_shuffle_ps(d[0], d[1], 0xDD)));
 #else
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < FC_DEC_ACC; i++)
         out[i] = v_hsum(a[i]);
 #endif
 }
 
-/* S[j·Rs + r] = (k_j · q_r + qoff[r])·scale for j < jn (rounded up to 16/Rs keys: the extra keys
- * repeat row jn − 1 and are hidden by the caller). */
+/* S[j·Rs + r] = (k_j · q_r + qoff[r])·scale for j < jn (rounded up to FC_DEC_ACC/Rs keys: the extra
+ * keys repeat row jn − 1 and are hidden by the caller). */
 FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d,
                              int Dqk, float scale, const char *const *kpf, int kbytes)
 {
-    const int JR = 16 / Rs;
-    float add[16];
-    for (int i = 0; i < 16; i++)
+    const int JR = FC_DEC_ACC / Rs;
+    float add[FC_DEC_ACC];
+    for (int i = 0; i < FC_DEC_ACC; i++)
         add[i] = d->qoff[i % Rs];
     for (int j = 0; j < jn; j += JR) {
-        fvec a[16];
+        fvec a[FC_DEC_ACC];
 #pragma GCC unroll 16
-        for (int i = 0; i < 16; i++)
+        for (int i = 0; i < FC_DEC_ACC; i++)
             a[i] = v_zero();
         for (int jj = 0; jj < JR; jj++)
             for (int o = 0; o < kbytes; o += 64)
@@ -164,8 +183,8 @@ FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const ch
             }
         }
         float *s = S + j * Rs;
-        fc_dec_hsum16(a, s);
-        for (int i = 0; i < 16; i += FC_W)
+        fc_dec_hsum(a, s);
+        for (int i = 0; i < FC_DEC_ACC; i += FC_W)
             v_store(s + i, v_mul(v_add(v_load(s + i), v_load(add + i)), v_set1(scale)));
     }
 }
@@ -246,31 +265,31 @@ FC_INLINE void fc_dec_pv_block(const int R, const int NV, const fc_dtype dt, flo
                                int Rs, const char *const *vrow, int jn, const float *alpha, const float *psum,
                                const fc_decode *d, const char *const *vpf, int vbytes)
 {
-    fvec acc[4][4];
+    fvec acc[4][8];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int v = 0; v < NV; v++)
             acc[r][v] = v_zero();
     for (int j = 0; j < jn; j++) {
         if (vpf)
             for (int o = 0; o < vbytes; o += 64)
                 __builtin_prefetch(vpf[j] + o, 0, 3);
-        fvec x[4];
-#pragma GCC unroll 4
+        fvec x[8];
+#pragma GCC unroll 8
         for (int v = 0; v < NV; v++)
             x[v] = fc_dec_load(vrow[j], dt, c + v * FC_W);
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             const fvec pb = v_bcast(P + j * Rs + r);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (int v = 0; v < NV; v++)
                 acc[r][v] = v_fma(pb, x[v], acc[r][v]);
         }
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int v = 0; v < NV; v++) {
             const int e = c + v * FC_W;
             fvec t = acc[r][v];
@@ -286,8 +305,8 @@ FC_INLINE void fc_dec_pv(const int R, const fc_dtype dt, float *o, int ldo, int 
                          const char *const *vpf, int vbytes)
 {
     int c = 0;
-    for (; c + 4 * FC_W <= Dv; c += 4 * FC_W)
-        fc_dec_pv_block(R, 4, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
+    for (; c + FC_DEC_NV(R) * FC_W <= Dv; c += FC_DEC_NV(R) * FC_W)
+        fc_dec_pv_block(R, FC_DEC_NV(R), dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
     for (; c < Dv; c += FC_W)
         fc_dec_pv_block(R, 1, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
 }
@@ -309,7 +328,7 @@ static inline void fc_dec_pv_dt(const fc_dtype dt, float *o, int ldo, int Dv, co
 static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64_t j0, int jn, float *S, float *o,
                                   int ldo, float *m, float *l)
 {
-    const int Dqk = (int)p->Dqk, Dv = (int)p->Dv, Rs = d->Rs, JR = 16 / Rs;
+    const int Dqk = (int)p->Dqk, Dv = (int)p->Dv, Rs = d->Rs, JR = FC_DEC_ACC / Rs;
     const int kbytes = Dqk * (int)fc_dtype_bytes(p->k.dtype), vbytes = Dv * (int)fc_dtype_bytes(p->v.dtype);
     const char *krow[FC_DEC_COLS + 16], *vrow[FC_DEC_COLS], *kpf[FC_DEC_COLS + 16], *vpf[FC_DEC_COLS];
     float alpha[4], psum[4];

@@ -95,7 +95,7 @@ static fc_status bwd_alloc(ring_ctx *c, bwd_state *f)
     return FC_OK;
 }
 
-static void bwd_free(bwd_state *f)
+static void bwd_free(ring_ctx *c, bwd_state *f)
 {
     for (int k = 0; k < f->count; k++) {
         if (f->max)
@@ -105,8 +105,10 @@ static void bwd_free(bwd_state *f)
         if (f->dq)
             free(f->dq[k]);
     }
-    free(f->max), free(f->sum), free(f->dq), free(f->slices), free(f->blk_dq), free(f->kv[0]), free(f->kv[1]);
-    free(f->blk_dkv), free(f->mine), free(f->in), free(f->out[0]), free(f->out[1]), free(f->final);
+    free(f->max), free(f->sum), free(f->dq), free(f->slices), free(f->blk_dq), free(f->blk_dkv), free(f->mine);
+    void *transfers[] = {f->kv[0], f->kv[1], f->in, f->out[0], f->out[1], f->final};
+    for (size_t k = 0; k < sizeof transfers / sizeof transfers[0]; k++)
+        ring_free_transfer(c, transfers[k]);
 }
 
 /* The ranks before / after step t on shard s's path that see it (−1: none). */
@@ -155,10 +157,10 @@ static fc_status bwd_pass_dkv(ring_ctx *c, bwd_state *f, int s, int t, int prev,
 {
     const ring_geom *g = &c->geom;
     const int64_t n = dkv_count(c, shard_rows(g, s));
-    fc_status st = ring_wait(c, in_req, 1, "a dK/dV accumulator", prev);
+    fc_status st = ring_wait(c, in_req, 1, ring_peers_text(c, "a dK/dV accumulator", prev, -1));
     float *out = f->out[f->sends % 2];
     if (st == FC_OK)
-        st = ring_wait(c, &f->send[f->sends % 2], 1, "an earlier dK/dV send", -1);
+        st = ring_wait(c, &f->send[f->sends % 2], 1, "another rank to take an earlier dK/dV accumulator");
     if (st != FC_OK)
         return st;
     const int next = contributor(g, s, t, +1), dest = next >= 0 ? next : s;
@@ -203,9 +205,12 @@ static fc_status bwd_step(ring_ctx *c, bwd_state *f, int t)
             st = bwd_pass_dkv(c, f, s, t, prev, &reqs[2]);
     }
     if (st == FC_OK)
-        st = ring_wait(c, reqs, 2, "a key/value shard", left);
-    if (st != FC_OK)
-        ring_abandon(reqs, 3);
+        st = ring_wait(c, reqs, 2, ring_peers_text(c, "key/value shards", left, right));
+    if (st != FC_OK) {
+        ring_abandon(c, &reqs[0], 1, true);
+        ring_abandon(c, &reqs[1], 1, false);
+        ring_abandon(c, &reqs[2], 1, true);
+    }
     return st;
 }
 
@@ -232,14 +237,16 @@ static fc_status bwd_dsink(ring_ctx *c)
     }
     MPI_Request req;
     MPI_Iallgather(part, (int)c->Nq, MPI_DOUBLE, all, (int)c->Nq, MPI_DOUBLE, c->comm, &req);
-    const fc_status st = ring_wait(c, &req, 1, "the other ranks' sink gradients", -1);
+    const fc_status st = ring_wait(c, &req, 1, "the other ranks' sink gradients");
+    if (st != FC_OK)
+        ring_abandon(c, &req, 1, false);
     for (int64_t n = 0; st == FC_OK && n < c->Nq; n++) {
         double sum = 0;
         for (int r = 0; r < P; r++)
             sum += all[r * c->Nq + n];
         c->g->dsink[n] = (float)-sum;
     }
-    free(part);
+    ring_free_transfer(c, part);
     return st;
 }
 
@@ -280,14 +287,14 @@ static fc_status bwd_run(ring_ctx *c, bwd_state *f)
     for (int t = 0; t < g->ranks && st == FC_OK; t++)
         st = bwd_step(c, f, t);
     if (st == FC_OK)
-        st = ring_wait(c, f->send, 2, "a dK/dV send", -1);
+        st = ring_wait(c, f->send, 2, "other ranks to take this rank's dK/dV accumulators");
     if (st == FC_OK)
-        st = ring_wait(c, &f->final_req, 1, "this rank's dK/dV", last);
+        st = ring_wait(c, &f->final_req, 1, ring_peers_text(c, "this rank's own dK/dV", last, -1));
     if (st == FC_OK && c->d->sink)
         st = bwd_dsink(c);
     if (st != FC_OK) {
-        ring_abandon(f->send, 2);
-        ring_abandon(&f->final_req, 1);
+        ring_abandon(c, f->send, 2, false);
+        ring_abandon(c, &f->final_req, 1, true);
         return st;
     }
     bwd_write(c, f);
@@ -304,7 +311,7 @@ fc_status fc_ring_attention_backward(const fc_attention_desc *desc, const fc_att
         st = bwd_alloc(&c, &f);
         if (st == FC_OK)
             st = bwd_run(&c, &f);
-        bwd_free(&f);
+        bwd_free(&c, &f);
     }
     ring_end(&c);
     return st;

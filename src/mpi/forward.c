@@ -116,11 +116,12 @@ static fc_status fwd_alloc(ring_ctx *c, fwd_state *f)
     return FC_OK;
 }
 
-static void fwd_free(fwd_state *f)
+static void fwd_free(ring_ctx *c, fwd_state *f)
 {
     for (int k = 0; f->acc && k < f->count; k++)
         free(f->acc[k].out), free(f->acc[k].max), free(f->acc[k].sum);
-    free(f->acc), free(f->slices), free(f->blk_out), free(f->blk_max), free(f->blk_sum), free(f->kv[0]), free(f->kv[1]);
+    free(f->acc), free(f->slices), free(f->blk_out), free(f->blk_max), free(f->blk_sum);
+    ring_free_transfer(c, f->kv[0]), ring_free_transfer(c, f->kv[1]);
 }
 
 /* This rank's blocks against shard s (held in buf), with MPI progress between block calls. */
@@ -169,9 +170,10 @@ static fc_status fwd_run(ring_ctx *c, fwd_state *f)
         }
         fc_status st = ring_needs(g, me, s) ? fwd_step(c, f, s, cur, reqs, 2) : FC_OK;
         if (st == FC_OK)
-            st = ring_wait(c, reqs, 2, "a key/value shard", left);
+            st = ring_wait(c, reqs, 2, ring_peers_text(c, "key/value shards", left, right));
         if (st != FC_OK) {
-            ring_abandon(reqs, 2);
+            ring_abandon(c, &reqs[0], 1, true);
+            ring_abandon(c, &reqs[1], 1, false);
             return st;
         }
     }
@@ -189,7 +191,7 @@ fc_status fc_ring_attention(const fc_attention_desc *desc, const fc_ring_options
         st = fwd_alloc(&c, &f);
         if (st == FC_OK)
             st = fwd_run(&c, &f);
-        fwd_free(&f);
+        fwd_free(&c, &f);
     }
     ring_end(&c);
     return st;

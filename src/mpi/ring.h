@@ -39,7 +39,10 @@ typedef struct ring_ctx {
     const fc_attention_desc *d;
     const fc_attention_grads *g; /* backward only */
     fc_ring_options opt;
-    MPI_Comm comm; /* a private duplicate of the caller's communicator */
+    MPI_Comm comm;              /* a private duplicate of the caller's communicator (once created) */
+    MPI_Comm *dup;              /* where MPI_Comm_idup writes it: heap, as a timed-out idup still will */
+    struct ring_leftover *left; /* what this call could not complete (leftover.c); NULL: nothing */
+    bool keep_buffers;          /* a request was abandoned: transfer buffers outlive the call */
     ring_geom geom;
     int64_t B, Nq, Nkv, D, Dv;
     fc_window *win;        /* [B]: the gathered problem's windows, top-left aligned */
@@ -81,20 +84,54 @@ bool ring_kv_moves(const ring_geom *g, int s, int t);
 fc_status ring_begin(ring_ctx *c, const char *fn, const fc_attention_desc *d, const fc_attention_grads *g,
                      const fc_ring_options *opt, MPI_Comm comm);
 void ring_end(ring_ctx *c);
+/* This rank's own check (check.c): what the ring supports and libflashc's validation of the shard. */
+fc_status ring_check_local(ring_ctx *c, bool backward);
 
 /* ---- transfers (comm.c) --------------------------------------------------------------------- */
 double ring_now(void);
-/* Waits for n requests (MPI_REQUEST_NULL entries are fine) until the deadline; `what` and `peer`
- * name the transfer in the timeout message.  Counts the time as waiting.  On a timeout the
- * requests stay as they are: the caller abandons point-to-point ones (collectives cannot be). */
-fc_status ring_wait(ring_ctx *c, MPI_Request *reqs, int n, const char *what, int peer);
+/* Waits for n requests (MPI_REQUEST_NULL entries are fine) until the deadline; `what` names them
+ * in the timeout message ("a key/value shard from rank 3").  Counts the time as waiting.  On a
+ * timeout the requests stay as they are: the caller abandons them (ring_abandon). */
+fc_status ring_wait(ring_ctx *c, MPI_Request *reqs, int n, const char *what);
+/* "what from rank a" / "what from rank a and to rank b" (a or b < 0: left out), in a buffer of
+ * this thread's: the argument of one ring_wait. */
+const char *ring_peers_text(const ring_ctx *c, const char *what, int from, int to);
 /* Lets MPI move outstanding transfers while the compute runs (single-copy transports only copy
  * inside MPI calls). */
 void ring_progress(MPI_Request *reqs, int n);
-/* Cancels and frees what is still outstanding after a failure. */
-void ring_abandon(MPI_Request *reqs, int n);
+/* Hands requests still outstanding after a failure to the call's leftovers (receives are
+ * cancelled first; sends and collectives cannot be): they complete later, never into freed memory. */
+void ring_abandon(ring_ctx *c, MPI_Request *reqs, int n, bool receives);
+/* Frees a buffer a transfer of this call used, or keeps it with the call's leftovers while any
+ * request is outstanding. */
+void ring_free_transfer(ring_ctx *c, void *p);
 int ring_tag_kv(const ring_ctx *c, int shard);
 int ring_tag_dkv(const ring_ctx *c, int shard);
+
+/* ---- what failed calls leave behind (leftover.c) ---------------------------------------------- */
+/* Outstanding requests, the memory they may touch and the call's duplicate communicator, kept
+ * process-wide until the requests complete; tested at every fc_ring_* call and at MPI_Finalize. */
+typedef struct ring_leftover ring_leftover;
+typedef void (*ring_leftover_then)(ring_leftover *e);
+ring_leftover *ring_leftover_new(void);
+void ring_leftover_add_request(ring_leftover *e, MPI_Request req);
+void ring_leftover_add_buffer(ring_leftover *e, void *p);
+void ring_leftover_set_comm(ring_leftover *e, MPI_Comm *comm);
+/* The entry's outstanding request is an MPI_Comm_idup of `parent`. */
+void ring_leftover_set_parent(ring_leftover *e, MPI_Comm parent);
+MPI_Comm ring_leftover_comm(const ring_leftover *e);
+/* Runs once the requests have completed (then the entry's communicator is valid); may add more. */
+void ring_leftover_then_do(ring_leftover *e, ring_leftover_then then);
+bool ring_leftover_pending(const ring_leftover *e);
+/* Keeps the entry until it finishes (MPI_Finalize waits at most wait_s for it). */
+void ring_leftover_keep(ring_leftover *e, double wait_s);
+void ring_leftover_free(ring_leftover *e);
+/* Advances every kept entry, releasing those that finished; returns how many remain. */
+int ring_leftovers_poll(void);
+/* Whether an abandoned MPI_Comm_idup of `parent` is still outstanding (advancing the entries first).
+ * A new one must wait for it: OpenMPI 4.1 mismatches two outstanding duplications of one
+ * communicator when another rank has posted only the first. */
+bool ring_leftovers_duplicating(MPI_Comm parent);
 
 /* ---- data (data.c) -------------------------------------------------------------------------- */
 /* Bytes of a packed key/value shard of `rows` positions ([B][Nkv][rows][D] keys, then values). */

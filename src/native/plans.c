@@ -11,17 +11,18 @@
 #include "../core/plan.h"
 #include "native.h"
 
-/* The one-call forms: allocate the plan's workspace, run, free everything. */
+/* The one-call forms: allocate the plan's workspace where its backend runs (device memory for a
+ * GPU plan), run, free everything (the release waits for the run). */
 static fc_status run_once(fc_plan *plan, const char *fn)
 {
     const size_t bytes = plan->workspace;
-    void *ws = bytes ? malloc(bytes) : NULL;
+    void *ws = fc_plan_workspace_take(plan);
     fc_status st = FC_ERR_NO_MEMORY;
     if (bytes && !ws)
         fc_fail(st, "%s: cannot allocate a %zu-byte workspace", fn, bytes);
     else
         st = fc_plan_run(plan, NULL, ws, bytes);
-    free(ws);
+    fc_plan_workspace_release(plan, ws);
     fc_plan_destroy(plan);
     return st;
 }
@@ -59,7 +60,10 @@ fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *option
     fc_problem p;
     if ((st = fc_native_lower(fn, desc, &p)))
         return st;
-    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, options, plan));
+    /* runs may bring kv lengths where the facts that follow one are skv and the window alone
+     * (fc_batch_relength) */
+    const bool run_kv_lens = !desc->packed && !desc->bias.data && !fc_has_dropout(&p);
+    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, run_kv_lens, FC_OP_FORWARD, options, plan));
 }
 
 fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,
@@ -113,7 +117,7 @@ fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attent
         p.dk_rope = fc_native_view(&grads->dk_rope, desc->packed);
     }
     p.dsink = desc->sink ? grads->dsink : NULL;
-    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, FC_OP_BACKWARD, options, plan));
+    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, false, FC_OP_BACKWARD, options, plan));
 }
 
 fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads)
@@ -135,7 +139,7 @@ fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace,
                             .slopes = io->slopes, .sink = io->sink, .drop_bits = io->keep_bits,
                             .stats_max = io->stats_max, .stats_sum = io->stats_sum, .dout = (char *)io->d_out,
                             .dq = io->dq, .dk = io->dk, .dv = io->dv, .dq_rope = io->dq_rope, .dk_rope = io->dk_rope,
-                            .dsink = io->dsink};
+                            .dsink = io->dsink, .kv_lens = io->kv_lens};
     return fc_fail_in("fc_plan_run", fc_plan_execute(plan, &run, workspace, workspace_bytes));
 }
 

@@ -186,8 +186,8 @@ void fc_native_seq_rows(const fc_attention_desc *d, int64_t *q_rows, int64_t *kv
 
 static fc_status check_options(const char *fn, const fc_attention_desc *d)
 {
-    if (!isfinite(d->scale))
-        return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.scale must be finite", fn);
+    if (!fc_scale_fits(d->scale))
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.scale must be " FC_SCALE_RULE ", got %g", fn, d->scale);
     if (!(d->softcap >= 0) || !isfinite(d->softcap))
         return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.softcap must be finite and >= 0 (0 = off)", fn);
     const fc_bias *bs = &d->bias;

@@ -125,6 +125,16 @@ static fc_tensor gc_tensor(const gc_case *c, int n, int e, int64_t tokens, int64
     return t;
 }
 
+/* NaN in the rows [len[b], S) of every batch of a padded operand (t's strides, n heads, e features). */
+static void gc_poison_padding(gc_buf *b, const fc_tensor *t, fc_dtype dt, int B, int S, const int64_t *len, int n, int e)
+{
+    for (int x = 0; x < B; x++)
+        for (int64_t s = len[x]; s < S; s++)
+            for (int h = 0; h < n; h++)
+                for (int f = 0; f < e; f++)
+                    tc_store(gc_tc(dt), b->h, x * t->stride_batch + s * t->stride_seq + h * t->stride_head + f, NAN);
+}
+
 static void gc_fill(tc_rng *r, gc_buf *b, fc_dtype dt, double lo, double hi)
 {
     const int64_t n = (int64_t)(b->bytes / fc_dtype_size(dt));
@@ -153,7 +163,7 @@ int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cp
         if (memcmp((const char *)gpu + i * es, (const char *)cpu + i * es, es) == 0)
             continue;
         const double y = tc_load(t, gpu, i), r = tc_load(t, cpu, i);
-        if (isfinite(y) && isfinite(r) && fabs(y - r) <= 2 * (tol.atol * M + tol.rtol * fabs(r)))
+        if ((isfinite(y) && isfinite(r) && fabs(y - r) <= 2 * (tol.atol * M + tol.rtol * fabs(r))) || (isnan(y) && isnan(r)))
             continue;
         if (bad++ < 5)
             TC_CHECK(false, "%s[%lld]: gpu %.8g, cpu %.8g", what, (long long)i, y, r);
@@ -181,8 +191,9 @@ static fc_status gc_gpu_run(const fc_attention_desc *desc, const fc_attention_gr
     return st;
 }
 
-/* A used block-table entry out of range: the CPU refuses the run; the GPU run writes nothing
- * and the plan's next run reports the entry (FC_ERR_INVALID_ARG). */
+/* A used block-table entry out of range (in the last batch): the CPU refuses the run; the GPU run
+ * leaves that batch's rows unwritten (the CUDA-core kernel writes nothing at all, the tensor-core
+ * kernel the other batches) and the plan's next run reports the entry (FC_ERR_INVALID_ARG). */
 static void gc_bad_entry(fc_attention_desc *d, fc_attention_desc *g, gc_kv_state *kvs, int64_t entry, gc_buf *o)
 {
     kvs->table_h[entry] = (int32_t)kvs->blocks + 7;
@@ -210,9 +221,10 @@ static void gc_bad_entry(fc_attention_desc *d, fc_attention_desc *g, gc_kv_state
     unsigned char *h = malloc(o->bytes);
     cudaMemcpy(h, o->d, o->bytes, cudaMemcpyDeviceToHost);
     size_t touched = 0;
-    for (size_t i = 0; i < o->bytes; i++)
+    const size_t from = (size_t)(g->batch - 1) * (size_t)g->out.stride_batch * fc_dtype_size(g->out.dtype);
+    for (size_t i = from; i < o->bytes; i++)
         touched += h[i] != 0xFF;
-    TC_CHECK(touched == 0, "a run with a bad block-table entry writes nothing (%zu bytes written)", touched);
+    TC_CHECK(touched == 0, "a run with a bad block-table entry leaves that batch unwritten (%zu bytes written)", touched);
     free(h);
 }
 
@@ -260,9 +272,10 @@ static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, 
 
 /* The backward of the forward just run on the CPU (its output and statistics feed both backends):
  * a random output gradient, the CPU's gradients as the oracle, the GPU's twice from poisoned
- * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out. */
+ * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out.
+ * keep: the first GPU run's dq, dk, dv and dsink bytes back to back (malloc'd), *kept their size. */
 static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_attention_desc *g, gc_buf *o, gc_buf *smax,
-                        gc_buf *ssum, const int64_t n[4], tc_rng *r)
+                        gc_buf *ssum, const int64_t n[4], tc_rng *r, void **keep, size_t *kept)
 {
     gc_upload(o), gc_upload(smax), gc_upload(ssum);
     const fc_dtype gdt = c->grad_f32 ? FC_F32 : c->dt;
@@ -314,6 +327,14 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
         for (int x = 0; x < NG; x++)
             cudaMemcpy(got[rep][x], gr[x].d, gr[x].bytes, cudaMemcpyDeviceToHost);
     }
+    size_t all = 0;
+    for (int x = 0; x < NG; x++)
+        all += gr[x].bytes;
+    if (keep && st == FC_OK && (*keep = malloc(all))) {
+        *kept = all, all = 0;
+        for (int x = 0; x < NG; x++)
+            memcpy((char *)*keep + all, got[0][x], gr[x].bytes), all += gr[x].bytes;
+    }
     for (int x = 0; x < NG && st == FC_OK; x++) {
         const tc_dtype t = x == 3 ? TC_F32 : gc_tc(gdt);
         gc_compare(name[x], t, got[0][x], gr[x].h, count[x], tc_tol_out(t), gc_grad_scale(t, gr[x].h, count[x]));
@@ -343,6 +364,34 @@ static gc_case gc_random(tc_rng *r)
     return c;
 }
 
+static gc_case gc_random_plain(tc_rng *r)
+{
+    static const int dims[] = {8, 16, 32, 48, 64, 80, 96, 112, 128, 136, 160, 192, 200, 248, 256};
+    const int nd = (int)(sizeof dims / sizeof dims[0]);
+    gc_case c = {.layout = GC_BSND};
+    c.D = dims[tc_rng_int(r, 0, nd - 1)], c.dt = tc_rng_bool(r, 0.5) ? FC_BF16 : FC_F16;
+    c.Dv = tc_rng_bool(r, 0.7) ? c.D : dims[tc_rng_int(r, 0, nd - 1)];
+    c.B = (int)tc_rng_int(r, 1, 4), c.Nkv = (int)tc_rng_int(r, 1, 3), c.Nq = c.Nkv * (int)tc_rng_int(r, 1, 4);
+    c.Sq = (int)tc_rng_int(r, 1, 700), c.Skv = (int)tc_rng_int(r, 1, 700);
+    c.layout = (gc_layout)tc_rng_int(r, 0, 2), c.packed = tc_rng_bool(r, 0.3); /* no odd strides */
+    c.varlen = c.packed || tc_rng_bool(r, 0.4);
+    c.pad_nan = c.varlen && !c.packed && tc_rng_bool(r, 0.5);
+    c.window = (gc_window)tc_rng_int(r, 0, 3), c.align = (fc_align)tc_rng_int(r, 0, 1);
+    c.q_start = (int)tc_rng_int(r, 0, 50), c.kv_start = (int)tc_rng_int(r, 0, 50);
+    c.stats = tc_rng_bool(r, 0.5);
+    return c;
+}
+
+void gc_sweep_plain(unsigned seed, int cases)
+{
+    tc_rng r = tc_rng_seed(seed);
+    for (int n = 0; n < cases; n++) {
+        gc_case c = gc_random_plain(&r);
+        c.seed = seed * 1000u + (unsigned)n;
+        gc_run(&c);
+    }
+}
+
 void gc_sweep(unsigned seed, int cases, bool backward)
 {
     tc_rng r = tc_rng_seed(seed);
@@ -359,11 +408,11 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 {
     tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
                "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
-               "seed=%u%s",
+               "pad_nan=%d nan_tail=%d seed=%u%s",
                c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
                c->dropout, c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
-               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->seed,
+               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->pad_nan, c->nan_tail, c->seed,
                c->backward ? (c->grad_f32 ? " backward fp32-grads" : " backward") : "");
     if (gpu_out)
         *gpu_out = NULL, *gpu_bytes = 0;
@@ -397,6 +446,14 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
         ((float *)qs.h)[i] = (float)tc_rng_uniform(&r, 40, 120), ((float *)qo.h)[i] = (float)tc_rng_int(&r, -4, 4);
     d.q.data = q.h, d.k.data = k.h, d.v.data = v.h, d.out.data = o.h; /* the CPU run's; the GPU's below */
     gc_fill(&r, &q, c->dt, -2, 2), gc_fill(&r, &k, c->dt, -2, 2), gc_fill(&r, &v, c->dt, -1, 1);
+    for (int b = 0; c->nan_tail && !c->packed && b < c->B; b++)
+        for (int n = 0; n < c->Nkv; n++)
+            tc_store(gc_tc(c->dt), v.h, b * d.v.stride_batch + (kvlen[b] - 1) * d.v.stride_seq + n * d.v.stride_head, NAN);
+    if (c->pad_nan && !c->packed) {
+        gc_poison_padding(&q, &d.q, c->dt, c->B, c->Sq, qlen, c->Nq, c->D);
+        gc_poison_padding(&k, &d.k, c->dt, c->B, c->Skv, kvlen, c->Nkv, c->D);
+        gc_poison_padding(&v, &d.v, c->dt, c->B, c->Skv, kvlen, c->Nkv, c->Dv);
+    }
     const int64_t mn = (int64_t)c->B * c->Nq * c->Sq * c->Skv;
     gc_buf mask = gc_alloc(c->mask ? mn : 0), bias = gc_alloc(c->bias ? mn * es : 0);
     gc_buf slopes = gc_alloc(c->Nq * sizeof(float)), sink = gc_alloc(c->Nq * sizeof(float));
@@ -472,10 +529,10 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     TC_CHECK(st == FC_OK || !kv_ok, "CPU run: %s (%s)", fc_status_name(st), fc_last_error());
 
     if (st == FC_OK && c->backward)
-        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r);
+        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r, gpu_out, gpu_bytes);
     else if (st == FC_OK)
         gc_forward(c, &g, &o, &smax, &ssum, no, ns, gpu_out);
-    if (gpu_out)
+    if (gpu_out && !c->backward)
         *gpu_bytes = o.bytes;
     gc_kv_free(&kvs);
     gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum, &qs, &qo};

@@ -5,7 +5,7 @@
  * bytes, so an element the GPU fails to write (or writes where the CPU does not) fails the
  * comparison.  Outputs are compared within twice the semantics §0.4 tolerance (both backends
  * round), statistics likewise, and elements with equal bits always pass (gaps, exact zeros,
- * −FLT_MAX/+FLT_MAX).  The GPU run is repeated and must be bit-identical.
+ * −FLT_MAX/+FLT_MAX), as do NaN on both sides (the payload aside).  The GPU run is repeated and must be bit-identical.
  *
  * Backward mode: the CPU forward's output and statistics and a random output gradient feed the
  * backward on both backends; gradients (poisoned likewise) are compared within twice the §0.4
@@ -48,7 +48,11 @@ typedef struct gc_case {
     fc_align align;
     int q_start, kv_start;
     bool mask, bias, bias_before, alibi, sink, dropout, stats;
+    bool nan_tail;        /* padded batches: value feature 0 of each batch's last kv position is NaN
+                             (rows that do not see it must stay finite, semantics §0.3) */
     float softcap;
+    bool pad_nan;         /* padded varlen: the rows past each batch's lengths (query, key, value) hold
+                             NaN, which no output may see (semantics §0.3: they are no positions) */
     bool backward;        /* the backward of the case (statistics on), else the forward */
     bool grad_f32;        /* backward: fp32 gradients (the GPU refuses them by name: checked) */
     gc_kv kv;
@@ -75,6 +79,11 @@ void gc_layouts(gc_case c);
  * with gc_run. */
 void gc_sweep(unsigned seed, int cases, bool backward);
 
+/* `cases` random forward cases over what the sm_90a kernel takes (no score terms, sink or dropout;
+ * head dims and strides in multiples of 16 bytes): every visibility form, GQA, packed and padded
+ * varlen, Dv ≠ Dqk, odd lengths, several tiles per row. */
+void gc_sweep_plain(unsigned seed, int cases);
+
 /* Whether p is CUDA device memory (cudaPointerGetAttributes). */
 bool gc_is_device_memory(const void *p);
 
@@ -85,7 +94,8 @@ int64_t gc_compare(const char *what, tc_dtype t, const void *gpu, const void *cp
 
 /* Runs the case on both backends and checks it; returns false when a check failed. */
 bool gc_run(const gc_case *c);
-/* gc_run that also hands back the GPU output bytes (malloc'd; *out NULL when the run failed). */
+/* gc_run that also hands back the GPU output bytes (malloc'd; *out NULL when the run failed);
+ * backward: the gradients dq, dk, dv and dsink back to back. */
 bool gc_run_out(const gc_case *c, void **out, size_t *bytes);
 
 #endif

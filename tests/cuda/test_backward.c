@@ -2,7 +2,11 @@
  * The CUDA backward against the CPU backward over the features the GPU covers (gpu_case.h in
  * backward mode): named cases for each feature and layout, then a seeded sweep that mixes them at
  * odd sizes; every case checks poisoned gradients and two bitwise-equal GPU runs.  Plus the
- * refusals: a feature the GPU lacks is FC_ERR_BACKEND naming it.  Skips (77) without a GPU.
+ * refusals: a feature the GPU lacks is FC_ERR_BACKEND naming it; and the fused path's dQ order:
+ * the same bits on any grid, and a grid larger than the GPU holds at once.  Runs the path the
+ * environment picks (FLASHC_CUDA_BWD: fused, auto or dq-recompute — the library default until the
+ * fused kernel has passed on a GPU; tools/gpu-check.sh runs
+ * both).  Skips (77) without a GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +49,53 @@ static void named_cases(void)
     c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
 }
 
+/* Sets an environment variable (NULL: unsets it); returns its former value (malloc'd or NULL). */
+static char *env_swap(const char *name, const char *value)
+{
+    const char *was = getenv(name);
+    char *old = was ? strdup(was) : NULL;
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    return old;
+}
+static void env_restore(const char *name, char *old)
+{
+    free(env_swap(name, old));
+    free(old);
+}
+
+/* The fused path adds each query tile's dQ partials in kv order, whatever the schedule: capping
+ * the grid (FLASHC_CUDA_BWD_GRID: one CTA claims every unit in turn; a few wait on each other)
+ * leaves every gradient bit where the default grid (one CTA per unit) put it.  Then problems with
+ * far more units than the GPU holds at once, so that units wait on earlier ones that had to
+ * finish first (dq_order.h's argument; a deadlock would trap after 10 s).  Under
+ * FLASHC_CUDA_BWD=dq-recompute the cap changes nothing and the checks hold as well. */
+static void grids(void)
+{
+    gc_case c = base(128, FC_BF16);
+    c.B = 3, c.Nq = 8, c.Nkv = 2, c.Sq = 300, c.Skv = 333, c.varlen = true, c.window = GC_PREFIX, c.dropout = true;
+    void *ref = NULL, *got = NULL;
+    size_t n_ref = 0, n = 0;
+    gc_run_out(&c, &ref, &n_ref);
+    const char *caps[] = {"1", "3", "29"};
+    for (int k = 0; k < 3 && ref; k++) {
+        char *old = env_swap("FLASHC_CUDA_BWD_GRID", caps[k]);
+        gc_run_out(&c, &got, &n);
+        env_restore("FLASHC_CUDA_BWD_GRID", old);
+        TC_CHECK(got && n == n_ref && memcmp(got, ref, n) == 0, "a grid of %s CTAs gives the default grid's gradients bit for bit",
+                 caps[k]);
+        free(got);
+    }
+    TC_CHECK(ref != NULL, "the grid check's reference run");
+    free(ref);
+    c = base(128, FC_BF16); /* 2 × 16 × 32 = 1024 units: about 4 waves of an H100 */
+    c.B = 2, c.Nq = c.Nkv = 16, c.Sq = c.Skv = 2048, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(64, FC_F16); /* 1 × 4 kv heads × 96 kv tiles, G = 2, full visibility: long turn chains */
+    c.B = 1, c.Nq = 8, c.Nkv = 4, c.Sq = 1500, c.Skv = 6100, c.layout = GC_BNSD, gc_run(&c);
+}
+
 /* Features the GPU backward lacks are refused at planning, by name. */
 static void refusals(void)
 {
@@ -62,6 +113,12 @@ static void refusals(void)
     g.d_out = d.out, g.dq = g.dk = g.dv = fc_tensor_bnsd(base_ptr + 3 * S * E * 4, FC_BF16, 1, S, E);
     fc_options cuda = {.backend = FC_BACKEND_CUDA};
     fc_plan *plan = NULL;
+    char *old = env_swap("FLASHC_CUDA_BWD", "seven");
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "FLASHC_CUDA_BWD=seven");
+    env_restore("FLASHC_CUDA_BWD", old);
+    old = env_swap("FLASHC_CUDA_BWD_GRID", "0");
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "FLASHC_CUDA_BWD_GRID=0");
+    env_restore("FLASHC_CUDA_BWD_GRID", old);
     d.dropout = (fc_dropout){.keep_prob = 0.9};
     d.dropout.generate = true;
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "generated dropout");
@@ -76,6 +133,7 @@ static void checks(void)
 {
     refusals();
     named_cases();
+    grids();
 }
 
 int main(int argc, char **argv) { return gc_main("test_cuda_backward", argc, argv, checks, 20261127u, true); }

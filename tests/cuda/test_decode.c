@@ -4,9 +4,12 @@
  * lists, left padding, int8 key/value per channel and per tensor, int8 output, masks, pse, ALiBi,
  * sinks, statistics, a few query rows), the identities paged == contiguous, list == padded and
  * left padding == trimmed cache (bit for bit on the GPU), out-of-range block-table entries
- * (refused, nothing written), long caches over many splits, then a seeded sweep at odd sizes.
+ * (refused, that batch left unwritten), long caches over many splits, the tensor-core kernel's
+ * bits for forced split counts, then a seeded sweep at odd sizes.  FLASHC_CUDA_DECODE=simt runs
+ * everything on the CUDA-core kernel.
  * Usage: test_cuda_decode [sweep cases] [quick: skip the named cases].  Skips (77) without a GPU.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +60,19 @@ static void named_cases(void)
     c = dec(2, 4, 2, 200, 100, FC_F16), c.Dv = 72, c.kv.i8 = true, gc_run(&c); /* Dv ≠ Dqk, int8 element loads */
     c = dec(1, 8, 8, 40000, 128, FC_BF16), c.kv.page = 256, gc_run(&c);       /* many splits */
     c = dec(4, 8, 2, 5, 64, FC_F16), c.varlen = true, gc_run(&c);              /* caches shorter than a tile */
+    /* the tensor-core kernel's forms: 16 rows (4 heads × Sq 4, MQA × 16), int8 (two-part q) at
+     * D = 64 and 256 with an int8 output, left padding at D = 256, 9 rows of a paged int8 cache */
+    c = dec(2, 8, 2, 3000, 128, FC_BF16), c.Sq = 4, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.kv.page = 256;
+    c.stats = true, c.sink = true, gc_run(&c);
+    c = dec(1, 16, 1, 2100, 64, FC_F16), c.kv = (gc_kv){.i8 = true, .i8_offset = true}, gc_run(&c);
+    c = dec(2, 4, 2, 2500, 256, FC_BF16), c.kv = (gc_kv){.i8 = true, .i8_per_tensor = true, .out_i8 = true}, gc_run(&c);
+    c = dec(2, 4, 1, 1500, 256, FC_F16), c.varlen = true, c.kv.left_pad = 5, gc_run(&c);
+    c = dec(1, 9, 1, 1300, 128, FC_BF16), c.kv = (gc_kv){.i8 = true, .i8_offset = true, .page = 16, .left_pad = 0}, gc_run(&c);
+    /* a NaN value at the last position, seen by the last speculative row only (the others stay
+     * finite); NaN past each batch's length (no position) */
+    c = dec(2, 8, 2, 1500, 128, FC_BF16), c.Sq = 4, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.nan_tail = true;
+    gc_run(&c);
+    c.varlen = true, c.pad_nan = true, c.dt = FC_F16, gc_run(&c);
 }
 
 /* out bitwise equal between two GPU runs of the same values in different storage. */
@@ -91,6 +107,38 @@ static void identities(void)
         gc_case ip = i;
         ip.kv.page = 64;
         identity("int8 paged == int8 contiguous", i, ip);
+    }
+}
+
+/* The tensor-core decode cuts each row's range into blocks fixed by the problem: its bits must not
+ * depend on the split count (FLASHC_CUDA_DECODE_SPLITS forces one).  The CUDA-core kernel's slices
+ * follow its split count, so this holds for the tensor-core path only. */
+static void split_counts(void)
+{
+    const char *mode = getenv("FLASHC_CUDA_DECODE"); /* the library's default may be either kernel */
+    if (!mode || (strcmp(mode, "mma") != 0 && strcmp(mode, "auto") != 0))
+        return;
+    gc_case cs[3];
+    cs[0] = dec(3, 8, 2, 9000, 128, FC_BF16), cs[0].varlen = true, cs[0].stats = true, cs[0].sink = true;
+    cs[1] = dec(2, 16, 4, 7000, 128, FC_F16), cs[1].Sq = 4, cs[1].window = GC_CAUSAL, cs[1].align = FC_ALIGN_BOTTOM_RIGHT;
+    cs[1].kv.page = 64;
+    cs[2] = dec(2, 8, 2, 5000, 64, FC_BF16), cs[2].kv = (gc_kv){.i8 = true, .i8_offset = true, .page = 256};
+    const char *forced[] = {"1", "3", "64"};
+    for (int k = 0; k < 3; k++) {
+        void *base = NULL;
+        size_t nb = 0;
+        gc_run_out(&cs[k], &base, &nb);
+        for (int f = 0; f < 3; f++) {
+            void *o = NULL;
+            size_t no = 0;
+            setenv("FLASHC_CUDA_DECODE_SPLITS", forced[f], 1);
+            gc_run_out(&cs[k], &o, &no);
+            unsetenv("FLASHC_CUDA_DECODE_SPLITS");
+            TC_CHECK(base && o && nb == no && memcmp(base, o, nb) == 0, "case %d: %s splits give the bits of the planned count", k,
+                     forced[f]);
+            free(o);
+        }
+        free(base);
     }
 }
 
@@ -160,6 +208,7 @@ int main(int argc, char **argv)
     if (!quick)
         named_cases();
     identities();
+    split_counts();
     bad_entries();
     sweep(20261126u, cases);
     return tc_summary("test_cuda_decode");

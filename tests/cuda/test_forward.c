@@ -2,7 +2,11 @@
  * The CUDA forward against the CPU backend over the features the GPU covers (gpu_case.h): named
  * cases for each feature, then a seeded sweep that mixes them at odd sizes; plus the selection
  * rules (a host operand among device ones is FC_ERR_INVALID_ARG naming it; a feature the GPU
- * lacks is FC_ERR_BACKEND naming it).  Skips (77) where no GPU is present.
+ * lacks is FC_ERR_BACKEND naming it).  The sm_90a kernel's own cases (long rows over many tiles,
+ * NaN in the padding past each batch, every visibility form) and a sweep of what it takes run
+ * in every mode; under FLASHC_CUDA_FWD=sm90 (which fails any plan or run the sm_90a kernel
+ * does not take) only those, so that a pass proves that kernel ran them; under sm80 they check
+ * the mma.sync kernel.  Skips (77) where no GPU is present.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,10 +68,60 @@ static void selection(void)
     cudaFree(dq);
 }
 
-static void checks(void)
+/* Cases for the sm_90a kernel: several 128-row items and kv tiles per row, the V edge past a
+ * batch's last key (packed: the next batch's rows; padded: NaN padding), every head-dim class. */
+static void sm90_cases(void)
 {
-    selection();
-    named_cases();
+    const int dims[] = {64, 128, 256};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 3; k++) {
+            gc_case c = base(dims[k], t ? FC_BF16 : FC_F16);
+            c.Sq = 1000, c.Skv = 1500, c.Nq = 8, c.Nkv = 2;
+            gc_run(&c);
+            c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.stats = true, c.layout = GC_BNSD;
+            gc_run(&c);
+            c = base(dims[k], t ? FC_BF16 : FC_F16);
+            c.packed = c.varlen = true, c.B = 5, c.Sq = 400, c.Skv = 333, c.window = GC_BAND;
+            gc_run(&c);
+            c.packed = false, c.pad_nan = true, c.window = GC_FULL, c.layout = GC_GAPS;
+            gc_run(&c);
+        }
+    gc_case c = base(128, FC_BF16);
+    c.B = 1, c.Nq = c.Nkv = 1, c.Sq = 4096, c.Skv = 4096, c.window = GC_CAUSAL, c.stats = true;
+    gc_run(&c); /* one long causal row of items: the persistent schedule's heaviest-first order */
+    c.window = GC_PREFIX, c.Sq = 700, c.Skv = 900;
+    gc_run(&c); /* rows with a prefix gap: every tile masked */
+    c = base(128, FC_F16), c.Dv = 64, c.Sq = 300, c.Skv = 300, gc_run(&c);
+    c = base(64, FC_BF16), c.D = 40, c.Dv = 200, gc_run(&c); /* D class 256 from Dv */
 }
 
-int main(int argc, char **argv) { return gc_main("test_cuda_forward", argc, argv, checks, 20261126u, false); }
+static bool sm90_only(void)
+{
+    const char *m = getenv("FLASHC_CUDA_FWD");
+    return m && strcmp(m, "sm90") == 0;
+}
+
+static int plain_cases = 60;
+static bool sweep_only; /* argv[2] "sweep": the plain sweep alone (short runs under the sanitizers) */
+
+static void checks(void)
+{
+    if (!sm90_only()) {
+        selection();
+        named_cases();
+    }
+    if (!sweep_only)
+        sm90_cases();
+    gc_sweep_plain(20261128u, plain_cases);
+}
+
+/* test_cuda_forward [cases [sweep]]: cases sizes both sweeps (default 60) */
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        plain_cases = atoi(argv[1]);
+    sweep_only = argc > 2 && strcmp(argv[2], "sweep") == 0;
+    /* under sm90 the general sweep's features would be refused by name: the plain sweep only */
+    char *none[] = {argv[0], "0", NULL};
+    return gc_main("test_cuda_forward", sm90_only() ? 2 : argc, sm90_only() ? none : argv, checks, 20261126u, false);
+}

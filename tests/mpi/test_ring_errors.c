@@ -72,10 +72,44 @@ int main(int argc, char **argv)
     expect_all("head_dim mismatch", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG, "desc.head_dim differs");
     expect_works("after head_dim mismatch", s, rank);
 
+    /* mismatches name the values, not hashes of them */
     d = good(s, rank);
     if (rank == 0)
         d.vis.window = fc_window_band(4, 0, FC_ALIGN_TOP_LEFT);
-    expect_all("window mismatch", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG, "desc.vis.window");
+    expect_all("window mismatch", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG,
+               "desc.vis.window / batch_window (batch 0) differs across ranks: rank 0 has window (left 4, right 0, "
+               "top-left), rank 1 has window (left unbounded, right 0, top-left)");
+
+    char want[160];
+    d = good(s, rank);
+    d.scale = rank == last ? 0.5f : 0.25f;
+    snprintf(want, sizeof want, "desc.scale differs across ranks: rank 0 has 0.25, rank %d has 0.5", last);
+    expect_all("scale mismatch", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG, want);
+
+    d = good(s, rank);
+    d.softcap = rank == last ? 50.0f : 30.0f;
+    snprintf(want, sizeof want, "desc.softcap differs across ranks: rank 0 has 30, rank %d has 50", last);
+    expect_all("softcap mismatch", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG, want);
+
+    float sink[1];
+    sink[0] = rank == last ? -1.5f : 0.75f;
+    d = good(s, rank);
+    d.sink = sink;
+    snprintf(want, sizeof want, "desc.sink[0] differs across ranks: rank 0 has 0.75, rank %d has -1.5", last);
+    expect_all("sink mismatch", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG, want);
+
+    d = good(s, rank);
+    d.sink = rank == last ? sink : NULL;
+    snprintf(want, sizeof want, "desc.sink differs across ranks: rank 0 has none, rank %d has one", last);
+    expect_all("sink on one rank", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG, want);
+
+    int64_t prefix[1];
+    prefix[0] = rank == last ? 5 : 3;
+    d = good(s, rank);
+    d.vis.prefix = prefix;
+    snprintf(want, sizeof want, "desc.vis.prefix[0] differs across ranks: rank 0 has 3, rank %d has 5", last);
+    expect_all("prefix mismatch", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG, want);
+    expect_works("after value mismatches", s, rank);
 
     d = good(s, rank);
     if (rank == last)
@@ -86,11 +120,11 @@ int main(int argc, char **argv)
     d = good(s, rank);
     if (rank == last)
         d.q.data = NULL;
-    expect_all("NULL query on one rank", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_NULL_ARG, "desc.q");
+    expect_all("NULL query on one rank", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG, "desc.q");
 
     d = good(s, rank);
-    expect_all("NULL desc on rank 0", fc_ring_attention(rank == 0 ? NULL : &d, &o, MPI_COMM_WORLD), FC_ERR_NULL_ARG,
-               "desc is NULL");
+    expect_all("NULL desc on rank 0", fc_ring_attention(rank == 0 ? NULL : &d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG,
+               "rank 0 rejected its description: fc_ring_attention: desc is NULL");
 
     d = good(s, rank);
     if (rank == last)
@@ -117,7 +151,7 @@ int main(int argc, char **argv)
     fc_attention_grads g = {.d_out = d.out, .dq = d.q, .dk = d.k, .dv = d.v};
     const fc_status st = rank == 0 ? fc_ring_attention(&d, &o, MPI_COMM_WORLD)
                                    : fc_ring_attention_backward(&d, &g, &o, MPI_COMM_WORLD);
-    expect_all("forward against backward", st, FC_ERR_NULL_ARG, "desc.stats");
+    expect_all("forward against backward", st, FC_ERR_INVALID_ARG, "desc.stats");
     expect_works("after all mismatches", s, rank);
 
     /* statistics given everywhere: then the operation itself differs */
@@ -129,8 +163,8 @@ int main(int argc, char **argv)
     expect_all("forward against backward (with statistics)", st2, FC_ERR_INVALID_ARG, "the operation");
     expect_works("at the end", s, rank);
 
-    /* a rank that never arrives: the others give up after their timeout (on a communicator of
-     * its own, which is left unusable) */
+    /* a rank that never arrives: the others give up after their timeout, naming themselves (on a
+     * communicator of its own; every other communicator stays usable) */
     MPI_Comm late;
     MPI_Comm_dup(MPI_COMM_WORLD, &late);
     if (rank != 0) {
@@ -139,8 +173,10 @@ int main(int argc, char **argv)
         quick.timeout_s = 1;
         const double t0 = MPI_Wtime();
         const fc_status st3 = fc_ring_attention(&d, &quick, late);
-        TC_CHECK(st3 == FC_ERR_BACKEND && strstr(fc_ring_last_error(), "timed out"),
-                 "missing rank: got %s \"%s\", want FC_ERR_BACKEND timed out", fc_status_name(st3), fc_ring_last_error());
+        char me[64];
+        snprintf(me, sizeof me, "rank %d of %d timed out", rank, ranks);
+        TC_CHECK(st3 == FC_ERR_BACKEND && strstr(fc_ring_last_error(), me) && !strstr(fc_ring_last_error(), "rank -1"),
+                 "missing rank: got %s \"%s\", want FC_ERR_BACKEND \"%s\"", fc_status_name(st3), fc_ring_last_error(), me);
         TC_CHECK(MPI_Wtime() - t0 < 20, "missing rank: waited %.1f s with a 1 s timeout", MPI_Wtime() - t0);
     }
     expect_works("after a timeout on another communicator", s, rank);

@@ -1,5 +1,6 @@
 /* Bad input through the native API, part 2: options, score modifiers, visibility, dropout,
  * statistics and the plan calls (workspace too small or NULL, NULL plan / outputs). */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -39,11 +40,14 @@ static void options(void)
 static void score_options(void)
 {
     fc_attention_desc d = valid();
-    const double bad_scales[] = {NAN, INFINITY, -INFINITY};
-    for (int t = 0; t < 3; t++) {
+    /* finite doubles beyond float's range would become inf in the fp32 problem (NaN outputs) */
+    const double bad_scales[] = {NAN, INFINITY, -INFINITY, 1e39, -1e300, 0x1.fffffffp+127};
+    for (int t = 0; t < 6; t++) {
         d.scale = bad_scales[t];
-        EXPECT(FC_ERR_INVALID_ARG, "desc.scale", d);
+        EXPECT(FC_ERR_INVALID_ARG, "desc.scale must be finite and within float's range", d);
     }
+    d.scale = FLT_MAX; /* the largest that fits */
+    EXPECT_OK(d);
     d = valid();
     const float bad_caps[] = {-1.0f, NAN, INFINITY};
     for (int t = 0; t < 3; t++) {

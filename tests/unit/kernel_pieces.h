@@ -1,5 +1,5 @@
 /*
- * The kernels' shared inline pieces (src/kernels/gemm.h, softmax.h, simd.h's v_exp, amx.h, amx_bwd.h), exported
+ * The kernels' shared inline pieces (src/kernels/gemm.h, softmax.h, simd.h's v_exp and v_exp2, amx.h, amx_bwd.h), exported
  * once per kernel set: kernel_pieces_isa.c is compiled with each set's own flags (the same as
  * flashc_kernels_<isa>), so a unit test calls exactly the code that set's kernels inline.
  */
@@ -26,8 +26,9 @@ typedef struct unit_pieces {
     /* fc_dot: Σ a[e]·b[e] in fp32; fc_all_finite: whether n rows of width values are all finite */
     float (*dot)(const float *a, const float *b, int n);
     bool (*all_finite)(const float *a, int n, ptrdiff_t ld, int width);
-    /* v_exp over x[0..n) (n a multiple of lanes) */
+    /* v_exp, v_exp2 over x[0..n) (n a multiple of lanes) */
     void (*exp)(const float *x, float *y, int n);
+    void (*exp2)(const float *x, float *y, int n);
     /* fc_softmax_step: Rp a multiple of lanes */
     bool (*softmax_step)(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha);
     /* fc_amx_gemm inside fc_amx_begin/fc_amx_end (NULL outside the amx and avx512bf16 sets, whose

@@ -31,6 +31,12 @@ static void exp_all(const float *x, float *y, int n)
         v_store(y + k, v_exp(v_load(x + k)));
 }
 
+static void exp2_all(const float *x, float *y, int n)
+{
+    for (int k = 0; k < n; k += FC_W)
+        v_store(y + k, v_exp2(v_load(x + k)));
+}
+
 #if FC_BF16_PRODUCTS
 static void amx_gemm(int M, int N, int K, const uint16_t *A, size_t lda, const uint16_t *B, size_t ldb, float *C,
                      size_t ldc, bool accumulate)
@@ -68,6 +74,7 @@ const unit_pieces FC_ISA_FN(unit_pieces) = {
     .dot = fc_dot,
     .all_finite = fc_all_finite,
     .exp = exp_all,
+    .exp2 = exp2_all,
     .softmax_step = fc_softmax_step,
 #if FC_BF16_PRODUCTS
     .amx_gemm = amx_gemm,

@@ -4,7 +4,8 @@
  *   - fc_lower_window + fc_row_spans: column j of row i is visible iff col_lo <= j < Skv and
  *     (j < prefix or −left <= (j + kv_start) − (i + q_start) − diagonal <= right), with the
  *     diagonal Skv − Sq for bottom-right alignment, every bound in exact (128-bit) arithmetic;
- *     spans are sorted, disjoint and count the visible columns.
+ *     spans are sorted, disjoint and count the visible columns; fc_batch_relength to another
+ *     kv length gives the spans of that length.
  *   - fc_sparse_span: entry k selects block idx = [idx·bs, min(idx·bs + bs, thr)) when idx·bs < thr,
  *     nothing at or past the threshold, and −1 ends the list.
  *   - fc_stat_offset: every (batch, head, row) of every order lands on its own slot, and the
@@ -57,6 +58,8 @@ static void window_spans(void)
         const bool on = tc_rng_bool(&r, 0.85), br = tc_rng_bool(&r, 0.5);
         const int64_t left = pick_bound(&r), right = pick_bound(&r), qs = pick_start(&r), ks = pick_start(&r);
         fc_lower_window(&bt, on, left, right, br, qs, ks);
+        if (tc_rng_bool(&r, 0.5)) /* a run's own kv length moves the window as lowering with it would */
+            fc_batch_relength(&bt, tc_rng_int(&r, 0, 12));
         bt.prefix = tc_rng_bool(&r, 0.3) ? tc_rng_int(&r, 0, 14) : 0;
         bt.col_lo = tc_rng_bool(&r, 0.2) ? tc_rng_int(&r, 0, 5) : 0;
         tc_context("case %d: sq %lld skv %lld on %d left %lld right %lld br %d q_start %lld kv_start %lld prefix %lld col_lo %lld",

@@ -1,13 +1,19 @@
 /*
- * v_exp of one kernel set (argv[1]; src/kernels/simd.h) against the C library's double exp, over a
- * dense sweep of the fp32 input range (every 251st float of [−88.8, 88.8], every float within 4096
- * of the edges) and the special values.  The definition it is held to (simd.h, semantics §0.3):
+ * v_exp and v_exp2 of one kernel set (argv[1]; src/kernels/simd.h) against the C library's double exp
+ * and exp2.  v_exp over a dense sweep of the fp32 input range (every 251st float of [−88.8, 88.8],
+ * every float within 4096 of the edges) and the special values.  The definition it is held to
+ * (simd.h, semantics §0.3):
  *   - x in [−87.3365, 88]: relative error below 2 ulp of the result (the largest is printed);
  *   - x in (88, 88.7228]: between exp(88) and exp(x) (sets without vscalefps clamp at 88), or +inf where
  *     exp(x) rounds past FLT_MAX;
  *   - x < −87.3365447 (where exp(x) < FLT_MIN), and −inf: exactly +0;
  *   - x > 88.7228394 (where exp(x) > FLT_MAX), and +inf: +inf;
  *   - NaN: NaN.
+ * v_exp2 (the softmax steps' exponential of (x − m)·log2 e) over every 61st float of [−130, 130]
+ * and every float within 4096 of its edges:
+ *   - y in [−126, 127.5): relative error below 2.5e-7 (its fit's 2e-7 evaluated in fp32);
+ *   - y in [127.5, 128): +inf (2¹²⁸·p(f) as a product) or the value (vscalefps scales exactly);
+ *   - y < −126, and −inf: exactly +0;  y ≥ 128, and +inf: +inf;  NaN: NaN.
  */
 #include <float.h>
 #include <math.h>
@@ -120,4 +126,78 @@ static void sweeps(const unit_pieces *P)
     TC_CHECK(t.bad_nan == 0, "%s exp: %lld NaN inputs not NaN", P->isa, (long long)t.bad_nan);
 }
 
-int main(int argc, char **argv) { return unit_main(argc, argv, "exp", sweeps); }
+/* v_exp2 of every float whose bits lie in [from, to] with the given step, judged as above. */
+static void exp2_bits(const unit_pieces *P, exp_tally *t, uint32_t from, uint32_t to, uint32_t step)
+{
+    float xs[CHUNK] = {0}, ys[CHUNK];
+    int n = 0;
+    for (uint64_t b = from; b <= to || n; b += step) {
+        if (b <= to)
+            xs[n++] = fc_bits_f32((uint32_t)b);
+        if (n < CHUNK && b <= to)
+            continue;
+        while (n % P->lanes)
+            xs[n++] = 0.0f;
+        P->exp2(xs, ys, n);
+        for (int k = 0; k < n; k++) {
+            const float y = xs[k], e = ys[k];
+            t->values++;
+            if (isnan(y)) {
+                t->bad_nan += !isnan(e);
+            } else if (y < -126.0f) {
+                t->bad_zero += !(e == 0.0f && !signbit(e));
+            } else if (y >= 128.0f) {
+                t->bad_inf += !(e == INFINITY);
+            } else if (y >= 127.5f) { /* 2ⁿ·p(f) with n = 128: +inf, or the value where the set scales exactly */
+                t->bad_clamp += !(e == INFINITY || fabs((double)e - exp2((double)y)) < 2.5e-7 * exp2((double)y));
+            } else {
+                const double want = exp2((double)y), rel = fabs((double)e - want) / want;
+                t->bad_accuracy += !(rel < 2.5e-7);
+                if (!(rel <= t->worst_ulp)) /* (relative error here) */
+                    t->worst_ulp = rel, t->worst_x = y;
+            }
+        }
+        n = 0;
+        if (b > to)
+            break;
+    }
+}
+
+static void sweeps2(const unit_pieces *P)
+{
+    exp_tally t = {0};
+    exp2_bits(P, &t, 0x00000000u, fc_f32_bits(130.0f), 61);  /* +0 .. 130 */
+    exp2_bits(P, &t, 0x80000000u, fc_f32_bits(-130.0f), 61); /* −0 .. −130 */
+    const float edges[] = {-126.0f, 127.5f, 0.5f, -0.5f, 1.0f, -1.0f, 128.0f};
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++) {
+        const uint32_t b = fc_f32_bits(edges[k]);
+        exp2_bits(P, &t, b - 4096, b + 4096, 1);
+    }
+    float xs[64] = {NAN, -NAN, INFINITY, -INFINITY, FLT_MAX, -FLT_MAX, 0.0f, -0.0f, -1e10f, 1e10f, -126.0f, -126.5f};
+    float ys[64];
+    for (int k = 12; k < 64; k++)
+        xs[k] = k % 2 ? NAN : -INFINITY; /* lanes mixing special and ordinary values */
+    xs[40] = 3.0f, xs[51] = -2.0f;
+    P->exp2(xs, ys, 64);
+    TC_CHECK(ys[0] != ys[0] && ys[2] == INFINITY && ys[3] == 0.0f && ys[4] == INFINITY && ys[5] == 0.0f &&
+                 ys[6] == 1.0f && ys[7] == 1.0f && ys[10] == 0x1p-126f && ys[11] == 0.0f && ys[40] == 8.0f &&
+                 ys[51] == 0.25f && ys[41] != ys[41] && ys[42] == 0.0f,
+             "%s exp2: NaN, +inf, -inf, FLT_MAX, -FLT_MAX, +0, -0, -126, -126.5, 3, -2 give %g %g %g %g %g %g %g %g %g %g %g",
+             P->isa, ys[0], ys[2], ys[3], ys[4], ys[5], ys[6], ys[7], ys[10], ys[11], ys[40], ys[51]);
+    printf("%s exp2: %lld values, max relative error %.3g at y = %.9g\n", P->isa, (long long)t.values, t.worst_ulp,
+           t.worst_x);
+    TC_CHECK(t.bad_accuracy == 0, "%s exp2: %lld values in [-126, 127.5) off by 2.5e-7 or more (worst %.3g at %.9g)",
+             P->isa, (long long)t.bad_accuracy, t.worst_ulp, t.worst_x);
+    TC_CHECK(t.bad_zero == 0, "%s exp2: %lld values below -126 (or -inf) not +0", P->isa, (long long)t.bad_zero);
+    TC_CHECK(t.bad_clamp == 0, "%s exp2: %lld values in [127.5, 128) neither +inf nor 2^y", P->isa, (long long)t.bad_clamp);
+    TC_CHECK(t.bad_inf == 0, "%s exp2: %lld values from 128 on (or +inf) not +inf", P->isa, (long long)t.bad_inf);
+    TC_CHECK(t.bad_nan == 0, "%s exp2: %lld NaN inputs not NaN", P->isa, (long long)t.bad_nan);
+}
+
+static void both(const unit_pieces *P)
+{
+    sweeps(P);
+    sweeps2(P);
+}
+
+int main(int argc, char **argv) { return unit_main(argc, argv, "exp", both); }

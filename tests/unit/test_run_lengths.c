@@ -101,7 +101,7 @@ static fc_plan *make_plan(const rl_shape *s, rl_set *d)
     memcpy(p.batch, native->prob.batch, (size_t)s->B * sizeof *p.batch);
     fc_plan_destroy(native);
     const fc_batch_rule rule = {.B = s->B, .q = {.rows = s->Sq, .len = s->Sq}, .kv = {.rows = s->Skv, .len = s->Skv}};
-    TC_CHECK(fc_plan_from_problem(&p, &rule, FC_OP_FORWARD, &opt, &plan) == FC_OK, "plan with a rule: %s",
+    TC_CHECK(fc_plan_from_problem(&p, &rule, false, FC_OP_FORWARD, &opt, &plan) == FC_OK, "plan with a rule: %s",
              fc_error_message());
     TC_CHECK(p.batch == NULL, "fc_plan_from_problem takes the records");
     return plan;

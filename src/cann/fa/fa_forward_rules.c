@@ -103,8 +103,8 @@ static aclnnStatus r_kv_start(void *ctx) { return capture_ints(ctx, FA_KV_START,
 static aclnnStatus r_scale(void *ctx)
 {
     fa_fwd *f = ctx;
-    if (!isfinite(f->c->scale))
-        return INVALID("%s: %s must be finite, got %g", f->fn, name(f, FA_SCALE), f->c->scale);
+    if (!fc_scale_fits(f->c->scale))
+        return INVALID("%s: %s must be " FC_SCALE_RULE ", got %g", f->fn, name(f, FA_SCALE), f->c->scale);
     return ACLNN_SUCCESS;
 }
 

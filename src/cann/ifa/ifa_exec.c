@@ -118,7 +118,7 @@ aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOp
         return st;
     }
     const fc_batch_rule rule = ifa_batch_rule(s); /* kvPaddingSize moves the windows per run */
-    const fc_status fs = fc_plan_from_problem(&p, &rule, FC_OP_FORWARD, NULL, &pl->plan); /* owns p.batch from here */
+    const fc_status fs = fc_plan_from_problem(&p, &rule, false, FC_OP_FORWARD, NULL, &pl->plan); /* owns p.batch from here */
     if (fs != FC_OK) {
         ifa_release(pl);
         return cann_fail(cann_plan_status(fs), "%s: %s", s->fn, fc_error_message());

@@ -141,8 +141,8 @@ static aclnnStatus r_num_heads(void *ctx)
 static aclnnStatus r_scale(void *ctx)
 {
     ifa_state *s = ctx;
-    if (!isfinite(s->c->scale))
-        return INVALID("%s: %s must be finite, got %g", s->fn, ifa_name(s, IFA_SCALE), s->c->scale);
+    if (!fc_scale_fits(s->c->scale))
+        return INVALID("%s: %s must be " FC_SCALE_RULE ", got %g", s->fn, ifa_name(s, IFA_SCALE), s->c->scale);
     return ACLNN_SUCCESS;
 }
 

@@ -60,8 +60,8 @@ aclnnStatus sfa_r_key_rope(void *ctx)
 aclnnStatus sfa_r_scale(void *ctx)
 {
     sfa_state *s = ctx;
-    if (!isfinite(s->c->scale))
-        return INVALID("%s: %s must be finite, got %g", s->fn, sfa_name(s, SFA_SCALE), s->c->scale);
+    if (!fc_scale_fits(s->c->scale))
+        return INVALID("%s: %s must be " FC_SCALE_RULE ", got %g", s->fn, sfa_name(s, SFA_SCALE), s->c->scale);
     return ACLNN_SUCCESS;
 }
 

@@ -218,6 +218,7 @@ static void shared(void)
     dev_tensor qi = bi_tensor(ACL_INT32, 4, B, N1, S1, D);
     a = dense(FAG_V2), a.q = qi.t, fag_expect(&a, INVALID, "query dtype must be FLOAT16, BFLOAT16 or FLOAT", NULL);
     a = dense(FAG_V1), a.scale = NAN, fag_expect(&a, INVALID, "scaleValue must be finite", NULL);
+    a = dense(FAG_V2), a.scale = 1e300, fag_expect(&a, INVALID, "scaleValue must be finite and within float's range", "1e+300");
     a = dense(FAG_V2), a.keep = 1.5, fag_expect(&a, INVALID, "aclnnFlashAttentionScoreGradV2GetWorkspaceSize: "
                                                           "keepProb must be in (0, 1], got 1.5", NULL);
     a = dense(FAG_V3), a.keep = 0, fag_expect(&a, INVALID, "keepProb", NULL);

@@ -191,6 +191,8 @@ static void attributes(void)
     a = tnd(FA_VARLEN), a.layout = bsnd, fa_expect(&a, INVALID, "inputLayout", "\"TND\"");
     a = dense(FA_V2), a.scale = NAN, fa_expect(&a, INVALID, "scaleValueOptional must be finite", NULL);
     a = dense(FA_V1), a.scale = INFINITY, fa_expect(&a, INVALID, "scaleValue must be finite", NULL);
+    a = dense(FA_V1), a.scale = 1e39, fa_expect(&a, INVALID, "scaleValue must be finite and within float's range", "1e+39");
+    a = dense(FA_V3), a.scale = -1e300, fa_expect(&a, INVALID, "scaleValue must be finite and within float's range", NULL);
     a = dense(FA_V2), a.keep = 1.5;
     fa_expect(&a, INVALID, "aclnnFlashAttentionScoreV2GetWorkspaceSize: keepProbOptional must be in (0, 1], got 1.5",
               NULL);

@@ -171,6 +171,7 @@ static void attributes(void)
     a.num_heads = 257, ifa_expect(&a, INVALID, "numHeads", "got 257");
     a = base(), a.scale = NAN, ifa_expect(&a, INVALID, "scaleValue must be finite", NULL);
     a = base(), a.scale = INFINITY, ifa_expect(&a, INVALID, "scaleValue", NULL);
+    a = base(), a.scale = 1e39, ifa_expect(&a, INVALID, "scaleValue must be finite and within float's range", NULL);
     char sbh[] = "SBH", tnd[] = "TND", lower[] = "bnsd", none[] = "", longs[100];
     memset(longs, 'B', sizeof longs - 1), longs[sizeof longs - 1] = 0;
     char *bad[] = {sbh, tnd, lower, none, longs};

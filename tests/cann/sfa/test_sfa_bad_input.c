@@ -193,6 +193,7 @@ static void attributes(void)
     sfa_args a = fwd();
     a.scale = NAN, sfa_expect(&a, INVALID, "scaleValue", "finite");
     a.scale = INFINITY, sfa_expect(&a, INVALID, "scaleValue", NULL);
+    a.scale = -1e39, sfa_expect(&a, INVALID, "scaleValue", "within float's range");
     a = fwd(), a.bs = 0, sfa_expect(&a, INVALID, "sparseBlockSize", ">= 1");
     a = fwd(), a.bs = 3, sfa_expect(&a, ACLNN_SUCCESS, NULL, NULL); /* any positive block size */
     char bnsd[] = "BNSD", lower[] = "bsnd", bsh[] = "BSH", longer[] = "BSND ";

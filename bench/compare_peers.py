@@ -1,15 +1,27 @@
 #!/usr/bin/env python3
-"""Issue 16's table in one run: flashc-bench, PyTorch's CPU SDPA (bench/peer_torch.py) and ggml's
-flash attention (bench/peer_ggml.c) on the same cases, case by case, and a markdown table with
-the ratios.  N = 8, S = 4096, D = 128 (decode: B = 1, Skv = 32K, 32/8 heads).
+"""flashc beside its CPU peers in one run: flashc-bench, PyTorch's CPU SDPA (bench/peer_torch.py) and
+ggml's flash attention (bench/peer_ggml.c) on the same cases, case by case, and a markdown table
+with the ratios.  N = 8, S = 4096, D = 128 (decode: B = 1, Skv = 32K, 32/8 heads).
 
-    flock /work/bench.lock python3 bench/issue16_table.py --threads 2 \\
-        --torch-python /work/wt/python/build-venv/bin/python --ggml /work/peers-cache/peer_ggml
+    python3 bench/compare_peers.py --threads 2 --rounds 3 --extra
+
+Defaults, all relative to the repository or the peers' cache folder: flashc-bench from
+build/bench/flashc-bench (tools/demo.sh or tools/test.sh builds it); PyTorch from
+$FLASHC_TORCH_PYTHON, else build-venv/bin/python (tools/python-test.sh installs torch there), else
+this interpreter; ggml from $PEER_GGML, else peer_ggml in the cache folder bench/peer_ggml_build.sh
+fills: $FLASHC_PEERS_CACHE, else $XDG_CACHE_HOME/flashc/peers (~/.cache/flashc/peers).
 
 Rates are flashc-bench's: work / min time of --repeat timed runs after one warm-up (forward FLOPs
 4·Sq·Skv·D per head over visible positions, backward 2.5× that, decode GB/s of K and V read).
 --rounds R repeats the whole interleaved pass and keeps each peer's best.  A peer that is missing
 or fails leaves its column "—" with the reason below the table; it never stops the others.
+
+--isa NAME forces flashc's kernel set and PyTorch's to the same instruction set (ATEN_CPU_CAPABILITY
+and ONEDNN_MAX_CPU_ISA: avx2 → avx2 / AVX2, avx512 → avx512 / AVX512_CORE, avx512bf16 and amx →
+avx512 / AVX512_CORE_BF16 and AVX512_CORE_AMX), so that the comparison stays honest.  The last
+column is flashc's rate as a fraction of the register-only FMA peak its own call measured
+(flashc-bench), or for decode of a plain read of the same bytes in that call.  --cpu-time times
+flashc and PyTorch by CPU time (a loaded machine at 1 thread; ggml is then left out).
 """
 import argparse
 import json
@@ -21,6 +33,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+PEERS_CACHE = os.environ.get("FLASHC_PEERS_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "flashc", "peers")
+VENV_PYTHON = os.path.join(ROOT, "build-venv", "bin", "python")
 
 # label, flashc-bench (suite, filter), peer_torch filter, peer_ggml filter ('$' anchors at the end).
 ROWS = [
@@ -34,6 +49,17 @@ ROWS = [
      ("decode", "decode f16 B=1 N=32/8 Sq=1 Skv=32768 D=128$"),
      "decode bf16 B=1 Skv=32768 32/8 heads D=128$", "decode f32 B=1 N=32/8 Sq=1 Skv=32768 D=128 kv=f16$"),
 ]
+# flashc-bench names its int8-cache cases after the query dtype and kv=i8 (bench/suites.c)
+ISA_ROWS = [  # --isa-rows: the non-AMX goals' other cases (decode B = 16 and int8 KV against a plain read)
+    ("forward bf16 causal", ("prefill-bf16", "fwd bf16 B=1 N=8 S=4096 D=128 causal$"),
+     "fwd bf16 N=8 S=4096 D=128 causal$", None),
+    ("forward fp16", ("prefill-fp16", "fwd f16 B=1 N=8 S=4096 D=128$"), "fwd f16 N=8 S=4096 D=128$", None),
+    ("decode int8 KV, B = 1 (GB/s)", ("decode", "decode f16 B=1 N=32/8 Sq=1 Skv=32768 D=128 kv=i8$"), None, None),
+    ("decode fp16 KV, B = 16 (GB/s)", ("decode", "decode f16 B=16 N=32/8 Sq=1 Skv=32768 D=128$"), None, None),
+    ("decode int8 KV, B = 16 (GB/s)", ("decode", "decode f16 B=16 N=32/8 Sq=1 Skv=32768 D=128 kv=i8$"), None, None),
+]
+TORCH_ISA = {"avx2": ("avx2", "AVX2"), "avx512": ("avx512", "AVX512_CORE"),
+             "avx512bf16": ("avx512", "AVX512_CORE_BF16"), "amx": ("avx512", "AVX512_CORE_AMX")}
 EXTRA_ROWS = [  # --extra: the goals' other cases (causal per FLOP in bf16, fp16 within 20% of bf16)
     ("forward bf16 causal", ("prefill-bf16", "fwd bf16 B=1 N=8 S=4096 D=128 causal$"),
      "fwd bf16 N=8 S=4096 D=128 causal$", None),
@@ -47,12 +73,13 @@ class Peer:
 
     def __init__(self, name, missing=None):
         self.name, self.missing, self.version, self.errors, self.max_err = name, missing, "", [], None
+        self.peaks = []  # flashc: the FMA peak of each call (GFLOP/s)
 
-    def run(self, argv, timeout):
+    def run(self, argv, timeout, env=None):
         if self.missing:
             return []
         try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
         except (OSError, subprocess.TimeoutExpired) as e:
             self.errors.append(f"{' '.join(argv[:2])}…: {e}")
             return []
@@ -69,29 +96,33 @@ def load():
 
 
 def flashc_rate(peer, exe, spec, a):
+    """(rate, fraction): the fraction of the call's FMA peak, or for decode of its plain read."""
     suite, filt = spec
     argv = [exe, "--suite", suite, "--filter", filt, "--threads", str(a.threads), "--repeat", str(a.repeat),
-            "--no-baseline", "--format", "json"] + (["--isa", a.isa] if a.isa else [])
+            "--format", "json"] + ([] if suite == "decode" else ["--no-baseline"]) + (["--isa", a.isa] if a.isa else []) + \
+        (["--cpu-time"] if a.cpu_time else [])
     if peer.missing:
-        return None
+        return None, None
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout)
         doc = json.loads(p.stdout)
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
         peer.errors.append(f"flashc-bench {suite} {filt}: {e}")
-        return None
+        return None, None
     peer.version = f"flashc {doc['meta']['version']}, isa {doc['meta']['isa']}"
+    peer.peaks.append(doc["meta"].get("fma_peak", {}).get("gflops"))
     ok = [r for r in doc["results"] if r.get("ok")]
     if not ok:
         peer.errors.append(f"flashc-bench {suite} {filt}: " + "; ".join(r.get("note", "failed") for r in doc["results"]))
-        return None
-    return ok[0]["flashc"]["rate"]
+        return None, None
+    return ok[0]["flashc"]["rate"], ok[0].get("ratio") if suite == "decode" else ok[0].get("of_fma_peak")
 
 
-def script_rate(peer, argv, filt, a):
+def script_rate(peer, argv, filt, a, env=None, cpu_time=False):
     if filt is None:
         return None
-    out = peer.run(argv + ["--threads", str(a.threads), "--repeat", str(a.repeat), "--filter", filt, "--json"], a.timeout)
+    out = peer.run(argv + ["--threads", str(a.threads), "--repeat", str(a.repeat), "--filter", filt, "--json"] +
+                   (["--cpu-time"] if cpu_time else []), a.timeout, env)
     if out:
         peer.version = f"PyTorch {out[0]['torch']}" if "torch" in out[0] else f"ggml {out[0].get('ggml', '?')}"
         if "max_abs_err" in out[0]:  # peer_ggml's check of its last row against a double softmax
@@ -104,12 +135,13 @@ def find_peers(a):
     exe = a.flashc or os.path.join(ROOT, "build", "bench", "flashc-bench")
     flashc = Peer("flashc", None if os.access(exe, os.X_OK) else
                   f"no flashc-bench at {exe} (build the flashc-bench target, or pass --flashc PATH)")
-    torch_py = a.torch_python or os.environ.get("FLASHC_TORCH_PYTHON", sys.executable)
+    torch_py = a.torch_python or os.environ.get("FLASHC_TORCH_PYTHON") or (
+        VENV_PYTHON if os.access(VENV_PYTHON, os.X_OK) else sys.executable)
     torch_py = shutil.which(torch_py) or torch_py  # a bare name ("python3") is looked up on PATH
     probe = subprocess.run([torch_py, "-c", "import torch"], capture_output=True, text=True) if os.access(torch_py, os.X_OK) else None
     torch = Peer("PyTorch", None if probe and probe.returncode == 0 else
                  f"no PyTorch for {torch_py} (pass --torch-python PATH to an interpreter that has it)")
-    ggml_exe = a.ggml or os.environ.get("PEER_GGML", "/work/peers-cache/peer_ggml")
+    ggml_exe = a.ggml or os.environ.get("PEER_GGML") or os.path.join(PEERS_CACHE, "peer_ggml")
     ggml = Peer("ggml", None if os.access(ggml_exe, os.X_OK) else
                 f"no peer_ggml at {ggml_exe} (bench/peer_ggml_build.sh builds it; or pass --ggml PATH)")
     return (flashc, exe), (torch, [torch_py, os.path.join(HERE, "peer_torch.py")]), (ggml, [ggml_exe])
@@ -128,10 +160,12 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per case and peer (after 1 warm-up)")
     ap.add_argument("--rounds", type=int, default=1, help="interleaved passes; each peer's best is kept")
-    ap.add_argument("--isa", default=None, help="flashc-bench --isa (default: the runtime dispatch's best)")
+    ap.add_argument("--isa", default=None, help="flashc-bench --isa and PyTorch's matching ISA (default: each one's own choice)")
+    ap.add_argument("--isa-rows", action="store_true", help="also the non-AMX goals' rows: bf16 causal, fp16, decode B = 16 and int8")
+    ap.add_argument("--cpu-time", action="store_true", help="time flashc and PyTorch by CPU time (1 thread on a loaded machine)")
     ap.add_argument("--flashc", default=None, help="flashc-bench (default: build/bench/flashc-bench)")
-    ap.add_argument("--torch-python", default=None, help="python with torch (default: $FLASHC_TORCH_PYTHON, else this one)")
-    ap.add_argument("--ggml", default=None, help="peer_ggml binary (default: $PEER_GGML, else /work/peers-cache/peer_ggml)")
+    ap.add_argument("--torch-python", default=None, help="python with torch (default: $FLASHC_TORCH_PYTHON, else build-venv/bin/python, else this one)")
+    ap.add_argument("--ggml", default=None, help="peer_ggml binary (default: $PEER_GGML, else peer_ggml in the peers' cache folder)")
     ap.add_argument("--extra", action="store_true", help="also the goals' bf16 causal, fp16 and fp16-decode rows")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per peer call")
     ap.add_argument("--out", default=None, help="also write the rates as JSON here")
@@ -141,39 +175,54 @@ def main():
     (flashc, exe), (torch, torch_argv), (ggml, ggml_argv) = find_peers(a)
     for p in (flashc, torch, ggml):
         if p.missing:
-            print(f"issue16_table: {p.name} column skipped: {p.missing}", file=sys.stderr)
+            print(f"compare_peers: {p.name} column skipped: {p.missing}", file=sys.stderr)
     rows = ROWS + (EXTRA_ROWS if a.extra else [])
+    rows += [r for r in ISA_ROWS if a.isa_rows and r[0] not in {x[0] for x in rows}]
     best = {label: [None, None, None] for label, *_ in rows}
+    frac = {label: None for label, *_ in rows}  # flashc's fraction of peak (or plain read) in the call kept
+    torch_env = dict(os.environ)
+    if a.isa in TORCH_ISA:
+        torch_env["ATEN_CPU_CAPABILITY"], torch_env["ONEDNN_MAX_CPU_ISA"] = TORCH_ISA[a.isa]
+    if a.cpu_time and not ggml.missing:
+        ggml.missing = "--cpu-time (peer_ggml times by the wall clock)"
 
-    def keep(label, i, x):
+    def keep(label, i, x, f=None):
         if x is not None and (best[label][i] is None or x > best[label][i]):
             best[label][i] = x
+            if i == 0:
+                frac[label] = f
 
     start, load0, t0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load(), time.monotonic()
     rounds = 0
     for r in range(a.rounds):
         if r and a.budget is not None and (time.monotonic() - t0) * (r + 1) / r > a.budget:
-            print(f"issue16_table: round {r + 1} would end past --budget {a.budget:g} s; stopping", file=sys.stderr)
+            print(f"compare_peers: round {r + 1} would end past --budget {a.budget:g} s; stopping", file=sys.stderr)
             break
         for label, fspec, tfilt, gfilt in rows:
-            print(f"issue16_table: round {r + 1}/{a.rounds}: {label}", file=sys.stderr, flush=True)
-            keep(label, 0, flashc_rate(flashc, exe, fspec, a) if fspec else None)
-            keep(label, 1, script_rate(torch, torch_argv, tfilt, a))
+            print(f"compare_peers: round {r + 1}/{a.rounds}: {label}", file=sys.stderr, flush=True)
+            keep(label, 0, *(flashc_rate(flashc, exe, fspec, a) if fspec else (None, None)))
+            keep(label, 1, script_rate(torch, torch_argv, tfilt, a, torch_env, a.cpu_time))
             keep(label, 2, script_rate(ggml, ggml_argv, gfilt, a))
         rounds += 1
     load1 = load()
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    peaks = [x for x in flashc.peaks if x]
+    clock = "CPU time" if a.cpu_time else "time"
+    torch_isa = f" (ATEN_CPU_CAPABILITY={TORCH_ISA[a.isa][0]}, ONEDNN_MAX_CPU_ISA={TORCH_ISA[a.isa][1]})" \
+        if a.isa in TORCH_ISA else ""
     print(f"{start}, {cpu}, {os.cpu_count()} CPUs, load average {load0:.2f} before / {load1:.2f} after; "
-          f"{a.threads} threads, rate from the min of {a.repeat} after 1 warm-up, best of {rounds} round(s)")
-    print("; ".join(p.version or p.name for p in (flashc, torch, ggml)) + ". N = 8, S = 4096, D = 128; GFLOP/s "
-          "(visible positions) unless GB/s.\n")
-    print(f"| case | threads | flashc | PyTorch SDPA | ggml | flashc / PyTorch | flashc / ggml |")
-    print("|---|---|--:|--:|--:|--:|--:|")
+          f"{a.threads} threads, rate from the min {clock} of {a.repeat} after 1 warm-up, best of {rounds} round(s)")
+    print("; ".join((p.version or p.name) + (torch_isa if p is torch else "") for p in (flashc, torch, ggml)) +
+          ". N = 8, S = 4096, D = 128; GFLOP/s (visible positions) unless GB/s." +
+          (f" Register-only FMA peak of flashc-bench's calls: {min(peaks):.1f}–{max(peaks):.1f} GFLOP/s." if peaks else "") + "\n")
+    print(f"| case | threads | flashc | PyTorch SDPA | ggml | flashc / PyTorch | flashc / ggml | flashc of peak (of read) |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|")
     for label, *_ in rows:
         f, t, g = best[label]
-        tcell = cell(t) + (" (bf16)" if t is not None and label.startswith("decode fp16 KV, B") else "")
-        print(f"| {label} | {a.threads} | {cell(f)} | {tcell} | {cell(g)} | {ratio(f, t)} | {ratio(f, g)} |")
+        tcell = cell(t) + (" (bf16)" if t is not None and label.startswith("decode fp16 KV, B = 1,") else "")
+        fr = "—" if frac[label] is None else f"{frac[label]:.2f}"
+        print(f"| {label} | {a.threads} | {cell(f)} | {tcell} | {cell(g)} | {ratio(f, t)} | {ratio(f, g)} | {fr} |")
     print("\nggml: ggml_flash_attn_ext on the CPU backend, Q fp32, K/V fp32 in the fp32 rows, fp16 in decode; "
           "causal by a -inf fp16 mask.\nPyTorch: F.scaled_dot_product_attention (decode in bf16, enable_gqa); "
           "backward = forward+backward − forward.")
@@ -184,7 +233,8 @@ def main():
             print(f"{p.name}: — because {why}")
     if a.out:
         with open(a.out, "w") as f:
-            json.dump({"date": start, "cpu": cpu, "threads": a.threads, "load": [load0, load1],
+            json.dump({"date": start, "cpu": cpu, "threads": a.threads, "load": [load0, load1], "isa": a.isa,
+                       "clock": "cpu" if a.cpu_time else "wall", "fma_peaks": peaks, "fractions": frac,
                        "versions": [p.version for p in (flashc, torch, ggml)],
                        "rows": {k: dict(zip(("flashc", "torch", "ggml"), v)) for k, v in best.items()}}, f, indent=1)
     return 0 if any(x is not None for v in best.values() for x in v) else 1  # nothing measured: 1

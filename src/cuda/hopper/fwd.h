@@ -1,0 +1,54 @@
+/*
+ * The Hopper forward as the CUDA backend's forward sees it (forward.cu): which problems it takes,
+ * its plan (the work list of BM-row query tiles), and a run, which maps the run's views for the
+ * bulk tensor copies and launches the persistent kernel — or says why this run's views cannot be
+ * mapped, so that the caller runs the sm_80 kernel instead.
+ */
+#ifndef FC_CUDA_HOPPER_FWD_H
+#define FC_CUDA_HOPPER_FWD_H
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "../../core/error.h"
+}
+#include "../../core/problem.h"
+
+namespace fc_hopper {
+
+/* Query rows per work item (two consumer warpgroups of 64). */
+constexpr int kFwdRows = 128;
+
+/* Why the Hopper kernel cannot run prob on any device (NULL when it can: fp16/bf16 with the same
+ * output dtype, head dims ≤ 256, a positive scale, no score terms, sink, dropout or rope). */
+const char *fwd_unsupported(const fc_problem *p);
+
+/* Whether the current device runs the sm_90a kernels (compute capability 9.0). */
+bool fwd_device_ok(const char **why);
+
+struct FwdPlan {
+    int2 *items; /* device: (batch, query tile of kFwdRows), heaviest first */
+    int n_items, head_group, grid, dclass;
+    int pingpong; /* the consumer warpgroups take turns issuing their GEMMs */
+    void *encode; /* the driver's cuTensorMapEncodeTiled */
+};
+
+fc_status fwd_plan(const fc_problem *p, FwdPlan *out);
+void fwd_destroy(FwdPlan *plan);
+
+/* Queues the forward of run (its batch pointer the device facts; host_batch the same facts on
+ * the host, for the maps' extents) on stream.  *launched false, with FC_OK and *why, when this
+ * run's views cannot be mapped (alignment, strides). */
+fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_batch *host_batch, cudaStream_t stream, bool *launched,
+                  const char **why);
+
+/* The launchers, one instantiation per file (fwd_<dtype>_d<class>.cu). */
+struct FwdArgs;
+#define FC_HOPPER_FWD_LAUNCHERS(X) X(f16, 64) X(f16, 128) X(f16, 256) X(bf16, 64) X(bf16, 128) X(bf16, 256)
+#define FC_HOPPER_FWD_DECLARE(dt, d) cudaError_t fwd_launch_##dt##_d##d(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s);
+FC_HOPPER_FWD_LAUNCHERS(FC_HOPPER_FWD_DECLARE)
+#undef FC_HOPPER_FWD_DECLARE
+
+} // namespace fc_hopper
+
+#endif /* FC_CUDA_HOPPER_FWD_H */

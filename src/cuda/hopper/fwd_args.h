@@ -1,0 +1,29 @@
+/*
+ * What the host gives the Hopper forward kernel beside the problem: the bulk-copy tensor maps of
+ * the query, key and value views (encoded per run, since a run may bring new addresses), the
+ * work list and the facts of the maps the kernel needs for coordinates and edges.
+ */
+#ifndef FC_CUDA_HOPPER_FWD_ARGS_H
+#define FC_CUDA_HOPPER_FWD_ARGS_H
+
+#include <cuda.h>
+#include <vector_types.h>
+
+namespace fc_hopper {
+
+/* A 4-D map over (feature, position, head, batch) of one view: boxes of 64 features × rows. */
+struct FwdArgs {
+    CUtensorMap q, k, v;
+    const int2 *items;  /* (batch, query tile) in launch order, heaviest first */
+    int n_items;
+    int n_work;         /* n_items × query heads: the persistent CTAs take work w, w + grid, ... */
+    int head_group;     /* query heads whose tiles run next to each other (their K/V stay in L2) */
+    int q_batched, kv_batched; /* the map has a batch dimension (padded batches); else coordinate 0 */
+    int kv_extent;      /* positions of the kv maps: rows at or past it load as zeros */
+    int pair_out;       /* out has unit feature stride and 4-byte aligned rows */
+    int pingpong;       /* the consumer warpgroups take turns issuing GEMMs (FLASHC_CUDA_FWD_PINGPONG) */
+};
+
+} // namespace fc_hopper
+
+#endif /* FC_CUDA_HOPPER_FWD_ARGS_H */

@@ -1,0 +1,465 @@
+/*
+ * The Hopper forward kernel (sm_90a): warp-specialised FlashAttention on TMA and wgmma.
+ *
+ * A persistent CTA of three warpgroups takes work items w = blockIdx.x, + gridDim.x, ...; an
+ * item is one query head × BM query rows of one batch.  Roles:
+ *   - producer (warp 0): per item, the query tile once, then the visible key and value tiles,
+ *     each by bulk tensor copies (one 64-feature box per chunk) into a ring of STAGES buffers
+ *     guarded by full/empty mbarriers;
+ *   - edge fixer (warp 1): a value tile that reaches past the batch's last key into rows the map
+ *     still covers (the next packed batch, or padding) gets those rows zeroed before P·V reads
+ *     them, so that what lies there (NaN included) never meets a zero probability;
+ *   - two consumer warpgroups of 64 query rows: S = Q·Kᵀ by wgmma from shared memory, the
+ *     online softmax in registers (exp2, the scale folded into its FMA), O += P·V by wgmma with
+ *     P in registers; the next tile's Q·Kᵀ is issued before this tile's P·V, so the softmax of
+ *     one tile runs while the tensor cores work on the other.
+ * Visibility comes from the one model (core/visibility.h): each item's kv range is the union of
+ * its rows' spans, and tiles every written row sees whole skip the mask.  Every output row is
+ * produced by one item, whichever CTA runs it, in a fixed order: results repeat bit for bit for
+ * any grid.
+ */
+#ifndef FC_CUDA_HOPPER_FWD_KERNEL_CUH
+#define FC_CUDA_HOPPER_FWD_KERNEL_CUH
+
+#include <float.h>
+#include <limits.h>
+
+#include "../../core/problem.h"
+#include "../../core/visibility.h"
+#include "../ptx.cuh"
+#include "fwd_args.h"
+#include "fwd_traits.cuh"
+#include "sync.cuh"
+
+namespace fc_hopper {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+/* One work item: batch, query head and first query row. */
+struct Work {
+    int b, n1, m0;
+};
+
+/* Work w in the launch order: head groups outermost, then the (batch, query tile) items heaviest
+ * first, then the heads of the group — so the CTAs running at once share the group's K/V in L2. */
+__device__ __forceinline__ Work work_at(const fc_problem &p, const FwdArgs &a, int w, int bm)
+{
+    const int hg = a.head_group, per_group = a.n_items * hg;
+    const int g = w / per_group, within = w - g * per_group;
+    const int heads = min(hg, (int)p.Nq - g * hg);
+    const int2 it = a.items[within / heads];
+    return Work{it.x, g * hg + within % heads, it.y * bm};
+}
+
+/* The kv tiles [t0, t1) an item visits and [full_lo, full_hi), those every written row sees
+ * whole (no mask).  Computed by a whole warp from the rows' spans; every role computes it the
+ * same way, so producer, fixer and consumers agree on the tile sequence without talking. */
+struct KvTiles {
+    int t0, t1, full_lo, full_hi;
+};
+
+template <int BM, int BN> __device__ __forceinline__ KvTiles kv_tiles(const fc_batch &bt, int m0, int lane)
+{
+    const int64_t rows = bt.q_rows - m0 < BM ? bt.q_rows - m0 : BM;
+    int lo = INT_MAX, hi = 0, flo = 0, fhi = INT_MAX, gaps = 0;
+    for (int r = lane; r < rows; r += 32) {
+        int64_t sp[4];
+        fc_row_spans(&bt, m0 + r, sp);
+        const bool seen = sp[0] < sp[1] || sp[2] < sp[3];
+        const bool one = sp[1] <= sp[0] || sp[3] <= sp[2] || sp[1] == sp[2]; /* one run of columns */
+        const int a = (int)(sp[1] > sp[0] ? sp[0] : sp[2]), z = (int)(sp[3] > sp[2] ? sp[3] : sp[1]);
+        if (seen)
+            lo = min(lo, a), hi = max(hi, z);
+        gaps |= !one;
+        /* rows seeing nothing (padding rows included) must be masked in every tile */
+        flo = max(flo, seen ? (a + BN - 1) / BN : INT_MAX);
+        fhi = min(fhi, seen ? z / BN : 0);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) {
+        lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+        hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+        flo = max(flo, __shfl_xor_sync(0xffffffffu, flo, o));
+        fhi = min(fhi, __shfl_xor_sync(0xffffffffu, fhi, o));
+        gaps |= __shfl_xor_sync(0xffffffffu, gaps, o);
+    }
+    if (lo >= hi)
+        return KvTiles{0, 0, 0, 0};
+    if (gaps) /* a row with a prefix gap: its full tiles are not one range; mask every tile */
+        flo = fhi = 0;
+    return KvTiles{lo / BN, (hi + BN - 1) / BN, flo, fhi};
+}
+
+/* Whether kv tile t of the batch loads rows past its last key that the map still covers. */
+template <int BN> __device__ __forceinline__ bool needs_fix(const fc_batch &bt, const FwdArgs &a, int t)
+{
+    return (int64_t)(t + 1) * BN > bt.skv && bt.kv_tok + bt.skv < a.kv_extent;
+}
+
+/* A ring slot: the n-th kv tile of the CTA lives in stage n mod STAGES, phase (n / STAGES) mod 2. */
+template <int STAGES> struct Slot {
+    int stage;
+    uint32_t phase;
+    __device__ __forceinline__ explicit Slot(uint32_t n) : stage((int)(n % STAGES)), phase((n / STAGES) & 1u) {}
+};
+
+/* One warpgroup GEMM batch: c (+)= a·b over the k-blocks, committed as one wgmma group (A_REGS:
+ * a is a register operand, fenced like the accumulator). */
+template <bool ZERO, bool A_REGS, class Mma, class TA, class TB, class TC>
+__device__ __forceinline__ void wg_gemm(Mma &mma, TA &a, const TB &b, TC &c)
+{
+    if constexpr (A_REGS)
+        cute::warpgroup_fence_operand(a);
+    cute::warpgroup_fence_operand(c);
+    cute::warpgroup_arrive();
+    if constexpr (ZERO)
+        mma.accumulate_ = cute::GMMA::ScaleOut::Zero;
+    CUTE_UNROLL
+    for (int k = 0; k < cute::size<2>(a); ++k) {
+        cute::gemm(mma, a(cute::_, cute::_, k), b(cute::_, cute::_, k), c);
+        mma.accumulate_ = cute::GMMA::ScaleOut::One;
+    }
+    cute::warpgroup_commit_batch();
+    cute::warpgroup_fence_operand(c);
+    if constexpr (A_REGS)
+        cute::warpgroup_fence_operand(a);
+}
+
+__device__ __forceinline__ bool span_has(int4 s, int j) { return (j >= s.x && j < s.y) || (j >= s.z && j < s.w); }
+
+/* The producer warp: Q once per item, then K and V of each visible tile through the ring. */
+template <class Tr>
+__device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, typename Tr::Smem &s, int lane)
+{
+    constexpr int BM = Tr::BM, BN = Tr::BN, CH = Tr::CHUNK, NC = Tr::D / CH;
+    uint32_t q_n = 0, kv_n = 0;
+    for (int w = blockIdx.x; w < a.n_work; w += gridDim.x) {
+        const Work wk = work_at(p, a, w, BM);
+        const fc_batch &bt = p.batch[wk.b];
+        const KvTiles kt = kv_tiles<BM, BN>(bt, wk.m0, lane);
+        if (kt.t0 >= kt.t1)
+            continue; /* nothing visible: the consumers write empty rows without Q */
+        if (lane == 0) {
+            const int n2 = (int)(wk.n1 / p.G), qb = a.q_batched ? wk.b : 0, kb = a.kv_batched ? wk.b : 0;
+            mbar_wait(&s.q_empty, (q_n & 1u) ^ 1u);
+            mbar_arrive_tx(&s.q_full, Tr::Q_BYTES);
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                tma_load_4d(&a.q, &s.q_full, s.q + c * BM * CH, c * CH, (int)bt.q_tok + wk.m0, wk.n1, qb);
+            for (int t = kt.t0; t < kt.t1; t++) {
+                const Slot<Tr::STAGES> sl(kv_n + (uint32_t)(t - kt.t0));
+                const int row = (int)bt.kv_tok + t * BN;
+                typename Tr::E *k = s.k + sl.stage * BN * Tr::D, *v = s.v + sl.stage * BN * Tr::D;
+                mbar_wait(&s.k_empty[sl.stage], sl.phase ^ 1u);
+                mbar_arrive_tx(&s.k_full[sl.stage], Tr::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < NC; c++)
+                    tma_load_4d(&a.k, &s.k_full[sl.stage], k + c * BN * CH, c * CH, row, n2, kb);
+                mbar_wait(&s.v_empty[sl.stage], sl.phase ^ 1u);
+                mbar_arrive_tx(&s.v_full[sl.stage], Tr::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < NC; c++)
+                    tma_load_4d(&a.v, &s.v_full[sl.stage], v + c * BN * CH, c * CH, row, n2, kb);
+            }
+        }
+        __syncwarp();
+        q_n++;
+        kv_n += (uint32_t)(kt.t1 - kt.t0);
+    }
+}
+
+/* The edge-fixer warp: zeroes the rows of a value tile past the batch's last key. */
+template <class Tr>
+__device__ __forceinline__ void fix_edges(const fc_problem &p, const FwdArgs &a, typename Tr::Smem &s, int lane)
+{
+    constexpr int BM = Tr::BM, BN = Tr::BN, CH = Tr::CHUNK, NC = Tr::D / CH;
+    uint32_t kv_n = 0;
+    for (int w = blockIdx.x; w < a.n_work; w += gridDim.x) {
+        const Work wk = work_at(p, a, w, BM);
+        const fc_batch &bt = p.batch[wk.b];
+        const KvTiles kt = kv_tiles<BM, BN>(bt, wk.m0, lane);
+        const int n = kt.t1 - kt.t0;
+        if (n > 0 && needs_fix<BN>(bt, a, kt.t1 - 1)) {
+            const Slot<Tr::STAGES> sl(kv_n + (uint32_t)(n - 1));
+            mbar_wait(&s.v_full[sl.stage], sl.phase);
+            const int valid = (int)(bt.skv - (int64_t)(kt.t1 - 1) * BN);
+            /* a row of a chunk is 128 contiguous bytes whatever the swizzle: 8 pieces of 16 */
+            char *base = reinterpret_cast<char *>(s.v + sl.stage * BN * Tr::D) + (lane % 8) * 16;
+#pragma unroll 1
+            for (int c = 0; c < NC; c++)
+                for (int r = valid + lane / 8; r < BN; r += 4)
+                    *reinterpret_cast<uint4 *>(base + (c * BN + r) * 128) = make_uint4(0, 0, 0, 0);
+            fence_async_smem();
+            __syncwarp();
+            if (lane == 0)
+                mbar_arrive(&s.v_fixed[sl.stage]);
+        }
+        kv_n += (uint32_t)n;
+    }
+}
+
+/* S → P (in place) for one tile: the rows' online-softmax step (semantics §2.6), per row h of
+ * the thread's two; alpha receives each row's rescale factor.  The positive scale is folded into
+ * the exponent (scale·log2 e), so the maximum is taken over the raw products. */
+template <class TS>
+__device__ __forceinline__ void softmax_step(TS &sc, float (&m)[2], float (&l)[2], float (&alpha)[2], float scale)
+{
+    constexpr int NV = cute::size(TS{});
+    const float xl2 = scale * kLog2e;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int k = 0; k < NV / 4; k++)
+            mx = fmaxf(mx, fmaxf(sc(4 * k + 2 * h), sc(4 * k + 2 * h + 1)));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m[h], mx * scale);
+        const float ref2 = (m_new == -INFINITY ? 0.0f : m_new) * kLog2e;
+        alpha[h] = fc_cuda::fast_exp2(m[h] * kLog2e - ref2);
+        m[h] = m_new;
+        float sum = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV / 4; k++)
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                float &x = sc(4 * k + 2 * h + c);
+                x = fc_cuda::fast_exp2(fmaf(x, xl2, -ref2));
+                sum += x;
+            }
+        l[h] = fmaf(l[h], alpha[h], sum);
+    }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
+    fwd_hopper_kernel(const __grid_constant__ fc_problem p, const __grid_constant__ FwdArgs a)
+{
+    using Tr = FwdTraits<T, D>;
+    using E = typename Tr::E;
+    constexpr int BM = Tr::BM, BN = Tr::BN, STAGES = Tr::STAGES;
+    extern __shared__ char smem_raw[];
+    typename Tr::Smem &s = *reinterpret_cast<typename Tr::Smem *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~(uintptr_t)1023);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+    if (threadIdx.x == 0) {
+        mbar_init(&s.q_full, 1);
+        mbar_init(&s.q_empty, Tr::MMA_THREADS);
+        for (int i = 0; i < STAGES; i++) {
+            mbar_init(&s.k_full[i], 1), mbar_init(&s.v_full[i], 1), mbar_init(&s.v_fixed[i], 1);
+            mbar_init(&s.k_empty[i], Tr::MMA_THREADS), mbar_init(&s.v_empty[i], Tr::MMA_THREADS);
+        }
+        mbar_init_fence();
+    }
+    if (warp == 0 && lane == 0) {
+        tma_prefetch_map(&a.q), tma_prefetch_map(&a.k), tma_prefetch_map(&a.v);
+    }
+    __syncthreads();
+
+    if (warp < 4) { /* the producer warpgroup */
+        regs_shrink<Tr::REGS_PRODUCER>();
+        if (warp == 0)
+            produce<Tr>(p, a, s, lane);
+        else if (warp == 1)
+            fix_edges<Tr>(p, a, s, lane);
+        return;
+    }
+    regs_grow<Tr::REGS_MMA>();
+
+    /* the consumer warpgroups */
+    const int ct = threadIdx.x - 128;
+    typename Tr::MmaQK mma_qk;
+    typename Tr::MmaPV mma_pv;
+    auto thr_qk = mma_qk.get_thread_slice(ct);
+    auto thr_pv = mma_pv.get_thread_slice(ct);
+    cute::Tensor sQ = cute::make_tensor(cute::make_smem_ptr(s.q), typename Tr::LayoutQ{});
+    cute::Tensor sK = cute::make_tensor(cute::make_smem_ptr(s.k), typename Tr::LayoutKV{});
+    cute::Tensor sVt = cute::make_tensor(cute::make_smem_ptr(s.v), typename Tr::LayoutVt{});
+    cute::Tensor tSrQ = thr_qk.partition_fragment_A(sQ);  /* (MMA, 1, D/16) descriptors */
+    cute::Tensor tSrK = thr_qk.partition_fragment_B(sK);  /* (MMA, 1, D/16, STAGES) */
+    cute::Tensor tOrV = thr_pv.partition_fragment_B(sVt); /* (MMA, 1, BN/16, STAGES) */
+    cute::Tensor tSrS = cute::partition_fragment_C(mma_qk, cute::Shape<cute::Int<BM>, cute::Int<BN>>{});
+    cute::Tensor tOrO = cute::partition_fragment_C(mma_pv, cute::Shape<cute::Int<BM>, cute::Int<D>>{});
+    cute::Tensor tOrP = cute::make_tensor<E>(cute::partition_shape_A(mma_pv, cute::Shape<cute::Int<BM>, cute::Int<BN>>{}));
+    /* The accumulators' (row, column) pairs (wgmma's m64nNk16 layout, checked against CuTe's on
+     * the host by tests/cuda/test_hopper_layouts): value i = c + 2h + 4k of a thread is row
+     * 64·wg + 16·(warp % 4) + lane / 4 + 8h, column 8k + 2·(lane % 4) + c — for S, for O, and
+     * for P as the A operand of P·V, so P is S converted value by value. */
+    static_assert(decltype(cute::size(typename decltype(tSrS)::layout_type{}))::value == BN / 2 &&
+                      decltype(cute::size(typename decltype(tOrP)::layout_type{}))::value == BN / 2 &&
+                      decltype(cute::size(typename decltype(tOrO)::layout_type{}))::value == D / 2,
+                  "two rows per thread: BN/2 scores, D/2 outputs");
+    const int row0 = 16 * (ct / 32) + lane / 4, col0 = 2 * (lane % 4);
+    const int row_in_tile[2] = {row0, row0 + 8};
+
+    /* Ping-pong (a.pingpong): the two consumer warpgroups take turns issuing their GEMMs, each
+     * waiting on its named barrier (1 + wg) for the other's arrival, so that one's softmax runs
+     * under the other's products.  Both issue the same number of batches (every item's tiles),
+     * so the turns stay paired; warpgroup 1 lets warpgroup 0 start, which leaves one arrival on
+     * barrier 1 at the end, harmless at exit. */
+    const int wg = ct / 128;
+    const bool pingpong = a.pingpong != 0;
+    auto my_turn = [&]() {
+        if (pingpong)
+            named_sync(1 + wg, Tr::MMA_THREADS);
+    };
+    auto their_turn = [&]() {
+        if (pingpong)
+            named_arrive(1 + (wg ^ 1), Tr::MMA_THREADS);
+    };
+    if (pingpong && wg == 1)
+        named_arrive(1, Tr::MMA_THREADS);
+
+    /* items with Q loaded, kv tiles consumed, and per stage the parity of its next fix */
+    uint32_t q_n = 0, kv_n = 0, fix_parity = 0;
+    for (int w = blockIdx.x; w < a.n_work; w += gridDim.x) {
+        const Work wk = work_at(p, a, w, BM);
+        const fc_batch &bt = p.batch[wk.b];
+        const KvTiles kt = kv_tiles<BM, BN>(bt, wk.m0, lane);
+        int4 span[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int64_t sp[4];
+            fc_row_spans(&bt, wk.m0 + row_in_tile[h], sp);
+            span[h] = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
+        }
+        float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, alpha[2];
+        cute::clear(tOrO);
+
+        /* S of tile t: wait for K, multiply; the mask on tiles not every row sees whole */
+        auto mask = [&](int t) {
+            if (t >= kt.full_lo && t < kt.full_hi)
+                return;
+#pragma unroll
+            for (int i = 0; i < cute::size(tSrS); i++) {
+                const int j = t * BN + col0 + 8 * (i / 4) + i % 2;
+                tSrS(i) = span_has(span[(i / 2) % 2], j) ? tSrS(i) : -INFINITY;
+            }
+        };
+        auto to_p = [&]() { /* P rounded to the operand dtype for P·V */
+            auto p32 = cute::recast<uint32_t>(tOrP);
+#pragma unroll
+            for (int i = 0; i < cute::size(p32); i++)
+                p32(i) = fc_cuda::Elem<T>::pack(tSrS(2 * i), tSrS(2 * i + 1));
+        };
+        auto rescale = [&]() {
+#pragma unroll
+            for (int i = 0; i < cute::size(tOrO); i++)
+                tOrO(i) *= alpha[(i / 2) % 2];
+        };
+        auto wait_v = [&](int t, const Slot<STAGES> &sl) {
+            mbar_wait(&s.v_full[sl.stage], sl.phase);
+            if (needs_fix<BN>(bt, a, t)) {
+                mbar_wait(&s.v_fixed[sl.stage], (fix_parity >> sl.stage) & 1u);
+                fix_parity ^= 1u << sl.stage;
+            }
+        };
+
+        if (kt.t0 < kt.t1 && !Tr::OVERLAP) { /* one tile at a time: fewer live registers (D = 256) */
+            mbar_wait(&s.q_full, q_n & 1u);
+            for (int t = kt.t0; t < kt.t1; t++) {
+                const Slot<STAGES> cur(kv_n + (uint32_t)(t - kt.t0));
+                mbar_wait(&s.k_full[cur.stage], cur.phase);
+                my_turn();
+                wg_gemm<true, false>(mma_qk, tSrQ, tSrK(cute::_, cute::_, cute::_, cur.stage), tSrS);
+                their_turn();
+                cute::warpgroup_wait<0>();
+                mbar_arrive(&s.k_empty[cur.stage]);
+                if (t == kt.t1 - 1)
+                    mbar_arrive(&s.q_empty);
+                mask(t);
+                softmax_step(tSrS, m, l, alpha, p.scale);
+                rescale();
+                to_p();
+                wait_v(t, cur);
+                my_turn();
+                wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, cur.stage), tOrO);
+                their_turn();
+                cute::warpgroup_wait<0>();
+                mbar_arrive(&s.v_empty[cur.stage]);
+            }
+            q_n++;
+            kv_n += (uint32_t)(kt.t1 - kt.t0);
+        } else if (kt.t0 < kt.t1) { /* the next tile's Q·Kᵀ issued before this tile's P·V */
+            mbar_wait(&s.q_full, q_n & 1u);
+            Slot<STAGES> sl(kv_n);
+            mbar_wait(&s.k_full[sl.stage], sl.phase);
+            my_turn();
+            wg_gemm<true, false>(mma_qk, tSrQ, tSrK(cute::_, cute::_, cute::_, sl.stage), tSrS);
+            their_turn();
+            cute::warpgroup_wait<0>();
+            mbar_arrive(&s.k_empty[sl.stage]);
+            mask(kt.t0);
+            softmax_step(tSrS, m, l, alpha, p.scale);
+            to_p();
+            for (int t = kt.t0 + 1; t < kt.t1; t++) {
+                const Slot<STAGES> prev(kv_n + (uint32_t)(t - 1 - kt.t0)), cur(kv_n + (uint32_t)(t - kt.t0));
+                mbar_wait(&s.k_full[cur.stage], cur.phase);
+                wait_v(t - 1, prev);
+                my_turn();
+                wg_gemm<true, false>(mma_qk, tSrQ, tSrK(cute::_, cute::_, cute::_, cur.stage), tSrS);
+                wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, prev.stage), tOrO);
+                their_turn();
+                cute::warpgroup_wait<1>(); /* S(t) is ready; P(t − 1)·V(t − 1) may still run */
+                mbar_arrive(&s.k_empty[cur.stage]);
+                mask(t);
+                softmax_step(tSrS, m, l, alpha, p.scale);
+                cute::warpgroup_wait<0>();
+                mbar_arrive(&s.v_empty[prev.stage]);
+                rescale();
+                to_p();
+            }
+            mbar_arrive(&s.q_empty); /* every Q·Kᵀ of the item has completed */
+            const Slot<STAGES> last(kv_n + (uint32_t)(kt.t1 - 1 - kt.t0));
+            wait_v(kt.t1 - 1, last);
+            my_turn();
+            wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, last.stage), tOrO);
+            their_turn();
+            cute::warpgroup_wait<0>();
+            mbar_arrive(&s.v_empty[last.stage]);
+            q_n++;
+            kv_n += (uint32_t)(kt.t1 - kt.t0);
+        }
+
+        /* One division per row, then O and the statistics (semantics §2.6, §2.8); rows past the
+         * batch's written rows are never stored. */
+        const int rows_here = (int)min((int64_t)BM, bt.q_rows - wk.m0);
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float sum = l[h];
+            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+            l[h] = sum;
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = row_in_tile[h];
+            if (r >= rows_here)
+                continue;
+            const int64_t i = wk.m0 + r;
+            const bool empty = !(l[h] > 0.0f);
+            const float f = empty ? 0.0f : 1.0f / l[h];
+            char *row = fc_view_row(&p.out, 2, wk.b, bt.q_tok, wk.n1, i);
+#pragma unroll
+            for (int k = 0; k < cute::size(tOrO) / 4; k++) {
+                const int e = col0 + 8 * k;
+                if (e >= p.Dv)
+                    break;
+                const float x0 = empty ? 0.0f : tOrO(4 * k + 2 * h) * f, x1 = empty ? 0.0f : tOrO(4 * k + 2 * h + 1) * f;
+                if (a.pair_out && e + 1 < p.Dv) {
+                    *reinterpret_cast<uint32_t *>(row + e * 2) = fc_cuda::Elem<T>::pack(x0, x1);
+                } else {
+                    *reinterpret_cast<T *>(row + e * p.out.se * 2) = T(x0);
+                    if (e + 1 < p.Dv)
+                        *reinterpret_cast<T *>(row + (e + 1) * p.out.se * 2) = T(x1);
+                }
+            }
+            if (p.stats.max && lane % 4 == 0)
+                fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, wk.n1, i), empty ? -FLT_MAX : m[h], empty ? FLT_MAX : l[h]);
+        }
+    }
+}
+
+} // namespace fc_hopper
+
+#endif /* FC_CUDA_HOPPER_FWD_KERNEL_CUH */

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Cross-builds flashc for 64-bit Arm (aarch64) with Debian's gcc-aarch64-linux-gnu, in
+# build-aarch64/, and runs the C test suite under qemu-user (CTest calls every test executable
+# through qemu-aarch64).  Installs the cross compilers and qemu-user when missing.  What this build
+# has: the portable scalar kernels and vec16 (the tests force each).  Left out: the tests that run
+# host programs on the built files (install_consumers, build_*, the CANN samples' and infiniop's
+# scripts, which would run Arm binaries without qemu), MPI (no cross MPI), the bench, CUDA and Python.
+# Extra arguments go to ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
+command -v aarch64-linux-gnu-g++ >/dev/null || need+=(g++-aarch64-linux-gnu)
+command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
+command -v cmake >/dev/null || need+=(cmake make)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "cross-test: installing ${need[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+dir=build-aarch64
+cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
+  -DFLASHC_BUILD_TESTS=ON -DFLASHC_BUILD_BENCH=OFF -DFLASHC_MPI=OFF -DFLASHC_CUDA=OFF -DFLASHC_PYTHON=OFF >/dev/null
+cmake --build "$dir" -j"$(nproc)"
+ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" \
+  -E '^(install_consumers|build_defaults|build_deps|cann_sample_.*|infiniop_python)$' "$@"

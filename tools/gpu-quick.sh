@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# One area's GPU checks in one short device call, on a build made on the build machine and carried
+# (carry: ["build-gpu"]; see tools/gpu-check.sh for the whole check).
+#   tools/gpu-quick.sh fwd [build-dir]: the forward — tests on the sm_90a kernel (FLASHC_CUDA_FWD=sm90:
+#   every case must run there), on the automatic choice and on the forced sm_80 kernel; the
+#   sanitizers on the sm_90a kernel; flashc-bench's forward rows for both kernels beside PyTorch SDPA
+#   (flash and cuDNN) on the same card; a table last.
+#   tools/gpu-quick.sh dec [build-dir]: the decode — tests on the tensor-core kernel and the forced
+#   CUDA-core one (FLASHC_CUDA_DECODE=simt), runs on two streams and in CUDA graphs, the sanitizers,
+#   flashc-bench's decode rows for both kernels beside PyTorch; a table last.
+#   Full logs go to $OUT (or /tmp).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+area=${1:-fwd}
+dir=${2:-build-gpu}
+out=${OUT:-/tmp}
+[ -e "$dir/libflashc.so.0" ] || ln -sf libflashc.so.0.1.0 "$dir/libflashc.so.0" 2>/dev/null
+export LD_LIBRARY_PATH="$PWD/$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader || true
+t0=$(date +%s)
+step() { # step NAME TIMEOUT COMMAND...: runs it, logs to $out/NAME.log, prints its tail and status
+    local name=$1 limit=$2
+    shift 2
+    timeout "$limit" "$@" >"$out/$name.log" 2>&1
+    local rc=$?
+    tail -n "${TAIL:-6}" "$out/$name.log"
+    echo "== $name: exit $rc ($(( $(date +%s) - t0 )) s)"
+    eval "rc_${name//-/_}=$rc"
+}
+case $area in
+fwd)
+    # the sm_90a tests first: a hang there (rc 124) ends the call early with what it printed
+    TAIL=25 step fwd-sm90 150 env FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" 60
+    [ "$rc_fwd_sm90" = 124 ] && { echo "gpu-quick: the sm_90a tests timed out; stopping"; exit 1; }
+    step bench-sm90 90 env FLASHC_CUDA_FWD=sm90 "$dir/bench/flashc-bench" --backend cuda --filter fwd --repeat 20
+    step bench-sm90-nopp 90 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_PINGPONG=0 "$dir/bench/flashc-bench" --backend cuda \
+        --filter fwd --repeat 20
+    step bench-sm80 90 env FLASHC_CUDA_FWD=sm80 "$dir/bench/flashc-bench" --backend cuda --filter fwd --repeat 20
+    step peer 150 python3 bench/sdpa_peer.py 20 fwd
+    if command -v compute-sanitizer >/dev/null; then
+        for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
+            step "san-$tool" 90 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$dir/tests/cuda/test_cuda_forward" 2 sweep
+        done
+    fi
+    step fwd-auto 100 env FLASHC_CUDA_FWD=auto "$dir/tests/cuda/test_cuda_forward" 30
+    step fwd-sm80 60 env FLASHC_CUDA_FWD=sm80 "$dir/tests/cuda/test_cuda_forward" 5
+    echo
+    echo "== forward, bf16, B*S = 16K tokens, width 2048 (TFLOP/s; cudnn and flash: PyTorch SDPA's backends)"
+    printf '%-28s %8s %8s %8s %8s %8s %9s\n' case sm90 sm90-nopp sm80 flash cudnn sm90/cudnn
+    join <(grep -E '^fwd' "$out/bench-sm90.log" | awk '{print $1, $3}' | sort) \
+         <(grep -E '^fwd' "$out/bench-sm90-nopp.log" | awk '{print $1, $3}' | sort) |
+        join - <(grep -E '^fwd' "$out/bench-sm80.log" | awk '{print $1, $3}' | sort) |
+        join - <(grep -E '^fwd' "$out/peer.log" | awk '{print $1, $3, $5}' | sort) |
+        awk '{r = ($6 + 0 > 0) ? sprintf("%.2f", $2 / $6) : "-"; printf "%-28s %8s %8s %8s %8s %8s %9s\n", $1, $2, $3, $4, $5, $6, r}'
+    echo "tests: sm90 $rc_fwd_sm90, auto ${rc_fwd_auto:-n/a}, sm80 ${rc_fwd_sm80:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
+    ;;
+dec)
+    # the decode: the tensor-core kernel first (a hang ends the call), then the forced CUDA-core one,
+    # both kernels' runs on two streams and in CUDA graphs (new lengths), the sanitizers, and the
+    # decode rows of flashc-bench (both kernels) beside PyTorch on the same card
+    TAIL=25 step dec-mma 150 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 40
+    [ "$rc_dec_mma" = 124 ] && { echo "gpu-quick: the decode tests timed out; stopping"; exit 1; }
+    step dec-runs 60 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode_runs"
+    step bench-dec 150 "$dir/bench/flashc-bench" --backend cuda --filter dec --repeat 20
+    step peer-dec 150 python3 bench/sdpa_peer.py 20 decode
+    step dec-simt 100 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 10 quick
+    step dec-runs-simt 60 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode_runs"
+    if command -v compute-sanitizer >/dev/null; then
+        for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
+            step "san-$tool" 90 env FLASHC_CUDA_DECODE=mma compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$dir/tests/cuda/test_cuda_decode" 2 quick
+        done
+    fi
+    echo
+    echo "== decode (GB/s of the K/V cache read once; copy = device-to-device read+write)"
+    printf '%-30s %8s %8s %8s %8s\n' case mma simt torch mma/torch
+    join -a 1 -e - -o auto <(grep -E '^(dec-|copy)' "$out/bench-dec.log" | grep -v -e '-simt ' -e token-rate | awk '{print $1, $3}' | sort) \
+         <(grep -E '^dec-.*-simt ' "$out/bench-dec.log" | awk '{sub(/-simt$/, "", $1); print $1, $3}' | sort) |
+        join -a 1 -e - -o auto - <(grep -E '^(dec-|copy)' "$out/peer-dec.log" | awk '{print $1, $3}' | sort) |
+        awk '{r = ($4 + 0 > 0) ? sprintf("%.2f", $2 / $4) : "-"; printf "%-30s %8s %8s %8s %8s\n", $1, $2, $3, $4, r}'
+    grep -E 'token-rate' "$out/bench-dec.log"
+    echo "tests: mma $rc_dec_mma, runs $rc_dec_runs, simt ${rc_dec_simt:-n/a}, runs-simt ${rc_dec_runs_simt:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
+    ;;
+*)
+    echo "gpu-quick: unknown area $area (fwd, dec)"
+    exit 2
+    ;;
+esac

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# SASS invariants of the sm_90a kernels in a built library (a ctest; CI runs it without a GPU):
+# every kernel whose name matches a pattern below must use the instructions it was written for —
+# HGMMA (wgmma), UTMALDG (bulk tensor loads), SYNCS (transaction barriers) — and touch no local
+# memory (LDL/STL: spills or a register array indexed at run time).
+# Usage: tools/sass-check.sh LIBRARY   (cuobjdump from PATH, the toolkit, or tools/deps.sh's .deps)
+set -euo pipefail
+lib=$1
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dump=$(command -v cuobjdump || true)
+[ -n "$dump" ] || [ ! -x "${CUDA_PATH:-/usr/local/cuda}/bin/cuobjdump" ] || dump="${CUDA_PATH:-/usr/local/cuda}/bin/cuobjdump"
+[ -n "$dump" ] || [ ! -x "$root/.deps/cuobjdump/bin/cuobjdump" ] || dump="$root/.deps/cuobjdump/bin/cuobjdump"
+[ -n "$dump" ] || { echo "sass-check: no cuobjdump (tools/deps.sh fetches one)"; exit 77; }
+export PATH="$(dirname "$dump"):$PATH" # its nvdisasm
+"$dump" -sass -arch sm_90a "$lib" | awk '
+    function report() {
+        if (fn == "" || fn !~ /fwd_hopper_kernel/) return
+        n++
+        ok = hgmma > 0 && utma > 0 && syncs > 0 && local == 0
+        printf "%-4s %-90s HGMMA %3d UTMALDG %3d SYNCS %4d LDL/STL %d\n", ok ? "ok" : "FAIL", substr(fn, 1, 90), hgmma, utma, syncs, local
+        if (!ok) bad = 1
+    }
+    /Function :/ { report(); fn = $3; hgmma = utma = syncs = local = 0 }
+    /HGMMA/ { hgmma++ }
+    /UTMALDG/ { utma++ }
+    /SYNCS/ { syncs++ }
+    /[^A-Z](LDL|STL)[ .]/ { local++ }
+    END { report(); if (n == 0) { print "sass-check: no sm_90a attention kernels found"; bad = 1 } exit bad }'
