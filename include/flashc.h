@@ -362,8 +362,9 @@ typedef struct fc_options {
 /* Concurrent runs.  A plan is immutable once created: a run reads it and writes only its outputs
  * and the workspace it is given, so runs of one plan may go at once (several host threads) as long
  * as each has its own workspace and its own outputs (inputs may be shared), and each gives bit for
- * bit what it gives alone.  A CPU run allocates no memory.  CUDA plans: runs of one plan go on one
- * stream at a time until docs/ARCHITECTURE.md ("The CUDA backend") says otherwise. */
+ * bit what it gives alone.  On CUDA the same holds for runs queued on several streams at once (a
+ * run's per-batch facts, counters and partials live in its workspace).  A CPU run allocates no
+ * memory. */
 typedef struct fc_plan fc_plan;
 
 FC_API fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *options,

@@ -5,8 +5,9 @@
  *     malloc, calloc and realloc are counted (this test links with --wrap for them);
  *   - two host threads run the plan at once, each with its own data, lengths and workspace,
  *     several times over, and every run's outputs are bitwise those of the same run made alone.
- * Shapes: decode (one query row per head against kv windows, flash-decoding splits) and prefill
- * (per-batch query and kv lengths).
+ * Shapes: decode (one query row per head against kv windows, flash-decoding splits), prefill
+ * (per-batch query and kv lengths), and a native plan whose runs bring kv lengths alone
+ * (fc_bindings.kv_lens, as fc_attention_io.kv_lens does).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ typedef struct rl_shape {
     const char *name;
     int B, N1, N2, Sq, Skv, D;
     int64_t sq[RUNNERS][2], skv[RUNNERS][2], kv_lo[RUNNERS][2]; /* each runner's lengths (B = 2) */
+    bool kv_lens; /* the native plan, runs bringing skv alone as kv_lens (sq, kv_lo unused) */
 } rl_shape;
 
 typedef struct rl_set {
@@ -61,8 +63,11 @@ static void make_set(const rl_shape *s, int t, rl_set *d)
     d->q = random_floats(&r, d->nq), d->k = random_floats(&r, d->nkv), d->v = random_floats(&r, d->nkv);
     d->out = calloc(d->nq, sizeof(float)), d->smax = calloc(d->nstat, sizeof(float)), d->ssum = calloc(d->nstat, sizeof(float));
     d->bind = (fc_bindings){.q = (char *)d->q, .k = (char *)d->k, .v = (char *)d->v, .out = (char *)d->out,
-                            .stats_max = d->smax, .stats_sum = d->ssum,
-                            .lengths = {.sq = s->sq[t], .skv = s->skv[t], .kv_lo = s->kv_lo[t]}};
+                            .stats_max = d->smax, .stats_sum = d->ssum};
+    if (s->kv_lens)
+        d->bind.kv_lens = s->skv[t];
+    else
+        d->bind.lengths = (fc_lengths){.sq = s->sq[t], .skv = s->skv[t], .kv_lo = s->kv_lo[t]};
 }
 
 static void free_set(rl_set *d) { free(d->q), free(d->k), free(d->v), free(d->out), free(d->smax), free(d->ssum); }
@@ -96,6 +101,10 @@ static fc_plan *make_plan(const rl_shape *s, rl_set *d)
     fc_plan *native = NULL, *plan = NULL;
     if (!TC_CHECK(fc_plan_create(&a, &opt, &native) == FC_OK, "native plan: %s", fc_last_error()))
         return NULL;
+    if (s->kv_lens) {
+        TC_CHECK(native->run_kv_lens, "a native plan over padded batches takes a run's kv lengths");
+        return native;
+    }
     fc_problem p = native->prob; /* its shape, with facts of its own that the rule re-derives per run */
     p.batch = malloc((size_t)s->B * sizeof *p.batch);
     memcpy(p.batch, native->prob.batch, (size_t)s->B * sizeof *p.batch);
@@ -186,6 +195,8 @@ int main(int argc, char **argv)
          .sq = {{1, 1}, {1, 1}}, .skv = {{1500, 700}, {900, 1500}}, .kv_lo = {{0, 100}, {300, 0}}},
         {"prefill: query and kv lengths per run", 2, 4, 2, 150, 160, 32,
          .sq = {{150, 37}, {90, 150}}, .skv = {{160, 41}, {100, 160}}, .kv_lo = {{0, 0}, {0, 0}}},
+        {"decode: kv lengths per run (kv_lens)", 2, 8, 2, 1, 1500, 64, .skv = {{1500, 700}, {900, 1}}, .kv_lens = true},
+        {"prefill: kv lengths per run (kv_lens)", 2, 4, 2, 150, 160, 32, .skv = {{160, 41}, {100, 0}}, .kv_lens = true},
     };
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
         check_shape(&shapes[k]);
