@@ -132,11 +132,14 @@ typedef struct fc_bias {
     bool compressed;
 } fc_bias;
 
-/* Generated ALiBi: x −= slope[b][n]·|Δ| (or ·sqrt|Δ|), Δ = global column − global row. */
+/* Generated ALiBi: x −= slope[b][n]·|Δ| (or ·sqrt|Δ|), Δ = global column − global row, less
+ * Skv_b − Sq_b with bottom_right (FlashAttention's −slope·|i + Skv_b − Sq_b − j|, per batch its own
+ * lengths).  The fc_align of fc_window would read the same; it is declared below. */
 typedef struct fc_alibi {
     const float *slopes; /* NULL = none */
     int64_t stride_batch, stride_head; /* stride_batch 0: one slope per head for all batches */
     bool sqrt_distance;
+    bool bottom_right;
 } fc_alibi;
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -8,19 +8,7 @@
 # Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-need=()
-command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
-command -v aarch64-linux-gnu-g++ >/dev/null || need+=(g++-aarch64-linux-gnu)
-command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
-command -v cmake >/dev/null || need+=(cmake make)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "cross-test: installing ${need[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+./tools/deps.sh cross
 dir=build-aarch64
 cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
   -DFLASHC_BUILD_TESTS=ON -DFLASHC_BUILD_BENCH=OFF -DFLASHC_MPI=OFF -DFLASHC_CUDA=OFF -DFLASHC_PYTHON=OFF >/dev/null

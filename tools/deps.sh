@@ -3,18 +3,25 @@
 #   tools/deps.sh build   compilers, CMake, OpenBLAS (the bench's baseline): what tools/demo.sh needs
 #   tools/deps.sh         (or `test`) also MPI, Python's headers, venv and numpy, and clang with its
 #                         OpenMP and sanitizer/libFuzzer runtimes: what tools/test.sh and CI need
+#   tools/deps.sh cross   the aarch64 cross compilers and qemu-user (tools/cross-test.sh)
 # FLASHC_DEPS_DRY_RUN=1 prints what would be installed and installs nothing.
 set -euo pipefail
 what=${1:-test}
 need=()
+if [ "$what" = cross ]; then
+  command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
+  command -v aarch64-linux-gnu-g++ >/dev/null || need+=(g++-aarch64-linux-gnu)
+  command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
+fi
 command -v cmake >/dev/null || need+=(cmake)
 command -v gcc >/dev/null || need+=(gcc)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 # OpenBLAS itself (the bench's baseline): the reference BLAS also ships a cblas.h.
-compgen -G '/usr/lib/*/libopenblas.so' >/dev/null || [ -e /usr/lib/libopenblas.so ] || need+=(libopenblas-dev)
-if [ "$what" != build ]; then
+[ "$what" = cross ] || compgen -G '/usr/lib/*/libopenblas.so' >/dev/null || [ -e /usr/lib/libopenblas.so ] ||
+  need+=(libopenblas-dev)
+if [ "$what" = test ]; then
   # OpenMPI: flashc_mpi and its mpirun tests.
   { command -v mpirun && command -v mpicc; } >/dev/null || need+=(openmpi-bin libopenmpi-dev)
   # Python: numpy for the sanitizer builds' Python check, headers and venv for the package's tests
@@ -27,8 +34,9 @@ if [ "$what" != build ]; then
   { echo '#include <omp.h>' | clang -fopenmp -x c -c - -o /dev/null; } 2>/dev/null || need+=(libomp-dev)
   [ -e "$(clang -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a" ] || need+=(libclang-rt-dev)
 fi
-if [ ${#need[@]} -gt 0 ] && [ "${FLASHC_DEPS_DRY_RUN:-0}" = 1 ]; then
-  echo "deps: would install ${need[*]}"
+if [ "${FLASHC_DEPS_DRY_RUN:-0}" = 1 ]; then
+  [ ${#need[@]} -eq 0 ] || echo "deps: would install ${need[*]}"
+  exit 0
 elif [ ${#need[@]} -gt 0 ]; then
   echo "deps: installing ${need[*]}"
   SUDO=""
@@ -59,7 +67,7 @@ with zipfile.ZipFile(glob.glob(os.path.join(tmp, "*.whl"))[0]) as z:
 PY
   rm -rf "$tmp"
 }
-if command -v nvcc >/dev/null; then
+if [ "$what" != cross ] && command -v nvcc >/dev/null; then
   cutlass=4.2.0.0 cuobjdump=13.5.37
   if [ ! -e "$root/.deps/cutlass/$cutlass" ]; then
     echo "deps: CuTe headers (nvidia-cutlass $cutlass) into .deps/cutlass"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device check of the CUDA backend, in one call on a GPU machine (under 6 minutes):
+# The device check of the CUDA backend, in one call on a GPU machine (under 9 minutes with the Python package):
 #   1. use the carried build (carry: ["build"], a Release build made on the build machine, about
 #      40 MiB, static CUDA runtime) when its library loads and sees the GPU here, else build
 #      build-gpu/ here (cmake, -j16, the CUDA targets only, about 2 minutes);
@@ -9,7 +9,8 @@
 #      the no-driver test, then the faces on the GPU (aclrt runtime, CANN end to end, infiniop on
 #      NVIDIA, the seed samples: FlashAttentionScoreV2 and UnpaddingScoreGradV5);
 #   3. flashc-bench --backend cuda and PyTorch SDPA (flash, cuDNN; decode) on the same shapes;
-#   4. a short table last (the backward: fused and dq-recompute against SDPA flash).
+#   4. the Python package: tools/gpu-python.sh (its GPU tests, the binding's cost beside step 3);
+#   5. a short table last (the backward: fused and dq-recompute against SDPA flash).
 # Usage: tools/gpu-check.sh [build-dir]   (FLASHC_GPU_SWEEP=N sets the sweep sizes, default 60)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -100,9 +101,13 @@ join <(grep -E '^(dec|copy)' /tmp/flashc-gpu-bench.txt | awk '{print $1, $3}' | 
      <(grep -E '^(dec|copy)' /tmp/flashc-gpu-peer.txt | awk '{print $1, $3}' | sort) |
     awk '{r = ($3 + 0 > 0) ? sprintf("%.2f", $2 / $3) : "-"; printf "%-28s %8s %8s %8s\n", $1, $2, $3, r}'
 grep -E '^dec-(i8|.*-simt|bf16-b16-s32k-paged)' /tmp/flashc-gpu-bench.txt
+echo "== the Python package on the GPU: flash_attn conformance in bf16/fp16, the binding's cost (tools/gpu-python.sh)"
+./tools/gpu-python.sh /tmp/flashc-gpu-bench.txt
+python=$?
 echo "tests: forward $( [ "$tests" = 0 ] && echo PASS || echo "FAIL ($tests)" )," \
      "backward $( [ "$btests" = 0 ] && echo PASS || echo "FAIL ($btests)" )," \
      "backward dq-recompute $( [ "$btests7" = 0 ] && echo PASS || echo "FAIL ($btests7)" )," \
      "decode $( [ "$decode" = 0 ] && echo PASS || echo "FAIL ($decode)" ), no-driver $nodriver," \
-     "faces $( [ "$faces" = 0 ] && echo PASS || echo FAIL )"
-[ "$tests" = 0 ] && [ "$btests" = 0 ] && [ "$btests7" = 0 ] && [ "$decode" = 0 ] && [ "$faces" = 0 ]
+     "faces $( [ "$faces" = 0 ] && echo PASS || echo FAIL )," \
+     "python $( [ "$python" = 0 ] && echo PASS || echo FAIL )"
+[ "$tests" = 0 ] && [ "$btests" = 0 ] && [ "$btests7" = 0 ] && [ "$decode" = 0 ] && [ "$faces" = 0 ] && [ "$python" = 0 ]

@@ -8,7 +8,13 @@
 #   tools/gpu-quick.sh dec [build-dir]: the decode — tests on the tensor-core kernel and the forced
 #   CUDA-core one (FLASHC_CUDA_DECODE=simt), runs on two streams and in CUDA graphs, the sanitizers,
 #   flashc-bench's decode rows for both kernels beside PyTorch; a table last.
-#   Full logs go to $OUT (or /tmp).
+#   tools/gpu-quick.sh bwd [build-dir]: the backward — tests on the fused five-product kernel
+#   (FLASHC_CUDA_BWD=fused), with a grid larger than the GPU (turn order) and on the forced
+#   seven-product path, the sanitizers on the fused kernel, its bench rows beside SDPA; a table last.
+#   tools/gpu-quick.sh new [build-dir]: a first look at every kernel not yet checked on a GPU in one
+#   call — the sm_90a forward, the fused backward and the tensor-core decode, short test sweeps and
+#   memcheck each, then their bench rows: what a session with few device minutes runs first.
+#   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 area=${1:-fwd}
@@ -82,8 +88,51 @@ dec)
     grep -E 'token-rate' "$out/bench-dec.log"
     echo "tests: mma $rc_dec_mma, runs $rc_dec_runs, simt ${rc_dec_simt:-n/a}, runs-simt ${rc_dec_runs_simt:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
     ;;
+bwd)
+    # the fused kernel first (a hang, e.g. a turn never reached, ends the call at the step's limit)
+    TAIL=25 step bwd-fused 150 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 40
+    [ "$rc_bwd_fused" = 124 ] && { echo "gpu-quick: the fused backward tests timed out; stopping"; exit 1; }
+    # 4096 blocks: far more than the GPU holds at once, so kv tiles wait on turns behind queued ones
+    step bwd-fused-grid 90 env FLASHC_CUDA_BWD=fused FLASHC_CUDA_BWD_GRID=4096 "$dir/tests/cuda/test_cuda_backward" 10
+    step bwd-dq7 90 env FLASHC_CUDA_BWD=dq-recompute "$dir/tests/cuda/test_cuda_backward" 10
+    step bench-bwd 120 "$dir/bench/flashc-bench" --backend cuda --filter bwd --repeat 20
+    step peer-bwd 150 python3 bench/sdpa_peer.py 20 bwd
+    if command -v compute-sanitizer >/dev/null; then
+        for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
+            step "san-$tool" 120 env FLASHC_CUDA_BWD=fused compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$dir/tests/cuda/test_cuda_backward" 2
+        done
+    fi
+    echo
+    echo "== backward, bf16, D = 128, S = 4K (TFLOP/s, counted as 2.5x the forward; flash, cudnn: PyTorch SDPA)"
+    printf '%-28s %8s %8s %8s %8s %8s\n' case fused dq7 flash cudnn fused/flash
+    join <(grep -E '^bwd' "$out/bench-bwd.log" | grep -v -- '-dq7 ' | awk '{print $1, $3}' | sort) \
+         <(grep -E '^bwd.*-dq7 ' "$out/bench-bwd.log" | awk '{sub(/-dq7$/, "", $1); print $1, $3}' | sort) |
+        join - <(grep -E '^bwd' "$out/peer-bwd.log" | awk '{print $1, $3, $5}' | sort) |
+        awk '{r = ($4 + 0 > 0) ? sprintf("%.2f", $2 / $4) : "-"; printf "%-28s %8s %8s %8s %8s %8s\n", $1, $2, $3, $4, $5, r}'
+    echo "tests: fused $rc_bwd_fused, grid ${rc_bwd_fused_grid:-n/a}, dq7 ${rc_bwd_dq7:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
+    ;;
+new)
+    # correctness of all three first, each under its own limit, so one hang costs one step
+    TAIL=12 step fwd-sm90 120 env FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" 30
+    TAIL=12 step bwd-fused 120 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 20
+    TAIL=12 step dec-mma 120 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 20
+    step dec-runs 60 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode_runs"
+    if command -v compute-sanitizer >/dev/null; then
+        step san-fwd 90 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
+        step san-bwd 90 env FLASHC_CUDA_BWD=fused compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_backward" 2
+        step san-dec 90 env FLASHC_CUDA_DECODE=mma compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_decode" 2 quick
+    fi
+    step bench-fwd 60 env FLASHC_CUDA_FWD=sm90 "$dir/bench/flashc-bench" --backend cuda --filter fwd --repeat 10
+    step bench-bwd 60 env FLASHC_CUDA_BWD=fused "$dir/bench/flashc-bench" --backend cuda --filter bwd --repeat 10
+    step bench-dec 60 env FLASHC_CUDA_DECODE=mma "$dir/bench/flashc-bench" --backend cuda --filter dec --repeat 10
+    echo
+    grep -hE '^(fwd|bwd|dec|copy)' "$out/bench-fwd.log" "$out/bench-bwd.log" "$out/bench-dec.log"
+    echo "tests: fwd-sm90 $rc_fwd_sm90, bwd-fused $rc_bwd_fused, dec-mma $rc_dec_mma, dec-runs $rc_dec_runs;" \
+        "memcheck: ${rc_san_fwd:-n/a} ${rc_san_bwd:-n/a} ${rc_san_dec:-n/a}"
+    ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, dec)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new)"
     exit 2
     ;;
 esac

@@ -7,17 +7,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/deps.sh
 tests=(-DFLASHC_BUILD_TESTS=ON) # with the test-only vec16 kernel set (FLASHC_VEC16=AUTO)
+# the Python extension too, where an interpreter has numpy and headers: python_bounds_asan in the
+# sanitizer passes, python_build_info in the Release pass (the extension with the CUDA backend there)
+for py in python3 /usr/bin/python3; do
+  if "$py" -c 'import numpy, sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+    tests+=(-DFLASHC_PYTHON=ON -DPython_EXECUTABLE="$(command -v "$py")")
+    break
+  fi
+done
 if [ "${FLASHC_SANITIZE:-0}" = 1 ]; then
   # the CUDA device code is compiled (and its no-driver path tested) in the Release pass only
   cc=${FLASHC_SANITIZE_CC:-gcc} cxx=g++ dir=build-asan
   [ "$cc" = clang ] && cxx=clang++ dir=build-asan-clang
-  # the Python extension too, for python_bounds_asan, where an interpreter has numpy and headers
-  for py in python3 /usr/bin/python3; do
-    if "$py" -c 'import numpy, sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
-      tests+=(-DFLASHC_PYTHON=ON -DPython_EXECUTABLE="$(command -v "$py")")
-      break
-    fi
-  done
   cmake -S . -B "$dir" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" "${tests[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLASHC_SANITIZE=ON -DFLASHC_FUZZ=OFF -DFLASHC_BUILD_BENCH=OFF \
     -DFLASHC_CUDA=OFF >/dev/null

@@ -48,11 +48,12 @@ def _forward(p: Problem, q: Array, out: Optional[Array], out_dtype: Any, out_sca
     d["out"] = (native(out), p.axes)
     if out_scale is not None:
         d["out_quant"] = p.affine(out_scale, out_offset, "out_scale")
-    lse = None
+    lse, finish = None, lambda: None
     if return_lse:
-        raw, lse = p.lse_storage()
-        d["lse"] = (raw.reshape(-1), 1 if p.packed else 0)
+        _, lse, finish = p.stats_storage(d)
+    p.fw.launch(d)
     _flashc.forward(d, integer(threads, "threads", 0, 2**31 - 1))
+    finish()
     out = p.fw.hand_back(out)
     return (out, p.fw.hand_back(lse)) if return_lse else out
 
@@ -65,7 +66,7 @@ def attention(q: Array, k: Array, v: Array, *, layout: str = "bnsd", scale: Opti
               mask: Optional[Array] = None, mask_by_tokens: Optional[bool] = None,
               bias: Optional[Array] = None, bias_order: str = "after_scale", bias_align: str = "top_left",
               bias_compressed: bool = False, alibi_slopes: Optional[Array] = None, alibi_sqrt: bool = False,
-              softcap: float = 0.0, sink: Optional[Array] = None, dropout_p: float = 0.0,
+              alibi_align: str = "top_left", softcap: float = 0.0, sink: Optional[Array] = None, dropout_p: float = 0.0,
               dropout_seed: int = 0, dropout_offset: int = 0, dropout_mask: Optional[Array] = None,
               keep_prob: float = 1.0, q_rope: Optional[Array] = None, k_rope: Optional[Array] = None,
               out: Optional[Array] = None, out_dtype: Any = None, return_lse: bool = False,
@@ -103,7 +104,9 @@ def attention(q: Array, k: Array, v: Array, *, layout: str = "bnsd", scale: Opti
             (x = s·scale + bias) or "before_scale" (x = (s + bias)·scale); ``bias_align``
             "bottom_right" aligns a larger bias block to the bottom-right; ``bias_compressed``: the
             CANN compressed-ALiBi form (semantics §2.4).
-        alibi_slopes: float32 [N] or [B, N]: x −= slope·|j − i| (``alibi_sqrt``: ·sqrt|j − i|).
+        alibi_slopes: float32 [N] or [B, N]: x −= slope·|Δ| (``alibi_sqrt``: ·sqrt|Δ|), Δ = j − i between
+            global positions (``q_start``, ``kv_start``); ``alibi_align="bottom_right"`` measures Δ
+            from the bottom-right diagonal, less Skv_b − Sq_b per batch (flash_attn's ALiBi).
         softcap: > 0 caps scaled scores to softcap·tanh(x / softcap).
         sink: float32 [N]: an extra logit in every row's softmax (attention sinks).
         dropout_p, dropout_seed, dropout_offset: dropout of the probabilities with keep bits generated
@@ -125,14 +128,16 @@ def attention(q: Array, k: Array, v: Array, *, layout: str = "bnsd", scale: Opti
         TypeError: an argument that is no array (None, a list, ...) or an option of the wrong type;
             the message names it.
         ValueError: a shape, dtype, stride or option value flashc refuses (its message).
-        NotImplementedError: device (CUDA) tensors — the Python package uses the CPU backend.
+        NotImplementedError: arrays on a device flashc has no backend for (CUDA arrays where the build
+            has no CUDA backend, ``build_info()``).  CUDA arrays run on the CUDA backend on torch's
+            current stream; every operand of a call must live on the same device (ValueError).
         RuntimeError: FLASHC_ISA names a kernel path this build lacks or this CPU cannot run.
     """
     p = Problem(q, k, v, layout=layout, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k, q_lens=q_lens,
                 kv_lens=kv_lens, kv_starts=kv_starts, scale=scale, causal=causal, window=window, align=align,
                 prefix=prefix, q_start=q_start, kv_start=kv_start, mask=mask, mask_by_tokens=mask_by_tokens,
                 bias=bias, bias_order=bias_order, bias_align=bias_align, bias_compressed=bias_compressed,
-                alibi_slopes=alibi_slopes, alibi_sqrt=alibi_sqrt, softcap=softcap, sink=sink,
+                alibi_slopes=alibi_slopes, alibi_sqrt=alibi_sqrt, alibi_align=alibi_align, softcap=softcap, sink=sink,
                 dropout_mask=dropout_mask, keep_prob=keep_prob, dropout_p=dropout_p, dropout_seed=dropout_seed,
                 dropout_offset=dropout_offset, q_rope=q_rope, k_rope=k_rope)
     return _forward(p, q, out, out_dtype, None, None, return_lse, threads)
@@ -176,6 +181,8 @@ def _backward(p: Problem, d_out, q, k, v, out, lse, dq, dk, dv, grad_dtype, thre
         return tuple(p.fw.hand_back(x) for x in result)
     d["out"] = (native(out), p.axes)
     d["lse"] = p.lse_input(lse)
+    p.lse_input_sum(d)
+    p.fw.launch(d)
     g = {"d_out": (native(d_out), p.axes), "dq": (native(dq), p.axes), "dk": (native(dk), p.kv_axes),
          "dv": (native(dv), p.kv_axes)}
     if "q_rope" in d:

@@ -102,10 +102,11 @@ class Problem:
                  q_start: int = 0, kv_start: int = 0, mask: Any = None, mask_by_tokens: Optional[bool] = None,
                  bias: Any = None, bias_order: str = "after_scale", bias_align: str = "top_left",
                  bias_compressed: bool = False, alibi_slopes: Any = None, alibi_sqrt: bool = False,
-                 softcap: float = 0.0, sink: Any = None, dropout_mask: Any = None, keep_prob: float = 1.0,
+                 alibi_align: str = "top_left", softcap: float = 0.0, sink: Any = None, dropout_mask: Any = None, keep_prob: float = 1.0,
                  dropout_p: float = 0.0, dropout_seed: int = 0, dropout_offset: int = 0, q_rope: Any = None, k_rope: Any = None, k_scale: Any = None, k_offset: Any = None,
                  v_scale: Any = None, v_offset: Any = None, indices: Any = None, block_size: int = 0,
                  sparse_causal: bool = False):
+        self.fw = Framework(q)  # the caller's framework (before device arrays are read through torch)
         q, k, v = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
         mask, bias, sink = as_optional(mask, "mask"), as_optional(bias, "bias"), as_optional(sink, "sink")
         alibi_slopes, dropout_mask = as_optional(alibi_slopes, "alibi_slopes"), as_optional(dropout_mask, "dropout_mask")
@@ -113,7 +114,6 @@ class Problem:
         k_scale, k_offset = as_optional(k_scale, "k_scale"), as_optional(k_offset, "k_offset")
         v_scale, v_offset = as_optional(v_scale, "v_scale"), as_optional(v_offset, "v_offset")
         indices, block_table = as_optional(indices, "indices"), as_optional(block_table, "block_table")
-        self.fw = Framework(q)
         self.layout = layout.lower() if isinstance(layout, str) else layout
         axes = _layout(layout)
         kv_axes = _layout(kv_layout or layout)
@@ -194,8 +194,8 @@ class Problem:
             d["rope_dim"] = q_rope.shape[-1]
             d["q_rope"], d["k_rope"] = (native(q_rope), axes), (native(k_rope), kv_axes)
         self._visibility(d, causal, window, align, mask, mask_by_tokens)
-        self._modifiers(d, bias, bias_order, bias_align, bias_compressed, alibi_slopes, alibi_sqrt, sink,
-                        dropout_mask, keep_prob)
+        self._modifiers(d, bias, bias_order, bias_align, bias_compressed, alibi_slopes, alibi_sqrt, alibi_align,
+                        sink, dropout_mask, keep_prob)
         dropout_p = real(dropout_p, "dropout_p")
         if dropout_p:
             if dropout_mask is not None or not 0 <= dropout_p < 1:
@@ -257,7 +257,8 @@ class Problem:
             d["mask"] = (native(mask), _broadcast_axes(mask, "mask", 4), by_tokens)
 
     def _modifiers(self, d: dict, bias: Any, bias_order: str, bias_align: str, bias_compressed: bool,
-                   alibi_slopes: Any, alibi_sqrt: bool, sink: Any, dropout_mask: Any, keep_prob: float) -> None:
+                   alibi_slopes: Any, alibi_sqrt: bool, alibi_align: str, sink: Any, dropout_mask: Any,
+                   keep_prob: float) -> None:
         if bias is not None:
             if not isinstance(bias_order, str) or not isinstance(bias_align, str) or bias_order not in BIAS_ORDER or \
                     bias_align not in ALIGN:
@@ -276,7 +277,10 @@ class Problem:
             d["bias"] = (native(bias), _broadcast_axes(bias, "bias", 4), BIAS_ORDER[bias_order], rows, cols, flags)
         if alibi_slopes is not None:
             _check_broadcast(alibi_slopes, "alibi_slopes", (self.batch, self.q_heads), "[B, N] =")
-            d["alibi"] = (native(alibi_slopes), _broadcast_axes(alibi_slopes, "alibi_slopes", 2), bool(alibi_sqrt))
+            if not isinstance(alibi_align, str) or alibi_align not in ALIGN:
+                raise ValueError(f"flashc: alibi_align must be 'top_left' or 'bottom_right', got {alibi_align!r:.60}")
+            d["alibi"] = (native(alibi_slopes), _broadcast_axes(alibi_slopes, "alibi_slopes", 2), bool(alibi_sqrt),
+                          ALIGN[alibi_align])
         self.sink = sink
         if sink is not None:
             if tuple(sink.shape) != (self.q_heads,):
@@ -299,6 +303,18 @@ class Problem:
     def out_shape(self, q: Any) -> tuple:
         return tuple(q.shape[:-1]) + (self.v_head_dim,)
 
+    def stats_storage(self, d: dict) -> tuple:
+        """lse for the forward to fill: (raw array, the view returned, finish).  On the host the
+        extension combines max + log(sum) itself; a device problem gets a sum array too, and
+        finish() combines them on the device (torch, the current stream)."""
+        raw, lse = self.lse_storage()
+        d["lse"] = (native(raw.reshape(-1)), STATS_TOKEN_MAJOR if self.packed else STATS_HEAD_MAJOR)
+        if self.fw.device is None:
+            return raw, lse, lambda: None
+        total = self.fw.empty(tuple(raw.shape), "float32")
+        d["lse_sum"] = native(total.reshape(-1))
+        return raw, lse, lambda: raw.add_(total.log_())
+
     def lse_storage(self) -> tuple:
         """(array the kernels fill, the lse view returned): [B, N, Sq] dense, [N, T] packed."""
         if self.packed:
@@ -318,3 +334,10 @@ class Problem:
             raise ValueError("flashc: lse must be float32")
         flat = (lse.T if self.packed else lse).reshape(-1)
         return (native(flat), STATS_TOKEN_MAJOR if self.packed else STATS_HEAD_MAJOR)
+
+    def lse_input_sum(self, d: dict) -> None:
+        """A device backward reads the statistics as (max = lse, sum = 1), both device arrays."""
+        if self.fw.device is not None:
+            d["lse_sum"] = native(self.fw.torch.ones(self.rows_q * self.q_heads if self.packed else
+                                                     self.batch * self.q_heads * self.q_len,
+                                                     dtype=self.fw.torch.float32, device=self.fw.device))

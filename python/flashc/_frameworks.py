@@ -1,8 +1,10 @@
 """Arrays of the caller's framework: outputs are allocated where the inputs live.
 
-numpy arrays give numpy outputs, torch tensors torch outputs (same device), and any other
-``__dlpack__`` producer (JAX, CuPy, ...) gets numpy storage handed back through its framework's
-``from_dlpack`` when it has one; buffer-protocol objects (memoryview, array.array, ...) get numpy.
+numpy arrays give numpy outputs, torch tensors torch outputs (same device, CUDA included), and any
+other ``__dlpack__`` producer (JAX, CuPy, ...) gets its outputs handed back through its framework's
+``from_dlpack`` when it has one: numpy storage for host arrays, torch storage on the device for
+CUDA arrays (which are read through ``torch.from_dlpack``, so torch is needed for them);
+buffer-protocol objects (memoryview, array.array, ...) get numpy.
 """
 from __future__ import annotations
 
@@ -15,6 +17,31 @@ import numpy as np
 def _is_torch(x: Any) -> bool:
     t = sys.modules.get("torch")
     return t is not None and isinstance(x, t.Tensor)
+
+
+_DL_CUDA = (2, 13)  # DLPack device types: CUDA device memory, CUDA managed memory
+
+
+def _on_cuda_device(x: Any) -> bool:
+    """A non-torch array in CUDA memory (by its __dlpack_device__)."""
+    probe = getattr(x, "__dlpack_device__", None)
+    if probe is None or isinstance(x, np.ndarray):
+        return False
+    try:
+        return int(probe()[0]) in _DL_CUDA
+    except Exception:
+        return False
+
+
+def _torch_view(x: Any, name: str) -> Any:
+    """A CUDA array of another framework as a torch tensor over the same memory (torch's current
+    stream waits for the producer's, as the DLPack protocol has it)."""
+    try:
+        import torch
+    except ImportError:
+        raise NotImplementedError(f"flashc: {name} is a CUDA array ({type(x).__name__}); flashc reads device arrays "
+                                  "of other frameworks through torch, which is not installed") from None
+    return torch.from_dlpack(x)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -48,10 +75,15 @@ class Foreign:
 
 
 def as_array(x: Any, name: str) -> Any:
-    """x when flashc can read it as an array (numpy and torch as they are, other producers as a
-    Foreign); TypeError naming the argument otherwise (None, lists, ...)."""
+    """x when flashc can read it as an array (numpy and torch as they are, CUDA arrays of other
+    frameworks as torch tensors, other producers as a Foreign); TypeError naming the argument
+    otherwise (None, lists, ...)."""
+    if _is_torch(x) and x.device.type not in ("cpu", "cuda"):
+        raise NotImplementedError(f"flashc: {name} is on {x.device}; flashc runs on the CPU and on CUDA devices")
     if isinstance(x, (np.ndarray, Foreign)) or _is_torch(x):
         return x
+    if _on_cuda_device(x):
+        return _torch_view(x, name)
     if x is None or isinstance(x, (list, tuple, int, float, str, bytes)):
         raise TypeError(f"flashc: {name} must be an array (numpy, torch, or any object with __dlpack__ or the "
                         f"buffer protocol), got {'None' if x is None else type(x).__name__}")
@@ -63,19 +95,32 @@ def as_optional(x: Any, name: str) -> Any:
 
 
 class Framework:
-    """Allocation in one framework; `like` fixes the device."""
+    """Allocation in one framework; `like` (the caller's q) fixes the framework and the device."""
 
     def __init__(self, like: Any):
         like = like.obj if isinstance(like, Foreign) else like
         self.like = like
-        self.torch = sys.modules["torch"] if _is_torch(like) else None
         self.wrap = None
-        if self.torch is None and not isinstance(like, np.ndarray) and hasattr(like, "__dlpack__"):
+        if not _is_torch(like) and not isinstance(like, np.ndarray) and hasattr(like, "__dlpack__"):
             root = sys.modules.get(type(like).__module__.split(".")[0])
             for space in (root, getattr(root, "numpy", None), getattr(root, "dlpack", None)):
                 if space is not None and hasattr(space, "from_dlpack"):
                     self.wrap = space.from_dlpack
                     break
+            if _on_cuda_device(like):  # device outputs are allocated by torch, handed back by from_dlpack
+                self.like = _torch_view(like, "q")
+        self.torch = sys.modules["torch"] if _is_torch(self.like) else None
+        #: the CUDA device of a device problem (torch.device), else None
+        self.device = self.like.device if self.torch is not None and self.like.device.type == "cuda" else None
+
+    def launch(self, d: dict) -> None:
+        """What a device run needs: torch's current stream on the device and a workspace allocator
+        (torch's caching allocator, stream-ordered: no synchronisation)."""
+        if self.device is None:
+            return
+        torch, dev = self.torch, self.device
+        d["stream"] = torch.cuda.current_stream(dev).cuda_stream
+        d["workspace"] = lambda nbytes: native(torch.empty(nbytes, dtype=torch.uint8, device=dev))
 
     def empty(self, shape: tuple, dtype: str) -> Any:
         if self.torch is not None:
@@ -105,7 +150,7 @@ class Framework:
 
 
 def to_numpy(x: Any) -> np.ndarray:
-    """A host array as numpy (small metadata: sinks, lengths)."""
+    """An array as host numpy (small metadata: sinks, lengths; device tensors are copied)."""
     if isinstance(x, Foreign):
         return x.numpy()
     if _is_torch(x):
@@ -124,28 +169,33 @@ def set_all(x: Any, value: float, name: str) -> None:
 
 
 def native(x: Any) -> Any:
-    """What the extension reads: torch tensors leave autograd (DLPack refuses tensors that require
-    grad); Foreign arrays are their object; everything else is passed as it is."""
+    """What the extension reads: torch tensors as DLPack capsules (torch's own export, outside
+    autograd: no stream synchronisation and no current-device requirement, as flashc runs on the
+    tensor's device and torch's current stream there); Foreign arrays are their object; everything
+    else is passed as it is.  The extension says which devices this build runs on."""
     if isinstance(x, Foreign):
         return x.obj
     if _is_torch(x):
-        if x.device.type != "cpu":
-            raise NotImplementedError(
-                f"flashc: a tensor on {x.device} was given; the Python package runs only on the CPU backend "
-                "so far: move it to the CPU")
-        if x.requires_grad:
-            return x.detach()
+        x = x.detach()
+        if x.is_conj() or x.is_neg():
+            x = x.resolve_conj().resolve_neg()
+        return _to_dlpack(x)
     return x
+
+
+def _to_dlpack(x: Any) -> Any:
+    from torch.utils.dlpack import to_dlpack
+    return to_dlpack(x)
 
 
 def host_int64(x: Any, name: str) -> np.ndarray:
     """Small per-batch metadata (lengths, prefixes) as a contiguous int64 numpy vector; integers
-    only (a float would be truncated)."""
+    only (a float would be truncated).  The library reads lengths from host memory while planning:
+    a device tensor is copied to the host (which waits for the device)."""
     if _is_torch(x):
-        if x.device.type != "cpu":
-            raise NotImplementedError(f"flashc: {name} lives on {x.device}; the Python package runs only on the CPU "
-                                      "backend so far")
-        x = x.detach().numpy()
+        x = x.detach().cpu().numpy()
+    elif _on_cuda_device(x):
+        x = _torch_view(x, name).cpu().numpy()
     if x is None:
         raise TypeError(f"flashc: {name} must be an array of integers, got None")
     a = np.asarray(x)

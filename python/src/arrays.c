@@ -76,19 +76,51 @@ static int buffer_dtype(const Py_buffer *b, fc_dtype *out)
     return (int64_t)fc_dtype_size(*out) == (int64_t)b->itemsize ? 0 : -1;
 }
 
+bool fcpy_cuda_built(void)
+{
+#ifdef FLASHC_PY_CUDA
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* Host memory (pinned included), or a CUDA device when this build has the CUDA backend. */
+static int dl_place(const DLDevice *dev, const char *name, fcpy_array *out)
+{
+    const int32_t type = dev->device_type;
+    if (type == kDLCPU || type == kDLCUDAHost) {
+        out->place = FCPY_HOST;
+        return 0;
+    }
+    if (type == kDLCUDA || type == kDLCUDAManaged) {
+        if (!fcpy_cuda_built()) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "flashc: %s is on CUDA device %d, and this flashc build has no CUDA backend (it was built "
+                         "where nvcc was not found; flashc.build_info() says how it was built): move it to the CPU "
+                         "or rebuild where the CUDA toolkit is installed",
+                         name, (int)dev->device_id);
+            return -1;
+        }
+        out->place = FCPY_CUDA;
+        out->device = dev->device_id;
+        return 0;
+    }
+    PyErr_Format(PyExc_NotImplementedError,
+                 "flashc: %s lives on a device flashc has no backend for (DLPack device type %d); flashc runs on the "
+                 "CPU and on CUDA devices",
+                 name, (int)type);
+    return -1;
+}
+
 static int from_dlpack(PyObject *capsule, const char *name, fcpy_array *out)
 {
     DLManagedTensor *m = PyCapsule_GetPointer(capsule, "dltensor");
     if (!m)
         return -1;
     const DLTensor *t = &m->dl_tensor;
-    if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "flashc: %s lives on a device (DLPack device type %d); the Python package runs only on the CPU "
-                     "backend so far: move it to the CPU",
-                     name, (int)t->device.device_type);
+    if (dl_place(&t->device, name, out) != 0)
         return -1;
-    }
     if (dl_dtype(t->dtype, &out->dtype) != 0) {
         char text[64];
         dl_dtype_text(t->dtype, text, sizeof text);
@@ -154,12 +186,17 @@ static int from_buffer(fcpy_holds *h, PyObject *obj, const char *name, bool writ
     return 0;
 }
 
-int fcpy_array_get(fcpy_holds *h, PyObject *obj, const char *name, bool writable, fcpy_array *out)
+static int read_array(fcpy_holds *h, PyObject *obj, const char *name, bool writable, fcpy_array *out)
 {
     memset(out, 0, sizeof *out);
     if (h->ncapsules >= FCPY_MAX_HOLDS || h->nbuffers >= FCPY_MAX_HOLDS) {
         PyErr_SetString(PyExc_ValueError, "flashc: too many arrays in one call");
         return -1;
+    }
+    if (PyCapsule_IsValid(obj, "dltensor")) { /* exported by the caller (flashc's Python layer: torch tensors) */
+        Py_INCREF(obj);
+        h->capsules[h->ncapsules++] = obj;
+        return from_dlpack(obj, name, out);
     }
     if (!PyObject_CheckBuffer(obj) && PyObject_HasAttrString(obj, "__dlpack__")) {
         PyObject *capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);
@@ -171,6 +208,42 @@ int fcpy_array_get(fcpy_holds *h, PyObject *obj, const char *name, bool writable
     return from_buffer(h, obj, name, writable, out);
 }
 
+static void place_text(fcpy_place place, int device, char *out, size_t size)
+{
+    if (place == FCPY_CUDA)
+        snprintf(out, size, "on CUDA device %d", device);
+    else
+        snprintf(out, size, "in host memory");
+}
+
+int fcpy_array_get(fcpy_holds *h, PyObject *obj, const char *name, bool writable, fcpy_array *out)
+{
+    if (read_array(h, obj, name, writable, out) != 0)
+        return -1;
+    if (!h->first) {
+        h->first = name, h->place = out->place, h->device = out->device;
+        return 0;
+    }
+    if (out->place == h->place && (out->place == FCPY_HOST || out->device == h->device))
+        return 0;
+    char here[40], there[40];
+    place_text(out->place, out->device, here, sizeof here);
+    place_text(h->place, h->device, there, sizeof there);
+    PyErr_Format(PyExc_ValueError, "flashc: %s is %s while %s is %s; the arrays of one call live in one place", name,
+                 here, h->first, there);
+    return -1;
+}
+
+int fcpy_host_array_get(fcpy_holds *h, PyObject *obj, const char *name, fcpy_array *out)
+{
+    if (read_array(h, obj, name, false, out) != 0)
+        return -1;
+    if (out->place == FCPY_HOST)
+        return 0;
+    PyErr_Format(PyExc_ValueError, "flashc: %s must be in host memory: the library reads it while planning", name);
+    return -1;
+}
+
 void fcpy_holds_release(fcpy_holds *h)
 {
     for (int i = 0; i < h->ncapsules; i++)
@@ -178,19 +251,29 @@ void fcpy_holds_release(fcpy_holds *h)
     for (int i = 0; i < h->nbuffers; i++)
         PyBuffer_Release(&h->buffers[i]);
     h->ncapsules = h->nbuffers = 0;
+    h->first = NULL;
+}
+
+static int vector_check(const fcpy_array *a, const char *name, fc_dtype dtype, int64_t need, void **data)
+{
+    if (a->dtype != dtype || a->ndim != 1 || (a->shape[0] > 1 && a->strides[0] != 1) || a->shape[0] < need) {
+        PyErr_Format(PyExc_ValueError, "flashc: %s must be a contiguous one-dimensional %s array of at least %lld entries",
+                     name, dtype_names[dtype], (long long)need);
+        return -1;
+    }
+    *data = a->data;
+    return 0;
 }
 
 int fcpy_vector_get(fcpy_holds *h, PyObject *obj, const char *name, fc_dtype dtype, int64_t need, bool writable,
                     void **data)
 {
     fcpy_array a;
-    if (fcpy_array_get(h, obj, name, writable, &a) != 0)
-        return -1;
-    if (a.dtype != dtype || a.ndim != 1 || (a.shape[0] > 1 && a.strides[0] != 1) || a.shape[0] < need) {
-        PyErr_Format(PyExc_ValueError, "flashc: %s must be a contiguous one-dimensional %s array of at least %lld entries",
-                     name, dtype_names[dtype], (long long)need);
-        return -1;
-    }
-    *data = a.data;
-    return 0;
+    return fcpy_array_get(h, obj, name, writable, &a) != 0 ? -1 : vector_check(&a, name, dtype, need, data);
+}
+
+int fcpy_host_vector_get(fcpy_holds *h, PyObject *obj, const char *name, fc_dtype dtype, int64_t need, void **data)
+{
+    fcpy_array a;
+    return fcpy_host_array_get(h, obj, name, &a) != 0 ? -1 : vector_check(&a, name, dtype, need, data);
 }

@@ -146,6 +146,13 @@ static int get_vector(fcpy_call *c, PyObject *dict, const char *key, fc_dtype dt
     return v ? fcpy_vector_get(&c->holds, v, key, dtype, need, writable, data) : 0;
 }
 
+/* Per-batch metadata read while planning: host memory whatever the operands' place. */
+static int get_host_vector(fcpy_call *c, PyObject *dict, const char *key, int64_t need, const int64_t **data)
+{
+    PyObject *v = item(dict, key);
+    return v ? fcpy_host_vector_get(&c->holds, v, key, FC_I64, need, (void **)data) : 0;
+}
+
 static int64_t sum_or(const int64_t *lens, int64_t n, int64_t fallback)
 {
     if (!lens)
@@ -228,12 +235,22 @@ static int get_stats(fcpy_call *c, PyObject *dict, int64_t rows_q, bool forward)
     if (fcpy_vector_get(&c->holds, arr, "lse", FC_F32, count, forward, (void **)&c->lse) != 0)
         return -1;
     c->lse_count = count;
-    c->sum_scratch = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(float));
-    if (!c->sum_scratch)
-        return PyErr_NoMemory(), -1;
-    for (int64_t i = 0; !forward && i < count; i++)
-        c->sum_scratch[i] = 1.0f; /* p = exp(x − lse) / 1 */
-    d->stats = (fc_stats){.max = c->lse, .sum = c->sum_scratch, .order = (fc_stats_order)order, .replicas = 1};
+    float *sum;
+    PyObject *given = item(dict, "lse_sum");
+    if (given) { /* the caller's sums (device memory: the caller combines max + log(sum) itself) */
+        if (fcpy_vector_get(&c->holds, given, "lse_sum", FC_F32, count, forward, (void **)&sum) != 0)
+            return -1;
+    } else if (c->holds.place != FCPY_HOST) {
+        PyErr_SetString(PyExc_ValueError, "flashc internal: a device problem's lse needs its lse_sum");
+        return -1;
+    } else {
+        c->sum_scratch = sum = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(float));
+        if (!sum)
+            return PyErr_NoMemory(), -1;
+        for (int64_t i = 0; !forward && i < count; i++)
+            sum[i] = 1.0f; /* p = exp(x − lse) / 1 */
+    }
+    d->stats = (fc_stats){.max = c->lse, .sum = sum, .order = (fc_stats_order)order, .replicas = 1};
     return 0;
 }
 
@@ -281,7 +298,7 @@ static int get_score_modifiers(fcpy_call *c, PyObject *dict, int64_t rows_q, int
                             .stride_col = s[3], .bottom_right = flags & 1, .compressed = (flags & 2) != 0};
     }
     if ((v = item(dict, "alibi"))) {
-        if (unpack(v, "alibi", 3) != 0)
+        if (unpack(v, "alibi", 4) != 0)
             return -1;
         fcpy_array a;
         int64_t s[2];
@@ -293,7 +310,8 @@ static int get_score_modifiers(fcpy_call *c, PyObject *dict, int64_t rows_q, int
             return -1;
         }
         d->alibi = (fc_alibi){.slopes = (const float *)a.data, .stride_batch = s[0], .stride_head = s[1],
-                              .sqrt_distance = PyObject_IsTrue(PyTuple_GET_ITEM(v, 2)) == 1};
+                              .sqrt_distance = PyObject_IsTrue(PyTuple_GET_ITEM(v, 2)) == 1,
+                              .bottom_right = as_i64(PyTuple_GET_ITEM(v, 3)) == FC_ALIGN_BOTTOM_RIGHT};
     }
     if ((v = item(dict, "mask"))) {
         if (unpack(v, "mask", 3) != 0)
@@ -325,7 +343,7 @@ static int get_score_modifiers(fcpy_call *c, PyObject *dict, int64_t rows_q, int
     if ((v = item(dict, "dropout")) && get_dropout(c, v) != 0)
         return -1;
     return get_vector(c, dict, "sink", FC_F32, d->q_heads, false, (void **)&d->sink) ||
-           get_vector(c, dict, "prefix", FC_I64, d->batch, false, (void **)&d->vis.prefix);
+           get_host_vector(c, dict, "prefix", d->batch, &d->vis.prefix);
 }
 
 static int get_kv_storage(fcpy_call *c, PyObject *dict)
@@ -376,9 +394,9 @@ int fcpy_desc_from_dict(fcpy_call *c, PyObject *dict)
         PyErr_SetString(PyExc_TypeError, "flashc internal: the description must be a dict");
         return -1;
     }
-    if (get_sizes(dict, d) != 0 || get_vector(c, dict, "q_lens", FC_I64, d->batch, false, (void **)&d->q_lens) ||
-        get_vector(c, dict, "kv_lens", FC_I64, d->batch, false, (void **)&d->kv_lens) ||
-        get_vector(c, dict, "kv_starts", FC_I64, d->batch, false, (void **)&d->kv_starts))
+    if (get_sizes(dict, d) != 0 || get_host_vector(c, dict, "q_lens", d->batch, &d->q_lens) ||
+        get_host_vector(c, dict, "kv_lens", d->batch, &d->kv_lens) ||
+        get_host_vector(c, dict, "kv_starts", d->batch, &d->kv_starts))
         return -1;
     int64_t rows_q, rows_kv;
     operand_rows(d, &rows_q, &rows_kv);

@@ -1,75 +1,34 @@
-/* flashc._flashc: the CPython extension over the native API.  The Python layer (flashc/_native.py)
- * describes a problem as a dict; this module binds the arrays in place, runs a plan with the GIL
- * released and turns a failed status into an exception carrying the library's message. */
-#include <math.h>
+/* flashc._flashc: the CPython extension over the native API.  The Python layer (flashc/_describe.py)
+ * describes a problem as a dict; this module binds the arrays in place (host memory, or one CUDA
+ * device), runs a plan with the GIL released (plans.c) and turns a failed status into an exception
+ * carrying the library's message. */
 #include <string.h>
 
-#include "desc.h"
+#include "plans.h"
 
-static PyObject *status_error(fc_status st, const char *msg)
+static PyObject *call(PyObject *args, bool backward)
 {
-    PyObject *type = st == FC_ERR_NO_MEMORY ? PyExc_MemoryError
-                     : st == FC_ERR_INVALID_ARG || st == FC_ERR_NULL_ARG ? PyExc_ValueError
-                                                                          : PyExc_RuntimeError;
-    PyErr_Format(type, "%s (%s)", msg[0] ? msg : "flashc failed", fc_status_name(st));
-    return NULL;
-}
-
-/* Plan, size the workspace, run, destroy: all without the GIL. */
-static PyObject *run(fcpy_call *c, bool backward, int threads)
-{
-    fc_options opts = {.backend = FC_BACKEND_CPU, .threads = threads};
-    fc_status st;
-    char msg[1024] = "";
-    Py_BEGIN_ALLOW_THREADS
-    fc_plan *plan = NULL;
-    st = backward ? fc_plan_create_backward(&c->desc, &c->grads, &opts, &plan) : fc_plan_create(&c->desc, &opts, &plan);
-    size_t ws = 0;
-    void *work = NULL;
-    if (st == FC_OK)
-        st = fc_plan_workspace_size(plan, &ws);
-    if (st == FC_OK && ws > 0 && !(work = malloc(ws)))
-        st = FC_ERR_NO_MEMORY;
-    if (st == FC_OK)
-        st = fc_plan_run(plan, NULL, work, ws);
-    if (st != FC_OK)
-        snprintf(msg, sizeof msg, "%s", st == FC_ERR_NO_MEMORY && !fc_last_error()[0] ? "flashc: out of memory" : fc_last_error());
-    free(work);
-    fc_plan_destroy(plan);
-    if (st == FC_OK && !backward && c->lse)
-        for (int64_t i = 0; i < c->lse_count; i++) /* rows that see nothing keep max = −FLT_MAX */
-            c->lse[i] += logf(c->sum_scratch[i]);
-    Py_END_ALLOW_THREADS
-    if (st != FC_OK)
-        return status_error(st, msg);
+    PyObject *dict, *grads = NULL;
+    int threads = 0;
+    const int parsed = backward ? PyArg_ParseTuple(args, "O!O!|i:backward", &PyDict_Type, &dict, &PyDict_Type, &grads, &threads)
+                                : PyArg_ParseTuple(args, "O!|i:forward", &PyDict_Type, &dict, &threads);
+    if (!parsed)
+        return NULL;
+    fcpy_call c;
+    memset(&c, 0, sizeof c);
+    fcpy_launch launch;
+    const int rc = fcpy_desc_from_dict(&c, dict) != 0 || (backward && fcpy_grads_from_dict(&c, grads) != 0) ||
+                           fcpy_launch_from_dict(&launch, dict, threads) != 0
+                       ? -1
+                       : fcpy_run(&c, backward, &launch);
+    fcpy_call_release(&c);
+    if (rc != 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
-static PyObject *py_forward(PyObject *self, PyObject *args)
-{
-    PyObject *dict;
-    int threads = 0;
-    if (!PyArg_ParseTuple(args, "O!|i:forward", &PyDict_Type, &dict, &threads))
-        return NULL;
-    fcpy_call c;
-    memset(&c, 0, sizeof c);
-    PyObject *r = fcpy_desc_from_dict(&c, dict) == 0 ? run(&c, false, threads) : NULL;
-    fcpy_call_release(&c);
-    return r;
-}
-
-static PyObject *py_backward(PyObject *self, PyObject *args)
-{
-    PyObject *dict, *grads;
-    int threads = 0;
-    if (!PyArg_ParseTuple(args, "O!O!|i:backward", &PyDict_Type, &dict, &PyDict_Type, &grads, &threads))
-        return NULL;
-    fcpy_call c;
-    memset(&c, 0, sizeof c);
-    PyObject *r = fcpy_desc_from_dict(&c, dict) == 0 && fcpy_grads_from_dict(&c, grads) == 0 ? run(&c, true, threads) : NULL;
-    fcpy_call_release(&c);
-    return r;
-}
+static PyObject *py_forward(PyObject *self, PyObject *args) { return call(args, false); }
+static PyObject *py_backward(PyObject *self, PyObject *args) { return call(args, true); }
 
 /* The kernel path, or the error every plan would give (a FLASHC_ISA naming a path this build lacks
  * or this CPU cannot run): planning the smallest problem says which. */
@@ -84,7 +43,7 @@ static PyObject *py_cpu_isa(PyObject *self, PyObject *unused)
     const fc_status st = fc_plan_create(&d, &opts, &plan);
     fc_plan_destroy(plan);
     if (st != FC_OK)
-        return status_error(st, fc_last_error());
+        return fcpy_status_error(st, fc_last_error());
     return PyUnicode_FromString(fc_cpu_isa());
 }
 
@@ -111,10 +70,32 @@ static PyObject *py_array_info(PyObject *self, PyObject *args)
     return r;
 }
 
+/* What this build has: the CUDA backend or not, its runtime (linked statically) and the devices it
+ * sees here. */
+static PyObject *py_build_info(PyObject *self, PyObject *unused)
+{
+    const char *why = "";
+    const int devices = fcpy_cuda_device_count(&why);
+    const int rt = fcpy_cuda_runtime_version();
+    return Py_BuildValue("{s:O,s:O,s:i,s:i,s:s}", "cuda", fcpy_cuda_built() ? Py_True : Py_False, "cuda_runtime_static",
+                         fcpy_cuda_built() ? Py_True : Py_False, "cuda_runtime_version", rt, "cuda_devices", devices,
+                         "cuda_unavailable", devices > 0 ? "" : why);
+}
+
+static PyObject *py_plan_cache(PyObject *self, PyObject *args)
+{
+    int slots;
+    if (!PyArg_ParseTuple(args, "i:plan_cache", &slots))
+        return NULL;
+    return PyLong_FromLong(fcpy_plan_cache_size(slots));
+}
+
 static PyMethodDef methods[] = {
     {"forward", py_forward, METH_VARARGS, "forward(desc: dict, threads: int = 0) -> None: run an attention forward."},
     {"backward", py_backward, METH_VARARGS, "backward(desc: dict, grads: dict, threads: int = 0) -> None: run its backward."},
     {"cpu_isa", py_cpu_isa, METH_NOARGS, "cpu_isa() -> str: the CPU kernel path in use (RuntimeError when FLASHC_ISA names none)."},
+    {"build_info", py_build_info, METH_NOARGS, "build_info() -> dict: the CUDA backend, its runtime and the devices it sees."},
+    {"plan_cache", py_plan_cache, METH_VARARGS, "plan_cache(slots: int) -> int: how many plans are kept (0: none); returns the previous count."},
     {"array_info", py_array_info, METH_VARARGS, "array_info(obj, name) -> (shape, dtype): an array read through __dlpack__ or the buffer protocol."},
     {NULL, NULL, 0, NULL}};
 

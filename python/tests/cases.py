@@ -50,3 +50,16 @@ def pad_zero(x, lens):
         for b, n in enumerate(lens):
             x[b, :, n:] = 0
     return x
+
+
+class OnlyDLPack:
+    """Nothing but the DLPack protocol: no shape, no dtype (as some producers' arrays)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()

@@ -88,7 +88,7 @@ def keep_bits_to_mask(bits, shape, offset=0):
 def attention(q, k, v, *, scale=None, causal=False, window=None, align="bottom_right", q_lens=None, kv_lens=None,
               kv_starts=None, prefix=None, mask=None, bias=None, bias_order="after_scale", alibi=None,
               alibi_sqrt=False, softcap=0.0, sink=None, keep_bits=None, keep_prob=1.0, q_start=0, kv_start=0,
-              q_rope=None, k_rope=None, batch_window=None):
+              q_rope=None, k_rope=None, batch_window=None, alibi_align="top_left"):
     """out [B, N, Sq, Dv] (zeros past each batch's length), lse [B, N, Sq], P per batch."""
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     B, N, Sq, _ = q.shape
@@ -105,8 +105,10 @@ def attention(q, k, v, *, scale=None, causal=False, window=None, align="bottom_r
         al = None if alibi is None else (np.asarray(alibi, np.float64)[b] if np.ndim(alibi) == 2 else np.asarray(alibi, np.float64))
         qr = None if q_rope is None else np.asarray(q_rope, np.float64)[b, :, :sq]
         kr = None if k_rope is None else np.repeat(np.asarray(k_rope, np.float64)[b], G, 0)[:, :skv]
+        # ALiBi from the bottom-right corner: the rows moved by the batch's Skv − Sq
+        shift = skv - sq if alibi_align == "bottom_right" else 0
         x = scores(q[b, :, :sq], kb, scale=scale, bias=bias_b, bias_order=bias_order, alibi=al, alibi_sqrt=alibi_sqrt,
-                   softcap=softcap, q_start=q_start, kv_start=kv_start, q_rope=qr, k_rope=kr)
+                   softcap=softcap, q_start=q_start + shift, kv_start=kv_start, q_rope=qr, k_rope=kr)
         w = window if batch_window is None else batch_window[b]
         vis = visible(sq, skv, causal=causal, window=w, align=align, q_start=q_start, kv_start=kv_start,
                       prefix=0 if prefix is None else int(prefix[b]),

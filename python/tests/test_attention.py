@@ -48,6 +48,8 @@ def draw(rng, *, backward=False):
             both("bias_order", "before_scale")
     if rng.random() < 0.2:
         both("alibi_slopes", rng.uniform(0.01, 0.3, N).astype(np.float32), "alibi")
+        if rng.random() < 0.5:  # the distance from each batch's bottom-right corner (flash_attn's)
+            both("alibi_align", "bottom_right")
     if rng.random() < 0.2:
         both("sink", rng.uniform(-1, 1, N).astype(np.float32))
     if c["layout"] != "tnd" and rng.random() < 0.15:

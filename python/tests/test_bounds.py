@@ -49,26 +49,24 @@ def _packed_case(rng, B=3, N=2, D=8):
     return q, k, v, lens_q, lens_kv
 
 
+def _packed_bias(rng, bias_batches):
+    """Packed batches with a bias of `bias_batches` batches (1: broadcast), against the reference."""
+    q, k, v, lens_q, lens_kv = _packed_case(rng)
+    bias = guarded(rand(rng, (bias_batches, q.shape[1], q.shape[2], k.shape[2])))
+    out = flashc.attention(pack(q, lens_q), pack(k, lens_kv), pack(v, lens_kv), layout="tnd",
+                           cu_seqlens_q=cu(lens_q), cu_seqlens_k=cu(lens_kv), bias=bias)
+    want, _, _ = ref.attention(q, k, v, q_lens=lens_q, kv_lens=lens_kv, bias=bias)
+    np.testing.assert_allclose(unpack(out, lens_q, q), want, atol=1e-4)
+
+
 def test_packed_bias_with_one_batch_broadcasts(rng=None):
     """A [1, N, Sq, Skv] bias with packed batches: broadcast over the batches as numpy would (it was
     read per batch from past its end)."""
-    rng = rng or np.random.default_rng(16)
-    q, k, v, lens_q, lens_kv = _packed_case(rng)
-    bias = guarded(rand(rng, (1, q.shape[1], q.shape[2], k.shape[2])))
-    out = flashc.attention(pack(q, lens_q), pack(k, lens_kv), pack(v, lens_kv), layout="tnd",
-                           cu_seqlens_q=cu(lens_q), cu_seqlens_k=cu(lens_kv), bias=bias)
-    want, _, _ = ref.attention(q, k, v, q_lens=lens_q, kv_lens=lens_kv, bias=bias)
-    np.testing.assert_allclose(unpack(out, lens_q, q), want, atol=1e-4)
+    _packed_bias(rng or np.random.default_rng(16), 1)
 
 
 def test_packed_bias_per_batch(rng=None):
-    rng = rng or np.random.default_rng(17)
-    q, k, v, lens_q, lens_kv = _packed_case(rng)
-    bias = guarded(rand(rng, (q.shape[0], 1, q.shape[2], k.shape[2])))
-    out = flashc.attention(pack(q, lens_q), pack(k, lens_kv), pack(v, lens_kv), layout="tnd",
-                           cu_seqlens_q=cu(lens_q), cu_seqlens_k=cu(lens_kv), bias=bias)
-    want, _, _ = ref.attention(q, k, v, q_lens=lens_q, kv_lens=lens_kv, bias=bias)
-    np.testing.assert_allclose(unpack(out, lens_q, q), want, atol=1e-4)
+    _packed_bias(rng or np.random.default_rng(17), 3)
 
 
 def test_every_operand_at_a_page_end(rng=None):

@@ -9,20 +9,7 @@ import pytest
 
 import flashc
 import reference as ref
-from cases import cu, pack, rand
-
-
-class OnlyDLPack:
-    """Nothing but the DLPack protocol: no shape, no dtype (as some producers' arrays)."""
-
-    def __init__(self, a):
-        self._a = a
-
-    def __dlpack__(self, stream=None):
-        return self._a.__dlpack__()
-
-    def __dlpack_device__(self):
-        return self._a.__dlpack_device__()
+from cases import OnlyDLPack, cu, pack, rand
 
 
 # -- array protocols ----------------------------------------------------------------------------

@@ -94,7 +94,8 @@ def test_dropout_is_generated_from_a_torch_seed_and_replayed_by_the_backward():
 
 def test_opcheck():
     q, k, v = (leaf(1, 2, 5, 8, seed=s) for s in (1, 2, 3))
-    args = (q, k, v, None, None, None, None, None, None, None, "bnsd", 0.0, True, -1, -1, "bottom_right", 0.0, 1.0, 0)
+    args = (q, k, v, None, None, None, None, None, None, None, "bnsd", 0.0, True, -1, -1, "bottom_right", "top_left",
+            0.0, 1.0, 0)
     torch.library.opcheck(torch.ops.flashc.attention_fwd.default, args,
                           test_utils=("test_schema", "test_faketensor", "test_autograd_registration"))
 

@@ -63,6 +63,7 @@ typedef struct fc_batch {
     int64_t pse_base;                 /* element offset of this batch's pse block */
     int64_t pse_row_shift, pse_col_shift;
     double alibi_dpos;                /* Δpos = j − i + alibi_dpos (exact whenever it matters, see rows.h) */
+    bool alibi_bottom_right;          /* alibi_dpos holds −(skv − sq): it follows skv */
     int64_t drop_bit0;                /* dropout bit of (n=0, i=0, j=0) */
     int64_t stat_row0;                /* rows (q_rows) of the batches before this one, for fc_stat_offset */
 } fc_batch;
@@ -79,9 +80,12 @@ static inline FC_HD void fc_batch_window(fc_batch *bt)
 }
 
 /* A padded batch's facts with another kv length (runs that bring their own, fc_attention_io.kv_lens):
- * only skv and the window follow it in the problems that may take one (no bias, no dropout). */
+ * only skv, the window and a bottom-right ALiBi's position follow it in the problems that may take
+ * one (no bias, no dropout). */
 static inline FC_HD void fc_batch_relength(fc_batch *bt, int64_t skv)
 {
+    if (bt->alibi_bottom_right)
+        bt->alibi_dpos += (double)(bt->skv - skv);
     bt->skv = skv;
     fc_batch_window(bt);
 }

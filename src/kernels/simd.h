@@ -66,6 +66,15 @@
 #define FC_INLINE static inline __attribute__((always_inline))
 #endif
 
+/* 2^n for the portable sets, total on every float: C makes converting an out-of-range float to an
+ * integer undefined, so n is clamped to the exponents 2^n can have first (below −127 gives 0,
+ * above 128 +inf; NaN any finite power: whatever it multiplies is NaN already). */
+static inline float fc_pow2i_scalar(float n)
+{
+    const int32_t e = n >= -127.0f ? (n <= 128.0f ? (int32_t)n : 128) : -127;
+    return fc_bits_f32((uint32_t)(e + 127) << 23);
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 #if defined(FC_SIMD_VEC16)
 /* 16 lanes in portable GCC/Clang vector extensions: the AVX-512 geometry (lane count, register
@@ -100,7 +109,7 @@ FC_INLINE fmask m_or(fmask a, fmask b) { return a | b; }
 FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { FC_LANES(no[l_] = m[l_] ? yes[l_] : no[l_]); return no; }
 FC_INLINE bool m_any(fmask m) { bool any = false; FC_LANES(any |= m[l_] != 0); return any; }
 FC_INLINE bool m_all(fmask m) { bool all = true; FC_LANES(all &= m[l_] != 0); return all; }
-FC_INLINE fvec v_pow2i(fvec n) { FC_LANES(n[l_] = fc_bits_f32((uint32_t)((n[l_] == n[l_] ? (int32_t)n[l_] : 0) + 127) << 23)); return n; }
+FC_INLINE fvec v_pow2i(fvec n) { FC_LANES(n[l_] = fc_pow2i_scalar(n[l_])); return n; }
 FC_INLINE float v_hmax(fvec v) { float m = v[0]; FC_LANES(m = v[l_] > m ? v[l_] : m); return m; }
 FC_INLINE float v_hsum(fvec v) { float s = 0.0f; FC_LANES(s += v[l_]); return s; }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_to_f32_inline(p[l_])); return v; }
@@ -267,7 +276,7 @@ FC_INLINE fmask m_or(fmask a, fmask b) { return a | b; }
 FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return m ? yes : no; }
 FC_INLINE bool m_any(fmask m) { return m != 0; }
 FC_INLINE bool m_all(fmask m) { return m != 0; }
-FC_INLINE fvec v_pow2i(fvec n) { return fc_bits_f32((uint32_t)((n == n ? (int32_t)n : 0) + 127) << 23); } /* NaN: any finite power (the result is NaN anyway) */
+FC_INLINE fvec v_pow2i(fvec n) { return fc_pow2i_scalar(n); }
 FC_INLINE float v_hmax(fvec v) { return v; }
 FC_INLINE float v_hsum(fvec v) { return v; }
 FC_INLINE fvec v_load_f16(const uint16_t *p) { return fc_f16_to_f32_inline(*p); }

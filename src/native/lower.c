@@ -53,7 +53,9 @@ static fc_status lower_batches(const char *fn, const fc_attention_desc *d, fc_pr
         if (bt->col_lo < 0 || bt->col_lo > bt->skv)
             return fc_fail(FC_ERR_INVALID_ARG, "%s: desc.kv_starts[%lld] must be in [0, %lld], got %lld", fn, (long long)b,
                            (long long)bt->skv, (long long)bt->col_lo);
-        bt->alibi_dpos = (double)d->vis.kv_start - (double)d->vis.q_start;
+        bt->alibi_bottom_right = d->alibi.bottom_right;
+        bt->alibi_dpos = (double)d->vis.kv_start - (double)d->vis.q_start -
+                         (d->alibi.bottom_right ? (double)bt->skv - (double)bt->sq : 0.0);
 
         const fc_bias *bs = &d->bias;
         if (bs->data) {

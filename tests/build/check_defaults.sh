@@ -1,8 +1,9 @@
 #!/bin/sh
 # build_defaults: what a configure builds by default, and what `pip install .` builds.
 #   - a plain configure (a user's build): no test suite and no test-only kernel set (vec16);
-#   - the defines pyproject.toml gives CMake (pip install .): no CUDA backend, no vec16, no MPI, even
-#     where nvcc and MPI are found;
+#   - the defines pyproject.toml gives CMake (pip install .): the CUDA backend exactly where a plain
+#     configure builds it (where nvcc is found), with the static CUDA runtime; no vec16, no MPI even
+#     where MPI is found;
 #   - with FLASHC_BUILD_TESTS=ON (tools/test.sh, CI): vec16 built, so every kernel path is tested.
 # Configures only (three times, in a scratch folder).  Arguments: cmake, the source tree, a scratch
 # folder, the C and C++ compilers.
@@ -30,8 +31,14 @@ defines=$(sed -n '/^\[tool.scikit-build.cmake.define\]/,/^\[/{s/^\([A-Z_0-9]*\) 
 [ -n "$defines" ] || fail "no [tool.scikit-build.cmake.define] in pyproject.toml"
 # shellcheck disable=SC2086 # one word per define
 configure pip $defines
-grep -q "flashc: CUDA backend OFF" "$work/pip.log" || fail "pip install . configures the CUDA backend: $(grep 'CUDA backend' "$work/pip.log")"
-! grep -q "^CMAKE_CUDA_COMPILER:" "$work/pip/CMakeCache.txt" || fail "pip install . looks for nvcc"
+plain_cuda=$(grep -o "flashc: CUDA backend [A-Z]*" "$work/plain.log")
+pip_cuda=$(grep -o "flashc: CUDA backend [A-Z]*" "$work/pip.log")
+[ -n "$plain_cuda" ] && [ "$pip_cuda" = "$plain_cuda" ] || fail "pip install . has '$pip_cuda' where a plain configure has '$plain_cuda'"
+if [ "$pip_cuda" = "flashc: CUDA backend ON" ]; then # the extension carries the static CUDA runtime
+  link=$(cat "$work/pip/python/CMakeFiles/_flashc.dir/link.txt" "$work/pip/python/CMakeFiles/_flashc.dir/linkLibs.rsp" 2>/dev/null)
+  echo "$link" | grep -q "cudart_static" && ! echo "$link" | grep -qE "libcudart\.so|-lcudart( |$)" ||
+    fail "pip install . does not link the extension with the static CUDA runtime: $link"
+fi
 ! has_target pip flashc_kernels_vec16 || fail "pip install . builds the test-only vec16 kernels"
 ! has_target pip flashc_mpi || fail "pip install . builds flashc_mpi"
 has_target pip _flashc || fail "pip install . has no _flashc extension target"

@@ -18,4 +18,7 @@ case "$demo" in *clang*|*mpi*|*python*) fail "the demo's dependencies include mo
 for pkg in clang libclang-rt-dev openmpi-bin python3-dev; do
   case "$tests" in *"$pkg"*) ;; *) fail "the tests' dependencies lack $pkg: $tests" ;; esac
 done
-echo "build_deps: demo: ${demo:-nothing to install}; tests: $tests"
+cross=$(PATH="$work/bin" FLASHC_DEPS_DRY_RUN=1 "$bash" "$src/tools/deps.sh" cross)
+case "$cross" in *qemu-user*) ;; *) fail "the cross test's dependencies lack qemu-user: $cross" ;; esac
+case "$cross" in *clang*|*mpi*) fail "the cross test's dependencies include more than it needs: $cross" ;; esac
+echo "build_deps: demo: ${demo:-nothing to install}; tests: $tests; cross: $cross"

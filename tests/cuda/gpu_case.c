@@ -487,7 +487,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
         d.bias = (fc_bias){bias.h, c->dt, c->bias_before ? FC_BIAS_BEFORE_SCALE : FC_BIAS_AFTER_SCALE, c->Sq, c->Skv,
                            (int64_t)c->Nq * c->Sq * c->Skv, (int64_t)c->Sq * c->Skv, c->Skv, 1, false, false};
     if (c->alibi)
-        d.alibi = (fc_alibi){slopes.h, 0, 1, false};
+        d.alibi = (fc_alibi){slopes.h, 0, 1, false, c->align == FC_ALIGN_BOTTOM_RIGHT}; /* ALiBi aligned as the window */
     d.softcap = c->softcap;
     if (c->sink)
         d.sink = sink.h;

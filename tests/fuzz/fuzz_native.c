@@ -155,7 +155,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (fz_chance(&f, 15))
             d.alibi = (fc_alibi){.slopes = buf(&b, &f, (size_t)Nq * 4, false), .stride_head = 1,
-                                 .sqrt_distance = fz_chance(&f, 50)};
+                                 .sqrt_distance = fz_chance(&f, 50),
+                                 /* aligned as the window, as flash_attn aligns it: no input byte taken,
+                                  * so the corpus's inputs keep their meaning */
+                                 .bottom_right = d.vis.window.align == FC_ALIGN_BOTTOM_RIGHT};
         if (fz_chance(&f, 10))
             d.sink = buf(&b, &f, (size_t)Nq * 4, false);
         if (fz_chance(&f, 10)) {

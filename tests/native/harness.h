@@ -101,7 +101,7 @@ typedef struct nt_case {
     float softcap;
 
     nt_bias_spec bias;
-    struct { bool on, per_batch, sqrt_distance; } alibi;
+    struct { bool on, per_batch, sqrt_distance, bottom_right; } alibi;
     fc_window window;
     bool batch_windows;       /* random per-batch windows */
     bool prefix;              /* random per-batch prefixes */

@@ -48,7 +48,8 @@ void nt_draw_features(tc_rng *r, const nt_draw_spec *spec, nt_case *c, int lens_
         b->extra_rows = (int)tc_rng_int(r, 0, 2), b->extra_cols = (int)tc_rng_int(r, 0, 2);
     }
     if (tc_rng_bool(r, 0.25))
-        c->alibi.on = true, c->alibi.per_batch = tc_rng_bool(r, 0.5), c->alibi.sqrt_distance = tc_rng_bool(r, 0.5);
+        c->alibi.on = true, c->alibi.per_batch = tc_rng_bool(r, 0.5), c->alibi.sqrt_distance = tc_rng_bool(r, 0.5),
+        c->alibi.bottom_right = tc_rng_bool(r, 0.5);
     if (tc_rng_bool(r, 0.5))
         c->window = random_window(r, c->Sq + c->Skv);
     c->batch_windows = tc_rng_bool(r, 0.15);

@@ -203,7 +203,7 @@ fc_attention_desc nt_make_desc(const nt_case *c, const nt_data *d, nt_bufs *L)
     }
     if (c->alibi.on)
         a.alibi = (fc_alibi){.slopes = d->slopes, .stride_batch = d->slope_st[0], .stride_head = d->slope_st[1],
-                             .sqrt_distance = c->alibi.sqrt_distance};
+                             .sqrt_distance = c->alibi.sqrt_distance, .bottom_right = c->alibi.bottom_right};
     /* optional data is used only when the case enables it (tests may share nt_data) */
     a.sink = c->sink != NT_SINK_NONE ? d->sink : NULL;
     a.vis.window = c->window;
@@ -300,7 +300,7 @@ void nt_ref_init(const nt_case *c, const nt_data *d, nt_ref *R)
         .bias_sr = d->bias_st[2], .bias_sc = d->bias_st[3], .bias_bottom_right = c->bias.bottom_right,
         .bias_compressed = c->bias.compressed,
         .slopes = R->slopes, .slope_sb = d->slope_st[0], .slope_sh = d->slope_st[1],
-        .alibi_sqrt = c->alibi.sqrt_distance, .keep_bits = d->keep,
+        .alibi_sqrt = c->alibi.sqrt_distance, .alibi_bottom_right = c->alibi.bottom_right, .keep_bits = d->keep,
         .kv_starts = c->kv_starts ? d->kv_starts : NULL,
     };
     R->f = (ref_fwd){
@@ -379,13 +379,13 @@ void nt_describe(const nt_case *c)
 {
     printf("    case: seed=%llu B=%d N1=%d N2=%d D=%d Dv=%d Dr=%d Sq=%d Skv=%d packed=%d lens=%d layout=%d mixed=%d "
            "pad=%d ds=%d kvb=%d qbh=%d dt=%d out=%d scale=%g cap=%g bias=%d(o%d dt%d b%d%d%d%d br%d c%d r%d) "
-           "alibi=%d(pb%d sq%d) win=%d(%lld,%lld,%d) bwin=%d prefix=%d qs=%lld ks=%lld mask=%d(dt%d b%d%d%d%d tok%d) "
+           "alibi=%d(pb%d sq%d br%d) win=%d(%lld,%lld,%d) bwin=%d prefix=%d qs=%lld ks=%lld mask=%d(dt%d b%d%d%d%d tok%d) "
            "keep=%g all=%d sink=%d stats=%d(o%d r%d) threads=%d oneshot=%d tol=%d isa=%s\n",
            (unsigned long long)c->seed, c->B, c->N1, c->N2, c->D, c->Dv, c->Dr, c->Sq, c->Skv, c->packed, c->lens,
            c->layout, c->mixed_layouts, c->pad, c->dim_stride, c->kv_bcast_seq, c->q_bcast_head, c->dt, c->out_dt,
            c->scale, c->softcap, c->bias.on, c->bias.order, c->bias.dtype, c->bias.bcast_batch, c->bias.bcast_head,
            c->bias.bcast_row, c->bias.bcast_col, c->bias.bottom_right, c->bias.compressed, c->bias.rows, c->alibi.on,
-           c->alibi.per_batch, c->alibi.sqrt_distance, c->window.enabled, (long long)c->window.left,
+           c->alibi.per_batch, c->alibi.sqrt_distance, c->alibi.bottom_right, c->window.enabled, (long long)c->window.left,
            (long long)c->window.right, c->window.align, c->batch_windows, c->prefix, (long long)c->q_start,
            (long long)c->kv_start, c->mask.on, c->mask.dtype, c->mask.bcast_batch, c->mask.bcast_head,
            c->mask.bcast_row, c->mask.bcast_col, c->mask.by_tokens, c->keep_prob, c->keep_all, c->sink, c->stats,

@@ -82,7 +82,8 @@ double ref_native_bias_after(void *ctx, int b, int n1, int i, int j)
     double x = c->bias && !c->bias_before_scale ? ref_native_bias_value(c, b, n1, i, j) : 0;
     if (c->slopes) {
         const double slope = c->slopes[(int64_t)b * c->slope_sb + (int64_t)n1 * c->slope_sh];
-        const wide dpos = ((wide)j + c->kv_start) - ((wide)i + c->q_start);
+        const wide dpos = ((wide)j + c->kv_start) - ((wide)i + c->q_start) -
+                          (c->alibi_bottom_right ? (wide)c->S2[b] - (wide)c->S1[b] : 0);
         const double delta = fabs((double)dpos);
         x -= slope * (c->alibi_sqrt ? sqrt(delta) : delta);
     }

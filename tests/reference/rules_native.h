@@ -49,6 +49,7 @@ typedef struct ref_native {
     const double *slopes;           /* NULL = none */
     int64_t slope_sb, slope_sh;
     bool alibi_sqrt;
+    bool alibi_bottom_right; /* Δ less S2[b] − S1[b] */
 
     const uint8_t *keep_bits;       /* dropout keep bits (dropout.h); NULL = keep all */
 

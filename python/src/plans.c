@@ -1,0 +1,351 @@
+/* Plans kept per problem shape, and runs.  See plans.h.
+ *
+ * Why keep plans: a CUDA plan uploads its per-batch facts and tile order when it is made and frees
+ * that device memory when destroyed, and both synchronise the device; a call of a shape planned
+ * before is only queued on the caller's stream.  (CPU plans are cheap; keeping them too means the
+ * CPU test suite exercises the reuse.)
+ *
+ * A kept plan is found by its key: the description with every address a run rebinds
+ * (fc_attention_io) reduced to "present or not", the contents of the host arrays the library read
+ * while planning (lengths, prefixes, per-batch windows), the gradients' description, the options
+ * (backend, threads, device, stream) and the environment switches read while planning.  Other
+ * addresses (block table, dequantisation scales, sparse indices) stay in the key as they are.  A
+ * plan in use is taken out of the cache, so two threads never run one plan at once. */
+#include "plans.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef FLASHC_PY_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* ---- keys ------------------------------------------------------------------------------------- */
+
+typedef struct keybuf {
+    unsigned char *data;
+    size_t len, cap;
+    bool failed;
+} keybuf;
+
+static void put(keybuf *k, const void *bytes, size_t n)
+{
+    if (k->failed)
+        return;
+    if (k->len + n > k->cap) {
+        size_t cap = k->cap ? k->cap : 1024;
+        while (cap < k->len + n)
+            cap *= 2;
+        unsigned char *grown = PyMem_Realloc(k->data, cap);
+        if (!grown) {
+            k->failed = true;
+            return;
+        }
+        k->data = grown, k->cap = cap;
+    }
+    memcpy(k->data + k->len, bytes, n);
+    k->len += n;
+}
+
+static void put_i64s(keybuf *k, const int64_t *v, int64_t n)
+{
+    if (v && n > 0)
+        put(k, v, (size_t)n * sizeof *v);
+}
+
+/* An environment switch: unset and set-to-"" differ. */
+static void put_env(keybuf *k, const char *name)
+{
+    const char *v = getenv(name);
+    const unsigned char set = v != NULL;
+    put(k, &set, 1);
+    if (v)
+        put(k, v, strlen(v) + 1);
+}
+
+/* An address the run rebinds: only whether it is there. */
+#define PRESENT(field) ((field) = (field) ? (void *)(uintptr_t)1 : NULL)
+
+static void put_desc(keybuf *k, const fc_attention_desc *d)
+{
+    fc_attention_desc c;
+    memcpy(&c, d, sizeof c);
+    PRESENT(c.q_lens), PRESENT(c.kv_lens), PRESENT(c.kv_starts), PRESENT(c.vis.prefix), PRESENT(c.vis.batch_window);
+    PRESENT(c.q.data), PRESENT(c.k.data), PRESENT(c.v.data), PRESENT(c.q_rope.data), PRESENT(c.k_rope.data);
+    PRESENT(c.out.data), PRESENT(c.bias.data), PRESENT(c.vis.mask.data), PRESENT(c.alibi.slopes), PRESENT(c.sink);
+    PRESENT(c.dropout.keep_bits), PRESENT(c.stats.max), PRESENT(c.stats.sum);
+    put(k, &c, sizeof c);
+    put_i64s(k, d->q_lens, d->batch);
+    put_i64s(k, d->kv_lens, d->batch);
+    put_i64s(k, d->kv_starts, d->batch);
+    put_i64s(k, d->vis.prefix, d->batch);
+    for (int64_t b = 0; d->vis.batch_window && b < d->batch; b++) {
+        const fc_window *w = &d->vis.batch_window[b];
+        const int64_t fields[4] = {w->enabled, w->left, w->right, w->align};
+        put_i64s(k, fields, 4);
+    }
+}
+
+static void put_grads(keybuf *k, const fc_attention_grads *g)
+{
+    fc_attention_grads c;
+    memcpy(&c, g, sizeof c);
+    PRESENT(c.d_out.data), PRESENT(c.dq.data), PRESENT(c.dk.data), PRESENT(c.dv.data);
+    PRESENT(c.dq_rope.data), PRESENT(c.dk_rope.data), PRESENT(c.dsink);
+    put(k, &c, sizeof c);
+}
+
+static void plan_key(keybuf *k, const fcpy_call *c, bool backward, const fc_options *opts, int device)
+{
+    const int64_t head[5] = {backward, opts->backend, opts->threads, device, (int64_t)(uintptr_t)opts->stream};
+    put_i64s(k, head, 5);
+    put_desc(k, &c->desc);
+    if (backward)
+        put_grads(k, &c->grads);
+    static const char *const switches[] = {"FLASHC_ISA", "FLASHC_CUDA_FWD", "FLASHC_CUDA_FWD_PINGPONG",
+                                           "FLASHC_CUDA_DECODE", "FLASHC_CUDA_DECODE_SPLITS"};
+    for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++)
+        put_env(k, switches[i]);
+}
+
+/* ---- the cache (touched with the GIL held) ---------------------------------------------------- */
+
+typedef struct kept {
+    fc_plan *plan; /* NULL: a free entry */
+    keybuf key;
+    uint64_t used;
+} kept;
+
+static kept *cache;
+static int cache_slots = 16, cache_allocated;
+static uint64_t cache_clock;
+
+static void destroy_unlocked(fc_plan *plan)
+{
+    if (!plan)
+        return;
+    Py_BEGIN_ALLOW_THREADS /* a CUDA plan's device memory is freed: that waits for the device */
+    fc_plan_destroy(plan);
+    Py_END_ALLOW_THREADS
+}
+
+/* The kept plan of this key, taken out of the cache (NULL when there is none). */
+static fc_plan *checkout(const keybuf *k)
+{
+    for (int i = 0; i < cache_allocated; i++) {
+        kept *e = &cache[i];
+        if (e->plan && e->key.len == k->len && memcmp(e->key.data, k->data, k->len) == 0) {
+            fc_plan *plan = e->plan;
+            e->plan = NULL;
+            PyMem_Free(e->key.data);
+            memset(&e->key, 0, sizeof e->key);
+            return plan;
+        }
+    }
+    return NULL;
+}
+
+/* Keeps plan under key (taking the key's memory), evicting the least recently used plan when full. */
+static void checkin(keybuf *k, fc_plan *plan)
+{
+    if (cache_allocated < cache_slots) {
+        kept *grown = PyMem_Realloc(cache, (size_t)cache_slots * sizeof *cache);
+        if (grown) {
+            memset(grown + cache_allocated, 0, (size_t)(cache_slots - cache_allocated) * sizeof *grown);
+            cache = grown, cache_allocated = cache_slots;
+        }
+    }
+    kept *slot = NULL;
+    for (int i = 0; i < cache_allocated && i < cache_slots; i++) {
+        kept *e = &cache[i];
+        if (!e->plan) {
+            slot = e;
+            break;
+        }
+        if (!slot || e->used < slot->used)
+            slot = e;
+    }
+    if (!slot) { /* no cache */
+        destroy_unlocked(plan);
+        PyMem_Free(k->data);
+        return;
+    }
+    fc_plan *evicted = slot->plan;
+    PyMem_Free(slot->key.data);
+    *slot = (kept){.plan = plan, .key = *k, .used = ++cache_clock};
+    memset(k, 0, sizeof *k);
+    destroy_unlocked(evicted);
+}
+
+int fcpy_plan_cache_size(int slots)
+{
+    const int before = cache_slots;
+    cache_slots = slots < 0 ? 0 : slots;
+    for (int i = 0; i < cache_allocated; i++) { /* a resize starts empty */
+        fc_plan *plan = cache[i].plan;
+        PyMem_Free(cache[i].key.data);
+        memset(&cache[i], 0, sizeof cache[i]);
+        destroy_unlocked(plan);
+    }
+    return before;
+}
+
+/* ---- running ---------------------------------------------------------------------------------- */
+
+int fcpy_launch_from_dict(fcpy_launch *launch, PyObject *dict, int threads)
+{
+    memset(launch, 0, sizeof *launch);
+    launch->threads = threads;
+    PyObject *stream = PyDict_GetItemString(dict, "stream");
+    if (stream && stream != Py_None) {
+        launch->stream = PyLong_AsVoidPtr(stream);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    launch->workspace = PyDict_GetItemString(dict, "workspace");
+    return 0;
+}
+
+/* The addresses of this call, for a kept (or new) plan. */
+static fc_attention_io call_io(const fcpy_call *c)
+{
+    const fc_attention_desc *d = &c->desc;
+    const fc_attention_grads *g = &c->grads;
+    return (fc_attention_io){.q = d->q.data, .k = d->k.data, .v = d->v.data, .q_rope = d->q_rope.data,
+                             .k_rope = d->k_rope.data, .out = d->out.data, .bias = d->bias.data,
+                             .mask = d->vis.mask.data, .slopes = d->alibi.slopes, .sink = d->sink,
+                             .keep_bits = d->dropout.keep_bits, .stats_max = d->stats.max, .stats_sum = d->stats.sum,
+                             .d_out = g->d_out.data, .dq = g->dq.data, .dk = g->dk.data, .dv = g->dv.data,
+                             .dq_rope = g->dq_rope.data, .dk_rope = g->dk_rope.data, .dsink = g->dsink};
+}
+
+/* A device workspace from the caller's allocator (called with the GIL held). */
+static int device_workspace(fcpy_call *c, const fcpy_launch *launch, size_t bytes, void **out)
+{
+    if (!launch->workspace || !PyCallable_Check(launch->workspace)) {
+        PyErr_SetString(PyExc_ValueError, "flashc internal: a device problem needs a workspace allocator");
+        return -1;
+    }
+    PyObject *ws = PyObject_CallFunction(launch->workspace, "n", (Py_ssize_t)bytes);
+    if (!ws)
+        return -1;
+    /* the call's holds keep it alive until the run is over */
+    const int rc = fcpy_vector_get(&c->holds, ws, "workspace", FC_U8, (int64_t)bytes, true, out);
+    Py_DECREF(ws);
+    return rc;
+}
+
+static fc_status select_device(int device, char *msg, size_t size)
+{
+#ifdef FLASHC_PY_CUDA
+    const cudaError_t err = cudaSetDevice(device);
+    if (err == cudaSuccess)
+        return FC_OK;
+    snprintf(msg, size, "flashc: cudaSetDevice(%d): %s", device, cudaGetErrorString(err));
+    return FC_ERR_BACKEND;
+#else
+    snprintf(msg, size, "flashc: CUDA device %d given to a build without the CUDA backend", device);
+    return FC_ERR_BACKEND;
+#endif
+}
+
+PyObject *fcpy_status_error(fc_status st, const char *msg)
+{
+    PyObject *type = st == FC_ERR_NO_MEMORY                               ? PyExc_MemoryError
+                     : st == FC_ERR_INVALID_ARG || st == FC_ERR_NULL_ARG ? PyExc_ValueError
+                                                                          : PyExc_RuntimeError;
+    PyErr_Format(type, "%s (%s)", msg[0] ? msg : "flashc failed", fc_status_name(st));
+    return NULL;
+}
+
+int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
+{
+    const bool cuda = c->holds.place == FCPY_CUDA;
+    const int device = cuda ? c->holds.device : -1;
+    const fc_options opts = {.backend = cuda ? FC_BACKEND_CUDA : FC_BACKEND_CPU, .threads = launch->threads,
+                             .stream = cuda ? launch->stream : NULL};
+    keybuf key = {0};
+    plan_key(&key, c, backward, &opts, device);
+    if (key.failed) {
+        PyMem_Free(key.data);
+        PyErr_NoMemory();
+        return -1;
+    }
+    fc_plan *plan = checkout(&key);
+    fc_status st = FC_OK;
+    char msg[1024] = "";
+    size_t ws = 0;
+    void *work = NULL;
+    bool py_error = false;
+    PyThreadState *ts = PyEval_SaveThread();
+    if (cuda)
+        st = select_device(device, msg, sizeof msg);
+    if (st == FC_OK && !plan)
+        st = backward ? fc_plan_create_backward(&c->desc, &c->grads, &opts, &plan)
+                      : fc_plan_create(&c->desc, &opts, &plan);
+    if (st == FC_OK)
+        st = fc_plan_workspace_size(plan, &ws);
+    if (st == FC_OK && ws > 0) {
+        if (cuda) {
+            PyEval_RestoreThread(ts);
+            py_error = device_workspace(c, launch, ws, &work) != 0;
+            ts = PyEval_SaveThread();
+        } else if (!(work = malloc(ws))) {
+            st = FC_ERR_NO_MEMORY;
+        }
+    }
+    if (st == FC_OK && !py_error) {
+        const fc_attention_io io = call_io(c);
+        st = fc_plan_run(plan, &io, work, ws);
+    }
+    if (st != FC_OK && !msg[0])
+        snprintf(msg, sizeof msg, "%s", st == FC_ERR_NO_MEMORY && !fc_last_error()[0] ? "flashc: out of memory" : fc_last_error());
+    if (!cuda)
+        free(work);
+    if (st == FC_OK && !py_error && !backward && c->lse && c->sum_scratch)
+        for (int64_t i = 0; i < c->lse_count; i++) /* rows that see nothing keep max = −FLT_MAX */
+            c->lse[i] += logf(c->sum_scratch[i]);
+    PyEval_RestoreThread(ts);
+    if (plan)
+        checkin(&key, plan);
+    else
+        PyMem_Free(key.data);
+    if (py_error)
+        return -1;
+    if (st != FC_OK) {
+        fcpy_status_error(st, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- what the build has ----------------------------------------------------------------------- */
+
+int fcpy_cuda_runtime_version(void)
+{
+#ifdef FLASHC_PY_CUDA
+    return CUDART_VERSION;
+#else
+    return 0;
+#endif
+}
+
+int fcpy_cuda_device_count(const char **why)
+{
+#ifdef FLASHC_PY_CUDA
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+        *why = cudaGetErrorString(err);
+        return 0;
+    }
+    if (n == 0)
+        *why = "no CUDA device is present";
+    return n;
+#else
+    *why = "this build has no CUDA backend";
+    return 0;
+#endif
+}
