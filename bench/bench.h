@@ -44,6 +44,7 @@ typedef struct bench_case {
     fc_dtype kv_dtype;  /* decode: the cache's dtype (FC_I8 = int8 with per-channel scales); 0 = dtype */
     int64_t topk, block; /* sparse: blocks selected per query row, block size */
     bool zigzag;        /* ring: zig-zag sharding (else contiguous) */
+    bool bsnd;          /* dense operands in BSND (each position's heads side by side) instead of BNSD */
 } bench_case;
 
 typedef struct bench_suite {

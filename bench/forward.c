@@ -2,8 +2,8 @@
  * The forward operator: builds the problem through the native API (one plan, many runs), times
  * it in turns with the unfused OpenBLAS baseline on the same inputs, and compares the outputs.
  *
- * Layouts: dense cases are BNSD (each head contiguous, the friendliest for the baseline's sgemm),
- * varlen cases are packed TND.  fp16/bf16 inputs are converted to fp32 for the baseline before
+ * Layouts: dense cases are BNSD (each head contiguous, the friendliest for the baseline's sgemm)
+ * unless they ask for BSND, varlen cases are packed TND.  fp16/bf16 inputs are converted to fp32 for the baseline before
  * its timing starts, so the baseline's time holds no conversion (the ratio favours it).
  */
 #include <math.h>
@@ -51,16 +51,17 @@ static bool shape_of(const bench_case *c, fwd_shape *s)
     for (int64_t b = 0; b < s->nb; b++) {
         s->q_lens[b] = packed ? c->lens[b] : c->q_len;
         s->kv_lens[b] = packed ? c->lens[b] : c->kv_len;
-        /* packed: batch b starts at token tokens_before(b); dense BNSD: at b·N·S·D */
+        /* packed: batch b starts at token tokens_before(b); dense BNSD and BSND: at b·N·S·D */
         s->q_base[b] = packed ? tq * c->q_heads * d : b * c->q_heads * c->q_len * d;
         s->kv_base[b] = packed ? tkv * c->kv_heads * d : b * c->kv_heads * c->kv_len * d;
         tq += s->q_lens[b];
         tkv += s->kv_lens[b];
     }
-    s->q_sh = packed ? d : c->q_len * d;
-    s->q_ss = packed ? c->q_heads * d : d;
-    s->kv_sh = packed ? d : c->kv_len * d;
-    s->kv_ss = packed ? c->kv_heads * d : d;
+    const bool heads_inner = packed || c->bsnd; /* TND, BSND: a position's heads side by side */
+    s->q_sh = heads_inner ? d : c->q_len * d;
+    s->q_ss = heads_inner ? c->q_heads * d : d;
+    s->kv_sh = heads_inner ? d : c->kv_len * d;
+    s->kv_ss = heads_inner ? c->kv_heads * d : d;
     s->q_elems = (size_t)(tq * c->q_heads * d);
     s->kv_elems = (size_t)(tkv * c->kv_heads * d);
     return true;

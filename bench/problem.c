@@ -14,9 +14,11 @@ static void *take(bench_problem *bp, size_t bytes)
     return p;
 }
 
-static fc_tensor view(void *data, fc_dtype dt, bool packed, int64_t heads, int64_t len, int64_t dim)
+static fc_tensor view(void *data, fc_dtype dt, const bench_case *c, int64_t heads, int64_t len, int64_t dim)
 {
-    return packed ? fc_tensor_tnd(data, dt, heads, dim) : fc_tensor_bnsd(data, dt, heads, len, dim);
+    return c->lens[0] ? fc_tensor_tnd(data, dt, heads, dim)
+         : c->bsnd    ? fc_tensor_bsnd(data, dt, heads, len, dim)
+                      : fc_tensor_bnsd(data, dt, heads, len, dim);
 }
 
 /* Random top-k block indices per (batch, query, kv head) ([B, Sq, Nkv, K]); with causal only
@@ -86,10 +88,10 @@ bool bench_problem_build(const bench_case *c, bool sparse, bool backward, bench_
     bench_fill_random(q, dt, bp->q_elems, 1);
     bench_fill_random(k, kdt, bp->kv_elems, 2);
     bench_fill_random(v, kdt, v_elems, 3);
-    d->q = view(q, dt, packed, c->q_heads, c->q_len, D);
-    d->k = view(k, kdt, packed, c->kv_heads, c->kv_len, D);
-    d->v = view(v, kdt, packed, c->kv_heads, c->kv_len, Dv);
-    d->out = view(out, dt, packed, c->q_heads, c->q_len, Dv);
+    d->q = view(q, dt, c, c->q_heads, c->q_len, D);
+    d->k = view(k, kdt, c, c->kv_heads, c->kv_len, D);
+    d->v = view(v, kdt, c, c->kv_heads, c->kv_len, Dv);
+    d->out = view(out, dt, c, c->q_heads, c->q_len, Dv);
     if (kdt == FC_I8) { /* per-tensor scales: values in [-1, 1) like the float cases */
         bp->kv_scale[0] = bp->kv_scale[1] = 1.0f / 127.0f;
         d->kv.k_dequant = (fc_affine){.scale = &bp->kv_scale[0], .dtype = FC_F32};
@@ -101,8 +103,8 @@ bool bench_problem_build(const bench_case *c, bool sparse, bool backward, bench_
             goto oom;
         bench_fill_random(qr, dt, (size_t)(tq * c->q_heads * Dr), 4);
         bench_fill_random(kr, dt, (size_t)(tkv * c->kv_heads * Dr), 5);
-        d->q_rope = view(qr, dt, packed, c->q_heads, c->q_len, Dr);
-        d->k_rope = view(kr, dt, packed, c->kv_heads, c->kv_len, Dr);
+        d->q_rope = view(qr, dt, c, c->q_heads, c->q_len, Dr);
+        d->k_rope = view(kr, dt, c, c->kv_heads, c->kv_len, Dr);
     }
     if (sparse) {
         if (!sparse_indices(bp, c, nb))
@@ -121,16 +123,16 @@ bool bench_problem_build(const bench_case *c, bool sparse, bool backward, bench_
         bench_fill_random(dout, dt, bp->out_elems, 6);
         d->stats = (fc_stats){.max = bp->stats[0], .sum = bp->stats[1], .order = FC_STATS_HEAD_MAJOR, .replicas = 1};
         fc_attention_grads *g = &bp->g;
-        g->d_out = view(dout, dt, packed, c->q_heads, c->q_len, Dv);
-        g->dq = view(dq, dt, packed, c->q_heads, c->q_len, D);
-        g->dk = view(dk, dt, packed, c->kv_heads, c->kv_len, D);
-        g->dv = view(dv, dt, packed, c->kv_heads, c->kv_len, Dv);
+        g->d_out = view(dout, dt, c, c->q_heads, c->q_len, Dv);
+        g->dq = view(dq, dt, c, c->q_heads, c->q_len, D);
+        g->dk = view(dk, dt, c, c->kv_heads, c->kv_len, D);
+        g->dv = view(dv, dt, c, c->kv_heads, c->kv_len, Dv);
         if (Dr) {
             void *dqr = take(bp, (size_t)(tq * c->q_heads * Dr) * es), *dkr = take(bp, (size_t)(tkv * c->kv_heads * Dr) * es);
             if (!dqr || !dkr)
                 goto oom;
-            g->dq_rope = view(dqr, dt, packed, c->q_heads, c->q_len, Dr);
-            g->dk_rope = view(dkr, dt, packed, c->kv_heads, c->kv_len, Dr);
+            g->dq_rope = view(dqr, dt, c, c->q_heads, c->q_len, Dr);
+            g->dk_rope = view(dkr, dt, c, c->kv_heads, c->kv_len, Dr);
         }
     }
     return true;

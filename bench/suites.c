@@ -48,6 +48,7 @@ static const bench_case prefill_fp32[] = {
     CASE(FWD(FC_F32, 1, 8, 8, 2048, 128, false)),
     CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, false)),
     CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, true)),
+    CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, false), .bsnd = true), /* the layout of flash_attn_func */
     CASE(FWD(FC_F32, 1, 8, 8, 4096, 64, false)),
     CASE(FWD(FC_F32, 1, 8, 8, 4096, 64, true)),
     CASE(FWD(FC_F32, 4, 16, 16, 512, 128, false)),
@@ -108,6 +109,7 @@ static const bench_case backward[] = {
     CASE(BWD(FC_F32, 1, 8, 8, 4096, 128, false), .repeat = 2),
     CASE(FWD(FC_F32, 1, 8, 8, 4096, 128, true), .repeat = 3),
     CASE(BWD(FC_F32, 1, 8, 8, 4096, 128, true), .repeat = 2),
+    CASE(BWD(FC_F32, 1, 8, 8, 4096, 128, false), .repeat = 2, .bsnd = true),
     CASE(FWD(FC_BF16, 1, 8, 8, 2048, 128, true)),
     CASE(BWD(FC_BF16, 1, 8, 8, 2048, 128, true)),
     CASE(BWD(FC_F32, 1, 32, 8, 1024, 128, true)),
@@ -250,6 +252,6 @@ void bench_case_describe(const bench_case *c, char *buf, size_t size)
         snprintf(extra, sizeof extra, " %s", c->zigzag ? "zig-zag" : "contiguous");
     else if (c->topk)
         snprintf(extra, sizeof extra, "+%lld top%lldx%lld", (long long)c->rope_dim, (long long)c->topk, (long long)c->block);
-    snprintf(buf, size, "%s %s %s D=%lld%s%s", op ? op->name : "?", dtype_name(c->dtype), shape,
-             (long long)c->head_dim, extra, c->causal ? " causal" : "");
+    snprintf(buf, size, "%s %s %s D=%lld%s%s%s", op ? op->name : "?", dtype_name(c->dtype), shape,
+             (long long)c->head_dim, extra, c->bsnd ? " bsnd" : "", c->causal ? " causal" : "");
 }

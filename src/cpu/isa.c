@@ -48,6 +48,18 @@ static bool fc_amx_usable(void)
 }
 #endif
 
+#if defined(FLASHC_AVX512BF16)
+/* Whether vdpbf16ps issues at the FMA's rate, so that bf16 products (two per lane) run at twice
+ * the fp32 FMA's flops: AMD's Zen 4 and Zen 5 (measured on Zen 5: the bf16 forward 1.8× avx512's);
+ * on Intel's Sapphire Rapids it issues once per 2 cycles (0.65× avx512's), so avx512 stays there. */
+static bool fc_dpbf16_full_rate(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u /* "Auth" */ && d == 0x69746e65u /* "enti" */ &&
+           c == 0x444d4163u /* "cAMD" */;
+}
+#endif
+
 #if defined(FLASHC_X86)
 /* F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c". */
 static bool fc_has_f16c(void)
@@ -82,28 +94,42 @@ static bool fc_isa_available(const fc_cpu_kernels *k)
     return k == &fc_cpu_kernels_scalar;
 }
 
+/* Whether dispatch may pick k by itself: vec16 only ever by name; avx512bf16 where its bf16
+ * products pay (fc_dpbf16_full_rate).  It runs every other problem — fp32, fp16 — as avx512 does,
+ * bit for bit, so choosing it chooses the better set for each problem dtype. */
+static bool fc_isa_default(const fc_cpu_kernels *k)
+{
+#if defined(FLASHC_VEC16)
+    if (k == &fc_cpu_kernels_vec16)
+        return false;
+#endif
+#if defined(FLASHC_AVX512BF16)
+    if (k == &fc_cpu_kernels_avx512bf16)
+        return fc_dpbf16_full_rate();
+#endif
+    (void)k;
+    return true;
+}
+
 static const fc_cpu_kernels *fc_isa_by_name(const char *name)
 {
     const fc_cpu_kernels *all[] = {
 #if defined(FLASHC_AMX)
         &fc_cpu_kernels_amx,
 #endif
+#if defined(FLASHC_AVX512BF16)
+        &fc_cpu_kernels_avx512bf16,
+#endif
 #if defined(FLASHC_X86)
         &fc_cpu_kernels_avx512, &fc_cpu_kernels_avx2,
 #endif
         &fc_cpu_kernels_scalar,
-#if defined(FLASHC_AVX512BF16)
-        /* after scalar: only chosen by name until a CPU is measured where it wins.  Its bf16
-         * products run on vdpbf16ps, which on Sapphire Rapids issues once per 2 cycles (half the
-         * FMA's flops): its bf16 forward there is 0.65× avx512's (docs/PERFORMANCE.md) */
-        &fc_cpu_kernels_avx512bf16,
-#endif
 #if defined(FLASHC_VEC16)
-        &fc_cpu_kernels_vec16, /* last: only ever chosen by name */
+        &fc_cpu_kernels_vec16,
 #endif
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        if (name == NULL ? fc_isa_available(all[i]) : strcmp(name, all[i]->isa) == 0)
+        if (name == NULL ? fc_isa_available(all[i]) && fc_isa_default(all[i]) : strcmp(name, all[i]->isa) == 0)
             return fc_isa_available(all[i]) ? all[i] : NULL;
     }
     return NULL;

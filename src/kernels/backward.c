@@ -27,6 +27,7 @@
 #include "gemm.h"
 #include "qk.h"
 #include "scores.h"
+#include "softmax.h"
 #include "walk.h"
 #if FC_AMX
 #include "amx_bwd.h"
@@ -227,7 +228,7 @@ static void fc_bwd_probs(const fc_problem *p, fc_bwd_bufs *b, int64_t j0, int jn
     for (int j = 0; j < jn; j++) /* P = exp(x − m) / l */
         for (int r = 0; r < Rp; r += FC_W) {
             float *pj = b->p + (ptrdiff_t)j * Rp + r;
-            v_store(pj, v_mul(v_exp(v_sub(v_load(pj), v_load(b->m + r))), v_load(b->linv + r)));
+            v_store(pj, v_mul(fc_softmax_exp(v_load(pj), v_load(b->m + r)), v_load(b->linv + r)));
         }
 }
 

@@ -16,6 +16,7 @@
 
 #include "qk.h"
 #include "scores.h"
+#include "softmax.h"
 
 #define FC_DEC_COLS 64 /* kv columns per softmax step: keys and values of a step stay in L1 */
 /* Score accumulators (keys × rows) per block and value vectors per P·V block: what the register
@@ -242,7 +243,7 @@ static inline void fc_dec_softmax(float *S, int n, const fc_decode *d, float *m,
     const fvec pat = v_load(ref);
     fvec sum[2] = {v_zero(), v_zero()};
     for (i = 0; i < n; i += FC_W) {
-        const fvec pj = v_exp(v_sub(v_load(S + i), pat));
+        const fvec pj = fc_softmax_exp(v_load(S + i), pat);
         v_store(S + i, pj);
         sum[(i / FC_W) & 1] = v_add(sum[(i / FC_W) & 1], pj);
     }

@@ -16,18 +16,27 @@ static inline void fc_transpose_rows(const float *rows, int64_t ld, float *t, in
         memset(t + (ptrdiff_t)e * Rp + R, 0, (size_t)(Rp - R) * sizeof(float));
 }
 
+/* Whether n rows of width w at stride ss (elements) lie back to back, so that the GEMMs may read
+ * them in place: rows a head's width apart (BSND, TND: 4 KB at 8 heads of 128) put a GEMM
+ * operand's rows into a few L1 sets, which the kernels then re-read from L2 (19 % CPU time on the
+ * avx2 forward at S = 4096); copied, they read as BNSD does. */
+static inline bool fc_rows_compact(int64_t ss, int w, int n)
+{
+    return ss == w || (n == 1 && ss > 0);
+}
+
 /* The item's rows of a query-side operand a (width wa), optionally followed by the features of a
  * second operand b (width wb, e.g. the rope part), as fp32 rows[r][e] and, when t is given,
  * transposed into t[e][r] (row stride Rp; padding rows zero).  Returns the row-major rows and
- * their stride: the caller's memory itself when it already is fp32 rows of one head, else `rows`
- * (stride ldr) filled here. */
+ * their stride: the caller's memory itself when it already is compact fp32 rows of one head
+ * (fc_rows_compact), else `rows` (stride ldr) filled here. */
 static inline const float *fc_pack_rows(const fc_rows *rw, const fc_view *a, int wa, const fc_view *b, int wb,
                                         float *rows, int64_t ldr, float *t, int64_t *ld)
 {
     const int Rp = rw->padded, R = rw->count;
     const float *src = rows;
     *ld = ldr;
-    if (a->dtype == FC_F32 && a->se == 1 && a->ss > 0 && wb == 0 && rw->head[0] == rw->head[R - 1]) {
+    if (a->dtype == FC_F32 && a->se == 1 && fc_rows_compact(a->ss, wa, R) && wb == 0 && rw->head[0] == rw->head[R - 1]) {
         src = (const float *)fc_q_row(a, rw, rw->head[0], rw->pos[0]);
         *ld = R > 1 ? a->ss : wa; /* one row: ss may be the unbounded stride of a size-1 dim */
     } else {
@@ -55,16 +64,15 @@ FC_INLINE void fc_prefetch_kv_row(const fc_view *v, fc_kv_at at, int64_t s, int 
         __builtin_prefetch(row + o, 0, 2);
 }
 
-/* A kv-tile operand as fp32 rows: either the caller's memory itself (fp32 rows at a fixed stride)
- * or rows converted into buf (aff: 2·width floats of scratch for int8 dequantisation).  The first
- * `ahead` rows after the tile are prefetched on the way.  Returns the row pointer base and sets
- * *ld. */
+/* A kv-tile operand as fp32 rows: either the caller's memory itself (compact fp32 rows,
+ * fc_rows_compact: one stream the hardware prefetcher follows, as software prefetches there cost
+ * more than they gain, 2 % on the avx2 forward) or rows converted or copied into buf (aff: 2·width
+ * floats of scratch for int8 dequantisation), the first `ahead` rows after the tile prefetched on
+ * the way.  Returns the row pointer base and sets *ld. */
 static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, fc_kv_at at, int64_t j0, int rows,
                                       int ahead, int width, int64_t *ld, float *aff)
 {
-    if (v->dtype == FC_F32 && v->se == 1 && v->ss > 0 && !v->pages.table) {
-        for (int j = 0; j < ahead; j++)
-            fc_prefetch_kv_row(v, at, j0 + rows + j, width);
+    if (v->dtype == FC_F32 && v->se == 1 && fc_rows_compact(v->ss, width, rows) && !v->pages.table) {
         *ld = rows > 1 ? v->ss : width; /* one row: ss may be the unbounded stride of a size-1 dim */
         return (const float *)fc_kv_row(v, at, j0);
     }

@@ -20,6 +20,17 @@
 
 #include "simd.h"
 
+/* exp(x − m) of softmax weights (x − m ≤ 0, −inf or NaN; given statistics may make it positive):
+ * v_exp2 of (x − m)·log2 e on every set but amx (see the top of this file). */
+FC_INLINE fvec fc_softmax_exp(fvec x, fvec m)
+{
+#if FC_AMX
+    return v_exp(v_sub(x, m));
+#else
+    return v_exp2(v_mul(v_sub(x, m), v_set1(FC_LOG2E)));
+#endif
+}
+
 /* mx with NaN in its +inf lanes whose tile column r + lane holds a NaN score. */
 static inline fvec fc_softmax_nan_lanes(fvec mx, const float *S, int jn, int Rp, int r)
 {
@@ -75,15 +86,14 @@ static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float 
         const fvec a = v_exp(v_sub(m_old, m_ref));
         fvec sum = v_zero();
 #if !FC_AMX
-        const fvec log2e = v_set1(FC_LOG2E);
         fvec sum1 = v_zero(); /* two chains: the exponentials outrun one chain of adds */
         for (int j = 0; j < jn; j += 2) {
             float *s = S + (ptrdiff_t)j * Rp + r;
-            const fvec p0 = v_exp2(v_mul(v_sub(v_load(s), m_ref), log2e));
+            const fvec p0 = fc_softmax_exp(v_load(s), m_ref);
             v_store(s, p0);
             sum = v_add(sum, p0);
             if (j + 1 < jn) {
-                const fvec p1 = v_exp2(v_mul(v_sub(v_load(s + Rp), m_ref), log2e));
+                const fvec p1 = fc_softmax_exp(v_load(s + Rp), m_ref);
                 v_store(s + Rp, p1);
                 sum1 = v_add(sum1, p1);
             }
@@ -92,7 +102,7 @@ static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float 
 #else
         for (int j = 0; j < jn; j++) {
             float *s = S + (ptrdiff_t)j * Rp + r;
-            const fvec pj = v_exp(v_sub(v_load(s), m_ref));
+            const fvec pj = fc_softmax_exp(v_load(s), m_ref);
             v_store(s, pj);
             sum = v_add(sum, pj);
         }
