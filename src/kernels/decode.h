@@ -36,14 +36,21 @@
  * stalls on the fill buffers (−5 % CPU time at 1 thread, fp16 32K cache, docs/PERFORMANCE.md) */
 #define FC_DEC_AHEAD 64
 
-/* Whether an item's tiles can take this path (its FULL ones; the others take the generic path). */
-static inline bool fc_decode_applies(const fc_problem *p, const fc_rows *rw)
+/* Whether the few-rows items of a problem (at most FC_FEW_ROWS rows) can take this path (their
+ * FULL tiles; the others take the generic step). */
+static inline bool fc_decode_fits(const fc_problem *p)
 {
     const fc_dtype kd = p->k.dtype, vd = p->v.dtype;
     const bool kt = kd == FC_F32 || kd == FC_F16 || kd == FC_BF16 || kd == FC_I8;
     const bool vt = vd == FC_F32 || vd == FC_F16 || vd == FC_BF16 || vd == FC_I8;
-    return FC_W >= 4 && fc_qk_reads_keys(p, rw) && p->v.se == 1 && kt && vt && p->Dqk % FC_W == 0 &&
+    return FC_W >= 4 && fc_qk_keys_in_place(p) && p->v.se == 1 && kt && vt && p->Dqk % FC_W == 0 &&
            p->Dv % FC_W == 0 && fc_scores_scale_only(p) && !fc_has_dropout(p) && !p->mask.data;
+}
+
+/* Whether an item's tiles can take this path. */
+static inline bool fc_decode_applies(const fc_problem *p, const fc_rows *rw)
+{
+    return rw->count <= FC_QK_DOT_ROWS && fc_decode_fits(p);
 }
 
 /* The rows of one kv operand: base + j·step, or through the view where it is paged. */
