@@ -38,7 +38,7 @@ static void usage(FILE *f)
             "  --warmup N        untimed runs before them (default 1)\n"
             "  --cpu-time        time by the process's CPU time, not the wall clock (a loaded machine,\n"
             "                    1 thread; at more threads it adds the threads up)\n"
-            "  --isa NAME        force flashc's kernels: scalar, avx2, avx512, avx512bf16, amx or vec16\n"
+            "  --isa NAME        force flashc's kernels: scalar, avx2, avx512, avx512bf16, amx, neon or vec16\n"
             "  --backend cuda    the GPU forward suite instead (CUDA events; --filter, --repeat)\n"
             "  --format F        stdout format: table (default), csv or json\n"
             "  --out FILE        also write the results to FILE: CSV if it ends in .csv, else JSON\n"

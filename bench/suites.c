@@ -165,6 +165,22 @@ static const bench_case smoke[] = {
     CASE(SPARSE(BENCH_OP_SPARSE_BWD, FC_BF16, 100, 4, 1, 64, 16, 32, 4, 8)),
 };
 
+/* Small shapes of each kind, for counting retired instructions under emulation (tools/arm-insns.sh:
+ * qemu-user runs each kernel set; one run of a case, not its time, is what is measured). */
+static const bench_case emulated[] = {
+    CASE(FWD(FC_F32, 1, 2, 2, 512, 128, false)),
+    CASE(FWD(FC_F32, 1, 2, 2, 512, 128, true)),
+    CASE(FWD(FC_F32, 1, 2, 2, 512, 64, false)),
+    CASE(FWD(FC_F16, 1, 2, 2, 512, 128, false)),
+    CASE(FWD(FC_BF16, 1, 2, 2, 512, 128, false)),
+    CASE(FWD(FC_BF16, 1, 2, 2, 512, 128, true)),
+    CASE(BWD(FC_F32, 1, 2, 2, 256, 128, true)),
+    CASE(DECODE(1, 8, 2, 4096, 128, FC_F32, FC_F32)),
+    CASE(DECODE(1, 8, 2, 4096, 128, FC_F16, FC_F16)),
+    CASE(DECODE(1, 8, 2, 4096, 128, FC_BF16, FC_BF16)),
+    CASE(DECODE(1, 8, 2, 4096, 128, FC_F16, FC_I8)),
+};
+
 static const bench_case ring[] = {
     CASE(RING(FC_BF16, 2, 16384, 128, true, true)),
     CASE(RING(FC_BF16, 2, 16384, 128, true, false)),
@@ -189,6 +205,7 @@ static const bench_suite suites[] = {
     EXTRA_SUITE("ring", "ring attention over MPI, S = 16K causal (run under mpirun; vs one process with all threads)",
                 ring),
     EXTRA_SUITE("smoke", "tiny shapes over every path, a correctness check for CI (seconds)", smoke),
+    EXTRA_SUITE("emulated", "small shapes of each kind for instruction counts under qemu (tools/arm-insns.sh)", emulated),
 };
 
 const bench_suite *bench_suites(size_t *count)

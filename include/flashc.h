@@ -318,7 +318,8 @@ typedef struct fc_attention_grads {
 } fc_attention_grads;
 
 /* New data addresses for a planned problem (same shapes and strides).  NULL fields keep the
- * planned address. */
+ * planned address.  A run may not add a score term its plan was made without (bias, mask, slopes,
+ * sink, keep_bits: FC_ERR_INVALID_ARG): the plan's kernels were chosen for the terms it has. */
 typedef struct fc_attention_io {
     const void *q, *k, *v, *q_rope, *k_rope;
     void *out;
@@ -361,6 +362,12 @@ typedef struct fc_options {
     fc_dtype out_tolerance;
 } fc_options;
 
+/* Concurrent runs.  A plan is immutable once created: a run reads it and writes only its outputs
+ * and the workspace it is given, so runs of one plan may go at once (several host threads) as long
+ * as each has its own workspace and its own outputs (inputs may be shared), and each gives bit for
+ * bit what it gives alone.  On CUDA the same holds for runs queued on several streams at once (a
+ * run's per-batch facts, counters and partials live in its workspace).  A CPU run allocates no
+ * memory. */
 typedef struct fc_plan fc_plan;
 
 FC_API fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *options,
@@ -383,6 +390,14 @@ FC_API fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_a
 /* FLOPs of the problem counted over visible positions only: 2·(Dqk+Dr)+2·Dv per visible score,
  * times 2.5 for a backward plan. */
 FC_API fc_status fc_plan_flops(const fc_plan *plan, double *flops);
+
+/* What a plan runs, for debugging: one line of key=value text naming the backend, the operation
+ * and what the backend chose once at planning (CPU: the kernel set, the kernel kind of the items
+ * — gemm, dots, decode, tiles, fused; the backward's products and schedule — item rows, kv tile
+ * columns, item counts, kv slices, threads and the workspace layout).  The format may change
+ * between versions.  Truncated to len − 1 characters (always terminated when len > 0; 512 bytes
+ * hold it). */
+FC_API fc_status fc_plan_describe(const fc_plan *plan, char *buf, size_t len);
 
 /* The CPU kernel path in use ("avx512", "avx2", "scalar") and a way to force one (tests/bench);
  * returns false when the path is not available on this machine.  Unless one is forced, a

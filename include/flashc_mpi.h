@@ -19,10 +19,10 @@
  *     column (the same on every rank); each rank's q_len / kv_len must be its two chunks' sum —
  *     fc_ring_shard() gives them.
  * Windows (bottom-right alignment refers to the gathered lengths), per-batch windows, prefixes
- * (vis.prefix[b] counts columns of the gathered sequence), ALiBi, GQA, softcap, sink, any float
- * dtype and statistics order work.  Not supported (FC_ERR_INVALID_ARG): rope features, bias, mask,
- * dropout, sparse selection, per-batch lengths, packed batches, kv_starts, paged / per-batch /
- * int8 key-value storage.
+ * (vis.prefix[b] counts columns of the gathered sequence), ALiBi over global positions, GQA,
+ * softcap, sink, any float dtype and statistics order work.  Not supported (FC_ERR_INVALID_ARG):
+ * rope features, bias, mask, dropout, sparse selection, per-batch lengths, packed batches,
+ * kv_starts, paged / per-batch / int8 key-value storage, bottom-right ALiBi (alibi.bottom_right).
  *
  * Every rank must call with matching descriptions.  Before any data moves, the ranks exchange
  * their descriptions; a mismatch, or a rank whose own description is invalid (a NULL operand

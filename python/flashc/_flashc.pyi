@@ -26,3 +26,6 @@ def build_info() -> Dict[str, Any]:
 
 def plan_cache(slots: int) -> int:
     """Sets how many plans are kept for reuse (0: none); returns the previous count."""
+
+def plan_cache_counts() -> Tuple[int, int]:
+    """(hits, misses) since the module loaded: calls that found a kept plan, calls that planned."""

@@ -90,12 +90,20 @@ static PyObject *py_plan_cache(PyObject *self, PyObject *args)
     return PyLong_FromLong(fcpy_plan_cache_size(slots));
 }
 
+static PyObject *py_plan_cache_counts(PyObject *self, PyObject *unused)
+{
+    uint64_t hits, misses;
+    fcpy_plan_cache_counts(&hits, &misses);
+    return Py_BuildValue("(KK)", (unsigned long long)hits, (unsigned long long)misses);
+}
+
 static PyMethodDef methods[] = {
     {"forward", py_forward, METH_VARARGS, "forward(desc: dict, threads: int = 0) -> None: run an attention forward."},
     {"backward", py_backward, METH_VARARGS, "backward(desc: dict, grads: dict, threads: int = 0) -> None: run its backward."},
     {"cpu_isa", py_cpu_isa, METH_NOARGS, "cpu_isa() -> str: the CPU kernel path in use (RuntimeError when FLASHC_ISA names none)."},
     {"build_info", py_build_info, METH_NOARGS, "build_info() -> dict: the CUDA backend, its runtime and the devices it sees."},
     {"plan_cache", py_plan_cache, METH_VARARGS, "plan_cache(slots: int) -> int: how many plans are kept (0: none); returns the previous count."},
+    {"plan_cache_counts", py_plan_cache_counts, METH_NOARGS, "plan_cache_counts() -> (hits, misses): calls that found a kept plan, calls that planned."},
     {"array_info", py_array_info, METH_VARARGS, "array_info(obj, name) -> (shape, dtype): an array read through __dlpack__ or the buffer protocol."},
     {NULL, NULL, 0, NULL}};
 

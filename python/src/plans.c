@@ -65,6 +65,34 @@ static void put_env(keybuf *k, const char *name)
         put(k, v, strlen(v) + 1);
 }
 
+/* Padding bytes hold whatever the stack held where a part was made (fc_window_band's return value,
+ * compound literals): cleared, so that one problem shape gives one key (else a kept plan is missed,
+ * and on CUDA every miss plans and frees, which synchronises).  Compilers without the builtin get
+ * the window, the part seen to differ, rebuilt field by field. */
+static void clear_padding_desc(fc_attention_desc *c)
+{
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_clear_padding)
+    __builtin_clear_padding(c);
+    return;
+#endif
+#endif
+    const fc_window w = c->vis.window;
+    memset(&c->vis.window, 0, sizeof c->vis.window);
+    c->vis.window.enabled = w.enabled, c->vis.window.left = w.left, c->vis.window.right = w.right;
+    c->vis.window.align = w.align;
+}
+
+static void clear_padding_grads(fc_attention_grads *g)
+{
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_clear_padding)
+    __builtin_clear_padding(g);
+#endif
+#endif
+    (void)g;
+}
+
 /* An address the run rebinds: only whether it is there. */
 #define PRESENT(field) ((field) = (field) ? (void *)(uintptr_t)1 : NULL)
 
@@ -72,6 +100,7 @@ static void put_desc(keybuf *k, const fc_attention_desc *d)
 {
     fc_attention_desc c;
     memcpy(&c, d, sizeof c);
+    clear_padding_desc(&c);
     PRESENT(c.q_lens), PRESENT(c.kv_lens), PRESENT(c.kv_starts), PRESENT(c.vis.prefix), PRESENT(c.vis.batch_window);
     PRESENT(c.q.data), PRESENT(c.k.data), PRESENT(c.v.data), PRESENT(c.q_rope.data), PRESENT(c.k_rope.data);
     PRESENT(c.out.data), PRESENT(c.bias.data), PRESENT(c.vis.mask.data), PRESENT(c.alibi.slopes), PRESENT(c.sink);
@@ -92,6 +121,7 @@ static void put_grads(keybuf *k, const fc_attention_grads *g)
 {
     fc_attention_grads c;
     memcpy(&c, g, sizeof c);
+    clear_padding_grads(&c);
     PRESENT(c.d_out.data), PRESENT(c.dq.data), PRESENT(c.dk.data), PRESENT(c.dv.data);
     PRESENT(c.dq_rope.data), PRESENT(c.dk_rope.data), PRESENT(c.dsink);
     put(k, &c, sizeof c);
@@ -120,7 +150,7 @@ typedef struct kept {
 
 static kept *cache;
 static int cache_slots = 16, cache_allocated;
-static uint64_t cache_clock;
+static uint64_t cache_clock, cache_hits, cache_misses;
 
 static void destroy_unlocked(fc_plan *plan)
 {
@@ -141,9 +171,11 @@ static fc_plan *checkout(const keybuf *k)
             e->plan = NULL;
             PyMem_Free(e->key.data);
             memset(&e->key, 0, sizeof e->key);
+            cache_hits++;
             return plan;
         }
     }
+    cache_misses++;
     return NULL;
 }
 
@@ -177,6 +209,11 @@ static void checkin(keybuf *k, fc_plan *plan)
     *slot = (kept){.plan = plan, .key = *k, .used = ++cache_clock};
     memset(k, 0, sizeof *k);
     destroy_unlocked(evicted);
+}
+
+void fcpy_plan_cache_counts(uint64_t *hits, uint64_t *misses)
+{
+    *hits = cache_hits, *misses = cache_misses;
 }
 
 int fcpy_plan_cache_size(int slots)

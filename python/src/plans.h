@@ -27,6 +27,9 @@ PyObject *fcpy_status_error(fc_status st, const char *msg);
 /* How many plans are kept (0: none, every call plans anew); returns the previous count. */
 int fcpy_plan_cache_size(int slots);
 
+/* How many calls found a kept plan (hits) and how many planned (misses), since the module loaded. */
+void fcpy_plan_cache_counts(uint64_t *hits, uint64_t *misses);
+
 /* The CUDA runtime linked into this build: its version (0 without the CUDA backend) and the
  * devices it sees (0 with a reason in *why when none). */
 int fcpy_cuda_runtime_version(void);

@@ -121,6 +121,24 @@ def test_kept_plans_give_the_results_of_new_ones(rng):
             assert np.array_equal(x, y)
 
 
+def test_one_problem_is_planned_once(rng):
+    """Repeated calls of one problem find its kept plan whatever options it has (the key holds no
+    stray bytes: a window made by the library, compound literals).  On CUDA a miss plans and frees,
+    which synchronises the device."""
+    q, k, v = cases.rand(rng, (2, 4, 9, 8)), cases.rand(rng, (2, 2, 11, 8)), cases.rand(rng, (2, 2, 11, 8))
+    slopes = cases.rand(rng, (4,))
+    variants = [dict(causal=True), dict(window=(3, 1), alibi_slopes=slopes, alibi_align="bottom_right", softcap=5.0),
+                dict(mask=np.tril(np.ones((9, 11), np.uint8)).astype(bool), sink=cases.rand(rng, (4,)), scale=0.3),
+                dict(bias=cases.rand(rng, (1, 4, 9, 11)), bias_order="before_scale", q_start=2, kv_start=1)]
+    for kw in variants:
+        flashc.attention(q, k, v, **kw)  # planned (or kept from before)
+        hits, misses = _flashc.plan_cache_counts()
+        for _ in range(3):
+            flashc.attention(cases.rand(rng, q.shape), k, v, **kw)
+        hits2, misses2 = _flashc.plan_cache_counts()
+        assert (hits2 - hits, misses2 - misses) == (3, 0), (kw.keys(), hits2 - hits, misses2 - misses)
+
+
 def test_kept_plans_across_threads(rng):
     q, k, v = (cases.rand(rng, (2, 4, 33, 16)) for _ in range(3))
     want = flashc.attention(q, k, v, causal=True)

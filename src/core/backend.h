@@ -2,7 +2,7 @@
  * The backend interface: the only way the core reaches a backend (CPU today, CUDA later).
  *
  * A backend says whether it can run a problem (and why not), prepares a plan for it, and runs
- * the plan on a run's bindings with a stream (fc_plan_bind gives the problem a run computes,
+ * the plan on the problem a run computes with a stream (the core binds the run once, fc_plan_bind,
  * with the per-batch facts of the run's own lengths when it brings some).  The operations that read run-time data — the
  * block-table range check and the visible-score count behind fc_plan_flops — are backend
  * operations too, so a device backend reads that data where it lives.  The list of backends and
@@ -28,20 +28,29 @@ typedef struct fc_backend_ops {
     fc_status (*plan)(fc_plan *plan, const fc_options *options);
     /* Bytes of workspace a run of the prepared plan needs. */
     size_t (*workspace_size)(const fc_plan *plan);
+    /* Whether the backend's operands and workspace are host memory: then the core reads a run's
+     * kv lengths and puts a run's own per-batch facts at the end of its workspace (plan.h); else
+     * it hands the backend a host array of them, and the backend reads kv lengths itself. */
+    bool host_memory;
     /* Optional (NULL = host memory, malloc/free): a workspace in the memory this backend runs on,
      * for the one-call forms, and its release, which waits for the runs queued before it. */
     void *(*workspace_alloc)(size_t bytes);
     void (*workspace_free)(void *workspace);
     /* Checks the run's data that addresses memory (block-table entries) before anything is
      * written; FC_ERR_INVALID_ARG with a message naming the entry when one is out of range. */
-    fc_status (*check_data)(const fc_plan *plan, const fc_bindings *bind);
-    /* Runs the plan with the run's bindings (the plan's shape with this run's data and lengths). */
-    fc_status (*execute)(const fc_plan *plan, const fc_bindings *bind, void *workspace, void *stream);
+    fc_status (*check_data)(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind);
+    /* Runs the plan on the problem a run computes (fc_plan_bind: the plan's shape with this run's
+     * data and lengths; bind: what the run brought, for what the core leaves to the backend, e.g. kv
+     * lengths in device memory).  Reads the plan, writes only the run's outputs and workspace. */
+    fc_status (*execute)(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind, void *workspace,
+                         void *stream);
     /* Visible scores of the problem (sum over rows and heads of visible columns). */
     double (*visible)(const fc_problem *prob);
     /* The kernel path in use, and a way to pin one by name (false when it is not available). */
     const char *(*variant)(void);
     bool (*force_variant)(const char *name);
+    /* Optional: what the plan's preparation chose, as key=value text (snprintf's contract). */
+    int (*describe)(const fc_plan *plan, char *buf, size_t len);
     void (*destroy)(void *state);
 } fc_backend_ops;
 

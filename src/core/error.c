@@ -1,19 +1,12 @@
 #include "error.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
+
+#include "../common/say.h"
 
 static _Thread_local char fc_message[1024];
 
-fc_status fc_fail(fc_status status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(fc_message, sizeof fc_message, fmt, ap);
-    va_end(ap);
-    return status;
-}
+FC_DEFINE_FAIL(fc_fail, fc_status, fc_message)
 
 void fc_clear_error(void) { fc_message[0] = '\0'; }
 

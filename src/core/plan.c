@@ -1,25 +1,42 @@
 /* Plan lifetime and routing to the plan's backend (through fc_backend_ops only). */
 #include "plan.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend.h"
 #include "error.h"
 
-fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule, fc_op op, const fc_options *options,
-                               fc_plan **out)
+/* A run's own fc_batch records lie at the end of a host workspace, 64-byte aligned. */
+static size_t fc_facts_bytes(const fc_plan *plan)
+{
+    return (plan->lengths_bindable || plan->run_kv_lens) && plan->backend->host_memory
+               ? 64 + (size_t)(plan->prob.B > 0 ? plan->prob.B : 1) * sizeof(fc_batch) : 0;
+}
+
+static fc_batch *fc_facts_in(const fc_plan *plan, void *workspace)
+{
+    return (fc_batch *)(((uintptr_t)workspace + plan->facts_at + 63) & ~(uintptr_t)63);
+}
+
+fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, bool run_kv_lens, fc_op op,
+                               const fc_options *options, fc_plan **out)
 {
     fc_plan *plan = calloc(1, sizeof *plan);
     if (!plan) {
         free(prob->batch);
+        prob->batch = NULL;
         return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_from_problem: out of host memory");
     }
     plan->op = op;
     plan->prob = *prob;
+    prob->batch = NULL; /* the plan's now */
     if (rule) {
         plan->rule = *rule;
         plan->lengths_bindable = true;
     }
+    plan->run_kv_lens = run_kv_lens;
     plan->stream = options ? options->stream : NULL;
     plan->prob.out_tolerance = options ? options->out_tolerance : FC_F32;
     fc_status st = fc_backend_select(options, &plan->prob, op, &plan->backend);
@@ -29,7 +46,8 @@ fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule
         fc_plan_free(plan);
         return st;
     }
-    plan->workspace = plan->backend->workspace_size(plan);
+    plan->facts_at = plan->backend->workspace_size(plan);
+    plan->workspace = plan->facts_at + fc_facts_bytes(plan);
     *out = plan;
     return FC_OK;
 }
@@ -49,21 +67,16 @@ fc_status fc_plan_check_kv_lens(const fc_plan *plan, const fc_bindings *bind)
 }
 
 /* A run's kv lengths from host memory: each within [col_lo, the planned skv] of its batch, the
- * planned facts moved to it (fc_batch_relength) in a new array that fc_plan_unbind frees. */
-static fc_status fc_plan_bind_kv_lens(const fc_plan *plan, const fc_bindings *bind, fc_problem *run)
+ * planned facts moved to it (fc_batch_relength) into `facts`. */
+static fc_status fc_plan_bind_kv_lens(const fc_plan *plan, const fc_bindings *bind, fc_batch *facts, fc_problem *run)
 {
-    fc_status st = fc_plan_check_kv_lens(plan, bind);
-    if (st != FC_OK)
-        return st;
     const fc_batch *planned = plan->prob.batch;
     for (int64_t b = 0; b < run->B; b++)
         if (bind->kv_lens[b] < planned[b].col_lo || bind->kv_lens[b] > planned[b].skv)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: io.kv_lens[%lld] is %lld, outside [%lld, %lld] (the batch's "
                                                "kv start and its planned length, which bounds every run's)",
                            (long long)b, (long long)bind->kv_lens[b], (long long)planned[b].col_lo, (long long)planned[b].skv);
-    run->batch = malloc((size_t)(run->B > 0 ? run->B : 1) * sizeof *run->batch);
-    if (!run->batch)
-        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_bind: out of host memory for %lld batch records", (long long)run->B);
+    run->batch = facts;
     run->max_skv = 0;
     for (int64_t b = 0; b < run->B; b++) {
         run->batch[b] = planned[b];
@@ -73,11 +86,30 @@ static fc_status fc_plan_bind_kv_lens(const fc_plan *plan, const fc_bindings *bi
     return FC_OK;
 }
 
-fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem *run)
+/* Where a run's own fc_batch records go: the end of a host workspace, else a host array that
+ * fc_plan_unbind frees (a device backend copies them). */
+static fc_batch *fc_run_facts(const fc_plan *plan, void *workspace)
+{
+    if (fc_facts_bytes(plan))
+        return fc_facts_in(plan, workspace);
+    return malloc((size_t)(plan->prob.B > 0 ? plan->prob.B : 1) * sizeof(fc_batch));
+}
+
+fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *workspace, fc_problem *run)
 {
     *run = plan->prob;
     if (!bind)
         return FC_OK;
+    /* the score terms a plan was made with decide its kernels: a run may not add one */
+    const fc_problem *p = &plan->prob;
+    const char *added = bind->pse && !p->pse.data             ? "a bias (pse)"
+                        : bind->mask && !p->mask.data         ? "a mask"
+                        : bind->slopes && !p->alibi.slopes    ? "ALiBi slopes"
+                        : bind->sink && !p->sink              ? "a sink"
+                        : bind->drop_bits && !p->drop_bits    ? "dropout keep bits"
+                                                              : NULL;
+    if (added)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: the run brings %s, which its plan was made without", added);
 #define FC_REBIND(field, target)                                                                                       \
     if (bind->field)                                                                                                   \
         target = bind->field;
@@ -108,17 +140,22 @@ fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem 
         if (run->Dr)
             run->k_rope.pages.table = bind->block_table;
     }
-    if (bind->kv_lens)
-        return fc_plan_bind_kv_lens(plan, bind, run);
+    fc_status st = fc_plan_check_kv_lens(plan, bind);
+    if (st != FC_OK)
+        return st;
+    const bool kv_lens = bind->kv_lens && plan->backend->host_memory; /* a device backend reads them itself */
     const fc_lengths *len = &bind->lengths;
-    if (!len->sq && !len->skv && !len->kv_lo)
+    if (!kv_lens && !len->sq && !len->skv && !len->kv_lo)
         return FC_OK;
-    if (!plan->lengths_bindable)
+    if (!kv_lens && !plan->lengths_bindable)
         return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: this plan's per-batch facts were fixed at planning; a run "
                                            "cannot bring its own lengths");
-    run->batch = malloc((size_t)(run->B > 0 ? run->B : 1) * sizeof *run->batch);
-    if (!run->batch)
+    fc_batch *facts = fc_run_facts(plan, workspace);
+    if (!facts)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_bind: out of host memory for %lld batch records", (long long)run->B);
+    if (kv_lens)
+        return fc_plan_bind_kv_lens(plan, bind, facts, run); /* (host memory: the facts are in the workspace) */
+    run->batch = facts;
     fc_batch_totals totals;
     fc_batch_facts_into(&plan->rule, len, run, &totals);
     return FC_OK;
@@ -126,14 +163,9 @@ fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem 
 
 void fc_plan_unbind(const fc_plan *plan, fc_problem *run)
 {
-    if (run->batch != plan->prob.batch)
+    if (run->batch != plan->prob.batch && !fc_facts_bytes(plan))
         free(run->batch);
     run->batch = plan->prob.batch;
-}
-
-fc_status fc_plan_check_data(const fc_plan *plan, const fc_bindings *bind)
-{
-    return plan->backend->check_data(plan, bind ? bind : &fc_no_bindings);
 }
 
 fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes)
@@ -150,10 +182,14 @@ fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void 
         return fc_fail(FC_ERR_WORKSPACE, "fc_plan_execute: workspace is NULL, the plan needs %zu bytes", plan->workspace);
     if (!bind)
         bind = &fc_no_bindings;
-    const fc_status st = fc_plan_check_data(plan, bind);
-    if (st != FC_OK)
-        return st;
-    return plan->backend->execute(plan, bind, workspace, stream);
+    fc_problem run;
+    fc_status st = fc_plan_bind(plan, bind, workspace, &run);
+    if (st == FC_OK)
+        st = plan->backend->check_data(plan, &run, bind);
+    if (st == FC_OK)
+        st = plan->backend->execute(plan, &run, bind, workspace, stream);
+    fc_plan_unbind(plan, &run);
+    return st;
 }
 
 void *fc_plan_workspace_take(const fc_plan *plan)
@@ -181,6 +217,17 @@ void fc_plan_free(fc_plan *plan)
         plan->backend->destroy(plan->state);
     free(plan->prob.batch);
     free(plan);
+}
+
+int fc_plan_description(const fc_plan *plan, char *buf, size_t len)
+{
+    const int head = snprintf(buf, len, "backend=%s op=%s ", plan->backend->name,
+                              plan->op == FC_OP_FORWARD ? "forward" : "backward");
+    const size_t used = (size_t)head < len ? (size_t)head : len;
+    char none[1];
+    const int rest = plan->backend->describe ? plan->backend->describe(plan, len ? buf + used : none, len ? len - used : 0)
+                                             : snprintf(len ? buf + used : none, len ? len - used : 0, "(no description)");
+    return head + rest;
 }
 
 double fc_plan_flop_count(const fc_plan *plan)

@@ -6,6 +6,10 @@
  * The plan's problem is the shape fixed at planning (sizes, views' strides and dtypes, visibility)
  * with the planned data addresses as defaults; a run brings fc_bindings: the addresses that change,
  * and, for plans made with a batch rule, its own per-batch lengths (batch.h).
+ *
+ * A plan is immutable once made: a run reads it and writes only its outputs and the workspace it
+ * is given (a run's own per-batch facts included), so runs of one plan with distinct workspaces may
+ * go at once.
  */
 #ifndef FC_CORE_PLAN_H
 #define FC_CORE_PLAN_H
@@ -46,31 +50,33 @@ struct fc_plan {
     const struct fc_backend_ops *backend; /* the backend that prepared the plan */
     void *state;                          /* the backend's preparation */
     size_t workspace;                     /* bytes the caller must supply to run */
+    size_t facts_at;                      /* where in a host workspace a run's own fc_batch records go */
     void *stream;                         /* options.stream: where runs are queued */
 };
 
-/* A plan around a lowered problem (takes ownership of prob->batch); selects and prepares the
- * backend (backend.h).  rule: how prob->batch followed from the lengths (fc_batch_facts), given
- * by faces whose runs bring lengths of their own; NULL: the facts are fixed at planning. */
-fc_status fc_plan_from_problem(const fc_problem *prob, const fc_batch_rule *rule, fc_op op, const fc_options *options,
-                               fc_plan **out);
+/* A plan around a lowered problem; selects and prepares the backend (backend.h).  Moves
+ * prob->batch into the plan: on return prob->batch is NULL, the records the plan's whether it
+ * was made or not (freed then).  rule: how prob->batch followed from the lengths
+ * (fc_batch_facts), given by faces whose runs bring lengths of their own; NULL: the facts are
+ * fixed at planning.  run_kv_lens: runs may bring kv lengths (fc_bindings.kv_lens). */
+fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, bool run_kv_lens, fc_op op,
+                               const fc_options *options, fc_plan **out);
 
 /* The problem a run computes: the plan's with the bindings' addresses and, when they bring
- * lengths, per-batch facts derived from them (fc_batch_facts, into a new host array that
- * fc_plan_unbind frees).  FC_ERR_INVALID_ARG when lengths come to a plan without a batch rule. */
-fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, fc_problem *run);
+ * lengths (or, on a backend whose memory is the host's, kv lengths), per-batch facts derived from
+ * them (fc_batch_facts, fc_batch_relength) into the run's workspace (backends whose memory is the
+ * host's, fc_backend_ops.host_memory), else into a host array that fc_plan_unbind frees.
+ * FC_ERR_INVALID_ARG when lengths come to a plan that cannot take them. */
+fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *workspace, fc_problem *run);
 void fc_plan_unbind(const fc_plan *plan, fc_problem *run);
 
 /* FC_ERR_INVALID_ARG when a run brings kv lengths (bind->kv_lens) that the plan cannot take. */
 fc_status fc_plan_check_kv_lens(const fc_plan *plan, const fc_bindings *bind);
 
-/* Checks a run's data that addresses memory (block-table entries) with the plan's backend;
- * FC_ERR_INVALID_ARG with a message when an entry is out of range.  fc_plan_execute calls it
- * before writing anything. */
-fc_status fc_plan_check_data(const fc_plan *plan, const fc_bindings *bind);
-
 /* Runs a plan with a run's bindings (NULL: the planned addresses) and the given workspace, on
- * the plan's stream. */
+ * the plan's stream: binds the run once (fc_plan_bind), has the backend check the data that
+ * addresses memory (block-table entries: FC_ERR_INVALID_ARG naming the entry, before anything
+ * is written), then execute. */
 fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes);
 /* The same on the given stream (a face whose stream arrives with the run: aclnn*, infiniop). */
 fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes, void *stream);
@@ -83,6 +89,11 @@ void fc_plan_workspace_release(const fc_plan *plan, void *workspace);
 
 /* Frees a plan and its backend's preparation (NULL: nothing). */
 void fc_plan_free(fc_plan *plan);
+
+/* What the plan runs, as one line of key=value text: the backend, the operation and what the
+ * backend chose (its kernels, tiles, items, threads, workspace layout); truncated to len − 1
+ * characters.  Returns the full length (snprintf's contract). */
+int fc_plan_description(const fc_plan *plan, char *buf, size_t len);
 
 /* FLOPs over visible positions: 2·(Dqk+Dr)+2·Dv per visible score, ×2.5 for a backward plan. */
 double fc_plan_flop_count(const fc_plan *plan);

@@ -8,14 +8,10 @@ static bool fc_cpu_supports(const fc_problem *prob, fc_op op, const char **why)
     return true;
 }
 
-static fc_status fc_cpu_check_data(const fc_plan *plan, const fc_bindings *bind)
+static fc_status fc_cpu_check_data(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind)
 {
-    fc_problem run;
-    fc_status st = fc_plan_bind(plan, bind, &run);
-    if (st == FC_OK)
-        st = fc_host_check_pages("fc_cpu_check_data", &run);
-    fc_plan_unbind(plan, &run);
-    return st;
+    (void)plan, (void)bind; /* (the core read the run's kv lengths: host memory) */
+    return fc_host_check_pages("fc_cpu_check_data", run);
 }
 
 const fc_backend_ops fc_cpu_backend = {
@@ -24,10 +20,12 @@ const fc_backend_ops fc_cpu_backend = {
     .supports = fc_cpu_supports,
     .plan = fc_cpu_plan_create,
     .workspace_size = fc_cpu_workspace_size,
+    .host_memory = true,
     .check_data = fc_cpu_check_data,
     .execute = fc_cpu_run,
     .visible = fc_host_visible,
     .variant = fc_cpu_isa_name,
     .force_variant = fc_cpu_pin_isa,
+    .describe = fc_cpu_describe,
     .destroy = fc_cpu_plan_destroy,
 };

@@ -4,6 +4,9 @@
 #if defined(FLASHC_X86)
 #include <cpuid.h>
 #endif
+#if defined(FLASHC_NEON)
+#include <sys/auxv.h>
+#endif
 
 #include "cpu.h"
 #include "../core/error.h"
@@ -69,6 +72,12 @@ static bool fc_has_f16c(void)
 }
 #endif
 
+#if defined(FLASHC_NEON)
+/* AdvSIMD as Linux reports it (HWCAP_ASIMD, bit 1 of AT_HWCAP): every aarch64 Linux CPU has it,
+ * but a kernel that says otherwise is believed. */
+static bool fc_has_asimd(void) { return getauxval(AT_HWCAP) >> 1 & 1; }
+#endif
+
 static bool fc_isa_available(const fc_cpu_kernels *k)
 {
 #if defined(FLASHC_VEC16)
@@ -82,6 +91,10 @@ static bool fc_isa_available(const fc_cpu_kernels *k)
 #if defined(FLASHC_AVX512BF16)
     if (k == &fc_cpu_kernels_avx512bf16)
         return fc_isa_available(&fc_cpu_kernels_avx512) && fc_has_avx512bf16();
+#endif
+#if defined(FLASHC_NEON)
+    if (k == &fc_cpu_kernels_neon)
+        return fc_has_asimd();
 #endif
 #if defined(FLASHC_X86)
     __builtin_cpu_init();
@@ -122,6 +135,9 @@ static const fc_cpu_kernels *fc_isa_by_name(const char *name)
 #endif
 #if defined(FLASHC_X86)
         &fc_cpu_kernels_avx512, &fc_cpu_kernels_avx2,
+#endif
+#if defined(FLASHC_NEON)
+        &fc_cpu_kernels_neon,
 #endif
         &fc_cpu_kernels_scalar,
 #if defined(FLASHC_VEC16)

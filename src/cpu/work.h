@@ -26,13 +26,44 @@ typedef struct fc_kv_item {
     int64_t j0, j_count;
 } fc_kv_item;
 
-/* Tile geometry chosen by the backend for one problem. */
+/* Tile geometry chosen by the backend for one problem (the tile policy, tiles.c). */
 typedef struct fc_tiles {
     int rows;    /* query rows per item (≤) */
     int cols;    /* kv columns per tile */
     int kv_rows; /* kv rows per backward dk/dv item: cols, or a multiple of it for sparse problems */
     bool fused;  /* backward: one item per kv head computes dQ, dK and dV in one pass (bwd_head_item) */
 } fc_tiles;
+
+/* Items of at most this many rows (decode: the G heads of one position) take the few-rows kinds:
+ * scores by dot products that read the keys where they lie (kernels/qk.h). */
+#define FC_FEW_ROWS 4
+
+/* The forward kernels: one straight-line entry point per kind (entry.h). */
+typedef enum fc_fwd_kind {
+    FC_FWD_GEMM,     /* fp32 products on the micro-GEMM (gemm.h) */
+    FC_FWD_DOTS,     /* few rows: S by dot products (qk.h), P·V on the micro-GEMM */
+    FC_FWD_DECODE,   /* few rows, fully visible tiles fused (decode.h); the dot-product step elsewhere */
+    FC_FWD_TILES_QK, /* S on bf16 tile products, S column-major (amx_pack.h); P·V on the micro-GEMM */
+    FC_FWD_TILES,    /* S and P·V on bf16 tile products, S column-major (amx_pack.h) */
+    FC_FWD_FUSED,    /* bf16 tile products, the fused row pipeline (amx_rows.h) */
+    FC_FWD_KINDS
+} fc_fwd_kind;
+
+/* The backward's products. */
+typedef enum fc_bwd_kind {
+    FC_BWD_FP32,     /* fp32 products on the micro-GEMM */
+    FC_BWD_TILES,    /* (amx) tile products, P and dS as bf16 parts; pairs with a non-finite operand in fp32 */
+    FC_BWD_ELEMENTS, /* (amx) the same, P and dS made as bf16 operands in one element pass */
+    FC_BWD_KINDS
+} fc_bwd_kind;
+
+/* What a kernel set does with a problem: facts of the set's kernels, never preferences (the tile
+ * policy, tiles.c, decides the tiles from them). */
+typedef struct fc_kinds {
+    fc_fwd_kind many, few; /* forward items of more than FC_FEW_ROWS rows, and the others */
+    bool parts;            /* many-row items split fp16 operands into bf16 hi/lo parts */
+    fc_bwd_kind bwd;
+} fc_kinds;
 
 /* How batch bt's query rows are cut into items: i_count positions × n_count heads each. */
 static inline void fc_item_shape(const fc_problem *p, const fc_batch *bt, fc_tiles t, int64_t *i_count, int64_t *n_count)
@@ -45,23 +76,23 @@ static inline void fc_item_shape(const fc_problem *p, const fc_batch *bt, fc_til
 
 typedef struct fc_cpu_kernels {
     const char *isa;
-    /* kv columns per forward tile this set prefers for the problem (0: the backend's choice) */
-    int (*fwd_cols)(const fc_problem *p);
-    /* query rows per forward item it prefers where it prefers wide tiles (0: 128) */
-    int (*fwd_rows)(const fc_problem *p);
+    bool avx512; /* the set's vectors are AVX-512 registers */
+    void (*kinds)(const fc_problem *p, fc_kinds *out);
     size_t (*fwd_workspace)(const fc_problem *p, fc_tiles t);
     size_t (*fwd_partial_floats)(const fc_problem *p, fc_tiles t);
-    void (*fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial);
+    /* one entry point per kind (NULL where the set has no such kernels: its kinds never name it) */
+    void (*fwd_item[FC_FWD_KINDS])(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial);
     void (*fwd_merge)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, const float *partial);
     size_t (*bwd_workspace)(const fc_problem *p, fc_tiles t);
-    void (*bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
-    void (*bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
-    void (*bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
+    /* per products kind: the dq pass's items, the dk/dv pass's, the fused pass's (t.fused) */
+    void (*bwd_dq_item[FC_BWD_KINDS])(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws);
+    void (*bwd_dkv_item[FC_BWD_KINDS])(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws);
+    void (*bwd_head_item[FC_BWD_KINDS])(const fc_problem *p, int64_t b, int64_t n2, fc_tiles t, void *ws);
+    void (*bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws); /* fp32 */
     void (*bwd_dsink_head)(const fc_problem *p, int64_t n1, void *ws);
-    void (*bwd_head_item)(const fc_problem *p, int64_t b, int64_t n2, fc_tiles t, void *ws); /* t.fused */
 } fc_cpu_kernels;
 
 extern const fc_cpu_kernels fc_cpu_kernels_scalar, fc_cpu_kernels_vec16, fc_cpu_kernels_avx2, fc_cpu_kernels_avx512,
-    fc_cpu_kernels_avx512bf16, fc_cpu_kernels_amx;
+    fc_cpu_kernels_avx512bf16, fc_cpu_kernels_amx, fc_cpu_kernels_neon;
 
 #endif /* FC_CPU_WORK_H */

@@ -165,54 +165,38 @@ static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
     return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
 }
 
-/* A run's kv lengths are device memory: the decode kernels read them; the bindings the core reads
- * go without them.  The other kernels take none. */
-static fc_status fc_cuda_strip_kv_lens(const fc_plan *plan, const fc_bindings *bind, fc_bindings *out)
+/* A run's kv lengths are device memory: the decode kernels read them (the core binds the run
+ * without them, host_memory being false, after fc_plan_check_kv_lens).  The other kernels take
+ * none. */
+static fc_status fc_cuda_check_kv_lens(const fc_plan *plan, const fc_bindings *bind)
 {
-    *out = *bind;
-    out->kv_lens = NULL;
     const fc_cuda_state *s = plan->state;
-    fc_status st = fc_plan_check_kv_lens(plan, bind);
-    if (st == FC_OK && bind->kv_lens && fc_cuda_is_device_pointer(bind->kv_lens) != 1)
-        st = fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: io.kv_lens is not CUDA device memory (the plan runs on the CUDA backend)");
-    if (st == FC_OK && bind->kv_lens && !s->dec)
-        st = fc_fail(FC_ERR_BACKEND, "fc_cuda_execute: io.kv_lens: the CUDA backend's tiled forward takes no run-time kv "
-                                     "lengths (its decode kernels do: few query rows per kv head)");
-    return st;
+    if (!bind->kv_lens)
+        return FC_OK;
+    if (fc_cuda_is_device_pointer(bind->kv_lens) != 1)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: io.kv_lens is not CUDA device memory (the plan runs on the CUDA backend)");
+    if (!s->dec)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_execute: io.kv_lens: the CUDA backend's tiled forward takes no run-time kv "
+                                       "lengths (its decode kernels do: few query rows per kv head)");
+    return FC_OK;
 }
 
-static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_bindings *bind)
+/* The core calls this before every execute (fc_plan_execute_on). */
+static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind)
 {
-    fc_problem run;
-    fc_bindings core;
-    fc_status st = fc_cuda_strip_kv_lens(plan, bind, &core);
-    if (st != FC_OK)
-        return st;
-    bind = &core;
-    st = fc_plan_bind(plan, bind, &run);
-    if (st == FC_OK)
-        st = fc_cuda_check_run(plan, &run);
-    fc_plan_unbind(plan, &run);
-    return st;
+    const fc_status st = fc_cuda_check_kv_lens(plan, bind);
+    return st == FC_OK ? fc_cuda_check_run(plan, run) : st;
 }
 
 /* A run with its own lengths brings host facts (fc_plan_bind); the kernels' runs copy them to
  * the device on the stream, staged before they return. */
-static fc_status fc_cuda_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, void *stream)
+static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind, void *workspace,
+                                 void *stream)
 {
     const fc_cuda_state *s = plan->state;
-    fc_problem run;
-    fc_bindings core;
-    fc_status st = fc_cuda_strip_kv_lens(plan, bind, &core);
-    if (st != FC_OK)
-        return st;
-    st = fc_plan_bind(plan, &core, &run);
-    if (st == FC_OK)
-        st = s->dec                  ? fc_cuda_dec_run(s->dec, &run, bind->kv_lens, workspace, stream)
-             : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, &run, workspace, stream)
-                                      : fc_cuda_bwd_run(s->bwd, &run, workspace, stream);
-    fc_plan_unbind(plan, &run);
-    return st;
+    return s->dec                  ? fc_cuda_dec_run(s->dec, run, bind->kv_lens, workspace, stream)
+           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, workspace, stream)
+                                    : fc_cuda_bwd_run(s->bwd, run, workspace, stream);
 }
 
 static const char *fc_cuda_variant(void) { return "cuda-mma-sm80"; }

@@ -36,8 +36,11 @@ typedef struct infini_fa_geom {
 typedef struct infini_fa {
     struct InfiniopDescriptor base;  /* first: (device, device_id) */
     infini_fa_geom g;
-    fc_plan *plan;                   /* data addresses are bound at every run */
-    size_t workspace;                /* reported size: the plan's part, then the mask bytes */
+    /* data addresses are bound at every run; a plan's kernels are chosen for the score terms it
+     * has, so a descriptor with a mask plans the runs that bring one apart from those that don't */
+    fc_plan *plan, *masked;
+    size_t plan_bytes;               /* the larger plan's workspace */
+    size_t workspace;                /* reported size: plan_bytes, then the mask bytes */
 } infini_fa;
 
 /* Create's checks after the liveness checks: BAD_TENSOR_DTYPE, then _SHAPE, then _STRIDES.
@@ -45,8 +48,8 @@ typedef struct infini_fa {
 infiniStatus_t infini_fa_check(const struct InfiniopTensorDescriptor *const t[FA_TENSORS], infini_fa_geom *g);
 
 /* Lowers the geometry into the canonical problem and plans it for the handle's device type (the
- * CPU, or CUDA for INFINI_DEVICE_NVIDIA). */
-infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **plan);
+ * CPU, or CUDA for INFINI_DEVICE_NVIDIA), for runs with the key-padding mask (masked) or without. */
+infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, bool masked, fc_plan **plan);
 
 /* The key-padding mask as the core reads it: one byte per key, nonzero = hidden.  Byte-sized
  * dtypes are read in place; wider ones are narrowed at run time into mask scratch bytes at the end

@@ -1,7 +1,8 @@
 /*
  * Lowering (semantics §7.4, §9 q): q, k, v, out are strided (batch, head, seq, dim) views; scale
  * 1/sqrt(D); no window; the key-padding mask is an explicit mask that repeats one row of keys for
- * every head and query (sn = si = 0, sj = 1).  Data addresses stay NULL until a run binds them.
+ * every head and query (sn = si = 0, sj = 1).  Data addresses stay NULL until a run binds them (a
+ * masked plan's mask a placeholder: the plan has one).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -18,7 +19,10 @@ static fc_view view(const infini_fa_geom *g, int x)
     return v;
 }
 
-infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **plan)
+/* Where a masked plan's mask lies until a run binds it: nothing reads it at planning. */
+static const uint8_t infini_mask_bound_per_run;
+
+infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, bool masked, fc_plan **plan)
 {
     static const char fn[] = "infiniopCreateFlashAttentionDescriptor";
     if (device == INFINI_DEVICE_NVIDIA && infini_mask_scratch_bytes(g) > 0) /* narrowed on the host (fa_mask.c) */
@@ -33,7 +37,7 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **pla
     p.q = view(g, FA_Q), p.k = view(g, FA_K), p.v = view(g, FA_V), p.out = view(g, FA_OUT);
     p.scale = (float)(1.0 / sqrt((double)g->D));
     p.keep_prob = 1.0f;
-    p.mask = (fc_mask_view){.data = NULL, .sn = 0, .si = 0, .sj = 1};
+    p.mask = (fc_mask_view){.data = masked ? &infini_mask_bound_per_run : NULL, .sn = 0, .si = 0, .sj = 1};
     p.batch = calloc((size_t)p.B, sizeof *p.batch);
     if (!p.batch)
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: out of host memory", fn);
@@ -43,7 +47,7 @@ infiniStatus_t infini_fa_plan(const infini_fa_geom *g, int device, fc_plan **pla
     fc_batch_totals tot;
     fc_batch_facts_into(&rule, &lengths, &p, &tot);
     const fc_options opt = {.backend = device == INFINI_DEVICE_NVIDIA ? FC_BACKEND_CUDA : FC_BACKEND_CPU};
-    const fc_status st = fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, &opt, plan); /* takes p.batch */
+    const fc_status st = fc_plan_from_problem(&p, NULL, false, FC_OP_FORWARD, &opt, plan); /* takes p.batch */
     if (st != FC_OK) /* BACKEND: a shape or dtype the GPU does not cover yet */
         return infini_fail(st == FC_ERR_BACKEND ? INFINI_STATUS_NOT_IMPLEMENTED : INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn,
                            fc_error_message());

@@ -53,16 +53,18 @@ infiniStatus_t infiniopCreateFlashAttentionDescriptor(infiniopHandle_t handle, i
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "infiniopCreateFlashAttentionDescriptor: out of host memory");
     d->base.device = handle->device;
     d->base.device_id = handle->device_id;
-    if ((st = infini_fa_check(t, &d->g)) || (st = infini_fa_plan(&d->g, handle->device, &d->plan))) {
-        free(d);
-        return st;
-    }
-    d->workspace = d->plan->workspace + infini_mask_scratch_bytes(&d->g);
-    if ((st = infini_register(d, &infini_kind_flash_attention, "infiniopCreateFlashAttentionDescriptor"))) {
+    if ((st = infini_fa_check(t, &d->g)) || (st = infini_fa_plan(&d->g, handle->device, false, &d->plan)) ||
+        (d->g.has_mask && (st = infini_fa_plan(&d->g, handle->device, true, &d->masked))) ||
+        (st = infini_register(d, &infini_kind_flash_attention, "infiniopCreateFlashAttentionDescriptor"))) {
         fc_plan_free(d->plan);
+        fc_plan_free(d->masked);
         free(d);
         return st;
     }
+    d->plan_bytes = d->plan->workspace;
+    if (d->masked && d->masked->workspace > d->plan_bytes)
+        d->plan_bytes = d->masked->workspace;
+    d->workspace = d->plan_bytes + infini_mask_scratch_bytes(&d->g);
     *desc_ptr = &d->base;
     return INFINI_STATUS_SUCCESS;
 }
@@ -113,8 +115,8 @@ infiniStatus_t infiniopFlashAttention(infiniopFlashAttentionDescriptor_t desc, v
 
     fc_bindings run = {.out = out, .q = (char *)q, .k = (char *)k, .v = (char *)v};
     if (used[FA_MASK])
-        run.mask = infini_mask_bytes(&d->g, mask, (uint8_t *)workspace + d->plan->workspace);
-    if (fc_plan_execute_on(d->plan, &run, workspace, d->plan->workspace, native) != FC_OK)
+        run.mask = infini_mask_bytes(&d->g, mask, (uint8_t *)workspace + d->plan_bytes);
+    if (fc_plan_execute_on(used[FA_MASK] ? d->masked : d->plan, &run, workspace, d->plan_bytes, native) != FC_OK)
         return infini_fail(INFINI_STATUS_INTERNAL_ERROR, "%s: %s", fn, fc_error_message());
     return INFINI_STATUS_SUCCESS;
 }
@@ -125,6 +127,7 @@ infiniStatus_t infiniopDestroyFlashAttentionDescriptor(infiniopFlashAttentionDes
         infini_unregister(desc, &infini_kind_flash_attention, "infiniopDestroyFlashAttentionDescriptor", "desc");
     if (st == INFINI_STATUS_SUCCESS) {
         fc_plan_free(((infini_fa *)desc)->plan);
+        fc_plan_free(((infini_fa *)desc)->masked);
         free(desc);
     }
     return st;

@@ -118,7 +118,8 @@ static inline size_t fc_amx_bwd_place_rows(fc_amx_bwd *a, uint16_t *base, int Rp
     return words;
 }
 
-static inline void fc_amx_bwd_carve(fc_amx_bwd *a, fc_carver *cur, const fc_problem *p, int Rp, int cols)
+/* The problem's parts per product (no buffers). */
+static inline void fc_amx_bwd_parts(fc_amx_bwd *a, const fc_problem *p)
 {
     const bool rope_bf = !p->Dr || (p->q_rope.dtype == FC_BF16 && p->k_rope.dtype == FC_BF16);
     a->s_parts = p->q.dtype == FC_BF16 && p->k.dtype == FC_BF16 && rope_bf ? 1 : 4;
@@ -132,6 +133,20 @@ static inline void fc_amx_bwd_carve(fc_amx_bwd *a, fc_carver *cur, const fc_prob
     a->nq = (int)fc_round_up(p->Dqk + p->Dr, 16);
     a->nv = (int)fc_round_up(p->Dv, 16);
     a->one_part = a->dq_parts == 1 && a->dk_parts == 1 && a->dv_parts == 1;
+}
+
+/* Whether the pairs on tiles make their products' operands in one element pass
+ * (fc_amx_bwd_elements): one part everywhere, logits scale·s alone, no dropout or mask. */
+static inline bool fc_amx_bwd_elements_apply(const fc_problem *p)
+{
+    fc_amx_bwd a;
+    fc_amx_bwd_parts(&a, p);
+    return a.one_part && fc_scores_scale_only(p) && !fc_has_dropout(p) && !p->mask.data && isfinite(p->scale * FC_LOG2E);
+}
+
+static inline void fc_amx_bwd_carve(fc_amx_bwd *a, fc_carver *cur, const fc_problem *p, int Rp, int cols)
+{
+    fc_amx_bwd_parts(a, p);
     const size_t D = (size_t)(a->Dq > a->Dv ? a->Dq : a->Dv), C = (size_t)fc_round_up(cols, 32),
                  R = (size_t)fc_round_up(Rp, 32), two = sizeof(uint16_t);
     a->scratch = fc_take(cur, (size_t)Rp * 4 * D * two);

@@ -25,28 +25,12 @@
 #include "scores.h"
 
 #define FC_AMX_BLOCK 32 /* query rows per S block */
-/* Items of 512 rows and kv tiles of 512 columns: the Kᵀ/V packing is shared by more rows and
- * P·V runs over a longer K axis (fewer O tile loads and stores); −10 % CPU time at S = 4096
- * against 256 × 256 (docs/PERFORMANCE.md, fourth pass). */
-#define FC_AMX_ROWS_ITEM 512
-#define FC_AMX_ROWS_COLS 512
-/* fp16's parts make each kv tile's packing 3–4× bf16's: 1024-row items halve it per row (−10..15 %
- * CPU time at S = 4096, docs/PERFORMANCE.md), where the problem still has at least 32 of them (two
- * per thread on 16 cores; fewer would leave threads idle, a causal problem unbalanced). */
-#define FC_AMX_ROWS_ITEM_PARTS 1024
+/* Its items and kv tiles (512 × 512, fp16 parts 1024 × 512) are the tile policy's (src/cpu/tiles.c). */
 
 /* Whether a tile item (fc_amx_applies) takes the fused pipeline. */
 static inline bool fc_amx_rows_applies(const fc_problem *p)
 {
     return fc_amx_pv_tiles(p) && fc_scores_scale_only(p) && !fc_has_dropout(p) && !p->mask.data;
-}
-
-/* The item rows of the fused pipeline (FC_AMX_ROWS_ITEM, FC_AMX_ROWS_ITEM_PARTS). */
-static inline int fc_amx_rows_item(const fc_problem *p)
-{
-    const bool parts = fc_amx_qk_parts(p) > 1 || fc_amx_pv_parts(p) > 1;
-    return parts && p->B * p->Nq * p->max_sq >= (int64_t)32 * FC_AMX_ROWS_ITEM_PARTS ? FC_AMX_ROWS_ITEM_PARTS
-                                                                                       : FC_AMX_ROWS_ITEM;
 }
 
 /* Its buffers beside fc_amx_bufs: Kᵀ in pair form and one block of S. */

@@ -13,6 +13,11 @@
  * its visible positions only (fc_gemm_visible), as 0·NaN would let the hidden ones in.
  * Every output row is owned by one item and summed in a fixed order,
  * so results are bit-identical for any thread count; no atomics, no O(S²) state.
+ *
+ * The products (fc_bwd_kind, chosen once per plan) are a compile-time argument `x` of the item
+ * loops below, instantiated once per kind as the entry points at the end: FC_BWD_FP32 (the
+ * micro-GEMM), and on the amx set FC_BWD_TILES and FC_BWD_ELEMENTS (amx_bwd.h), whose pairs
+ * with a non-finite operand take the fp32 pair.
  * Compiled once per instruction set (see simd.h).
  */
 #include <float.h>
@@ -46,10 +51,7 @@ typedef struct fc_bwd_bufs {
     bool rows_finite;     /* q, dO, m, 1/l and D of the rows are all finite */
     bool visible_only;    /* the pair just computed needs fc_gemm_visible */
     bool transposed;      /* qt and dot hold the rows (the tile products need them only lazily) */
-    bool tiles;           /* the problem's products may run on AMX tiles (amx_bwd.h) */
-    bool on_tiles;        /* the pair just computed did, and so do its dQ, dK, dV products */
-    bool elements;        /* pairs on tiles make their products' operands in one element pass
-                           * (fc_amx_bwd_elements) */
+    bool on_tiles;        /* the pair just computed ran on AMX tiles, and so do its dQ, dK, dV products */
     fc_rows rows;
 #if FC_AMX
     fc_amx_bwd amx;
@@ -76,7 +78,10 @@ static int64_t fc_ldq(const fc_problem *p)
     return fc_round_up(p->Dqk + fc_round_up(p->Dr, FC_W), FC_W);
 }
 
-static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_bufs *b)
+/* Whether the products of kind x may run on tiles (a compile-time constant in every instantiation). */
+#define FC_BWD_ON_TILES(x) (FC_AMX && (x) != FC_BWD_FP32)
+
+static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_bufs *b, const fc_bwd_kind x)
 {
     const int64_t Rp = fc_round_up(t.rows, FC_W), Dt = p->Dqk + p->Dr, Dvp = fc_round_up(p->Dv, FC_W);
     const int64_t ldq = fc_ldq(p), wide = ldq > Dvp ? ldq : Dvp;
@@ -104,16 +109,15 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(dsum, Rp);
     b->dq_slots = NULL; /* fc_bwd_head_item: the dQ rows of a kv head's query items (below) */
     fc_rows_carve(&b->rows, &cur, Rp);
-    b->tiles = b->on_tiles = b->elements = false;
+    b->on_tiles = false;
     int64_t tile_words = 0; /* per row slot: Qᵀ and dOᵀ tile operands */
 #if FC_AMX
-    b->tiles = fc_amx_bwd_applies(p);
-    if (b->tiles) {
+    if (FC_BWD_ON_TILES(x)) {
         fc_amx_bwd_carve(&b->amx, &cur, p, (int)Rp, t.cols);
-        b->elements = b->amx.one_part && fc_scores_scale_only(p) && !fc_has_dropout(p) && !p->mask.data &&
-                      isfinite(p->scale * FC_LOG2E);
         tile_words = (int64_t)fc_amx_bwd_place_rows(&b->amx, NULL, (int)Rp);
     }
+#else
+    (void)x;
 #endif
     b->slots = NULL;
     b->slot_mem = NULL;
@@ -131,18 +135,28 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     return cur.at + 64;
 }
 
+fc_bwd_kind FC_ISA_FN(fc_bwd_products)(const fc_problem *p)
+{
+#if FC_AMX
+    if (fc_amx_bwd_applies(p))
+        return fc_amx_bwd_elements_apply(p) ? FC_BWD_ELEMENTS : FC_BWD_TILES;
+#endif
+    (void)p;
+    return FC_BWD_FP32;
+}
+
 size_t FC_ISA_FN(fc_bwd_workspace)(const fc_problem *p, fc_tiles t)
 {
     fc_bwd_bufs b;
-    return fc_bwd_carve(NULL, p, t, &b);
+    return fc_bwd_carve(NULL, p, t, &b, FC_ISA_FN(fc_bwd_products)(p));
 }
 
 /* Packs the rows' query and output-gradient features and reads their statistics and D. */
-static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
+FC_INLINE void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b, const fc_bwd_kind x)
 {
     const fc_rows *rw = &b->rows;
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
-    b->transposed = !b->tiles;
+    b->transposed = !FC_BWD_ON_TILES(x);
     b->q_rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b->qrows, fc_ldq(p),
                              b->transposed ? b->qt : NULL, &b->ld_q);
     b->do_rows = fc_pack_rows(rw, &p->dout, Dv, NULL, 0, b->dorows, Dvp, b->transposed ? b->dot : NULL, &b->ld_do);
@@ -167,7 +181,7 @@ static void fc_bwd_load_rows(const fc_problem *p, fc_bwd_bufs *b)
                      fc_all_finite(b->do_rows, R, b->ld_do, Dv) && fc_all_finite(b->m, 1, 0, R) &&
                      fc_all_finite(b->linv, 1, 0, R) && fc_all_finite(b->dsum, 1, 0, R);
 #if FC_AMX
-    if (b->tiles && b->rows_finite)
+    if (FC_BWD_ON_TILES(x) && b->rows_finite)
         fc_amx_bwd_rows(&b->amx, b->q_rows, b->ld_q, (int)(p->Dqk + p->Dr), b->do_rows, b->ld_do, Dv, R, rw->padded);
 #endif
 }
@@ -180,70 +194,51 @@ static bool fc_kv_finite(const fc_problem *p, const fc_kv_tile *kv, int jn)
 }
 
 /* Configures (on) or releases the tiles, for the items whose products may run on them. */
-static void fc_bwd_tiles(const fc_bwd_bufs *b, bool on)
+FC_INLINE void fc_bwd_tiles(const fc_bwd_kind x, bool on)
 {
 #if FC_AMX
-    if (b->tiles && on)
+    if (FC_BWD_ON_TILES(x) && on)
         fc_amx_begin();
-    else if (b->tiles)
+    else if (FC_BWD_ON_TILES(x))
         fc_amx_end();
 #else
-    (void)b, (void)on;
+    (void)x, (void)on;
 #endif
 }
 
 /* The kv rows as tile operands, where pairs with these rows may run on tiles (kr is NULL: bf16
  * and fp16 rope features are appended to the converted key rows). */
-static void fc_bwd_pack_kv(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int jn, bool kv_finite)
+FC_INLINE void fc_bwd_pack_kv(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int jn, bool kv_finite,
+                              const fc_bwd_kind x)
 {
 #if FC_AMX
-    if (b->tiles && kv_finite)
+    if (FC_BWD_ON_TILES(x) && kv_finite)
         fc_amx_bwd_kv(&b->amx, kv->k, kv->ldk, kv->k_width, kv->v, kv->ldv, (int)p->Dv, jn);
 #else
-    (void)p, (void)b, (void)kv, (void)jn, (void)kv_finite;
+    (void)p, (void)b, (void)kv, (void)jn, (void)kv_finite, (void)x;
 #endif
 }
 
-/* For one (rows, kv tile) pair that the rows see (`kind` FULL or PARTIAL): P into b->p, dS into
- * b->ds; with dropout b->p then holds P·keep/kp (what dV needs).  kv_finite: fc_kv_finite of the
- * tile.  Sets b->visible_only (and b->vis) when the products must skip hidden positions, and
- * b->on_tiles when they run on tiles (finite operands; the tile's kv rows already packed); with
- * b->elements those pairs leave P and dS as the products' bf16 operands instead (amx_bwd.h). */
-static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn,
-                        fc_tile_kind kind, bool kv_finite)
+/* The logits of the pair's S (in b->p) and P = exp(x − m) / l from them. */
+static void fc_bwd_probs(const fc_problem *p, fc_bwd_bufs *b, int64_t j0, int jn, fc_tile_kind kind)
 {
     const fc_rows *rw = &b->rows;
     const int Rp = rw->padded;
-    b->visible_only = fc_tile_hides(p, kind) && !(kv_finite && b->rows_finite);
-    b->on_tiles = b->tiles && kv_finite && b->rows_finite;
-    if (b->visible_only)
-        fc_visibility_tile(b->vis, jn, j0, p, rw, kind);
-#if FC_AMX
-    if (b->on_tiles)
-        fc_amx_bwd_s_dp(&b->amx, b->p, b->ds, jn, Rp);
-    if (b->on_tiles && b->elements) {
-        const fc_amx_bwd_rowc c = {b->m, b->linv, b->dsum, rw->lo1, rw->hi1, rw->lo2, rw->hi2, p->scale};
-        fc_amx_bwd_elements(&b->amx, b->p, b->ds, jn, Rp, &c, kind == FC_TILE_PARTIAL, j0);
-        return;
-    }
-#endif
-    if (!b->on_tiles && !b->transposed) { /* the fp32 products after all */
-        fc_transpose_rows(b->q_rows, b->ld_q, b->qt, Rp, rw->count, (int)(p->Dqk + p->Dr));
-        fc_transpose_rows(b->do_rows, b->ld_do, b->dot, Rp, rw->count, (int)p->Dv);
-        b->transposed = true;
-    }
-    const fc_q_operand q = {b->qt, b->q_rows, b->ld_q};
-    if (!b->on_tiles) /* the backward converts its keys (dQ needs them) */
-        fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn);
     fc_scores(b->p, b->gcap, jn, j0, p, rw, kind);
     for (int j = 0; j < jn; j++) /* P = exp(x − m) / l */
         for (int r = 0; r < Rp; r += FC_W) {
             float *pj = b->p + (ptrdiff_t)j * Rp + r;
             v_store(pj, v_mul(fc_softmax_exp(v_load(pj), v_load(b->m + r)), v_load(b->linv + r)));
         }
-    if (!b->on_tiles)
-        fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
-    if (fc_has_dropout(p)) /* dP and P of dropped positions vanish; kept ones scale by 1/kp */
+}
+
+/* dS = P ∘ (dP − D) from dP in b->ds; with dropout, dP and P of dropped positions vanish and kept
+ * ones scale by 1/kp (b->p then holds P·keep/kp, what dV needs). */
+static void fc_bwd_dscores(const fc_problem *p, fc_bwd_bufs *b, int64_t j0, int jn)
+{
+    const fc_rows *rw = &b->rows;
+    const int Rp = rw->padded;
+    if (fc_has_dropout(p))
         fc_dropout_scaled_tile(b->ds, jn, j0, p, rw);
     for (int j = 0; j < jn; j++) /* dS = P ∘ (dP − D) (∘ softcap derivative) */
         for (int r = 0; r < Rp; r += FC_W) {
@@ -255,6 +250,67 @@ static void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *k
         }
     if (fc_has_dropout(p))
         fc_dropout_scaled_tile(b->p, jn, j0, p, rw);
+}
+
+/* A pair on the fp32 products: S = K·Qᵀ and dPᵀ = V·dOᵀ on the micro-GEMM (the rows transposed
+ * first where the tile products left them row-major).  Sets b->visible_only (and b->vis) when the
+ * products must skip hidden positions. */
+static void fc_bwd_pair_fp32(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn,
+                             fc_tile_kind kind, bool kv_finite)
+{
+    const fc_rows *rw = &b->rows;
+    const int Rp = rw->padded;
+    b->visible_only = fc_tile_hides(p, kind) && !(kv_finite && b->rows_finite);
+    b->on_tiles = false;
+    if (b->visible_only)
+        fc_visibility_tile(b->vis, jn, j0, p, rw, kind);
+    if (!b->transposed) {
+        fc_transpose_rows(b->q_rows, b->ld_q, b->qt, Rp, rw->count, (int)(p->Dqk + p->Dr));
+        fc_transpose_rows(b->do_rows, b->ld_do, b->dot, Rp, rw->count, (int)p->Dv);
+        b->transposed = true;
+    }
+    const fc_q_operand q = {b->qt, b->q_rows, b->ld_q};
+    fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn); /* the backward converts its keys (dQ needs them) */
+    fc_bwd_probs(p, b, j0, jn, kind);
+    fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
+    fc_bwd_dscores(p, b, j0, jn);
+}
+
+#if FC_AMX
+/* A pair on tiles (every operand finite, the tile's kv rows packed): S and dPᵀ as tile products;
+ * FC_BWD_ELEMENTS leaves P and dS as the gradient products' bf16 operands (amx_bwd.h). */
+FC_INLINE void fc_bwd_pair_tiles(const fc_problem *p, fc_bwd_bufs *b, int64_t j0, int jn, fc_tile_kind kind,
+                                 const fc_bwd_kind x)
+{
+    const fc_rows *rw = &b->rows;
+    const int Rp = rw->padded;
+    b->visible_only = false;
+    b->on_tiles = true;
+    fc_amx_bwd_s_dp(&b->amx, b->p, b->ds, jn, Rp);
+    if (x == FC_BWD_ELEMENTS) {
+        const fc_amx_bwd_rowc c = {b->m, b->linv, b->dsum, rw->lo1, rw->hi1, rw->lo2, rw->hi2, p->scale};
+        fc_amx_bwd_elements(&b->amx, b->p, b->ds, jn, Rp, &c, kind == FC_TILE_PARTIAL, j0);
+        return;
+    }
+    fc_bwd_probs(p, b, j0, jn, kind);
+    fc_bwd_dscores(p, b, j0, jn);
+}
+#endif
+
+/* For one (rows, kv tile) pair that the rows see (`kind` FULL or PARTIAL): P into b->p, dS into
+ * b->ds; with dropout b->p then holds P·keep/kp (what dV needs).  kv_finite: fc_kv_finite of the
+ * tile.  On tiles where the kind has them and every operand is finite (b->on_tiles), else on the
+ * fp32 products. */
+FC_INLINE void fc_bwd_pair(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int64_t j0, int jn,
+                           fc_tile_kind kind, bool kv_finite, const fc_bwd_kind x)
+{
+#if FC_AMX
+    if (FC_BWD_ON_TILES(x) && kv_finite && b->rows_finite) {
+        fc_bwd_pair_tiles(p, b, j0, jn, kind, x);
+        return;
+    }
+#endif
+    fc_bwd_pair_fp32(p, b, kv, j0, jn, kind, kv_finite);
 }
 
 /* C += A·B for the pair just computed: all terms, or the visible ones only (A's strides address
@@ -291,37 +347,39 @@ static char *fc_dq_addr(const fc_view *v, int64_t r, void *ctx)
 }
 
 /* dQ += dS·K for the pair just computed, into the rows' accumulator acc. */
-static void fc_bwd_add_dq(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int jn, fc_tiles t, float *acc)
+FC_INLINE void fc_bwd_add_dq(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_tile *kv, int jn, fc_tiles t, float *acc,
+                             const fc_bwd_kind x)
 {
     const fc_rows *rw = &b->rows;
     const int64_t ldq = fc_ldq(p);
 #if FC_AMX
-    if (b->on_tiles && b->elements) {
+    if (x == FC_BWD_ELEMENTS && b->on_tiles) {
         fc_amx_bwd_dq_made(&b->amx, jn, rw->count, acc, ldq);
         return;
     }
-    if (b->on_tiles) {
+    if (x == FC_BWD_TILES && b->on_tiles) {
         fc_transpose(b->ds, rw->padded, b->dst, t.cols, jn, rw->count);
         fc_amx_bwd_product(&b->amx, b->amx.dq_parts, rw->count, jn, b->dst, t.cols, b->amx.kb, b->amx.nq, acc, ldq);
         return;
     }
 #else
-    (void)t;
+    (void)t, (void)x;
 #endif
     fc_bwd_gemm(b, rw->count, kv->k_width, jn, b->ds, 1, rw->padded, kv->k, kv->ldk, acc, ldq);
     if (kv->kr)
         fc_bwd_gemm(b, rw->count, (int)p->Dr, jn, b->ds, 1, rw->padded, kv->kr, kv->ldkr, acc + p->Dqk, ldq);
 }
 
-void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws)
+/* The dq pass's item: dQ of its rows over the kv tiles they see. */
+FC_INLINE void fc_bwd_dq_rows(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, const fc_bwd_kind x)
 {
     fc_bwd_bufs b;
-    fc_bwd_carve(fc_align64(ws), p, t, &b);
+    fc_bwd_carve(fc_align64(ws), p, t, &b, x);
     fc_rows *rw = &b.rows;
     fc_rows_init(rw, p, it);
     const int64_t ldq = fc_ldq(p);
     memset(b.acc_q, 0, (size_t)(rw->padded * ldq) * sizeof(float)); /* tile products write padding rows too */
-    fc_bwd_tiles(&b, true);
+    fc_bwd_tiles(x, true);
     fc_kv_walk walk;
     fc_walk_init(&walk, p, rw, t.cols, 0, rw->bt->skv);
     if (!p->sparse.data) { /* the dk/dv items' kv tiles (aligned, to skv): the pairs of the fused pass */
@@ -334,37 +392,40 @@ void FC_ISA_FN(fc_bwd_dq_item)(const fc_problem *p, const fc_item *it, fc_tiles 
     bool loaded = false;
     while (fc_walk_next(&walk, &j0, &jn, &kind)) {
         if (!loaded) {
-            fc_bwd_load_rows(p, &b);
+            fc_bwd_load_rows(p, &b, x);
             loaded = true;
         }
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, true, b.kb, b.vb, b.aff);
         /* (only tiles that hide positions or run on tiles need to know) */
-        const bool kv_finite = !(b.tiles || fc_tile_hides(p, kind)) || fc_kv_finite(p, &kv, jn);
-        fc_bwd_pack_kv(p, &b, &kv, jn, kv_finite);
-        fc_bwd_pair(p, &b, &kv, j0, jn, kind, kv_finite);
-        fc_bwd_add_dq(p, &b, &kv, jn, t, b.acc_q);
+        const bool kv_finite = !(FC_BWD_ON_TILES(x) || fc_tile_hides(p, kind)) || fc_kv_finite(p, &kv, jn);
+        fc_bwd_pack_kv(p, &b, &kv, jn, kv_finite, x);
+        fc_bwd_pair(p, &b, &kv, j0, jn, kind, kv_finite, x);
+        fc_bwd_add_dq(p, &b, &kv, jn, t, b.acc_q, x);
     }
-    fc_bwd_tiles(&b, false);
+    fc_bwd_tiles(x, false);
     fc_store_grad_rows(b.row, b.acc_q, ldq, rw->count, p->scale, &p->dq, &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, rw);
 }
 
 /* dV += Pdᵀ·dO and dK += dSᵀ·Q for the pair just computed, into accumulator rows from `row0`.
  * P and dS are transposed first so that the products broadcast contiguous elements. */
-static void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t, int jn, int64_t row0)
+FC_INLINE void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t, int jn, int64_t row0,
+                                    const fc_bwd_kind x)
 {
     const int R = b->rows.count, Rp = b->rows.padded;
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
 #if FC_AMX
-    if (b->on_tiles && b->elements) {
+    if (x == FC_BWD_ELEMENTS && b->on_tiles) {
         fc_amx_bwd_dkv_made(&b->amx, jn, R, Rp, b->acc_v + row0 * Dvp, Dvp, b->acc_k + row0 * ldq, ldq);
         return;
     }
-    if (b->on_tiles) {
+    if (x == FC_BWD_TILES && b->on_tiles) {
         fc_amx_bwd_product(&b->amx, b->amx.dv_parts, jn, R, b->p, Rp, b->amx.dob, b->amx.nv, b->acc_v + row0 * Dvp, Dvp);
         fc_amx_bwd_product(&b->amx, b->amx.dk_parts, jn, R, b->ds, Rp, b->amx.qb, b->amx.nq, b->acc_k + row0 * ldq, ldq);
         return;
     }
+#else
+    (void)x;
 #endif
     if (b->visible_only) { /* straight from the [cols][Rp] tiles, skipping hidden positions */
         fc_gemm_visible(jn, (int)p->Dv, R, b->p, Rp, 1, b->vis, b->do_rows, b->ld_do, b->acc_v + row0 * Dvp, Dvp);
@@ -396,12 +457,12 @@ static char *fc_dkv_addr(const fc_view *v, int64_t r, void *ctx)
 }
 
 /* Points the row buffers at row slot k and loads the rows there at its first use. */
-static void fc_bwd_slot_rows(const fc_problem *p, fc_bwd_bufs *b, int64_t k)
+FC_INLINE void fc_bwd_slot_rows(const fc_problem *p, fc_bwd_bufs *b, int64_t k, const fc_bwd_kind x)
 {
     const int64_t Rp = b->rows.padded, ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W);
     fc_bwd_row_slot *s = &b->slots[k];
-    float *x = b->slot_mem + k * b->slot_floats;
-#define NEXT(field, n) b->field = x, x += fc_round_up(n, 16)
+    float *at = b->slot_mem + k * b->slot_floats;
+#define NEXT(field, n) b->field = at, at += fc_round_up(n, 16)
     NEXT(qt, (p->Dqk + p->Dr) * Rp);
     NEXT(qrows, Rp * ldq);
     NEXT(dot, p->Dv * Rp);
@@ -411,11 +472,11 @@ static void fc_bwd_slot_rows(const fc_problem *p, fc_bwd_bufs *b, int64_t k)
     NEXT(dsum, Rp);
 #undef NEXT
 #if FC_AMX
-    if (b->tiles)
-        fc_amx_bwd_place_rows(&b->amx, (uint16_t *)x, (int)Rp);
+    if (FC_BWD_ON_TILES(x))
+        fc_amx_bwd_place_rows(&b->amx, (uint16_t *)at, (int)Rp);
 #endif
     if (!s->loaded) {
-        fc_bwd_load_rows(p, b);
+        fc_bwd_load_rows(p, b, x);
         *s = (fc_bwd_row_slot){b->q_rows, b->do_rows, b->ld_q, b->ld_do, true, b->rows_finite, b->transposed};
         return;
     }
@@ -450,7 +511,8 @@ static fc_item fc_q_item(const fc_problem *p, const fc_q_tiling *q, int64_t b, i
  * of its head that see it, in the order (head block, position tile).  With dq_slots (the fused
  * pass) each pair also adds dS·K to the dQ rows of its query item, in kv tile order as the dq
  * pass does: the same pairs, the same sums. */
-static void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t, fc_bwd_bufs *b, float *dq_slots)
+FC_INLINE void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t, fc_bwd_bufs *b, float *dq_slots,
+                              const fc_bwd_kind x)
 {
     const fc_batch *bt = &p->batch[it->b];
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W), slot = fc_round_up(t.rows, FC_W) * ldq;
@@ -467,7 +529,7 @@ static void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, at, it->j0, live, false, true, b->kb, b->vb, b->aff);
         const bool kv_finite = fc_kv_finite(p, &kv, live);
-        fc_bwd_pack_kv(p, b, &kv, live, kv_finite); /* once for all the group's query tiles */
+        fc_bwd_pack_kv(p, b, &kv, live, kv_finite, x); /* once for all the group's query tiles */
         const int64_t first = i_lo / q.ic, last = (i_hi - 1) / q.ic < q.tiles ? (i_hi - 1) / q.ic : q.tiles - 1;
         for (int64_t hb = 0; hb < q.hblocks; hb++)
             for (int64_t tile = first; tile <= last; tile++) {
@@ -478,15 +540,15 @@ static void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t
                     continue;
                 const int64_t k = hb * q.tiles + tile;
                 if (dq_slots && b->slots)
-                    fc_bwd_slot_rows(p, b, k);
+                    fc_bwd_slot_rows(p, b, k, x);
                 else
-                    fc_bwd_load_rows(p, b);
-                fc_bwd_pair(p, b, &kv, it->j0, live, kind, kv_finite);
+                    fc_bwd_load_rows(p, b, x);
+                fc_bwd_pair(p, b, &kv, it->j0, live, kind, kv_finite, x);
                 if (dq_slots && b->slots) /* (fc_bwd_pair may have transposed the rows) */
                     b->slots[k].transposed = b->transposed;
-                fc_bwd_accumulate_kv(p, b, t, live, 0);
+                fc_bwd_accumulate_kv(p, b, t, live, 0, x);
                 if (dq_slots)
-                    fc_bwd_add_dq(p, b, &kv, live, t, dq_slots + k * slot);
+                    fc_bwd_add_dq(p, b, &kv, live, t, dq_slots + k * slot, x);
             }
     }
     fc_kv_rows_at ctx = {at, it->j0};
@@ -494,35 +556,36 @@ static void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t
     fc_store_grad_rows(b->row, b->acc_v, Dvp, jn, 1.0f, &p->dv, NULL, p->Dv, 0, fc_dkv_addr, &ctx);
 }
 
-void FC_ISA_FN(fc_bwd_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws)
+/* The dk/dv pass's item: dK and dV of its kv rows. */
+FC_INLINE void fc_bwd_dkv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws, const fc_bwd_kind x)
 {
     fc_bwd_bufs b;
-    fc_bwd_carve(fc_align64(ws), p, t, &b);
-    fc_bwd_tiles(&b, true);
-    fc_bwd_kv_rows(p, it, t, &b, NULL);
-    fc_bwd_tiles(&b, false);
+    fc_bwd_carve(fc_align64(ws), p, t, &b, x);
+    fc_bwd_tiles(x, true);
+    fc_bwd_kv_rows(p, it, t, &b, NULL, x);
+    fc_bwd_tiles(x, false);
 }
 
 /* The fused pass (t.fused): kv head n2 of batch bi whole — every kv tile in order as a dk/dv
  * item that also accumulates dQ, then the dQ rows of every query item of the head.  One pass
  * computes each pair's P and dS once (the two passes compute them twice) for the same results. */
-void FC_ISA_FN(fc_bwd_head_item)(const fc_problem *p, int64_t bi, int64_t n2, fc_tiles t, void *ws)
+FC_INLINE void fc_bwd_head(const fc_problem *p, int64_t bi, int64_t n2, fc_tiles t, void *ws, const fc_bwd_kind x)
 {
     fc_bwd_bufs b;
-    fc_bwd_carve(fc_align64(ws), p, t, &b);
+    fc_bwd_carve(fc_align64(ws), p, t, &b, x);
     const fc_batch *bt = &p->batch[bi];
     const fc_q_tiling q = fc_q_tiling_of(p, bt, t);
     const int64_t ldq = fc_ldq(p), slot = fc_round_up(t.rows, FC_W) * ldq;
     memset(b.dq_slots, 0, (size_t)(q.hblocks * q.tiles * slot) * sizeof(float));
     if (b.slots)
         memset(b.slots, 0, (size_t)(q.hblocks * q.tiles) * sizeof(fc_bwd_row_slot));
-    fc_bwd_tiles(&b, true);
+    fc_bwd_tiles(x, true);
     for (int64_t j0 = 0; j0 < bt->kv_rows; j0 += t.kv_rows) {
         const fc_kv_item it = {.b = bi, .n2 = n2, .j0 = j0,
                                .j_count = bt->kv_rows - j0 < t.kv_rows ? bt->kv_rows - j0 : t.kv_rows};
-        fc_bwd_kv_rows(p, &it, t, &b, b.dq_slots);
+        fc_bwd_kv_rows(p, &it, t, &b, b.dq_slots, x);
     }
-    fc_bwd_tiles(&b, false);
+    fc_bwd_tiles(x, false);
     for (int64_t hb = 0; hb < q.hblocks; hb++)
         for (int64_t tile = 0; tile < q.tiles; tile++) {
             const fc_item qi = fc_q_item(p, &q, bi, n2, hb, tile);
@@ -532,15 +595,34 @@ void FC_ISA_FN(fc_bwd_head_item)(const fc_problem *p, int64_t bi, int64_t n2, fc
         }
 }
 
+/* The entry points: the item loops above, instantiated once per products kind. */
+#define FC_BWD_ENTRIES(suffix, x)                                                                                      \
+    void FC_ISA_FN(fc_bwd_dq_item_##suffix)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws)              \
+    {                                                                                                                  \
+        fc_bwd_dq_rows(p, it, t, ws, x);                                                                               \
+    }                                                                                                                  \
+    void FC_ISA_FN(fc_bwd_dkv_item_##suffix)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws)          \
+    {                                                                                                                  \
+        fc_bwd_dkv_rows(p, it, t, ws, x);                                                                              \
+    }                                                                                                                  \
+    void FC_ISA_FN(fc_bwd_head_item_##suffix)(const fc_problem *p, int64_t b, int64_t n2, fc_tiles t, void *ws)        \
+    {                                                                                                                  \
+        fc_bwd_head(p, b, n2, t, ws, x);                                                                               \
+    }
+FC_BWD_ENTRIES(fp32, FC_BWD_FP32)
+#if FC_AMX
+FC_BWD_ENTRIES(tiles, FC_BWD_TILES)
+FC_BWD_ENTRIES(elements, FC_BWD_ELEMENTS)
+#endif
+
 /* Sparse dk/dv: the item owns kv rows [j0, j0 + j_count) of one kv head and scans every query
  * position of the batch in order, adding the contributions of the selected blocks that fall in
  * its rows (a block listed twice contributes twice).  The fixed scan order keeps it
  * deterministic; the statistics given make each block's P computable on its own. */
 void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it, fc_tiles t, void *ws)
 {
-    fc_bwd_bufs b;
-    fc_bwd_carve(fc_align64(ws), p, t, &b);
-    b.tiles = false; /* its kv ranges are not whole tiles of the accumulators: the fp32 products */
+    fc_bwd_bufs b; /* its kv ranges are not whole tiles of the accumulators: the fp32 products */
+    fc_bwd_carve(fc_align64(ws), p, t, &b, FC_BWD_FP32);
     const fc_batch *bt = &p->batch[it->b];
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W), lo = it->j0, hi = it->j0 + fc_live_kv_rows(bt, it);
     const fc_kv_at at = {it->b, bt->kv_tok, it->n2};
@@ -563,15 +645,15 @@ void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it
                     continue;
                 if (!loaded) {
                     fc_rows_init(&b.rows, p, &q);
-                    fc_bwd_load_rows(p, &b);
+                    fc_bwd_load_rows(p, &b, FC_BWD_FP32);
                     loaded = true;
                 }
                 for (int64_t j0 = a; j0 < z; j0 += t.cols) {
                     const int jn = (int)(z - j0 < t.cols ? z - j0 : t.cols);
                     fc_kv_tile kv;
                     fc_kv_tile_load(&kv, p, at, j0, jn, false, true, b.kb, b.vb, b.aff);
-                    fc_bwd_pair(p, &b, &kv, j0, jn, FC_TILE_FULL, true); /* selected blocks hide nothing */
-                    fc_bwd_accumulate_kv(p, &b, t, jn, j0 - lo);
+                    fc_bwd_pair(p, &b, &kv, j0, jn, FC_TILE_FULL, true, FC_BWD_FP32); /* selected blocks hide nothing */
+                    fc_bwd_accumulate_kv(p, &b, t, jn, j0 - lo, FC_BWD_FP32);
                 }
             }
         }

@@ -25,6 +25,9 @@
 #if FC_W == 8
 #define FC_DEC_ACC 8
 #define FC_DEC_NV(R) ((R) == 1 ? 8 : (R) == 2 ? 4 : 2)
+#elif FC_W == 4 /* NEON: 16 scores; 8 vectors for one or two rows (eight FMA chains at least) */
+#define FC_DEC_ACC 16
+#define FC_DEC_NV(R) ((R) <= 2 ? 8 : 4)
 #else
 #define FC_DEC_ACC 16
 #define FC_DEC_NV(R) 4
@@ -33,14 +36,21 @@
  * stalls on the fill buffers (−5 % CPU time at 1 thread, fp16 32K cache, docs/PERFORMANCE.md) */
 #define FC_DEC_AHEAD 64
 
-/* Whether an item's tiles can take this path (its FULL ones; the others take the generic path). */
-static inline bool fc_decode_applies(const fc_problem *p, const fc_rows *rw)
+/* Whether the few-rows items of a problem (at most FC_FEW_ROWS rows) can take this path (their
+ * FULL tiles; the others take the generic step). */
+static inline bool fc_decode_fits(const fc_problem *p)
 {
     const fc_dtype kd = p->k.dtype, vd = p->v.dtype;
     const bool kt = kd == FC_F32 || kd == FC_F16 || kd == FC_BF16 || kd == FC_I8;
     const bool vt = vd == FC_F32 || vd == FC_F16 || vd == FC_BF16 || vd == FC_I8;
-    return FC_W >= 4 && fc_qk_reads_keys(p, rw) && p->v.se == 1 && kt && vt && p->Dqk % FC_W == 0 &&
+    return FC_W >= 4 && fc_qk_keys_in_place(p) && p->v.se == 1 && kt && vt && p->Dqk % FC_W == 0 &&
            p->Dv % FC_W == 0 && fc_scores_scale_only(p) && !fc_has_dropout(p) && !p->mask.data;
+}
+
+/* Whether an item's tiles can take this path. */
+static inline bool fc_decode_applies(const fc_problem *p, const fc_rows *rw)
+{
+    return rw->count <= FC_QK_DOT_ROWS && fc_decode_fits(p);
 }
 
 /* The rows of one kv operand: base + j·step, or through the view where it is paged. */
@@ -140,6 +150,10 @@ FC_INLINE void fc_dec_hsum(const fvec *a, float *out)
     for (int k = 0; k < 2; k++)
         d[k] = _mm512_add_ps(_mm512_shuffle_ps(c[2 * k], c[2 * k + 1], 0x44), _mm512_shuffle_ps(c[2 * k], c[2 * k + 1], 0xEE));
     _mm512_storeu_ps(out, _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], 0x88), _mm512_shuffle_ps(d[0], d[1], 0xDD)));
+#elif FC_W == 4 /* NEON */
+    /* pairwise adds, four sums per vector: v_hsum's (a0 + a1) + (a2 + a3) with out[i] in lane i % 4 */
+    for (int k = 0; k < FC_DEC_ACC; k += 4)
+        vst1q_f32(out + k, vpaddq_f32(vpaddq_f32(a[k], a[k + 1]), vpaddq_f32(a[k + 2], a[k + 3])));
 #else
     for (int i = 0; i < FC_DEC_ACC; i++)
         out[i] = v_hsum(a[i]);

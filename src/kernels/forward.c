@@ -75,39 +75,6 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     return cur.at + 64; /* + alignment slack of the base */
 }
 
-/* Tile products (bf16/fp16 operands on AMX) want a long K axis for P·V: 256 kv columns, 512 in
- * the fused pipeline (amx_rows.h; and 128-row items, see schedule.c); every other problem keeps
- * the backend's tiles, whose fp32 working set fits L1/L2. */
-int FC_ISA_FN(fc_fwd_cols)(const fc_problem *p)
-{
-#if FC_BF16_PRODUCTS
-    return fc_amx_applies(p, 128) ? (fc_amx_rows_applies(p) ? FC_AMX_ROWS_COLS : 256) : 0;
-#else
-    (void)p;
-    return 0;
-#endif
-}
-
-/* The fused pipeline packs Kᵀ and V per item and kv tile: 512-row items share each packing
- * among more rows (256 against 128: −9 % CPU time at S = 2048; 512 × 512 against 256 × 256:
- * −10 % at S = 4096, docs/PERFORMANCE.md), fp16's parts 1024-row ones (fc_amx_rows_item).  The fp32 GEMM pipeline of an AVX-512 set takes
- * 256-row items (schedule.c, where fwd_cols gives no wide tiles): a long sequence's K and V exceed
- * L2, and each kv tile read from L3 then serves four times the rows of the backend's 64 (−13..20 %
- * CPU time at S = 4096, D = 128, docs/PERFORMANCE.md). */
-int FC_ISA_FN(fc_fwd_rows)(const fc_problem *p)
-{
-#if FC_BF16_PRODUCTS
-    if (fc_amx_applies(p, 128))
-        return fc_amx_rows_applies(p) ? fc_amx_rows_item(p) : 0;
-#endif
-    (void)p;
-#if defined(__AVX512F__)
-    return 256;
-#else
-    return 0;
-#endif
-}
-
 size_t FC_ISA_FN(fc_fwd_workspace)(const fc_problem *p, fc_tiles t)
 {
     fc_fwd_bufs b;
@@ -160,116 +127,261 @@ static void fc_split_range(const fc_batch *bt, const fc_item *it, fc_tiles t, in
     *hi = *lo + chunk;
 }
 
-void FC_ISA_FN(fc_fwd_item)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
-{
+/* One item in flight: its buffers, rows, the kv tiles it visits and its query operand (packed at
+ * the first visible tile). */
+typedef struct fc_fwd_state {
     fc_fwd_bufs b;
-    fc_fwd_carve(fc_align64(ws), p, t, &b);
-    fc_rows *rw = &b.rows;
-    fc_rows_init(rw, p, it);
-    const int R = rw->count, Rp = rw->padded, Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
+    fc_rows *rw;
+    fc_kv_walk walk;
+    int64_t j0; /* the kv tile at hand: columns [j0, j0 + jn), visible to all rows or some */
+    int jn;
+    fc_tile_kind kind;
+    fc_q_operand q;
+    int R, Rp, Dv, Dvp, Dt;
+    bool scale_only; /* logits scale·s alone (fc_scores_scale_only) */
+} fc_fwd_state;
 
+/* Sets up an item: rows, the sink's (m, l), a zero accumulator, the kv tiles of its slice. */
+static void fc_fwd_begin(fc_fwd_state *s, const fc_problem *p, const fc_item *it, fc_tiles t, void *ws)
+{
+    fc_fwd_bufs *b = &s->b;
+    fc_fwd_carve(fc_align64(ws), p, t, b);
+    fc_rows *rw = s->rw = &b->rows;
+    fc_rows_init(rw, p, it);
+    s->R = rw->count, s->Rp = rw->padded, s->Dv = (int)p->Dv, s->Dvp = (int)fc_round_up(s->Dv, FC_W);
+    s->Dt = (int)(p->Dqk + p->Dr);
+    s->scale_only = fc_scores_scale_only(p);
+    const int R = s->R, Rp = s->Rp;
     for (int r = 0; r < Rp; r++) { /* a sink starts every real row at (sink, exp(sink − sink)); −inf = no sink */
         const bool counts = p->sink && it->split == 0 && r < R && rw->pos[r] < rw->bt->sq;
         const float sink = counts ? (float)(fc_sink_at(p, rw->head[r]) - rw->aoff[r]) : -INFINITY;
-        b.m[r] = sink;
-        b.l[r] = sink == -INFINITY ? 0.0f : isfinite(sink) ? 1.0f : NAN; /* ∞ − ∞ and NaN: NaN */
+        b->m[r] = sink;
+        b->l[r] = sink == -INFINITY ? 0.0f : isfinite(sink) ? 1.0f : NAN; /* ∞ − ∞ and NaN: NaN */
     }
-    memset(b.o, 0, (size_t)Rp * Dvp * sizeof(float));
-
+    memset(b->o, 0, (size_t)Rp * s->Dvp * sizeof(float));
     int64_t lo = 0, hi = rw->bt->skv;
     if (it->nsplit > 1)
         fc_split_range(rw->bt, it, t, &lo, &hi);
-    fc_kv_walk walk;
-    fc_walk_init(&walk, p, rw, t.cols, lo, hi);
-    int64_t j0;
-    int jn;
-    fc_tile_kind kind;
-    fc_q_operand q = {NULL, NULL, 0};
-    const bool keys_in_place = fc_qk_reads_keys(p, rw), few = fc_decode_applies(p, rw);
-    fc_decode dec;
-    if (keys_in_place && p->k.dtype == FC_I8)
-        fc_affine_load(&p->k.dequant, rw->n2, (int)p->Dqk, b.k_aff, b.k_aff + p->Dqk);
-#if FC_BF16_PRODUCTS
-    const bool tiles = fc_amx_applies(p, R), pv_tiles = tiles && fc_amx_pv_tiles(p);
-    const bool fused = tiles && fc_amx_rows_applies(p);
-    bool qt_packed = false;
-#else
-    const bool tiles = false, pv_tiles = false;
-#endif
-    const int Dt = (int)(p->Dqk + p->Dr);
-    const bool scale_only = fc_scores_scale_only(p);
-    while (fc_walk_next(&walk, &j0, &jn, &kind)) {
-        if (!q.t) { /* the query features followed by the rope features, row-major and transposed */
-            q.rows = fc_pack_rows(rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b.qrows, Dt, tiles ? NULL : b.qt, &q.ld);
-            q.t = b.qt;
-#if FC_BF16_PRODUCTS
-            if (tiles) {
-                fc_amx_begin();
-                fc_amx_pack_q(&b.amx, q.rows, q.ld, R, Rp, Dt);
-            }
-#endif
-            if (few)
-                fc_decode_init(&dec, p, rw, q.rows, q.ld, b.dq, b.k_aff, b.dv_aff, walk.hi);
-        }
-        if (few && kind == FC_TILE_FULL) {
-            fc_decode_tile(&dec, p, j0, jn, b.s, b.o, Dvp, b.m, b.l);
-            continue;
-        }
-        const bool hides = fc_tile_hides(p, kind);
-#if FC_BF16_PRODUCTS
-        if (fused && (!hides || fc_amx_values_finite(p, fc_kv_at_rows(rw), j0, jn, b.aff))) { /* else hidden values need the visibility path */
-            fc_amx_rows_tile(&b.amx, &b.amx_rows, b.o, b.m, b.l, b.alpha, p, rw, j0, jn, kind == FC_TILE_PARTIAL, b.aff);
-            continue;
-        }
-#endif
-        fc_kv_tile kv = {0};
-        if (!pv_tiles || hides) /* the tile products read the kv rows themselves, but hidden values are checked */
-            fc_kv_tile_load(&kv, p, fc_kv_at_rows(rw), j0, jn, !p->sparse.data, !keys_in_place && !tiles, b.kb, b.vb,
-                            b.aff);
-#if FC_BF16_PRODUCTS
-        if (tiles && !qt_packed) {
-            fc_amx_pack_qt(&b.amx, Rp);
-            qt_packed = true;
-        }
-        if (tiles)
-            fc_amx_qk(b.s, &b.amx, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
-        else
-#endif
-            fc_qk(b.s, &kv, &q, p, rw, b.k_aff, j0, jn);
-        if (scale_only)
-            fc_hide(b.s, jn, j0, p, rw, kind, -INFINITY);
-        else
-            fc_scores(b.s, NULL, jn, j0, p, rw, kind);
-        if (fc_softmax_step(b.s, jn, Rp, scale_only ? p->scale : 1.0f, b.m, b.l, b.alpha))
-            for (int r = 0; r < R; r++)
-                if (b.alpha[r] != 1.0f)
-                    for (int e = 0; e < Dvp; e++)
-                        b.o[(ptrdiff_t)r * Dvp + e] *= b.alpha[r];
-        if (fc_has_dropout(p))
-            fc_dropout_tile(b.s, jn, j0, p, rw);
-        if (hides && !fc_all_finite(kv.v, jn, kv.ldv, Dv)) { /* hidden values take no part */
-            fc_visibility_tile(b.vis, jn, j0, p, rw, kind);
-            fc_gemm_visible(R, Dv, jn, b.s, 1, Rp, b.vis, kv.v, kv.ldv, b.o, Dvp);
-        }
-#if FC_BF16_PRODUCTS
-        else if (pv_tiles)
-            fc_amx_pv(b.o, &b.amx, b.s, p, fc_kv_at_rows(rw), j0, jn, Rp, b.aff);
-#endif
-        else
-            fc_gemm(R, Dv, jn, b.s, 1, Rp, kv.v, kv.ldv, b.o, Dvp, true);
-    }
-#if FC_BF16_PRODUCTS
-    if (tiles && q.t)
-        fc_amx_end();
-#endif
-    if (it->nsplit > 1) { /* leave (O, m, l) for the merge */
-        memcpy(partial, b.o, (size_t)Rp * Dvp * sizeof(float));
-        memcpy(partial + Rp * Dvp, b.m, (size_t)Rp * sizeof(float));
-        memcpy(partial + Rp * (Dvp + 1), b.l, (size_t)Rp * sizeof(float));
+    fc_walk_init(&s->walk, p, rw, t.cols, lo, hi);
+    s->q = (fc_q_operand){NULL, NULL, 0};
+}
+
+/* Steps to the item's next visible kv tile (false past the last). */
+static bool fc_fwd_next(fc_fwd_state *s) { return fc_walk_next(&s->walk, &s->j0, &s->jn, &s->kind); }
+
+/* The query features followed by the rope features, row-major and (for the fp32 products)
+ * transposed. */
+static void fc_fwd_pack_q(fc_fwd_state *s, const fc_problem *p, bool transposed)
+{
+    fc_fwd_bufs *b = &s->b;
+    s->q.rows = fc_pack_rows(s->rw, &p->q, (int)p->Dqk, &p->q_rope, (int)p->Dr, b->qrows, s->Dt, transposed ? b->qt : NULL,
+                             &s->q.ld);
+    s->q.t = b->qt;
+}
+
+/* The logits of S and the online-softmax step on them (rescaling the accumulator), dropout. */
+static void fc_fwd_softmax(fc_fwd_state *s, const fc_problem *p)
+{
+    fc_fwd_bufs *b = &s->b;
+    const int64_t j0 = s->j0;
+    const int jn = s->jn;
+    const fc_tile_kind kind = s->kind;
+    if (s->scale_only)
+        fc_hide(b->s, jn, j0, p, s->rw, kind, -INFINITY);
+    else
+        fc_scores(b->s, NULL, jn, j0, p, s->rw, kind);
+    if (fc_softmax_step(b->s, jn, s->Rp, s->scale_only ? p->scale : 1.0f, b->m, b->l, b->alpha))
+        for (int r = 0; r < s->R; r++)
+            if (b->alpha[r] != 1.0f)
+                for (int e = 0; e < s->Dvp; e++)
+                    b->o[(ptrdiff_t)r * s->Dvp + e] *= b->alpha[r];
+    if (fc_has_dropout(p))
+        fc_dropout_tile(b->s, jn, j0, p, s->rw);
+}
+
+/* Whether a tile's P·V must skip its hidden positions: it hides some and its values are not all
+ * finite (0·NaN would let them in); then the product over the visible ones is done here. */
+static bool fc_fwd_pv_visible(fc_fwd_state *s, const fc_problem *p, const fc_kv_tile *kv, bool hides)
+{
+    fc_fwd_bufs *b = &s->b;
+    if (!hides || fc_all_finite(kv->v, s->jn, kv->ldv, s->Dv))
+        return false;
+    fc_visibility_tile(b->vis, s->jn, s->j0, p, s->rw, s->kind);
+    fc_gemm_visible(s->R, s->Dv, s->jn, b->s, 1, s->Rp, b->vis, kv->v, kv->ldv, b->o, s->Dvp);
+    return true;
+}
+
+/* One kv tile on the fp32 products: S = K·Qᵀ (a GEMM, or dot products for few rows; keys
+ * converted unless fc_qk reads them in place), softmax, O += P·V. */
+static void fc_fwd_tile_fp32(fc_fwd_state *s, const fc_problem *p, bool convert_keys)
+{
+    fc_fwd_bufs *b = &s->b;
+    const bool hides = fc_tile_hides(p, s->kind);
+    fc_kv_tile kv = {0};
+    fc_kv_tile_load(&kv, p, fc_kv_at_rows(s->rw), s->j0, s->jn, !p->sparse.data, convert_keys, b->kb, b->vb, b->aff);
+    fc_qk(b->s, &kv, &s->q, p, s->rw, b->k_aff, s->j0, s->jn);
+    fc_fwd_softmax(s, p);
+    if (!fc_fwd_pv_visible(s, p, &kv, hides))
+        fc_gemm(s->R, s->Dv, s->jn, b->s, 1, s->Rp, kv.v, kv.ldv, b->o, s->Dvp, true);
+}
+
+/* Leaves (O, m, l) for the merge when the item is one kv slice of several, else writes the rows. */
+static void fc_fwd_end(fc_fwd_state *s, const fc_problem *p, const fc_item *it, float *partial)
+{
+    fc_fwd_bufs *b = &s->b;
+    const int Rp = s->Rp, Dvp = s->Dvp;
+    if (it->nsplit > 1) {
+        memcpy(partial, b->o, (size_t)Rp * Dvp * sizeof(float));
+        memcpy(partial + Rp * Dvp, b->m, (size_t)Rp * sizeof(float));
+        memcpy(partial + Rp * (Dvp + 1), b->l, (size_t)Rp * sizeof(float));
         return;
     }
-    fc_fwd_finish(p, &b);
+    fc_fwd_finish(p, b);
 }
+
+/* FC_FWD_GEMM: every product on the fp32 micro-GEMM. */
+void FC_ISA_FN(fc_fwd_item_gemm)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
+{
+    fc_fwd_state s;
+    fc_fwd_begin(&s, p, it, t, ws);
+    while (fc_fwd_next(&s)) {
+        if (!s.q.t)
+            fc_fwd_pack_q(&s, p, true);
+        fc_fwd_tile_fp32(&s, p, true);
+    }
+    fc_fwd_end(&s, p, it, partial);
+}
+
+/* Few rows (fc_qk_reads_keys): the keys' int8 scale and offset where fc_qk reads them in place. */
+static bool fc_fwd_keys_in_place(fc_fwd_state *s, const fc_problem *p)
+{
+    const bool in_place = fc_qk_keys_in_place(p);
+    if (in_place && p->k.dtype == FC_I8)
+        fc_affine_load(&p->k.dequant, s->rw->n2, (int)p->Dqk, s->b.k_aff, s->b.k_aff + p->Dqk);
+    return in_place;
+}
+
+/* FC_FWD_DOTS: few rows, S by dot products (keys read in place where they can be). */
+void FC_ISA_FN(fc_fwd_item_dots)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
+{
+    fc_fwd_state s;
+    fc_fwd_begin(&s, p, it, t, ws);
+    const bool in_place = fc_fwd_keys_in_place(&s, p);
+    while (fc_fwd_next(&s)) {
+        if (!s.q.t)
+            fc_fwd_pack_q(&s, p, true);
+        fc_fwd_tile_fp32(&s, p, !in_place);
+    }
+    fc_fwd_end(&s, p, it, partial);
+}
+
+/* FC_FWD_DECODE: few rows; fully visible tiles fused (decode.h), the others as FC_FWD_DOTS. */
+void FC_ISA_FN(fc_fwd_item_decode)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
+{
+    fc_fwd_state s;
+    fc_fwd_begin(&s, p, it, t, ws);
+    fc_fwd_keys_in_place(&s, p); /* (the kind implies keys in place) */
+    fc_decode dec;
+    while (fc_fwd_next(&s)) {
+        if (!s.q.t) {
+            fc_fwd_pack_q(&s, p, true);
+            fc_decode_init(&dec, p, s.rw, s.q.rows, s.q.ld, s.b.dq, s.b.k_aff, s.b.dv_aff, s.walk.hi);
+        }
+        if (s.kind == FC_TILE_FULL)
+            fc_decode_tile(&dec, p, s.j0, s.jn, s.b.s, s.b.o, s.Dvp, s.b.m, s.b.l);
+        else
+            fc_fwd_tile_fp32(&s, p, false);
+    }
+    fc_fwd_end(&s, p, it, partial);
+}
+
+#if FC_BF16_PRODUCTS
+/* The query rows as tile operands, at the first visible tile (tiles configured until fc_amx_end). */
+static void fc_fwd_pack_q_tiles(fc_fwd_state *s, const fc_problem *p)
+{
+    fc_fwd_pack_q(s, p, false);
+    fc_amx_begin();
+    fc_amx_pack_q(&s->b.amx, s->q.rows, s->q.ld, s->R, s->Rp, s->Dt);
+}
+
+/* One kv tile on the tile products, S column-major: S = K·Qᵀ on tiles (Qᵀ packed at the first),
+ * softmax, O += P·V on tiles (pv_tiles) or the fp32 GEMM.  The tile products read the kv rows
+ * themselves; the fp32 rows are loaded for the fp32 P·V and for tiles that hide positions (whose
+ * values are checked). */
+FC_INLINE void fc_fwd_tile_tiles(fc_fwd_state *s, const fc_problem *p, const bool pv_tiles, bool *qt_packed)
+{
+    fc_fwd_bufs *b = &s->b;
+    const int64_t j0 = s->j0;
+    const int jn = s->jn;
+    const bool hides = fc_tile_hides(p, s->kind);
+    fc_kv_tile kv = {0};
+    if (!pv_tiles || hides)
+        fc_kv_tile_load(&kv, p, fc_kv_at_rows(s->rw), j0, jn, !p->sparse.data, false, b->kb, b->vb, b->aff);
+    if (!*qt_packed) {
+        fc_amx_pack_qt(&b->amx, s->Rp);
+        *qt_packed = true;
+    }
+    fc_amx_qk(b->s, &b->amx, p, fc_kv_at_rows(s->rw), j0, jn, s->Rp, b->aff);
+    fc_fwd_softmax(s, p);
+    if (fc_fwd_pv_visible(s, p, &kv, hides))
+        return;
+    if (pv_tiles)
+        fc_amx_pv(b->o, &b->amx, b->s, p, fc_kv_at_rows(s->rw), j0, jn, s->Rp, b->aff);
+    else
+        fc_gemm(s->R, s->Dv, jn, b->s, 1, s->Rp, kv.v, kv.ldv, b->o, s->Dvp, true);
+}
+
+FC_INLINE void fc_fwd_item_on_tiles(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial,
+                                    const bool pv_tiles)
+{
+    fc_fwd_state s;
+    fc_fwd_begin(&s, p, it, t, ws);
+    bool qt_packed = false;
+    while (fc_fwd_next(&s)) {
+        if (!s.q.t)
+            fc_fwd_pack_q_tiles(&s, p);
+        fc_fwd_tile_tiles(&s, p, pv_tiles, &qt_packed);
+    }
+    if (s.q.t)
+        fc_amx_end();
+    fc_fwd_end(&s, p, it, partial);
+}
+
+/* FC_FWD_TILES: S and P·V on tiles (outputs at bf16 or fp16 tolerance). */
+void FC_ISA_FN(fc_fwd_item_tiles)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
+{
+    fc_fwd_item_on_tiles(p, it, t, ws, partial, true);
+}
+
+/* FC_FWD_TILES_QK: S on tiles, P·V on the fp32 GEMM (fp32 tolerance, fc_amx_pv_tiles). */
+void FC_ISA_FN(fc_fwd_item_tiles_qk)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
+{
+    fc_fwd_item_on_tiles(p, it, t, ws, partial, false);
+}
+
+/* FC_FWD_FUSED: the fused row pipeline (amx_rows.h); a tile that hides positions and whose values
+ * are not all finite takes the column-major step of FC_FWD_TILES (hidden values then need the
+ * visibility path). */
+void FC_ISA_FN(fc_fwd_item_fused)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
+{
+    fc_fwd_state s;
+    fc_fwd_begin(&s, p, it, t, ws);
+    fc_fwd_bufs *b = &s.b;
+    bool qt_packed = false;
+    while (fc_fwd_next(&s)) {
+        if (!s.q.t)
+            fc_fwd_pack_q_tiles(&s, p);
+        if (!fc_tile_hides(p, s.kind) || fc_amx_values_finite(p, fc_kv_at_rows(s.rw), s.j0, s.jn, b->aff))
+            fc_amx_rows_tile(&b->amx, &b->amx_rows, b->o, b->m, b->l, b->alpha, p, s.rw, s.j0, s.jn,
+                             s.kind == FC_TILE_PARTIAL, b->aff);
+        else
+            fc_fwd_tile_tiles(&s, p, true, &qt_packed);
+    }
+    if (s.q.t)
+        fc_amx_end();
+    fc_fwd_end(&s, p, it, partial);
+}
+#endif
 
 /* Combines the nsplit partial slots of an item (split 0 .. nsplit−1, in that order) like the
  * online softmax combines tiles, then writes the rows. */

@@ -24,6 +24,9 @@
 #elif FC_W == 8
 #define FC_MR 6
 #define FC_NV 2
+#elif FC_W == 4 /* NEON: gemm_neon.h's tile, 16 accumulators and A from vector lanes */
+#define FC_MR 8
+#define FC_NV 2
 #else
 #define FC_MR 4
 #define FC_NV 4
@@ -125,6 +128,17 @@ FC_INLINE void fc_micro_full(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_
 #undef FC_ROW_STORE
 #undef FC_ROW_FMA
 
+#if FC_W == 4
+#include "gemm_neon.h" /* fc_full_tile */
+#endif
+#ifndef FC_HAVE_FULL_TILE /* a set without a tile of its own: the spelled-out one above */
+FC_INLINE void fc_full_tile(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B, ptrdiff_t ldb,
+                            float *C, ptrdiff_t ldc, bool accumulate)
+{
+    fc_micro_full(K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate);
+}
+#endif
+
 /* Edge tiles: the loop form with compile-time extents, one instantiation per (rows, vectors). */
 #define FC_EDGE(MR_, NV_)                                                                              \
     do {                                                                                               \
@@ -166,7 +180,7 @@ static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, 
             float *c = C + (ptrdiff_t)m0 * ldc + n0;
             const int mr = M - m0 < FC_MR ? M - m0 : FC_MR;
             if (mr == FC_MR && nv == FC_NV && !tail) {
-                fc_micro_full(K, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);
+                fc_full_tile(K, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);
                 continue;
             }
             switch (mr) {

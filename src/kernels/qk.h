@@ -13,7 +13,7 @@ typedef struct fc_q_operand {
 } fc_q_operand;
 
 /* Up to this many rows, scores are dot products (see fc_qk_dots). */
-#define FC_QK_DOT_ROWS 4
+#define FC_QK_DOT_ROWS FC_FEW_ROWS
 
 /* FC_W features of a key row from element e on, in the row's own dtype (fp32, fp16, bf16, or
  * int8 through its dequantisation map aff = scale[width], offset[width], as fc_load_row_i8). */
@@ -139,10 +139,12 @@ static inline void fc_qk_dots(float *S, int Rp, int R, int jn, const fc_key_rows
 
 /* Whether fc_qk reads the keys from the caller's memory itself (few rows, no rope, keys with
  * unit element stride): the tile's keys then need no conversion (fc_kv_tile_load with keys
- * false). */
+ * false).  fc_qk_keys_in_place: the problem's part of that. */
+static inline bool fc_qk_keys_in_place(const fc_problem *p) { return p->Dr == 0 && p->k.se == 1; }
+
 static inline bool fc_qk_reads_keys(const fc_problem *p, const fc_rows *rw)
 {
-    return rw->count <= FC_QK_DOT_ROWS && p->Dr == 0 && p->k.se == 1;
+    return rw->count <= FC_QK_DOT_ROWS && fc_qk_keys_in_place(p);
 }
 
 /* kv->k NULL: the keys are read from the caller's memory (fc_qk_reads_keys), rows j0 + j; int8

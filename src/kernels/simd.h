@@ -1,6 +1,6 @@
 /*
- * One small vector vocabulary, three instruction sets.  The kernel sources are compiled once per
- * ISA (scalar, AVX2+FMA+F16C, AVX-512; avx512bf16 and amx add bf16 products to AVX-512) and
+ * One small vector vocabulary, four instruction sets.  The kernel sources are compiled once per
+ * ISA (scalar, AVX2+FMA+F16C, AVX-512, Arm AdvSIMD; avx512bf16 and amx add bf16 products to AVX-512) and
  * written only against these names, so every path runs the same algorithm; the scalar path
  * (FC_W = 1) is the portable reference of it.
  *
@@ -26,6 +26,8 @@
 
 #if defined(FC_SIMD_VEC16)
 #define FC_ISA vec16
+#elif defined(FC_SIMD_NEON) && defined(__aarch64__)
+#define FC_ISA neon /* AdvSIMD, which every aarch64 CPU has (the scalar set is built without FC_SIMD_NEON) */
 #elif (defined(__AMX_TILE__) || defined(__AMXTILE__)) && (defined(__AMX_BF16__) || defined(__AMXBF16__)) && \
     defined(__AVX512BF16__)
 #define FC_ISA amx /* the AVX-512 vocabulary below, plus bf16 tile products (amx.h) */
@@ -116,6 +118,79 @@ FC_INLINE fvec v_load_f16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_f16_t
 FC_INLINE fvec v_load_bf16(const uint16_t *p) { fvec v; FC_LANES(v[l_] = fc_bf16_to_f32_inline(p[l_])); return v; }
 FC_INLINE void v_store_bf16(uint16_t *p, fvec v) { FC_LANES(p[l_] = fc_f32_to_bf16_inline(v[l_])); }
 FC_INLINE fvec v_load_i8(const int8_t *p) { fvec v; FC_LANES(v[l_] = (float)p[l_]); return v; }
+
+/* ---------------------------------------------------------------------------------------------- */
+#elif defined(FC_SIMD_NEON) && defined(__aarch64__)
+/* Arm AdvSIMD (NEON): 4 lanes in 32 registers.  max, min and select keep x86's operand rule (the
+ * second operand when either is NaN, as the scalar path's a > b ? a : b), which FMAX (NaN wins)
+ * and FMAXNM (the number wins) both break: a compare and a bit select. */
+#include <arm_neon.h>
+#define FC_W 4
+typedef float32x4_t fvec;
+typedef uint32x4_t fmask;
+
+FC_INLINE fvec v_zero(void) { return vdupq_n_f32(0.0f); }
+FC_INLINE fvec v_set1(float x) { return vdupq_n_f32(x); }
+FC_INLINE fvec v_load(const float *p) { return vld1q_f32(p); }
+FC_INLINE void v_store(float *p, fvec v) { vst1q_f32(p, v); }
+FC_INLINE fvec v_load_n(const float *p, int n)
+{
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    memcpy(t, p, (size_t)(n > 0 ? n : 0) * sizeof(float));
+    return vld1q_f32(t);
+}
+FC_INLINE void v_store_n(float *p, fvec v, int n)
+{
+    float t[4];
+    vst1q_f32(t, v);
+    memcpy(p, t, (size_t)(n > 0 ? n : 0) * sizeof(float));
+}
+FC_INLINE fvec v_bcast(const float *p) { return vld1q_dup_f32(p); }
+FC_INLINE fvec v_add(fvec a, fvec b) { return vaddq_f32(a, b); }
+FC_INLINE fvec v_sub(fvec a, fvec b) { return vsubq_f32(a, b); }
+FC_INLINE fvec v_mul(fvec a, fvec b) { return vmulq_f32(a, b); }
+FC_INLINE fvec v_fma(fvec a, fvec b, fvec c) { return vfmaq_f32(c, a, b); }
+FC_INLINE fvec v_max(fvec a, fvec b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
+FC_INLINE fvec v_min(fvec a, fvec b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
+FC_INLINE fvec v_div(fvec a, fvec b) { return vdivq_f32(a, b); }
+FC_INLINE fvec v_sqrt(fvec a) { return vsqrtq_f32(a); }
+FC_INLINE fvec v_abs(fvec a) { return vabsq_f32(a); }
+FC_INLINE fvec v_round(fvec a) { return vrndnq_f32(a); } /* to nearest, ties to even */
+FC_INLINE fmask v_lt(fvec a, fvec b) { return vcltq_f32(a, b); }
+FC_INLINE fmask v_le(fvec a, fvec b) { return vcleq_f32(a, b); }
+FC_INLINE fmask v_eq(fvec a, fvec b) { return vceqq_f32(a, b); }
+FC_INLINE fmask m_and(fmask a, fmask b) { return vandq_u32(a, b); }
+FC_INLINE fmask m_or(fmask a, fmask b) { return vorrq_u32(a, b); }
+FC_INLINE fvec v_select(fmask m, fvec yes, fvec no) { return vbslq_f32(m, yes, no); }
+FC_INLINE bool m_any(fmask m) { return vmaxvq_u32(m) != 0; }
+FC_INLINE bool m_all(fmask m) { return vminvq_u32(m) != 0; }
+FC_INLINE fvec v_pow2i(fvec n) /* NaN converts to 0: any finite power (the result is NaN anyway) */
+{
+    return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127)), 23));
+}
+FC_INLINE float v_hmax(fvec v)
+{
+    const fvec h = v_max(v, vextq_f32(v, v, 2));
+    return vgetq_lane_f32(v_max(h, vextq_f32(h, h, 1)), 0);
+}
+FC_INLINE float v_hsum(fvec v) { return vaddvq_f32(v); } /* (v0 + v1) + (v2 + v3) */
+FC_INLINE fvec v_load_f16(const uint16_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
+FC_INLINE fvec v_load_bf16(const uint16_t *p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+FC_INLINE fvec v_load_i8(const int8_t *p)
+{
+    int32_t w; /* four bytes, not the eight a D register would read past the row */
+    memcpy(&w, p, sizeof w);
+    const int16x8_t h = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w)));
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(h)));
+}
+/* fc_f32_to_bf16_inline's rounding on integers, bit for bit */
+FC_INLINE void v_store_bf16(uint16_t *p, fvec v)
+{
+    const uint32x4_t u = vreinterpretq_u32_f32(v), hi = vshrq_n_u32(u, 16);
+    const uint32x4_t r = vshrq_n_u32(vaddq_u32(u, vaddq_u32(vandq_u32(hi, vdupq_n_u32(1)), vdupq_n_u32(0x7fff))), 16);
+    const uint32x4_t nan = vcgtq_u32(vandq_u32(u, vdupq_n_u32(0x7fffffff)), vdupq_n_u32(0x7f800000));
+    vst1_u16(p, vmovn_u32(vbslq_u32(nan, vorrq_u32(hi, vdupq_n_u32(0x40)), r)));
+}
 
 /* ---------------------------------------------------------------------------------------------- */
 #elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
@@ -386,7 +461,7 @@ static inline bool fc_all_finite(const float *a, int n, ptrdiff_t ld, int width)
 }
 
 /* dst[c][r] = src[r][c] for r < rows, c < cols (row strides lds, ldd).  8×8 register transposes
- * where AVX is available, a plain loop elsewhere and for the edges. */
+ * where AVX is available, 4×4 on NEON, a plain loop elsewhere and for the edges. */
 static inline void fc_transpose(const float *src, ptrdiff_t lds, float *dst, ptrdiff_t ldd, int rows, int cols)
 {
     int r0 = 0;
@@ -417,6 +492,25 @@ static inline void fc_transpose(const float *src, ptrdiff_t lds, float *dst, ptr
         }
         for (; c0 < cols; c0++)
             for (int r = r0; r < r0 + 8; r++)
+                dst[c0 * ldd + r] = src[r * lds + c0];
+    }
+#elif FC_W == 4 /* NEON: 4×4 blocks, two rounds of lane transposes (32-bit, then 64-bit) */
+    for (; r0 + 4 <= rows; r0 += 4) {
+        int c0 = 0;
+        for (; c0 + 4 <= cols; c0 += 4) {
+            const float *s = src + r0 * lds + c0;
+            const float32x4_t a0 = vld1q_f32(s), a1 = vld1q_f32(s + lds), a2 = vld1q_f32(s + 2 * lds),
+                              a3 = vld1q_f32(s + 3 * lds);
+            const float64x2_t t0 = vreinterpretq_f64_f32(vtrn1q_f32(a0, a1)), t1 = vreinterpretq_f64_f32(vtrn2q_f32(a0, a1)),
+                              t2 = vreinterpretq_f64_f32(vtrn1q_f32(a2, a3)), t3 = vreinterpretq_f64_f32(vtrn2q_f32(a2, a3));
+            float *d = dst + c0 * ldd + r0;
+            vst1q_f32(d, vreinterpretq_f32_f64(vtrn1q_f64(t0, t2)));
+            vst1q_f32(d + ldd, vreinterpretq_f32_f64(vtrn1q_f64(t1, t3)));
+            vst1q_f32(d + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(t0, t2)));
+            vst1q_f32(d + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(t1, t3)));
+        }
+        for (; c0 < cols; c0++)
+            for (int r = r0; r < r0 + 4; r++)
                 dst[c0 * ldd + r] = src[r * lds + c0];
     }
 #endif

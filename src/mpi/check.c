@@ -20,6 +20,7 @@ static fc_status check_supported(const ring_ctx *c, bool backward)
                       : d->kv.k_batches || d->kv.v_batches || d->kv.block_table ? "desc.kv (per-batch or paged storage)"
                       : d->k.dtype == FC_I8 || d->v.dtype == FC_I8 ? "int8 keys / values"
                       : d->out.dtype == FC_I8 ? "an int8 output"
+                      : d->alibi.slopes && d->alibi.bottom_right ? "desc.alibi.bottom_right (ALiBi from each block's corner)"
                       : NULL;
     if (bad)
         return ring_fail(FC_ERR_INVALID_ARG, "%s: %s is not supported by the ring", fn, bad);

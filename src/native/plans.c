@@ -60,11 +60,10 @@ fc_status fc_plan_create(const fc_attention_desc *desc, const fc_options *option
     fc_problem p;
     if ((st = fc_native_lower(fn, desc, &p)))
         return st;
-    if ((st = fc_plan_from_problem(&p, NULL, FC_OP_FORWARD, options, plan)) != FC_OK)
-        return fc_fail_in(fn, st);
-    /* the facts that follow a kv length are then skv and the window alone (fc_batch_relength) */
-    (*plan)->run_kv_lens = !desc->packed && !desc->bias.data && !fc_has_dropout(&(*plan)->prob);
-    return FC_OK;
+    /* runs may bring kv lengths where the facts that follow one are skv and the window alone
+     * (fc_batch_relength) */
+    const bool run_kv_lens = !desc->packed && !desc->bias.data && !fc_has_dropout(&p);
+    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, run_kv_lens, FC_OP_FORWARD, options, plan));
 }
 
 fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,
@@ -118,7 +117,7 @@ fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attent
         p.dk_rope = fc_native_view(&grads->dk_rope, desc->packed);
     }
     p.dsink = desc->sink ? grads->dsink : NULL;
-    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, FC_OP_BACKWARD, options, plan));
+    return fc_fail_in(fn, fc_plan_from_problem(&p, NULL, false, FC_OP_BACKWARD, options, plan));
 }
 
 fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads)
@@ -161,6 +160,14 @@ fc_status fc_plan_flops(const fc_plan *plan, double *flops)
     if (!plan || !flops)
         return fc_fail(FC_ERR_NULL_ARG, "fc_plan_flops: %s is NULL", plan ? "flops" : "plan");
     *flops = fc_plan_flop_count(plan);
+    return FC_OK;
+}
+
+fc_status fc_plan_describe(const fc_plan *plan, char *buf, size_t len)
+{
+    if (!plan || (!buf && len))
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_describe: %s is NULL", plan ? "buf" : "plan");
+    fc_plan_description(plan, buf, len);
     return FC_OK;
 }
 

@@ -2,7 +2,9 @@
 # product_files: the product (library sources and headers, docs, bench, tools, the Python package,
 # README, build files) names no issue numbers, in file names or text — history lives in commit
 # messages — and the bench scripts default to no absolute path of one build machine (defaults are
-# relative to the repository or a documented cache folder).  Argument: the source tree.
+# relative to the repository or a documented cache folder); the README's links to its own sections
+# resolve (GitHub's anchors: lower case, punctuation dropped, spaces as hyphens).  Argument: the
+# source tree.
 set -eu
 src=$1
 cd "$src"
@@ -17,4 +19,8 @@ $hits"
 paths=$(grep -rnIE '(^|[^A-Za-z0-9_.])/(work|home|root|mnt|data|scratch)/' bench || true)
 [ -z "$paths" ] || fail "absolute paths of a build machine in bench/:
 $paths"
-echo "product_files: no issue numbers in $dirs $files; no machine paths in bench/"
+slugs=$(sed -n 's/^##* //p' README.md | tr 'A-Z' 'a-z' | LC_ALL=C sed 's/[^a-z0-9 _-]//g; s/ /-/g')
+for anchor in $(grep -o '](#[^)]*)' README.md | sed 's/^](#//; s/)$//'); do
+  echo "$slugs" | grep -qx -- "$anchor" || fail "README.md links to #$anchor, which no heading has"
+done
+echo "product_files: no issue numbers in $dirs $files; no machine paths in bench/; README's section links resolve"

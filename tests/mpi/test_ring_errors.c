@@ -117,6 +117,13 @@ int main(int argc, char **argv)
     expect_all("unsupported bias on one rank", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG,
                "rejected its description");
 
+    /* bottom-right ALiBi: each block would measure from its own corner, not the gathered one's */
+    float slopes[1] = {0.5f};
+    d = good(s, rank);
+    d.alibi = (fc_alibi){.slopes = slopes, .stride_head = 1, .bottom_right = rank == last};
+    expect_all("bottom-right ALiBi on one rank", fc_ring_attention(&d, &o, MPI_COMM_WORLD), FC_ERR_INVALID_ARG,
+               "rejected its description: fc_ring_attention: desc.alibi.bottom_right");
+
     d = good(s, rank);
     if (rank == last)
         d.q.data = NULL;

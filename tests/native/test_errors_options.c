@@ -205,6 +205,36 @@ static void plan_calls(void)
     free(ws);
 }
 
+/* A run may rebind the operands its plan has, never add a score term the plan was made without:
+ * the plan's kernels were chosen for the terms it has.  Nothing is written. */
+static void run_adds_terms(void)
+{
+    tc_context("a run adds a score term");
+    fc_attention_desc d = valid();
+    fc_plan *plan = NULL;
+    if (!TC_CHECK(fc_plan_create(&d, NULL, &plan) == FC_OK, "valid plan: %s", fc_last_error()))
+        return;
+    size_t need = 0;
+    fc_plan_workspace_size(plan, &need);
+    char *ws = malloc(need ? need : 1);
+    static const float sink[NQ];
+    const struct {
+        fc_attention_io io;
+        const char *named;
+    } adds[] = {{{.bias = bias}, "bias"}, {{.mask = mask}, "mask"}, {{.slopes = slopes}, "ALiBi"},
+                {{.sink = sink}, "sink"}, {{.keep_bits = keep}, "dropout"}};
+    for (size_t t = 0; t < sizeof adds / sizeof adds[0]; t++) {
+        memset(out, 0x5A, sizeof out);
+        const fc_status st = fc_plan_run(plan, &adds[t].io, ws, need);
+        TC_CHECK(st == FC_ERR_INVALID_ARG && strstr(fc_last_error(), adds[t].named), "adding %s: %d \"%s\"",
+                 adds[t].named, (int)st, fc_last_error());
+        TC_CHECK(out[0] == out[sizeof out / sizeof out[0] - 1] && ((unsigned char *)out)[0] == 0x5A,
+                 "adding %s wrote the output", adds[t].named);
+    }
+    fc_plan_destroy(plan);
+    free(ws);
+}
+
 /* fc_last_error() is per thread: another thread's failure or success does not touch this one's. */
 static void *fail_in_thread(void *arg)
 {
@@ -241,6 +271,7 @@ static void body(void)
     visibility();
     dropout_and_stats();
     plan_calls();
+    run_adds_terms();
     per_thread_messages();
 }
 

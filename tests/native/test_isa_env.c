@@ -1,7 +1,7 @@
 /* FLASHC_ISA read from the environment (CTest sets it): "reject" expects every plan to fail with
  * FC_ERR_BACKEND and a message naming the variable until fc_cpu_force_isa() pins a path; "default"
- * (with an empty variable) expects the default path; any other argument is the path it must select
- * (77 where this CPU does not run it). */
+ * (with an empty variable) expects the default path, the one named after it when one is; any other
+ * argument is the path it must select (77 where this CPU does not run it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +30,7 @@ int main(int argc, char **argv)
 {
     const char *env = getenv("FLASHC_ISA");
     if (argc < 2 || !env) {
-        fprintf(stderr, "usage: FLASHC_ISA=name test_native_isa_env reject|<expected path>\n");
+        fprintf(stderr, "usage: FLASHC_ISA=name test_native_isa_env reject|default [path]|<expected path>\n");
         return 2;
     }
     if (strcmp(argv[1], "reject") == 0) {
@@ -54,6 +54,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], "default") != 0)
             TC_CHECK(strcmp(fc_cpu_isa(), argv[1]) == 0, "FLASHC_ISA=%s selected %s, want %s", env, fc_cpu_isa(),
                      argv[1]);
+        else if (argc > 2) /* the path the default must be on this kind of CPU */
+            TC_CHECK(strcmp(fc_cpu_isa(), argv[2]) == 0, "the default is %s, want %s", fc_cpu_isa(), argv[2]);
     }
     return tc_summary("native_isa_env");
 }

@@ -1,7 +1,8 @@
 /* Plans: fc_plan_run with a rebound fc_attention_io, repeated runs, bit-identical results for
- * every thread count and for fc_attention (semantics §9p, §8.17), workspace handling, FLOP counts
- * and the tensor helpers. */
+ * every thread count and for fc_attention (semantics §9p, §8.17), workspace handling, FLOP counts,
+ * the description of what a plan runs (fc_plan_describe) and the tensor helpers. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -294,6 +295,79 @@ static void flops(void)
     }
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* fc_plan_describe: the kernels chosen at planning, per kernel set. */
+
+typedef struct dsc_case {
+    fc_dtype dt;
+    int N1, N2, Sq, Skv, D;
+    bool backward;
+} dsc_case;
+
+/* The description of a plan for c (false when the plan fails). */
+static bool describe_case(const dsc_case *c, char *text, size_t len)
+{
+    const size_t es = fc_dtype_size(c->dt), nq = (size_t)c->N1 * c->Sq * c->D, nkv = (size_t)c->N2 * c->Skv * c->D;
+    void *q = calloc(nq, es), *k = calloc(nkv, es), *v = calloc(nkv, es), *o = calloc(nq, es);
+    void *dq = calloc(nq, es), *dk = calloc(nkv, es), *dv = calloc(nkv, es);
+    float *mx = calloc((size_t)c->N1 * c->Sq, sizeof(float)), *sm = calloc((size_t)c->N1 * c->Sq, sizeof(float));
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = 1, d.q_heads = c->N1, d.kv_heads = c->N2, d.head_dim = c->D, d.q_len = c->Sq, d.kv_len = c->Skv;
+    d.q = fc_tensor_bnsd(q, c->dt, c->N1, c->Sq, c->D);
+    d.k = fc_tensor_bnsd(k, c->dt, c->N2, c->Skv, c->D);
+    d.v = fc_tensor_bnsd(v, c->dt, c->N2, c->Skv, c->D);
+    d.out = fc_tensor_bnsd(o, c->dt, c->N1, c->Sq, c->D);
+    d.stats = (fc_stats){.max = mx, .sum = sm, .order = FC_STATS_HEAD_MAJOR, .replicas = 1};
+    const fc_attention_grads g = {.d_out = d.out, .dq = fc_tensor_bnsd(dq, c->dt, c->N1, c->Sq, c->D),
+                                  .dk = fc_tensor_bnsd(dk, c->dt, c->N2, c->Skv, c->D),
+                                  .dv = fc_tensor_bnsd(dv, c->dt, c->N2, c->Skv, c->D)};
+    fc_plan *plan = NULL;
+    const fc_status st = c->backward ? fc_plan_create_backward(&d, &g, NULL, &plan) : fc_plan_create(&d, NULL, &plan);
+    const bool ok = TC_CHECK(st == FC_OK, "plan: %s", fc_last_error()) &&
+                    TC_CHECK(fc_plan_describe(plan, text, len) == FC_OK, "describe: %s", fc_last_error());
+    fc_plan_destroy(plan);
+    free(q), free(k), free(v), free(o), free(dq), free(dk), free(dv), free(mx), free(sm);
+    return ok;
+}
+
+static void expect_in(const char *text, const char *part)
+{
+    TC_CHECK(strstr(text, part) != NULL, "the description lacks \"%s\": %s", part, text);
+}
+
+static void describe(void)
+{
+    tc_context("fc_plan_describe");
+    const char *isa = fc_cpu_isa();
+    const bool tile_set = !strcmp(isa, "amx") || !strcmp(isa, "avx512bf16"), wide = tile_set || !strcmp(isa, "avx512");
+    char text[512], key[64];
+    snprintf(key, sizeof key, "isa=%s ", isa);
+    const dsc_case fp32 = {FC_F32, 4, 2, 300, 300, 64, false};
+    if (describe_case(&fp32, text, sizeof text)) {
+        expect_in(text, "backend=cpu op=forward "), expect_in(text, key), expect_in(text, "kernel=gemm ");
+        expect_in(text, wide ? "item_rows=256 kv_cols=64 " : "item_rows=64 kv_cols=64 ");
+        char part[12]; /* truncated: the first len − 1 characters, terminated */
+        describe_case(&fp32, part, sizeof part);
+        TC_CHECK(strlen(part) == sizeof part - 1 && !strncmp(part, text, sizeof part - 1), "truncated: \"%s\"", part);
+        TC_CHECK(fc_plan_describe(NULL, text, sizeof text) == FC_ERR_NULL_ARG, "a NULL plan");
+    }
+    const dsc_case bf16 = {FC_BF16, 4, 2, 300, 300, 64, false}; /* bf16 output: the fused pipeline where tiles pay */
+    if (describe_case(&bf16, text, sizeof text))
+        expect_in(text, tile_set ? "kernel=fused few_rows_kernel=decode item_rows=512 kv_cols=512 " : "kernel=gemm ");
+    const dsc_case dec = {FC_F16, 8, 2, 1, 4096, 128, false}; /* 4 rows per item, 2 items: kv slices */
+    if (describe_case(&dec, text, sizeof text)) {
+        expect_in(text, strcmp(isa, "scalar") ? "few_rows_kernel=decode " : "few_rows_kernel=dots ");
+        expect_in(text, !strcmp(isa, "amx") ? "items=2 splits=2 " : "items=2 splits=8 "); /* amx: 512-column tiles */
+    }
+    const dsc_case bwd = {FC_F32, 2, 1, 200, 200, 32, true};
+    if (describe_case(&bwd, text, sizeof text))
+        expect_in(text, "op=backward "), expect_in(text, "products=fp32 schedule=two_passes ");
+    const dsc_case bwd16 = {FC_BF16, 4, 2, 200, 200, 64, true};
+    if (describe_case(&bwd16, text, sizeof text))
+        expect_in(text, !strcmp(isa, "amx") ? "products=elements " : "products=fp32 "),
+            expect_in(text, tile_set ? "item_rows=128 kv_cols=128 kv_item_rows=128 " : "item_rows=64 kv_cols=64 ");
+}
+
 static void tensor_helpers(void)
 {
     tc_context("fc_tensor helpers");
@@ -326,6 +400,7 @@ static void body(void)
     backend_and_stream();
     plan_owns_its_description();
     flops();
+    describe();
     tensor_helpers();
 }
 

@@ -23,6 +23,9 @@ extern const unit_pieces unit_pieces_avx512bf16;
 #if defined(UNIT_HAVE_amx)
 extern const unit_pieces unit_pieces_amx;
 #endif
+#if defined(UNIT_HAVE_neon)
+extern const unit_pieces unit_pieces_neon;
+#endif
 
 static const unit_pieces *pieces_of(const char *isa)
 {
@@ -42,6 +45,9 @@ static const unit_pieces *pieces_of(const char *isa)
 #endif
 #if defined(UNIT_HAVE_amx)
         &unit_pieces_amx,
+#endif
+#if defined(UNIT_HAVE_neon)
+        &unit_pieces_neon,
 #endif
     };
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)

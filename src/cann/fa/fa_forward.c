@@ -119,7 +119,7 @@ static aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, co
                                     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     fc_plan *plan;
-    const fc_status fs = fc_plan_from_problem(p, NULL, op, NULL, &plan); /* owns p->batch from here */
+    const fc_status fs = fc_plan_from_problem(p, NULL, false, op, NULL, &plan); /* owns p->batch from here */
     if (fs != FC_OK)
         return cann_fail(cann_plan_status(fs), "%s: %s", f->fn, fc_error_message());
     aclOpExecutor *ex = cann_executor_new(f->fn, f->c->sig->run_fn, &fa_exec_ops, plan, plan->workspace);

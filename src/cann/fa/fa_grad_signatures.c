@@ -21,43 +21,19 @@
         {FA_HEAD_NUM, "headNum"}, {FA_LAYOUT, "inputLayout"}, {FA_INNER_PRECISE, "innerPrecise"},                     \
         {FA_SPARSE_MODE, "sparseMode"}
 #define TAIL {FA_WORKSPACE_SIZE, "workspaceSize"}, {FA_EXECUTOR, "executor"}
+/* The sequence starts of V2 on, and the gradients every function writes. */
+#define STARTS {FA_Q_START, "qStartIdxOptional"}, {FA_KV_START, "kvStartIdxOptional"}
+#define GRADS {FA_DQ, "dqOut"}, {FA_DK, "dkOut"}, {FA_DV, "dvOut"}, {FA_DPSE, "dpseOut"}
 
-static const cann_param grad[] = {DENSE_HEAD,
-                                  {FA_PREFIX, "prefixOptional"},
-                                  ATTRS,
-                                  {FA_DQ, "dqOut"},
-                                  {FA_DK, "dkOut"},
-                                  {FA_DV, "dvOut"},
-                                  {FA_DPSE, "dpseOut"},
-                                  TAIL};
+static const cann_param grad[] = {DENSE_HEAD, {FA_PREFIX, "prefixOptional"}, ATTRS, GRADS, TAIL};
 SIG(fa_sig_grad, "aclnnFlashAttentionScoreGrad", grad);
 
-static const cann_param grad_v2[] = {DENSE_HEAD,
-                                     {FA_PREFIX, "prefixOptional"},
-                                     {FA_Q_START, "qStartIdxOptional"},
-                                     {FA_KV_START, "kvStartIdxOptional"},
-                                     ATTRS,
-                                     {FA_PSE_TYPE, "pseType"},
-                                     {FA_DQ, "dqOut"},
-                                     {FA_DK, "dkOut"},
-                                     {FA_DV, "dvOut"},
-                                     {FA_DPSE, "dpseOut"},
-                                     TAIL};
+static const cann_param grad_v2[] = {DENSE_HEAD, {FA_PREFIX, "prefixOptional"}, STARTS, ATTRS, {FA_PSE_TYPE, "pseType"},
+                                     GRADS, TAIL};
 SIG(fa_sig_grad_v2, "aclnnFlashAttentionScoreGradV2", grad_v2);
 
-static const cann_param grad_v3[] = {DENSE_HEAD,
-                                     {FA_SINK, "sinkInOptional"},
-                                     {FA_PREFIX, "prefixOptional"},
-                                     {FA_Q_START, "qStartIdxOptional"},
-                                     {FA_KV_START, "kvStartIdxOptional"},
-                                     ATTRS,
-                                     {FA_PSE_TYPE, "pseType"},
-                                     {FA_DQ, "dqOut"},
-                                     {FA_DK, "dkOut"},
-                                     {FA_DV, "dvOut"},
-                                     {FA_DPSE, "dpseOut"},
-                                     {FA_DSINK, "dsinkOut"},
-                                     TAIL};
+static const cann_param grad_v3[] = {DENSE_HEAD, {FA_SINK, "sinkInOptional"}, {FA_PREFIX, "prefixOptional"}, STARTS,
+                                     ATTRS, {FA_PSE_TYPE, "pseType"}, GRADS, {FA_DSINK, "dsinkOut"}, TAIL};
 SIG(fa_sig_grad_v3, "aclnnFlashAttentionScoreGradV3", grad_v3);
 
 static const cann_param unpadding_v5[] = {

@@ -52,9 +52,9 @@ static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, void 
         ifa_kv_window(&lens, pad, pl->window, pl->window + B);
         run.lengths = (fc_lengths){.skv = pl->window, .kv_lo = pl->window + B};
     }
-    if (fc_plan_check_data(plan, &run) != FC_OK)
-        return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, fc_error_message());
     const fc_status fs = fc_plan_execute_on(plan, &run, workspace, (size_t)bytes, stream);
+    if (fs == FC_ERR_INVALID_ARG) /* the run's data check: an entry outside the cache */
+        return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, fc_error_message());
     if (fs != FC_OK)
         return cann_fail(cann_plan_status(fs), "%s: %s", fn, fc_error_message());
     return ACLNN_SUCCESS;
@@ -118,7 +118,7 @@ aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOp
         return st;
     }
     const fc_batch_rule rule = ifa_batch_rule(s); /* kvPaddingSize moves the windows per run */
-    const fc_status fs = fc_plan_from_problem(&p, &rule, FC_OP_FORWARD, NULL, &pl->plan); /* owns p.batch from here */
+    const fc_status fs = fc_plan_from_problem(&p, &rule, false, FC_OP_FORWARD, NULL, &pl->plan); /* owns p.batch from here */
     if (fs != FC_OK) {
         ifa_release(pl);
         return cann_fail(cann_plan_status(fs), "%s: %s", s->fn, fc_error_message());

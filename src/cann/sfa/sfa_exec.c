@@ -143,7 +143,7 @@ static aclnnStatus make_plan(sfa_payload *pl, const sfa_state *s, const fc_probl
     fc_batch_facts_into(&rule, &bound, &p, &tot);
     free(len);
     const fc_options opt = {.backend = FC_BACKEND_DEFAULT}; /* the default backend, as for every operator */
-    const fc_status st = fc_plan_from_problem(&p, &rule, s->c->backward ? FC_OP_BACKWARD : FC_OP_FORWARD, &opt,
+    const fc_status st = fc_plan_from_problem(&p, &rule, false, s->c->backward ? FC_OP_BACKWARD : FC_OP_FORWARD, &opt,
                                               &pl->plan); /* owns p.batch from here */
     if (st != FC_OK)
         return plan_failed(s->fn, st);

@@ -1,0 +1,91 @@
+/*
+ * The CPU tile policy, in one table: which item rows, kv tile columns and kv item rows a plan's
+ * items get.  A row matches on the operation, the kind of the problem's many-row forward items
+ * (a fact of the kernel set, fc_kinds) and a few conditions; the first row that matches gives the
+ * sizes it names, the defaults the others.  The measurements behind each row are in
+ * docs/PERFORMANCE.md.
+ */
+#include "tiles.h"
+
+enum {
+    FC_IF_PARTS = 1,      /* fp16 operands as bf16 parts, and at least FC_PART_ITEMS items of the row's size */
+    FC_IF_AVX512 = 2,     /* an AVX-512 kernel set */
+    FC_IF_DENSE = 4,      /* no sparse selection */
+    FC_IF_SPARSE = 8,     /* sparse selection */
+};
+
+/* Items of fp16 parts: 1024 rows where the problem still has this many of them (two per thread
+ * on 16 cores; fewer would leave threads idle, a causal problem unbalanced). */
+#define FC_PART_ITEMS 32
+
+typedef struct fc_tile_rule {
+    fc_op op;
+    unsigned kinds;         /* the many-row forward kinds it applies to (bits 1 << kind) */
+    unsigned when;          /* FC_IF_* conditions, all of them */
+    int rows, cols, kv_rows; /* 0: the default */
+} fc_tile_rule;
+
+#define FC_KIND(k) (1u << (k))
+#define FC_TILE_KINDS (FC_KIND(FC_FWD_TILES_QK) | FC_KIND(FC_FWD_TILES) | FC_KIND(FC_FWD_FUSED))
+
+/* Every row asks for head dims up to 256 (Dqk + Dr and Dv): larger ones keep the defaults. */
+static const fc_tile_rule fc_cpu_tile_policy[] = {
+    /* the fused bf16 pipeline packs Kᵀ and V once per item and kv tile: 512 × 512 shares a
+     * packing among more rows and runs P·V over a longer K axis (−10 % CPU time at S = 4096
+     * against 256 × 256); fp16's parts make a packing 3–4× bf16's: 1024-row items (−10..15 %) */
+    {FC_OP_FORWARD, FC_KIND(FC_FWD_FUSED), FC_IF_PARTS, 1024, 512, 0},
+    {FC_OP_FORWARD, FC_KIND(FC_FWD_FUSED), 0, 512, 512, 0},
+    /* tile products want a long K axis for P·V: 256 kv columns */
+    {FC_OP_FORWARD, FC_KIND(FC_FWD_TILES_QK) | FC_KIND(FC_FWD_TILES), 0, 128, 256, 0},
+    /* the fp32 GEMM of an AVX-512 set: a long sequence's K and V exceed L2, and each kv tile read
+     * from L3 then serves four times the rows (−13..20 % CPU time at S = 4096, D = 128) */
+    {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX512, 256, 0, 0},
+    /* a set with tile products packs query rows and kv tiles as operands of the backward, shared
+     * by more pairs in 128 × 128; sparse dk/dv items own wider kv ranges, whose tiles stay */
+    {FC_OP_BACKWARD, FC_TILE_KINDS, FC_IF_DENSE, 128, 128, 128},
+    {FC_OP_BACKWARD, FC_TILE_KINDS, FC_IF_SPARSE, 128, 0, 0},
+};
+
+static bool fc_rule_matches(const fc_tile_rule *r, const fc_problem *p, fc_op op, const fc_kinds *kinds,
+                            const fc_cpu_kernels *k)
+{
+    const unsigned when = r->when;
+    if (r->op != op || !(r->kinds & FC_KIND(kinds->many)) || p->Dqk + p->Dr > 256 || p->Dv > 256)
+        return false;
+    if ((when & FC_IF_PARTS) && !(kinds->parts && p->B * p->Nq * p->max_sq >= (int64_t)FC_PART_ITEMS * r->rows))
+        return false;
+    if ((when & FC_IF_AVX512) && !k->avx512)
+        return false;
+    return !((when & FC_IF_DENSE) && p->sparse.data) && !((when & FC_IF_SPARSE) && !p->sparse.data);
+}
+
+fc_tiles fc_cpu_tiles(const fc_problem *p, fc_op op, const fc_kinds *kinds, const fc_cpu_kernels *k)
+{
+    /* the defaults: 64 × 64 (32 past 256 and 512 features), whose fp32 working set fits L1/L2;
+     * sparse dk/dv items scan every query's index row, so they own wider kv ranges */
+    const int64_t d = p->Dqk + p->Dr > p->Dv ? p->Dqk + p->Dr : p->Dv;
+    fc_tiles t = {.rows = d > 256 ? 32 : 64, .cols = d > 512 ? 32 : 64};
+    t.kv_rows = p->sparse.data ? 8 * t.cols : t.cols;
+    for (size_t i = 0; i < sizeof fc_cpu_tile_policy / sizeof fc_cpu_tile_policy[0]; i++) {
+        const fc_tile_rule *r = &fc_cpu_tile_policy[i];
+        if (!fc_rule_matches(r, p, op, kinds, k))
+            continue;
+        t.rows = r->rows ? r->rows : t.rows;
+        t.cols = r->cols ? r->cols : t.cols;
+        t.kv_rows = r->kv_rows ? r->kv_rows : t.kv_rows;
+        break;
+    }
+    return t;
+}
+
+/* The fused backward (one item per kv head: dQ, dK, dV in one pass) where there are at least two
+ * heads per thread and the head's dQ accumulators stay small.  Its pairs and sums are those of
+ * the two passes (kernels/backward.c), so results are the same for any thread count. */
+#define FC_BWD_FUSED_MAX_BYTES ((int64_t)16 << 20)
+
+bool fc_cpu_bwd_fuses(const fc_problem *p, fc_tiles t, int threads)
+{
+    const int64_t tiles = (p->max_sq + t.rows - 1) / t.rows, ldq = p->Dqk + p->Dr + 32; /* ≥ the kernels' row stride */
+    const int64_t bytes = p->G * (tiles > 1 ? tiles : 1) * (t.rows + 16) * ldq * (int64_t)sizeof(float);
+    return !p->sparse.data && p->B * p->Nkv >= 2 * (int64_t)threads && bytes <= FC_BWD_FUSED_MAX_BYTES;
+}
