@@ -213,4 +213,4 @@ def test_an_unavailable_isa_is_reported_by_cpu_isa_and_every_call(isa):
 
 
 def test_cpu_isa_names_the_path():
-    assert flashc.cpu_isa() in ("amx", "avx512bf16", "avx512", "avx2", "scalar", "vec16")
+    assert flashc.cpu_isa() in ("amx", "avx512bf16", "avx512", "avx2", "neonbf16", "neon", "scalar", "vec16")

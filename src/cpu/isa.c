@@ -78,6 +78,11 @@ static bool fc_has_f16c(void)
 static bool fc_has_asimd(void) { return getauxval(AT_HWCAP) >> 1 & 1; }
 #endif
 
+#if defined(FLASHC_NEONBF16)
+/* BFDOT and BFCVTN (FEAT_BF16) as Linux reports them: HWCAP2_BF16, bit 14 of AT_HWCAP2. */
+static bool fc_has_bf16(void) { return getauxval(AT_HWCAP2) >> 14 & 1; }
+#endif
+
 static bool fc_isa_available(const fc_cpu_kernels *k)
 {
 #if defined(FLASHC_VEC16)
@@ -91,6 +96,10 @@ static bool fc_isa_available(const fc_cpu_kernels *k)
 #if defined(FLASHC_AVX512BF16)
     if (k == &fc_cpu_kernels_avx512bf16)
         return fc_isa_available(&fc_cpu_kernels_avx512) && fc_has_avx512bf16();
+#endif
+#if defined(FLASHC_NEONBF16)
+    if (k == &fc_cpu_kernels_neonbf16)
+        return fc_isa_available(&fc_cpu_kernels_neon) && fc_has_bf16();
 #endif
 #if defined(FLASHC_NEON)
     if (k == &fc_cpu_kernels_neon)
@@ -135,6 +144,9 @@ static const fc_cpu_kernels *fc_isa_by_name(const char *name)
 #endif
 #if defined(FLASHC_X86)
         &fc_cpu_kernels_avx512, &fc_cpu_kernels_avx2,
+#endif
+#if defined(FLASHC_NEONBF16)
+        &fc_cpu_kernels_neonbf16,
 #endif
 #if defined(FLASHC_NEON)
         &fc_cpu_kernels_neon,

@@ -93,6 +93,6 @@ typedef struct fc_cpu_kernels {
 } fc_cpu_kernels;
 
 extern const fc_cpu_kernels fc_cpu_kernels_scalar, fc_cpu_kernels_vec16, fc_cpu_kernels_avx2, fc_cpu_kernels_avx512,
-    fc_cpu_kernels_avx512bf16, fc_cpu_kernels_amx, fc_cpu_kernels_neon;
+    fc_cpu_kernels_avx512bf16, fc_cpu_kernels_amx, fc_cpu_kernels_neon, fc_cpu_kernels_neonbf16;
 
 #endif /* FC_CPU_WORK_H */

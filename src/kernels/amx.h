@@ -12,12 +12,17 @@
  * Only compiled into the amx kernel set (FC_AMX); isa.c has asked the kernel for the tile state
  * (arch_prctl) before this set is ever chosen.  Each kernel call configures the tiles of its own
  * thread (fc_amx_begin) and releases them when done (fc_amx_end).  The avx512bf16 set (FC_DPBF16)
- * gets the same functions from dpbf16.h, on vdpbf16ps.
+ * gets the same functions from dpbf16.h, on vdpbf16ps; the neonbf16 set (FC_BFDOT) fc_amx_gemm
+ * from gemm_bfdot.h, on BFDOT.
  */
 #ifndef FC_KERNELS_AMX_H
 #define FC_KERNELS_AMX_H
 
 #include "amx_layout.h"
+
+#if FC_BFDOT
+#include "gemm_bfdot.h" /* fc_amx_gemm on row-major operands only (the column-major forward's) */
+#else
 
 #if FC_DPBF16
 #include "dpbf16.h"
@@ -128,5 +133,7 @@ static inline void fc_amx_gemm(int M, int N, int K, const uint16_t *A, size_t ld
 {
     fc_amx_gemm_at(M, N, K, A, fc_amx_rows(lda), B, fc_amx_pairs(ldb), C, fc_amx_rows(ldc), accumulate);
 }
+
+#endif /* FC_BFDOT */
 
 #endif /* FC_KERNELS_AMX_H */

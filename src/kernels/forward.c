@@ -16,8 +16,10 @@
 #include "scores.h"
 #include "walk.h"
 #include "softmax.h"
-#if FC_BF16_PRODUCTS
+#if FC_BF16_FUSED
 #include "amx_rows.h"
+#elif FC_BF16_PRODUCTS
+#include "bfdot_pack.h"
 #endif
 
 /* Per-thread buffers of one item; fc_fwd_carve(NULL, ...) measures them. */
@@ -38,6 +40,8 @@ typedef struct fc_fwd_bufs {
     fc_rows rows;
 #if FC_BF16_PRODUCTS
     fc_amx_bufs amx; /* bf16 tile operands (bf16/fp16 problems) */
+#endif
+#if FC_BF16_FUSED
     fc_amx_rows_bufs amx_rows; /* the fused pipeline's (amx_rows.h) */
 #endif
 } fc_fwd_bufs;
@@ -68,8 +72,10 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
 #if FC_BF16_PRODUCTS
     if (fc_amx_applies(p, t.rows)) {
         fc_amx_carve(&b->amx, &cur, p, (int)Rp, t.cols);
+#if FC_BF16_FUSED
         if (fc_amx_rows_applies(p))
             fc_amx_rows_carve(&b->amx_rows, &cur, &b->amx);
+#endif
     }
 #endif
     return cur.at + 64; /* + alignment slack of the base */
@@ -359,6 +365,7 @@ void FC_ISA_FN(fc_fwd_item_tiles_qk)(const fc_problem *p, const fc_item *it, fc_
     fc_fwd_item_on_tiles(p, it, t, ws, partial, false);
 }
 
+#if FC_BF16_FUSED
 /* FC_FWD_FUSED: the fused row pipeline (amx_rows.h); a tile that hides positions and whose values
  * are not all finite takes the column-major step of FC_FWD_TILES (hidden values then need the
  * visibility path). */
@@ -381,7 +388,8 @@ void FC_ISA_FN(fc_fwd_item_fused)(const fc_problem *p, const fc_item *it, fc_til
         fc_amx_end();
     fc_fwd_end(&s, p, it, partial);
 }
-#endif
+#endif /* FC_BF16_FUSED */
+#endif /* FC_BF16_PRODUCTS */
 
 /* Combines the nsplit partial slots of an item (split 0 .. nsplit−1, in that order) like the
  * online softmax combines tiles, then writes the rows. */

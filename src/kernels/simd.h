@@ -1,8 +1,8 @@
 /*
  * One small vector vocabulary, four instruction sets.  The kernel sources are compiled once per
- * ISA (scalar, AVX2+FMA+F16C, AVX-512, Arm AdvSIMD; avx512bf16 and amx add bf16 products to AVX-512) and
- * written only against these names, so every path runs the same algorithm; the scalar path
- * (FC_W = 1) is the portable reference of it.
+ * ISA (scalar, AVX2+FMA+F16C, AVX-512, Arm AdvSIMD; avx512bf16 and amx add bf16 products to
+ * AVX-512, neonbf16 to AdvSIMD) and written only against these names, so every path runs the same
+ * algorithm; the scalar path (FC_W = 1) is the portable reference of it.
  *
  * FC_ISA_FN(name) gives the exported, ISA-suffixed name of a kernel entry point.
  */
@@ -26,6 +26,9 @@
 
 #if defined(FC_SIMD_VEC16)
 #define FC_ISA vec16
+#elif defined(FC_SIMD_NEON) && defined(__aarch64__) && defined(__ARM_FEATURE_BF16_VECTOR_ARITHMETIC)
+#define FC_ISA neonbf16 /* the AdvSIMD vocabulary below, plus BFDOT bf16 products (gemm_bfdot.h) */
+#define FC_BFDOT 1
 #elif defined(FC_SIMD_NEON) && defined(__aarch64__)
 #define FC_ISA neon /* AdvSIMD, which every aarch64 CPU has (the scalar set is built without FC_SIMD_NEON) */
 #elif (defined(__AMX_TILE__) || defined(__AMXTILE__)) && (defined(__AMX_BF16__) || defined(__AMXBF16__)) && \
@@ -50,8 +53,13 @@
 #ifndef FC_DPBF16
 #define FC_DPBF16 0
 #endif
-/* The sets whose bf16/fp16 attention products run in bf16 (amx.h's GEMM: tiles or vdpbf16ps). */
-#define FC_BF16_PRODUCTS (FC_AMX || FC_DPBF16)
+#ifndef FC_BFDOT
+#define FC_BFDOT 0
+#endif
+/* The sets whose bf16/fp16 attention products run in bf16 (amx.h's GEMM: tiles, vdpbf16ps or
+ * BFDOT), and those of them with the fused row pipeline (amx_rows.h, AVX-512 code). */
+#define FC_BF16_PRODUCTS (FC_AMX || FC_DPBF16 || FC_BFDOT)
+#define FC_BF16_FUSED (FC_AMX || FC_DPBF16)
 
 /* Sanitizer builds leave inlining to the compiler: forcing every unrolled register tile of the
  * micro-GEMM into its callers makes functions so large that clang's ASan + UBSan compile of one

@@ -2,8 +2,10 @@
  * kinds its kernels take a problem's items with. */
 #include "decode.h"
 #include "entry.h"
-#if FC_BF16_PRODUCTS
+#if FC_BF16_FUSED
 #include "amx_rows.h"
+#elif FC_BF16_PRODUCTS
+#include "bfdot_pack.h"
 #endif
 
 static void FC_ISA_FN(fc_kinds)(const fc_problem *p, fc_kinds *out)
@@ -13,7 +15,10 @@ static void FC_ISA_FN(fc_kinds)(const fc_problem *p, fc_kinds *out)
     out->parts = false;
 #if FC_BF16_PRODUCTS
     if (fc_amx_applies(p, FC_FEW_ROWS + 1)) {
-        out->many = fc_amx_rows_applies(p) ? FC_FWD_FUSED : fc_amx_pv_tiles(p) ? FC_FWD_TILES : FC_FWD_TILES_QK;
+        out->many = fc_amx_pv_tiles(p) ? FC_FWD_TILES : FC_FWD_TILES_QK;
+#if FC_BF16_FUSED
+        out->many = fc_amx_rows_applies(p) ? FC_FWD_FUSED : out->many;
+#endif
         out->parts = fc_amx_qk_parts(p) > 1 || fc_amx_pv_parts(p) > 1;
     }
 #endif
@@ -21,10 +26,15 @@ static void FC_ISA_FN(fc_kinds)(const fc_problem *p, fc_kinds *out)
 }
 
 /* A kind's entry points; those a set lacks stay NULL (its kinds never name them). */
+#if FC_BF16_FUSED
+#define FC_FWD_FUSED_ENTRY , [FC_FWD_FUSED] = FC_ISA_FN(fc_fwd_item_fused)
+#else
+#define FC_FWD_FUSED_ENTRY
+#endif
 #if FC_BF16_PRODUCTS
 #define FC_FWD_TILE_ENTRIES                                                                                            \
-    [FC_FWD_TILES_QK] = FC_ISA_FN(fc_fwd_item_tiles_qk), [FC_FWD_TILES] = FC_ISA_FN(fc_fwd_item_tiles),                \
-    [FC_FWD_FUSED] = FC_ISA_FN(fc_fwd_item_fused)
+    [FC_FWD_TILES_QK] = FC_ISA_FN(fc_fwd_item_tiles_qk), [FC_FWD_TILES] = FC_ISA_FN(fc_fwd_item_tiles)                 \
+    FC_FWD_FUSED_ENTRY
 #else
 #define FC_FWD_TILE_ENTRIES
 #endif

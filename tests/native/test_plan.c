@@ -340,6 +340,7 @@ static void describe(void)
     tc_context("fc_plan_describe");
     const char *isa = fc_cpu_isa();
     const bool tile_set = !strcmp(isa, "amx") || !strcmp(isa, "avx512bf16"), wide = tile_set || !strcmp(isa, "avx512");
+    const bool bfdot_set = !strcmp(isa, "neonbf16"); /* bf16 products without the fused pipeline */
     char text[512], key[64];
     snprintf(key, sizeof key, "isa=%s ", isa);
     const dsc_case fp32 = {FC_F32, 4, 2, 300, 300, 64, false};
@@ -353,7 +354,9 @@ static void describe(void)
     }
     const dsc_case bf16 = {FC_BF16, 4, 2, 300, 300, 64, false}; /* bf16 output: the fused pipeline where tiles pay */
     if (describe_case(&bf16, text, sizeof text))
-        expect_in(text, tile_set ? "kernel=fused few_rows_kernel=decode item_rows=512 kv_cols=512 " : "kernel=gemm ");
+        expect_in(text, tile_set    ? "kernel=fused few_rows_kernel=decode item_rows=512 kv_cols=512 "
+                        : bfdot_set ? "kernel=tiles few_rows_kernel=decode item_rows=128 kv_cols=256 "
+                                    : "kernel=gemm ");
     const dsc_case dec = {FC_F16, 8, 2, 1, 4096, 128, false}; /* 4 rows per item, 2 items: kv slices */
     if (describe_case(&dec, text, sizeof text)) {
         expect_in(text, strcmp(isa, "scalar") ? "few_rows_kernel=decode " : "few_rows_kernel=dots ");
@@ -365,7 +368,7 @@ static void describe(void)
     const dsc_case bwd16 = {FC_BF16, 4, 2, 200, 200, 64, true};
     if (describe_case(&bwd16, text, sizeof text))
         expect_in(text, !strcmp(isa, "amx") ? "products=elements " : "products=fp32 "),
-            expect_in(text, tile_set ? "item_rows=128 kv_cols=128 kv_item_rows=128 " : "item_rows=64 kv_cols=64 ");
+            expect_in(text, tile_set || bfdot_set ? "item_rows=128 kv_cols=128 kv_item_rows=128 " : "item_rows=64 kv_cols=64 ");
 }
 
 static void tensor_helpers(void)

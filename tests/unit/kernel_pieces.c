@@ -26,6 +26,9 @@ extern const unit_pieces unit_pieces_amx;
 #if defined(UNIT_HAVE_neon)
 extern const unit_pieces unit_pieces_neon;
 #endif
+#if defined(UNIT_HAVE_neonbf16)
+extern const unit_pieces unit_pieces_neonbf16;
+#endif
 
 static const unit_pieces *pieces_of(const char *isa)
 {
@@ -48,6 +51,9 @@ static const unit_pieces *pieces_of(const char *isa)
 #endif
 #if defined(UNIT_HAVE_neon)
         &unit_pieces_neon,
+#endif
+#if defined(UNIT_HAVE_neonbf16)
+        &unit_pieces_neonbf16,
 #endif
     };
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)

@@ -31,9 +31,10 @@ typedef struct unit_pieces {
     void (*exp2)(const float *x, float *y, int n);
     /* fc_softmax_step: Rp a multiple of lanes */
     bool (*softmax_step)(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha);
-    /* fc_amx_gemm inside fc_amx_begin/fc_amx_end (NULL outside the amx and avx512bf16 sets, whose
-     * GEMM is on tiles / vdpbf16ps): bf16 A rows (lda), B in
-     * the pair-interleaved form (ldb), fp32 C (ldc); M, N multiples of 16, K of 32 */
+    /* fc_amx_gemm inside fc_amx_begin/fc_amx_end (NULL outside the amx, avx512bf16 and neonbf16
+     * sets, whose GEMM is on tiles / vdpbf16ps / BFDOT): bf16 A rows (lda), B in
+     * the pair-interleaved form (ldb), fp32 C (ldc); M, N multiples of 16, K of 32 (neonbf16: any
+     * M, N a multiple of 4, K even) */
     void (*amx_gemm)(int M, int N, int K, const uint16_t *A, size_t lda, const uint16_t *B, size_t ldb, float *C,
                      size_t ldc, bool accumulate);
     /* fc_amx_pack_b of Y, then fc_amx_bwd_product (amx set only): C[M×n] += X[M×K]·Y[K×n] from

@@ -110,60 +110,73 @@ static void edge_tiles(const unit_pieces *P)
            (long long)failed);
 }
 
+/* One bf16 GEMM against a double loop: exact on integers, within the fp32 sums' bound on reals; nothing
+ * outside C written. */
+static void bf16_gemm_one(const unit_pieces *P, tc_rng *r, int M, int N, int K, int integral)
+{
+    const bool acc = (M + N + K / 2 + K / 32) % 2;
+    const size_t lda = (size_t)K + 32, ldb = 2 * (size_t)N + 16, ldc = (size_t)N + 16;
+    uint16_t *A = calloc((size_t)M * lda, 2), *B = calloc((size_t)(K / 2) * ldb, 2);
+    float *C = malloc(sizeof(float) * (size_t)(M + 1) * ldc), *a = malloc(sizeof(float) * (size_t)(M * K));
+    float *b = malloc(sizeof(float) * (size_t)(K * N));
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++) {
+            a[m * K + k] = fc_bf16_to_f32_inline(fc_f32_to_bf16_inline(value(r, integral)));
+            A[(size_t)m * lda + k] = fc_f32_to_bf16_inline(a[m * K + k]);
+        }
+    for (int k = 0; k < K; k++)
+        for (int n = 0; n < N; n++) {
+            b[k * N + n] = fc_bf16_to_f32_inline(fc_f32_to_bf16_inline(value(r, integral)));
+            B[(size_t)(k / 2) * ldb + 2 * (size_t)n + (size_t)(k % 2)] = fc_f32_to_bf16_inline(b[k * N + n]);
+        }
+    for (size_t k = 0; k < (size_t)(M + 1) * ldc; k++)
+        C[k] = fc_bits_f32(SENTINEL);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++)
+            C[(size_t)m * ldc + n] = acc ? value(r, integral) : 0.0f;
+    double *want = calloc((size_t)(M * N), sizeof *want), *bound = calloc((size_t)(M * N), sizeof *bound);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = acc ? C[(size_t)m * ldc + n] : 0.0, mag = fabs(s);
+            for (int k = 0; k < K; k++)
+                s += (double)a[m * K + k] * b[k * N + n], mag += fabs((double)a[m * K + k] * b[k * N + n]);
+            want[m * N + n] = s, bound[m * N + n] = 2.0 * (K + 1) * ldexp(mag, -24);
+        }
+    P->amx_gemm(M, N, K, A, lda, B, ldb, C, ldc, acc);
+    int64_t wrong = 0, outside = 0;
+    for (int m = 0; m <= M; m++)
+        for (size_t n = 0; n < ldc; n++) {
+            const float got = C[(size_t)m * ldc + n];
+            if (m == M || n >= (size_t)N)
+                outside += !is_sentinel(got);
+            else
+                wrong += integral ? got != want[m * N + n]
+                                  : !(fabs(got - want[m * N + n]) <= bound[m * N + n]);
+        }
+    TC_CHECK(wrong == 0, "bf16 gemm M=%d N=%d K=%d accumulate=%d %s: %lld wrong", M, N, K, acc,
+             integral ? "integers" : "reals", (long long)wrong);
+    TC_CHECK(outside == 0, "bf16 gemm M=%d N=%d K=%d: %lld floats outside C written", M, N, K,
+             (long long)outside);
+    free(A), free(B), free(C), free(a), free(b), free(want), free(bound);
+}
+
 /* The bf16 GEMM (amx tiles: 16- and 32-wide blocks in both dimensions, K steps of 32; avx512bf16:
- * 64-column panels and each 16-column remainder). */
+ * 64-column panels and each 16-column remainder; neonbf16: also every row edge of its 8-row tile,
+ * one- and two-vector column blocks, and K pairs beyond its steps of 4). */
 static void amx_tiles(const unit_pieces *P)
 {
     tc_rng r = tc_rng_seed(6102);
     for (int M = 16; M <= 48; M += 16)
         for (int N = 16; N <= 144; N += 16)
             for (int K = 32; K <= 96; K += 32)
-                for (int integral = 0; integral < 2; integral++) {
-                    const bool acc = (M + N + K / 32) % 2;
-                    const size_t lda = (size_t)K + 32, ldb = 2 * (size_t)N + 16, ldc = (size_t)N + 16;
-                    uint16_t *A = calloc((size_t)M * lda, 2), *B = calloc((size_t)(K / 2) * ldb, 2);
-                    float *C = malloc(sizeof(float) * (size_t)(M + 1) * ldc), *a = malloc(sizeof(float) * (size_t)(M * K));
-                    float *b = malloc(sizeof(float) * (size_t)(K * N));
-                    for (int m = 0; m < M; m++)
-                        for (int k = 0; k < K; k++) {
-                            a[m * K + k] = fc_bf16_to_f32_inline(fc_f32_to_bf16_inline(value(&r, integral)));
-                            A[(size_t)m * lda + k] = fc_f32_to_bf16_inline(a[m * K + k]);
-                        }
-                    for (int k = 0; k < K; k++)
-                        for (int n = 0; n < N; n++) {
-                            b[k * N + n] = fc_bf16_to_f32_inline(fc_f32_to_bf16_inline(value(&r, integral)));
-                            B[(size_t)(k / 2) * ldb + 2 * (size_t)n + (size_t)(k % 2)] = fc_f32_to_bf16_inline(b[k * N + n]);
-                        }
-                    for (size_t k = 0; k < (size_t)(M + 1) * ldc; k++)
-                        C[k] = fc_bits_f32(SENTINEL);
-                    for (int m = 0; m < M; m++)
-                        for (int n = 0; n < N; n++)
-                            C[(size_t)m * ldc + n] = acc ? value(&r, integral) : 0.0f;
-                    double *want = calloc((size_t)(M * N), sizeof *want), *bound = calloc((size_t)(M * N), sizeof *bound);
-                    for (int m = 0; m < M; m++)
-                        for (int n = 0; n < N; n++) {
-                            double s = acc ? C[(size_t)m * ldc + n] : 0.0, mag = fabs(s);
-                            for (int k = 0; k < K; k++)
-                                s += (double)a[m * K + k] * b[k * N + n], mag += fabs((double)a[m * K + k] * b[k * N + n]);
-                            want[m * N + n] = s, bound[m * N + n] = 2.0 * (K + 1) * ldexp(mag, -24);
-                        }
-                    P->amx_gemm(M, N, K, A, lda, B, ldb, C, ldc, acc);
-                    int64_t wrong = 0, outside = 0;
-                    for (int m = 0; m <= M; m++)
-                        for (size_t n = 0; n < ldc; n++) {
-                            const float got = C[(size_t)m * ldc + n];
-                            if (m == M || n >= (size_t)N)
-                                outside += !is_sentinel(got);
-                            else
-                                wrong += integral ? got != want[m * N + n]
-                                                  : !(fabs(got - want[m * N + n]) <= bound[m * N + n]);
-                        }
-                    TC_CHECK(wrong == 0, "amx tile gemm M=%d N=%d K=%d accumulate=%d %s: %lld wrong", M, N, K, acc,
-                             integral ? "integers" : "reals", (long long)wrong);
-                    TC_CHECK(outside == 0, "amx tile gemm M=%d N=%d K=%d: %lld floats outside C written", M, N, K,
-                             (long long)outside);
-                    free(A), free(B), free(C), free(a), free(b), free(want), free(bound);
-                }
+                for (int integral = 0; integral < 2; integral++)
+                    bf16_gemm_one(P, &r, M, N, K, integral);
+    if (strcmp(P->isa, "neonbf16") == 0)
+        for (int M = 1; M <= 17; M++)
+            for (int N = 4; N <= 20; N += 4)
+                for (int K = 2; K <= 14; K += 4)
+                    for (int integral = 0; integral < 2; integral++)
+                        bf16_gemm_one(P, &r, M, N, K, integral);
 }
 
 /* The amx set's backward product from fp32 rows (fc_amx_pack_b, fc_amx_bwd_product): every M, K and n remainder of
