@@ -2,10 +2,10 @@
 # Cross-builds flashc for 64-bit Arm (aarch64) with Debian's gcc-aarch64-linux-gnu, in
 # build-aarch64/, and runs the C test suite under qemu-user (CTest calls every test executable
 # through qemu-aarch64).  Installs the cross compilers and qemu-user when missing.  What this build
-# has: the neon kernels, the portable scalar ones and vec16 (the tests force each).  Left out: the
-# tests that run host programs on the built files (install_consumers, build_*, the CANN samples' and
-# infiniop's scripts, which would run Arm binaries without qemu), MPI (no cross MPI), the bench,
-# CUDA and Python.
+# has: the neon and neonbf16 kernels (qemu-user's default CPU, max, has BF16), the portable scalar
+# ones and vec16 (the tests force each).  Left out: the tests that run host programs on the built
+# files (install_consumers, build_*, the CANN samples' and infiniop's scripts, which would run Arm
+# binaries without qemu), MPI (no cross MPI), the bench, CUDA and Python.
 # Extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -57,7 +57,7 @@ static inline void fc_bfdot_row(uint16_t *dst, const float *x, int n, int np)
 static inline void fc_amx_pack_q(fc_amx_bufs *a, const float *rows, int64_t ldq, int R, int Rp, int Dt)
 {
     for (int r = 0; r < Rp; r++)
-        fc_bfdot_row(a->qrow + (size_t)r * a->Dp, rows + r * ldq, r < R ? Dt : 0, a->Dp);
+        fc_bfdot_row(a->qrow + (size_t)r * a->Dp, r < R ? rows + r * ldq : rows, r < R ? Dt : 0, a->Dp);
 }
 
 /* Qᵀ in pair form: the word (pair) transpose of the bf16 rows. */
