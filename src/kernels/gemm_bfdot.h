@@ -7,9 +7,9 @@
  * 32-bit word; B(p, n) = B[p·ldb + n] the pair of column n (amx_layout.h's pair form); C rows of
  * N floats, N a multiple of 4 (whole vectors are stored).  One BFDOT adds the two products of a
  * pair of A, taken from a vector lane, and of B's pairs for 4 columns to 4 sums: 8 FLOPs an
- * instruction where FMLA does 8 over twice the operand bytes.  The full tile is gemm_neon.h's,
- * 8 rows × 2 vectors, in its two forms: A by columns (a_rs = 1: P's pairs, 4 rows a vector) and
- * A by rows (a_ks = 1: key rows, 4 pairs a vector); edges broadcast A's pair.
+ * instruction where FMLA does 8 over twice the operand bytes.  The full tile is neon_tile.h's,
+ * 8 rows × 2 vectors, in its two forms, an entry one pair: A by columns (a_rs = 1: P's pairs, 4
+ * rows a vector) and A by rows (a_ks = 1: key rows, 4 pairs a vector); edges broadcast A's pair.
  *
  * Precision: a product of two bf16 values is exact in fp32.  BFDOT (FEAT_BF16 without EBF16)
  * ignores the FPCR: it adds the pair's two products, then that sum to the accumulator, each add
@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "simd.h"
+#include "neon_tile.h"
 
 FC_INLINE bfloat16x8_t fc_bf_load(const uint32_t *p) { return vreinterpretq_bf16_u32(vld1q_u32(p)); }
 FC_INLINE bfloat16x8_t fc_bf_dup(const uint32_t *p) { return vreinterpretq_bf16_u32(vld1q_dup_u32(p)); }
@@ -59,63 +59,17 @@ FC_INLINE void fc_bfdot_block(const int mr, const int nv, int P, const uint32_t 
             vst1q_f32(C + m * ldc + 4 * v, c[m][v]);
 }
 
-#define FC_B8_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define FC_B8_DECL(m) float32x4_t c##m##0, c##m##1;
-#define FC_B8_INIT(m)                                                                                  \
-    c##m##0 = accumulate ? vld1q_f32(C + m * ldc) : vdupq_n_f32(0.0f);                                 \
-    c##m##1 = accumulate ? vld1q_f32(C + m * ldc + 4) : vdupq_n_f32(0.0f);
-#define FC_B8_STORE(m) vst1q_f32(C + m * ldc, c##m##0); vst1q_f32(C + m * ldc + 4, c##m##1);
-/* row m's sums += B's pairs b0, b1 against the pair in lane l of a */
-#define FC_B8_DOT(m, a, l) c##m##0 = vbfdotq_laneq_f32(c##m##0, b0, a, l); c##m##1 = vbfdotq_laneq_f32(c##m##1, b1, a, l);
-
-FC_INLINE void fc_bfdot_tile_cols(int P, const uint32_t *A, ptrdiff_t a_ks, const uint32_t *B, ptrdiff_t ldb, float *C,
-                                  ptrdiff_t ldc, bool accumulate)
-{
-    FC_B8_ROWS(FC_B8_DECL)
-    FC_B8_ROWS(FC_B8_INIT)
-#pragma GCC unroll 2
-    for (int p = P; p > 0; p--, A += a_ks, B += ldb) {
-        const bfloat16x8_t b0 = fc_bf_load(B), b1 = fc_bf_load(B + 4), lo = fc_bf_load(A), hi = fc_bf_load(A + 4);
-        FC_B8_DOT(0, lo, 0) FC_B8_DOT(1, lo, 1) FC_B8_DOT(2, lo, 2) FC_B8_DOT(3, lo, 3)
-        FC_B8_DOT(4, hi, 0) FC_B8_DOT(5, hi, 1) FC_B8_DOT(6, hi, 2) FC_B8_DOT(7, hi, 3)
-    }
-    FC_B8_ROWS(FC_B8_STORE)
-}
-
-#define FC_B8_AROW(m) const bfloat16x8_t a##m = fc_bf_load(A + m * a_rs + p);
-#define FC_B8_ADUP(m) const bfloat16x8_t a##m = fc_bf_dup(A + m * a_rs + p);
-#define FC_B8_STEP(l)                                                                                  \
-    {                                                                                                  \
-        const bfloat16x8_t b0 = fc_bf_load(B + (p + l) * ldb), b1 = fc_bf_load(B + (p + l) * ldb + 4); \
-        FC_B8_DOT(0, a0, l) FC_B8_DOT(1, a1, l) FC_B8_DOT(2, a2, l) FC_B8_DOT(3, a3, l)                \
-        FC_B8_DOT(4, a4, l) FC_B8_DOT(5, a5, l) FC_B8_DOT(6, a6, l) FC_B8_DOT(7, a7, l)                \
-    }
-
-FC_INLINE void fc_bfdot_tile_rows(int P, const uint32_t *A, ptrdiff_t a_rs, const uint32_t *B, ptrdiff_t ldb, float *C,
-                                  ptrdiff_t ldc, bool accumulate)
-{
-    FC_B8_ROWS(FC_B8_DECL)
-    FC_B8_ROWS(FC_B8_INIT)
-    int p = 0;
-    for (; p + 4 <= P; p += 4) {
-        FC_B8_ROWS(FC_B8_AROW)
-        FC_B8_STEP(0) FC_B8_STEP(1) FC_B8_STEP(2) FC_B8_STEP(3)
-    }
-    for (; p < P; p++) {
-        FC_B8_ROWS(FC_B8_ADUP)
-        FC_B8_STEP(0)
-    }
-    FC_B8_ROWS(FC_B8_STORE)
-}
-
-#undef FC_B8_ROWS
-#undef FC_B8_DECL
-#undef FC_B8_INIT
-#undef FC_B8_STORE
-#undef FC_B8_DOT
-#undef FC_B8_AROW
-#undef FC_B8_ADUP
-#undef FC_B8_STEP
+#define FC_NT_ENTRY uint32_t
+#define FC_NT_VEC bfloat16x8_t
+#define FC_NT_LOAD(p) fc_bf_load(p)
+#define FC_NT_DUP(p) fc_bf_dup(p)
+#define FC_NT_MLA(c, b, a, l) vbfdotq_laneq_f32(c, b, a, l)
+FC_NEON_TILES(fc_bfdot_tile_cols, fc_bfdot_tile_rows)
+#undef FC_NT_ENTRY
+#undef FC_NT_VEC
+#undef FC_NT_LOAD
+#undef FC_NT_DUP
+#undef FC_NT_MLA
 
 #define FC_BFDOT_EDGE(MR_)                                                                             \
     case MR_:                                                                                          \
