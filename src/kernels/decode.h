@@ -338,7 +338,7 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
 {
     const int Dqk = (int)p->Dqk, Dv = (int)p->Dv, Rs = d->Rs, JR = FC_DEC_ACC / Rs;
     const int kbytes = Dqk * (int)fc_dtype_bytes(p->k.dtype), vbytes = Dv * (int)fc_dtype_bytes(p->v.dtype);
-    const char *krow[FC_DEC_COLS + 16], *vrow[FC_DEC_COLS], *kpf[FC_DEC_COLS + 16], *vpf[FC_DEC_COLS];
+    const char *krow[FC_DEC_COLS + 16], *vrow[FC_DEC_COLS], *kpf[FC_DEC_COLS + 16], *vpf[FC_DEC_COLS + 16];
     float alpha[4], psum[4];
     for (int c0 = 0; c0 < jn; c0 += FC_DEC_COLS) {
         const int n = jn - c0 < FC_DEC_COLS ? jn - c0 : FC_DEC_COLS, padded = (n + JR - 1) / JR * JR;
@@ -348,21 +348,23 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
         }
         for (int j = n; j < padded; j++)
             krow[j] = krow[n - 1];
-        for (int j = 0; j < padded; j++) { /* the rows FC_DEC_AHEAD on, prefetched on the way (or the last row) */
-            const int64_t t = j0 + c0 + FC_DEC_AHEAD + j < d->end ? j0 + c0 + FC_DEC_AHEAD + j : d->end - 1;
+        /* the score loop prefetches this step's value rows, the P·V loop the next step's key rows:
+         * one loop ahead, so a step's keys and values (not two steps') are what L1 holds */
+        for (int j = 0; j < padded; j++) {
+            vpf[j] = vrow[j < n ? j : n - 1];
+            const int64_t t = j0 + c0 + FC_DEC_COLS + j < d->end ? j0 + c0 + FC_DEC_COLS + j : d->end - 1;
             kpf[j] = fc_dec_row(&d->k, t);
-            vpf[j] = fc_dec_row(&d->v, t);
         }
-        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, kpf, kbytes);
+        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, vpf, vbytes);
         const int ns = (padded * Rs + FC_W - 1) / FC_W * FC_W;
         for (int i = n * Rs; i < ns; i++) /* the repeated keys and the vector's rest take no part */
             S[i] = -INFINITY;
         fc_dec_softmax(S, ns, d, m, l, alpha, psum);
         switch (p->v.dtype) {
-        case FC_I8: fc_dec_pv_dt(FC_I8, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
-        case FC_F16: fc_dec_pv_dt(FC_F16, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
-        case FC_BF16: fc_dec_pv_dt(FC_BF16, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
-        default: fc_dec_pv_dt(FC_F32, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
+        case FC_I8: fc_dec_pv_dt(FC_I8, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
+        case FC_F16: fc_dec_pv_dt(FC_F16, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
+        case FC_BF16: fc_dec_pv_dt(FC_BF16, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
+        default: fc_dec_pv_dt(FC_F32, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
         }
     }
 }
