@@ -58,7 +58,7 @@
     X(FA_WORKSPACE_SIZE, workspace_size, W)                                                                            \
     X(FA_EXECUTOR, executor, E)
 
-/* A kind's field type, and its type as the aclnn declarations spell it. */
+/* A kind's field type. */
 #define FA_FIELD_TYPE_T const aclTensor *
 #define FA_FIELD_TYPE_I const aclIntArray *
 #define FA_FIELD_TYPE_S const char *
@@ -66,25 +66,10 @@
 #define FA_FIELD_TYPE_N int64_t
 #define FA_FIELD_TYPE_W uint64_t *
 #define FA_FIELD_TYPE_E aclOpExecutor **
-#define FA_DECL_TYPE_T const aclTensor *
-#define FA_DECL_TYPE_I const aclIntArray *
-#define FA_DECL_TYPE_S char *
-#define FA_DECL_TYPE_F double
-#define FA_DECL_TYPE_N int64_t
-#define FA_DECL_TYPE_W uint64_t *
-#define FA_DECL_TYPE_E aclOpExecutor **
 
 #define FA_ENUM_(id, field, kind) id,
 typedef enum fa_param { FA_PARAMS(FA_ENUM_) FA_NPARAMS } fa_param;
 #undef FA_ENUM_
-
-/* Each parameter's id and declared type under its field's name, for the entry points' lists. */
-#define FA_ALIAS_(id, field, kind) FA_ID_##field = id,
-enum { FA_PARAMS(FA_ALIAS_) };
-#undef FA_ALIAS_
-#define FA_DECL_(id, field, kind) typedef FA_DECL_TYPE_##kind fa_decl_##field;
-FA_PARAMS(FA_DECL_)
-#undef FA_DECL_
 
 /* One first-phase call: every argument in its typed field; a function without a parameter leaves
  * it absent (NULL, 0) except pseType, which defaults to 1. */
