@@ -22,6 +22,7 @@
 #include "common/rng.h"
 #include "core/plan.h"
 #include "flashc.h"
+#include "stream_runs.h"
 
 enum { B = 4, NQ = 16, NKV = 4, D = 128, S = 5000, PAGE = 64, W = (S + PAGE - 1) / PAGE, BLOCKS = B * W };
 
@@ -31,21 +32,10 @@ typedef struct {
 
 static const size_t q_bytes = (size_t)B * NQ * D * 2, kv_bytes = (size_t)BLOCKS * PAGE * NKV * D * 2;
 
-static void *dev_random(size_t bytes, tc_rng *r)
-{
-    uint16_t *h = malloc(bytes);
-    void *d = NULL;
-    for (size_t i = 0; h && i < bytes / 2; i++)
-        h[i] = fc_f32_to_bf16((float)tc_rng_uniform(r, -2, 2));
-    if (!h || cudaMalloc(&d, bytes) != cudaSuccess || cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        d = NULL;
-    free(h);
-    return d;
-}
-
 static io_set io_new(tc_rng *r)
 {
-    io_set s = {dev_random(q_bytes, r), dev_random(kv_bytes, r), dev_random(kv_bytes, r), NULL};
+    io_set s = {sr_device_random(q_bytes, FC_BF16, r), sr_device_random(kv_bytes, FC_BF16, r),
+                 sr_device_random(kv_bytes, FC_BF16, r), NULL};
     if (cudaMalloc(&s.out, q_bytes) != cudaSuccess)
         s.out = NULL;
     return s;
@@ -64,43 +54,17 @@ static fc_bindings bind_of(const io_set *s)
     return b;
 }
 
-static void *host_copy(const void *d, size_t bytes)
-{
-    void *h = malloc(bytes);
-    if (h && cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
-        memset(h, 0, bytes);
-    return h;
-}
-
 /* A run of plan on io alone (poisoned output first); returns the output bytes. */
 static void *run_alone(fc_plan *plan, const io_set *io, void *ws, size_t bytes, cudaStream_t s)
 {
-    cudaMemset(io->out, 0xFF, q_bytes);
     const fc_bindings b = bind_of(io);
-    const fc_status st = fc_plan_execute_on(plan, &b, ws, bytes, s);
-    TC_CHECK(st == FC_OK, "a run alone: %s (%s)", fc_status_name(st), fc_last_error());
-    TC_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "a run alone completes");
-    return host_copy(io->out, q_bytes);
+    return sr_run_alone(plan, &b, ws, bytes, q_bytes, s);
 }
 
 static void two_streams(fc_plan *plan, io_set *a, io_set *b, void *ws[2], size_t bytes, cudaStream_t s[2])
 {
-    void *ra = run_alone(plan, a, ws[0], bytes, s[0]), *rb = run_alone(plan, b, ws[1], bytes, s[0]);
-    cudaMemset(a->out, 0xFF, q_bytes), cudaMemset(b->out, 0xFF, q_bytes);
-    cudaDeviceSynchronize();
     const fc_bindings ba = bind_of(a), bb = bind_of(b);
-    fc_status st = FC_OK;
-    for (int rep = 0; rep < 4 && st == FC_OK; rep++) { /* interleaved, never waiting in between */
-        st = fc_plan_execute_on(plan, &ba, ws[0], bytes, s[0]);
-        if (st == FC_OK)
-            st = fc_plan_execute_on(plan, &bb, ws[1], bytes, s[1]);
-    }
-    TC_CHECK(st == FC_OK, "concurrent runs queued: %s (%s)", fc_status_name(st), fc_last_error());
-    TC_CHECK(cudaDeviceSynchronize() == cudaSuccess, "concurrent runs complete");
-    void *ga = host_copy(a->out, q_bytes), *gb = host_copy(b->out, q_bytes);
-    TC_CHECK(ra && ga && memcmp(ra, ga, q_bytes) == 0, "stream 1's output equals its run alone, bit for bit");
-    TC_CHECK(rb && gb && memcmp(rb, gb, q_bytes) == 0, "stream 2's output equals its run alone, bit for bit");
-    free(ra), free(rb), free(ga), free(gb);
+    sr_two_streams(plan, &ba, &bb, ws, bytes, q_bytes, 4, false, s);
 }
 
 /* Captures a run on a's buffers; replays it after b's inputs were copied into them. */
@@ -124,7 +88,7 @@ static void graph_replay(fc_plan *plan, io_set *a, io_set *b, void *ws, size_t b
         for (int rep = 0; rep < 2; rep++)
             TC_CHECK(cudaGraphLaunch(exec, s) == cudaSuccess, "graph replay %d", rep);
         TC_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "the replays complete");
-        void *got = host_copy(a->out, q_bytes);
+        void *got = sr_host_copy(a->out, q_bytes);
         TC_CHECK(want && got && memcmp(want, got, q_bytes) == 0, "the replay on new inputs equals a direct run, bit for bit");
         free(got);
     }
@@ -180,7 +144,7 @@ static void graph_lengths(fc_plan *plan, const fc_attention_desc *d, io_set *a, 
             cudaMemcpy(dlens, lens, sizeof lens, cudaMemcpyHostToDevice);
             cudaMemset(a->out, 0xFF, q_bytes);
             TC_CHECK(cudaGraphLaunch(exec, s) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess, "replay %d", rep);
-            void *got = host_copy(a->out, q_bytes), *want = run_planned_for(d, lens, a, s);
+            void *got = sr_host_copy(a->out, q_bytes), *want = run_planned_for(d, lens, a, s);
             TC_CHECK(got && want && memcmp(got, want, q_bytes) == 0,
                      "replay %d with lengths %lld %lld %lld %lld equals a plan made for them, bit for bit", rep,
                      (long long)lens[0], (long long)lens[1], (long long)lens[2], (long long)lens[3]);
@@ -191,7 +155,7 @@ static void graph_lengths(fc_plan *plan, const fc_attention_desc *d, io_set *a, 
         cudaMemcpy(dlens, lens, sizeof lens, cudaMemcpyHostToDevice);
         cudaMemset((char *)a->out + 2 * q_bytes / B, 0xEE, q_bytes / B); /* batch 2's rows */
         TC_CHECK(cudaGraphLaunch(exec, s) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess, "replay with a bad length");
-        unsigned char *got = host_copy(a->out, q_bytes);
+        unsigned char *got = sr_host_copy(a->out, q_bytes);
         size_t touched = 0;
         for (size_t i = 2 * q_bytes / B; got && i < 3 * q_bytes / B; i++)
             touched += got[i] != 0xEE;

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/plan.h"
 #include "flashc.h"
+#include "stream_runs.h"
 
 enum { B = 3, NQ = 8, NKV = 2, SQ = 700, SKV = 900, D = 64, ROUNDS = 4 };
 
@@ -29,21 +30,10 @@ typedef struct {
     int64_t sq[B], skv[B]; /* the lengths a run brings (rule plans) */
 } io_set;
 
-static void *dev_random(size_t bytes, tc_rng *r)
-{
-    uint16_t *h = malloc(bytes);
-    void *d = NULL;
-    for (size_t i = 0; h && i < bytes / 2; i++)
-        h[i] = fc_f32_to_f16((float)tc_rng_uniform(r, -2, 2));
-    if (!h || cudaMalloc(&d, bytes) != cudaSuccess || cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
-        d = NULL;
-    free(h);
-    return d;
-}
-
 static io_set io_new(tc_rng *r)
 {
-    io_set s = {dev_random(q_bytes, r), dev_random(kv_bytes, r), dev_random(kv_bytes, r), NULL, {0}, {0}};
+    io_set s = {sr_device_random(q_bytes, FC_F16, r), sr_device_random(kv_bytes, FC_F16, r), sr_device_random(kv_bytes, FC_F16, r),
+                 NULL, {0}, {0}};
     if (cudaMalloc(&s.out, q_bytes) != cudaSuccess)
         s.out = NULL;
     for (int b = 0; b < B; b++)
@@ -63,47 +53,13 @@ static fc_bindings bind_of(const io_set *s, bool lengths)
     return b;
 }
 
-static void *host_copy(const void *d, size_t bytes)
-{
-    void *h = malloc(bytes);
-    if (h && cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
-        memset(h, 0, bytes);
-    return h;
-}
-
-/* A run of plan on io alone (poisoned output first); returns the output bytes. */
-static void *run_alone(const fc_plan *plan, const io_set *io, bool lengths, void *ws, cudaStream_t s)
-{
-    cudaMemset(io->out, 0xFF, q_bytes);
-    const fc_bindings b = bind_of(io, lengths);
-    const fc_status st = fc_plan_execute_on(plan, &b, ws, plan->workspace, s);
-    TC_CHECK(st == FC_OK, "a run alone: %s (%s)", fc_status_name(st), fc_last_error());
-    TC_CHECK(cudaStreamSynchronize(s) == cudaSuccess, "a run alone completes");
-    return host_copy(io->out, q_bytes);
-}
-
 static void two_streams(const fc_plan *plan, io_set *a, io_set *b, bool lengths, cudaStream_t s[2])
 {
     void *ws[2] = {NULL, NULL};
     for (int i = 0; i < 2; i++)
         TC_CHECK(cudaMalloc(&ws[i], plan->workspace ? plan->workspace : 1) == cudaSuccess, "workspace %d", i);
-    void *ra = run_alone(plan, a, lengths, ws[0], s[0]), *rb = run_alone(plan, b, lengths, ws[1], s[0]);
-    TC_CHECK(ra && rb && memcmp(ra, rb, q_bytes) != 0, "the two runs' outputs differ (their data does)");
-    cudaMemset(a->out, 0xFF, q_bytes), cudaMemset(b->out, 0xFF, q_bytes);
-    cudaDeviceSynchronize();
     const fc_bindings ba = bind_of(a, lengths), bb = bind_of(b, lengths);
-    fc_status st = FC_OK;
-    for (int rep = 0; rep < ROUNDS && st == FC_OK; rep++) { /* interleaved, never waiting in between */
-        st = fc_plan_execute_on(plan, &ba, ws[0], plan->workspace, s[0]);
-        if (st == FC_OK)
-            st = fc_plan_execute_on(plan, &bb, ws[1], plan->workspace, s[1]);
-    }
-    TC_CHECK(st == FC_OK, "concurrent runs queued: %s (%s)", fc_status_name(st), fc_last_error());
-    TC_CHECK(cudaDeviceSynchronize() == cudaSuccess, "concurrent runs complete");
-    void *ga = host_copy(a->out, q_bytes), *gb = host_copy(b->out, q_bytes);
-    TC_CHECK(ra && ga && memcmp(ra, ga, q_bytes) == 0, "stream 1's output equals its run alone, bit for bit");
-    TC_CHECK(rb && gb && memcmp(rb, gb, q_bytes) == 0, "stream 2's output equals its run alone, bit for bit");
-    free(ra), free(rb), free(ga), free(gb);
+    sr_two_streams(plan, &ba, &bb, ws, plan->workspace, q_bytes, ROUNDS, true, s);
     cudaFree(ws[0]), cudaFree(ws[1]);
 }
 
