@@ -12,6 +12,8 @@ enum {
     FC_IF_AVX512 = 2,     /* an AVX-512 kernel set */
     FC_IF_DENSE = 4,      /* no sparse selection */
     FC_IF_SPARSE = 8,     /* sparse selection */
+    FC_IF_AVX2 = 16,      /* the AVX2 set */
+    FC_IF_D128 = 32,      /* head dims up to 128 (Dqk + Dr and Dv) */
 };
 
 /* Items of fp16 parts: 1024 rows where the problem still has this many of them (two per thread
@@ -40,6 +42,10 @@ static const fc_tile_rule fc_cpu_tile_policy[] = {
     /* the fp32 GEMM of an AVX-512 set: a long sequence's K and V exceed L2, and each kv tile read
      * from L3 then serves four times the rows (−13..20 % CPU time at S = 4096, D = 128) */
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX512, 256, 0, 0},
+    /* the fp32 GEMM of the AVX2 set: 96 rows are 16 whole 6-row register tiles in P·V (64 leave a
+     * 4-row edge tile), 128 kv columns halve the passes over the accumulator per FLOP (+2..3 % fp32,
+     * +4 % bf16 at S = 4096, D = 128 against 64 × 64); the working set stays near 256 KB */
+    {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_D128, 96, 128, 0},
     /* a set with tile products packs query rows and kv tiles as operands of the backward, shared
      * by more pairs in 128 × 128; sparse dk/dv items own wider kv ranges, whose tiles stay */
     {FC_OP_BACKWARD, FC_TILE_KINDS, FC_IF_DENSE, 128, 128, 128},
@@ -55,6 +61,10 @@ static bool fc_rule_matches(const fc_tile_rule *r, const fc_problem *p, fc_op op
     if ((when & FC_IF_PARTS) && !(kinds->parts && p->B * p->Nq * p->max_sq >= (int64_t)FC_PART_ITEMS * r->rows))
         return false;
     if ((when & FC_IF_AVX512) && !k->avx512)
+        return false;
+    if ((when & FC_IF_AVX2) && !k->avx2)
+        return false;
+    if ((when & FC_IF_D128) && (p->Dqk + p->Dr > 128 || p->Dv > 128))
         return false;
     return !((when & FC_IF_DENSE) && p->sparse.data) && !((when & FC_IF_SPARSE) && !p->sparse.data);
 }
