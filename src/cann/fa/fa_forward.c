@@ -145,9 +145,7 @@ aclnnStatus fa_prepare(const fa_call *call, const fa_direction *dir, uint64_t *w
     fa_call c = *call;
     c.workspace_size = workspaceSize;
     c.executor = executor;
-    const void *ptr[FA_NPARAMS];
-    fa_call_pointers(&c, ptr);
-    aclnnStatus st = cann_check_required(c.sig, ptr);
+    aclnnStatus st = cann_args_check_required(&fa_fields, c.sig, &c);
     if (st != ACLNN_SUCCESS)
         return st;
     fa_fwd *f = calloc(1, sizeof *f);

@@ -16,7 +16,7 @@ static aclnnStatus empty_query(sfa_state *s, bool *empty)
     static const aclDataType ok[] = {ACL_FLOAT16, ACL_BF16};
     cann_operand q;
     *empty = false;
-    aclnnStatus st = cann_operand_capture(s->fn, sfa_name(s, SFA_QUERY), s->c->ptr[SFA_QUERY], true, &q);
+    aclnnStatus st = cann_operand_capture(s->fn, sfa_name(s, SFA_QUERY), s->c->query, true, &q);
     if (st == ACLNN_SUCCESS)
         st = cann_check_dtype(&q, ok, 2);
     *empty = st == ACLNN_SUCCESS && q.numel == 0;
@@ -34,9 +34,9 @@ aclnnStatus sfa_prepare(const sfa_call *call, uint64_t *workspaceSize, aclOpExec
         sig.required |= SFA_BIT(SMAX) | SFA_BIT(SSUM);
     sfa_call c = *call;
     c.sig = &sig;
-    c.ptr[SFA_WORKSPACE_SIZE] = workspaceSize;
-    c.ptr[SFA_EXECUTOR] = executor;
-    aclnnStatus st = cann_check_required(&sig, c.ptr);
+    c.workspace_size = workspaceSize;
+    c.executor = executor;
+    aclnnStatus st = cann_args_check_required(&sfa_fields, &sig, &c);
     if (st != ACLNN_SUCCESS)
         return st;
     sfa_state *s = calloc(1, sizeof *s);
