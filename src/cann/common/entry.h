@@ -31,12 +31,22 @@
     enum { PARAMS(CANN_ENTRY_ALIAS_, ~) };                                                                             \
     PARAMS(CANN_ENTRY_DECL_, ~)
 
+/* The first phase's outputs before anything is checked: no workspace, no executor. */
+static inline void cann_entry_clear(uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    if (workspaceSize)
+        *workspaceSize = 0;
+    if (executor)
+        *executor = NULL;
+}
+
 #define CANN_ENTRY_NAME_(field, name) {CANN_ID_##field, #name},
 #define CANN_ENTRY_DECLARE_(field, name) cann_decl_##field name,
 #define CANN_ENTRY_FILL_(field, name) c.field = name;
 
 /* Defines aclnn<fn>GetWorkspaceSize, which fills a call_type (designated `defaults` first: the
- * values of parameters the function lacks) and returns prepare(call, ...), and aclnn<fn>, which
+ * values of parameters the function lacks), clears its outputs and returns prepare(call,
+ * workspaceSize, executor), and aclnn<fn>, which
  * runs the executor; sigvar names the signature, `required` its mask of parameters that must not
  * be NULL. */
 #define CANN_ENTRY_PAIR(fn, sigvar, LIST, required, call_type, defaults, prepare)                                      \
@@ -48,6 +58,9 @@
     {                                                                                                                  \
         call_type c = {.sig = &sigvar, defaults};                                                                      \
         LIST(CANN_ENTRY_FILL_)                                                                                         \
+        c.workspace_size = workspaceSize;                                                                              \
+        c.executor = executor;                                                                                         \
+        cann_entry_clear(workspaceSize, executor);                                                                     \
         return prepare(&c, workspaceSize, executor);                                                                   \
     }                                                                                                                  \
     aclnnStatus fn(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream)         \

@@ -1,6 +1,7 @@
 /* Arguments of a call by id through its family's field table (params.h). */
 #include "params.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "errmsg.h"
@@ -60,4 +61,15 @@ aclnnStatus cann_args_check_required(const cann_fields *t, const cann_signature 
     for (int id = 0; id < t->count; id++)
         ptr[id] = cann_arg_pointer(t, call, id);
     return cann_check_required(s, ptr);
+}
+
+void *cann_prepare_state(const cann_fields *t, const cann_signature *s, const void *call, size_t size,
+                         aclnnStatus *st)
+{
+    if ((*st = cann_args_check_required(t, s, call)) != ACLNN_SUCCESS)
+        return NULL;
+    void *state = calloc(1, size);
+    if (!state)
+        *st = cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", s->fn);
+    return state;
 }

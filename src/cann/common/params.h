@@ -47,12 +47,22 @@ typedef enum cann_kind {
 #define CANN_PARAM_FIELD_(f, id, field, kind) CANN_FIELD_TYPE_##kind field;
 #define CANN_PARAM_ROW_(f, id, field, kind) [id] = {CANN_KIND_##kind, offsetof(f, field)},
 
-/* typedef enum name { the list's ids, count } name; */
-#define CANN_PARAM_IDS(name, LIST, count) typedef enum name { LIST(CANN_PARAM_ENUM_, ~) count } name
-/* The list's typed fields, for the body of the family's call struct. */
-#define CANN_PARAM_FIELDS(LIST) LIST(CANN_PARAM_FIELD_, ~)
-/* The initializer of the family's field table (call_type: its call struct). */
-#define CANN_PARAM_TABLE(call_type, LIST) {LIST(CANN_PARAM_ROW_, call_type)}
+/* A family `fam` from its list: the enum fam_param of its ids (count: their number), the call
+ * struct fam_call (the function's signature, any `extra` members, then every argument in its typed
+ * field) and the declaration of its field table fam_fields (defined with CANN_PARAM_TABLE). */
+#define CANN_PARAM_FAMILY(fam, LIST, count, ...)                                                                       \
+    typedef enum fam##_param { LIST(CANN_PARAM_ENUM_, ~) count } fam##_param;                                          \
+    typedef struct fam##_call {                                                                                        \
+        const cann_signature *sig;                                                                                     \
+        __VA_ARGS__                                                                                                    \
+        LIST(CANN_PARAM_FIELD_, ~)                                                                                     \
+    } fam##_call;                                                                                                      \
+    extern const cann_fields fam##_fields
+
+/* Defines fam_fields: each id's kind and field offset. */
+#define CANN_PARAM_TABLE(fam, LIST, count)                                                                             \
+    static const cann_field fam##_field_rows[count] = {LIST(CANN_PARAM_ROW_, fam##_call)};                             \
+    const cann_fields fam##_fields = {fam##_field_rows, count}
 
 typedef struct cann_field {
     unsigned char kind; /* cann_kind */
@@ -74,5 +84,10 @@ const aclIntArray *cann_arg_ints(const cann_fields *t, const void *call, int id)
 
 /* Phase 1, step 1 on a call: the first required pointer argument that is NULL (signature.h). */
 aclnnStatus cann_args_check_required(const cann_fields *t, const cann_signature *s, const void *call);
+
+/* Phase 1's start: step 1 on the call (signature s), then a zeroed state of `size` bytes for the
+ * steps after it; NULL with *st set when either fails (the caller frees the state). */
+void *cann_prepare_state(const cann_fields *t, const cann_signature *s, const void *call, size_t size,
+                         aclnnStatus *st);
 
 #endif /* FC_CANN_PARAMS_H */

@@ -53,16 +53,8 @@
     X(f, FA_WORKSPACE_SIZE, workspace_size, W)                                                                         \
     X(f, FA_EXECUTOR, executor, E)
 
-CANN_PARAM_IDS(fa_param, FA_PARAMS, FA_NPARAMS);
-
-/* One first-phase call: every argument in its typed field; a function without a parameter leaves
- * it absent (NULL, 0) except pseType, which defaults to 1. */
-typedef struct fa_call {
-    const cann_signature *sig;
-    CANN_PARAM_FIELDS(FA_PARAMS)
-} fa_call;
-
-/* fa_call's fields by id (cann_arg_tensor & co). */
-extern const cann_fields fa_fields;
+/* fa_param, fa_call and fa_fields.  In a fa_call a function without a parameter leaves it absent
+ * (NULL, 0) except pseType, which defaults to 1. */
+CANN_PARAM_FAMILY(fa, FA_PARAMS, FA_NPARAMS, );
 
 #endif /* FC_CANN_FA_PARAMS_H */

@@ -135,21 +135,12 @@ aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOp
 
 aclnnStatus ifa_prepare(const ifa_call *call, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    if (workspaceSize)
-        *workspaceSize = 0;
-    if (executor)
-        *executor = NULL;
-    ifa_call c = *call;
-    c.workspace_size = workspaceSize;
-    c.executor = executor;
-    aclnnStatus st = cann_args_check_required(&ifa_fields, c.sig, &c);
-    if (st != ACLNN_SUCCESS)
-        return st;
-    ifa_state *s = calloc(1, sizeof *s);
+    aclnnStatus st;
+    ifa_state *s = cann_prepare_state(&ifa_fields, call->sig, call, sizeof *s, &st);
     if (!s)
-        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", c.sig->fn);
-    s->c = &c;
-    s->fn = c.sig->fn;
+        return st;
+    s->c = call;
+    s->fn = call->sig->fn;
     st = ifa_validate(s);
     if (st == ACLNN_SUCCESS)
         st = ifa_make_executor(s, workspaceSize, executor);

@@ -35,15 +35,7 @@
     X(f, IFA_WORKSPACE_SIZE, workspace_size, W)                                                                        \
     X(f, IFA_EXECUTOR, executor, E)
 
-CANN_PARAM_IDS(ifa_param, IFA_PARAMS, IFA_NPARAMS);
-
-/* One first-phase call: every argument in its typed field. */
-typedef struct ifa_call {
-    const cann_signature *sig;
-    CANN_PARAM_FIELDS(IFA_PARAMS)
-} ifa_call;
-
-/* ifa_call's fields by id (cann_arg_tensor & co). */
-extern const cann_fields ifa_fields;
+/* ifa_param, ifa_call and ifa_fields. */
+CANN_PARAM_FAMILY(ifa, IFA_PARAMS, IFA_NPARAMS, );
 
 #endif /* FC_CANN_IFA_PARAMS_H */

@@ -42,17 +42,8 @@
     X(f, SFA_WORKSPACE_SIZE, workspace_size, W)                                                                        \
     X(f, SFA_EXECUTOR, executor, E)
 
-CANN_PARAM_IDS(sfa_param, SFA_PARAMS, SFA_NPARAMS);
+/* sfa_param, sfa_call (with which of the two functions it is) and sfa_fields. */
+CANN_PARAM_FAMILY(sfa, SFA_PARAMS, SFA_NPARAMS, bool backward;);
 #define SFA_BIT(id) CANN_BIT(SFA_##id)
-
-/* One first-phase call: every argument in its typed field, and which of the two functions. */
-typedef struct sfa_call {
-    const cann_signature *sig;
-    bool backward;
-    CANN_PARAM_FIELDS(SFA_PARAMS)
-} sfa_call;
-
-/* sfa_call's fields by id (cann_arg_tensor & co). */
-extern const cann_fields sfa_fields;
 
 #endif /* FC_CANN_SFA_PARAMS_H */

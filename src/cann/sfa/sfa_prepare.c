@@ -25,23 +25,15 @@ static aclnnStatus empty_query(sfa_state *s, bool *empty)
 
 aclnnStatus sfa_prepare(const sfa_call *call, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    if (workspaceSize)
-        *workspaceSize = 0;
-    if (executor)
-        *executor = NULL;
     cann_signature sig = *call->sig;
     if (!call->backward && call->return_lse)
         sig.required |= SFA_BIT(SMAX) | SFA_BIT(SSUM);
     sfa_call c = *call;
     c.sig = &sig;
-    c.workspace_size = workspaceSize;
-    c.executor = executor;
-    aclnnStatus st = cann_args_check_required(&sfa_fields, &sig, &c);
-    if (st != ACLNN_SUCCESS)
-        return st;
-    sfa_state *s = calloc(1, sizeof *s);
+    aclnnStatus st;
+    sfa_state *s = cann_prepare_state(&sfa_fields, &sig, &c, sizeof *s, &st);
     if (!s)
-        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", sig.fn);
+        return st;
     s->c = &c;
     s->fn = sig.fn;
     bool empty = false;
