@@ -76,7 +76,8 @@ static void forward_on(const fc_plan *fwd, const io_set *s, cudaStream_t stream)
 {
     void *ws = NULL;
     TC_CHECK(cudaMalloc(&ws, fwd->workspace ? fwd->workspace : 1) == cudaSuccess, "the forward's workspace");
-    const fc_bindings b = bind_of(s);
+    fc_bindings b = bind_of(s);
+    b.dout = b.dq = b.dk = b.dv = NULL; /* the forward's operands only */
     const fc_status st = fc_plan_execute_on(fwd, &b, ws, fwd->workspace, stream);
     TC_CHECK(st == FC_OK, "the forward run: %s (%s)", fc_status_name(st), fc_last_error());
     TC_CHECK(cudaStreamSynchronize(stream) == cudaSuccess, "the forward run completes");
