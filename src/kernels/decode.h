@@ -21,10 +21,12 @@
 #define FC_DEC_COLS 64 /* kv columns per softmax step: keys and values of a step stay in L1 */
 /* Score accumulators (keys × rows) per block and value vectors per P·V block: what the register
  * file holds beside the operands — 16 and 4 in 32 registers; in AVX2's 16, 8 scores (2 keys of 4
- * rows) and 8 accumulator vectors (4 rows × 2, 2 × 4 or 1 × 8: eight FMA chains each) */
+ * rows) and 8 to 12 accumulator vectors (3 or 4 rows × 3, 2 × 4 or 1 × 8: at least the eight FMA
+ * chains two pipes need; 4 × 3 leaves the 3 value vectors and one broadcast P, and beat 4 × 2 by
+ * 6 % at 1 thread on Zen 5) */
 #if FC_W == 8
 #define FC_DEC_ACC 8
-#define FC_DEC_NV(R) ((R) == 1 ? 8 : (R) == 2 ? 4 : 2)
+#define FC_DEC_NV(R) ((R) == 1 ? 8 : (R) == 2 ? 4 : 3)
 #elif FC_W == 4 /* NEON: 16 scores; 8 vectors for one or two rows (eight FMA chains at least) */
 #define FC_DEC_ACC 16
 #define FC_DEC_NV(R) ((R) <= 2 ? 8 : 4)
@@ -32,9 +34,6 @@
 #define FC_DEC_ACC 16
 #define FC_DEC_NV(R) 4
 #endif
-/* kv rows prefetched ahead, into L1, spread over the score and P·V loops: one burst per step
- * stalls on the fill buffers (−5 % CPU time at 1 thread, fp16 32K cache, docs/PERFORMANCE.md) */
-#define FC_DEC_AHEAD 64
 
 /* Whether the few-rows items of a problem (at most FC_FEW_ROWS rows) can take this path (their
  * FULL tiles; the others take the generic step). */
@@ -338,7 +337,7 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
 {
     const int Dqk = (int)p->Dqk, Dv = (int)p->Dv, Rs = d->Rs, JR = FC_DEC_ACC / Rs;
     const int kbytes = Dqk * (int)fc_dtype_bytes(p->k.dtype), vbytes = Dv * (int)fc_dtype_bytes(p->v.dtype);
-    const char *krow[FC_DEC_COLS + 16], *vrow[FC_DEC_COLS], *kpf[FC_DEC_COLS + 16], *vpf[FC_DEC_COLS];
+    const char *krow[FC_DEC_COLS + 16], *vrow[FC_DEC_COLS], *kpf[FC_DEC_COLS + 16], *vpf[FC_DEC_COLS + 16];
     float alpha[4], psum[4];
     for (int c0 = 0; c0 < jn; c0 += FC_DEC_COLS) {
         const int n = jn - c0 < FC_DEC_COLS ? jn - c0 : FC_DEC_COLS, padded = (n + JR - 1) / JR * JR;
@@ -348,21 +347,24 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
         }
         for (int j = n; j < padded; j++)
             krow[j] = krow[n - 1];
-        for (int j = 0; j < padded; j++) { /* the rows FC_DEC_AHEAD on, prefetched on the way (or the last row) */
-            const int64_t t = j0 + c0 + FC_DEC_AHEAD + j < d->end ? j0 + c0 + FC_DEC_AHEAD + j : d->end - 1;
+        /* prefetches spread over the loops (one burst per step stalls on the fill buffers): the
+         * score loop fetches this step's value rows, the P·V loop the next step's key rows — one
+         * loop ahead, so that L1 holds one step's keys and values, not two steps' (64 KB) */
+        for (int j = 0; j < padded; j++) {
+            vpf[j] = vrow[j < n ? j : n - 1];
+            const int64_t t = j0 + c0 + FC_DEC_COLS + j < d->end ? j0 + c0 + FC_DEC_COLS + j : d->end - 1;
             kpf[j] = fc_dec_row(&d->k, t);
-            vpf[j] = fc_dec_row(&d->v, t);
         }
-        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, kpf, kbytes);
+        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, vpf, vbytes);
         const int ns = (padded * Rs + FC_W - 1) / FC_W * FC_W;
         for (int i = n * Rs; i < ns; i++) /* the repeated keys and the vector's rest take no part */
             S[i] = -INFINITY;
         fc_dec_softmax(S, ns, d, m, l, alpha, psum);
         switch (p->v.dtype) {
-        case FC_I8: fc_dec_pv_dt(FC_I8, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
-        case FC_F16: fc_dec_pv_dt(FC_F16, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
-        case FC_BF16: fc_dec_pv_dt(FC_BF16, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
-        default: fc_dec_pv_dt(FC_F32, o, ldo, Dv, S, vrow, n, alpha, psum, d, vpf, vbytes); break;
+        case FC_I8: fc_dec_pv_dt(FC_I8, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
+        case FC_F16: fc_dec_pv_dt(FC_F16, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
+        case FC_BF16: fc_dec_pv_dt(FC_BF16, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
+        default: fc_dec_pv_dt(FC_F32, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
         }
     }
 }

@@ -19,10 +19,10 @@ typedef struct tile_case {
 } tile_case;
 
 static const tile_case cases[] = {
-    {FC_BF16, FC_BF16, 64, 300, 600, 0, false}, {FC_BF16, FC_BF16, 128, 260, 777, 1, false},
-    {FC_BF16, FC_BF16, 64, 200, 530, 2, true},  {FC_BF16, FC_BF16, 32, 290, 900, 3, false},
-    {FC_BF16, FC_BF16, 40, 140, 515, 0, false}, {FC_BF16, FC_F32, 64, 150, 600, 1, false},
-    {FC_F16, FC_F16, 64, 150, 600, 2, false},  {FC_F16, FC_F16, 16, 1030, 300, 0, false, 32},
+    {FC_BF16, FC_BF16, 64, 300, 600, 0, false, 0}, {FC_BF16, FC_BF16, 128, 260, 777, 1, false, 0},
+    {FC_BF16, FC_BF16, 64, 200, 530, 2, true, 0},  {FC_BF16, FC_BF16, 32, 290, 900, 3, false, 0},
+    {FC_BF16, FC_BF16, 40, 140, 515, 0, false, 0}, {FC_BF16, FC_F32, 64, 150, 600, 1, false, 0},
+    {FC_F16, FC_F16, 64, 150, 600, 2, false, 0},  {FC_F16, FC_F16, 16, 1030, 300, 0, false, 32},
     {FC_F16, FC_F16, 16, 1030, 333, 2, true, 32},
 };
 
