@@ -25,7 +25,7 @@ set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
 # fails here, without a GPU.
 set(FLASHC_CUDA_BUDGET "${PROJECT_SOURCE_DIR}/tools/cuda-budget.sh;${PROJECT_SOURCE_DIR}/src/cuda/budget.txt")
 add_library(flashc_cuda OBJECT src/cuda/runtime.cu src/cuda/devmem.cu src/cuda/launch.cu src/cuda/forward.cu
-  src/cuda/backward.cu)
+  src/cuda/backward.cu src/cuda/plan_facts.cu)
 target_include_directories(flashc_cuda PRIVATE include src)
 # --threads 0: the architectures compile in parallel
 # no C++ runtime: C consumers of the static archive link without libstdc++

@@ -19,12 +19,12 @@
 #include "backward_kernel.cuh"
 #include "cuda.h"
 #include "launch.h"
+#include "plan_facts.h"
 
 using namespace fc_cuda;
 
 struct fc_cuda_bwd {
-    const fc_batch *planned;   /* the host facts planned with (the fc_plan's own) */
-    fc_batch *batch;           /* device copies */
+    fc_cuda_facts facts;       /* the planned per-batch facts, host and device */
     int64_t *row0, *arow0;     /* per batch: Σ q_rows before it; fused: Σ whole query tiles' rows */
     int2 *q_items, *kv_items;  /* (batch, tile), heaviest first (kv: each batch's in order) */
     int n_q, n_kv, dclass;
@@ -150,7 +150,7 @@ extern "C" void fc_cuda_bwd_destroy(fc_cuda_bwd *plan)
 {
     if (!plan)
         return;
-    cudaFree(plan->batch);
+    fc_cuda_facts_free(&plan->facts);
     cudaFree(plan->row0);
     cudaFree(plan->arow0);
     cudaFree(plan->q_items);
@@ -169,7 +169,6 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
     }
     int64_t *arow0 = row0 + (p->B ? p->B : 1);
     plan->dclass = fc_cuda_dclass(p);
-    plan->planned = p->batch;
     const int bmq = fc_bwd_bmq(plan->dclass);
     for (int64_t b = 0; b < p->B; b++) {
         row0[b] = plan->rows, plan->rows += p->batch[b].q_rows;
@@ -179,7 +178,7 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
     if (st == FC_OK)
         st = fc_bwd_layout(plan, p, who);
     if (st == FC_OK)
-        st = fc_cuda_upload((void **)&plan->batch, p->batch, (size_t)p->B * sizeof(fc_batch), who);
+        st = fc_cuda_facts_plan(&plan->facts, p, who);
     if (st == FC_OK)
         st = fc_cuda_upload((void **)&plan->row0, row0, (size_t)p->B * sizeof *row0, who);
     if (st == FC_OK)
@@ -294,10 +293,10 @@ static fc_status fc_bwd_run_class(const fc_cuda_bwd *plan, const fc_problem &p, 
 
 extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *run, void *workspace, void *stream)
 {
-    if (run->batch != plan->planned) /* no backward face patches them per run (IFA's forward does) */
+    if (fc_cuda_facts_own(&plan->facts, run)) /* no backward face patches them per run (IFA's forward does) */
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_bwd_run: per-run batch facts are not supported by the CUDA backward");
     fc_problem p = *run;
-    p.batch = plan->batch;
+    p.batch = plan->facts.dev;
     BwdLaunch L = {};
     char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
     L.parts = fc_bwd_parts(plan->dclass);

@@ -18,6 +18,7 @@
 #include "decode_mma.h"
 #include "decode_split.h"
 #include "launch.h"
+#include "plan_facts.h"
 
 using namespace fc_cuda;
 
@@ -36,8 +37,7 @@ struct DecWorkspace {
 };
 
 struct fc_cuda_dec {
-    fc_batch *batch;         /* device copy of the planned per-batch facts */
-    const fc_batch *planned; /* the host facts planned with (the fc_plan's own) */
+    fc_cuda_facts facts;     /* the planned per-batch facts, host and device */
     DecKernel kernel;        /* CUDA cores */
     MmaKernel mma;           /* tensor cores (fn NULL: not this plan's) */
     int nsplit, mma_splits, stages, maxblk, rows, qr, dclass;
@@ -213,7 +213,7 @@ extern "C" void fc_cuda_dec_destroy(fc_cuda_dec *plan)
 {
     if (!plan)
         return;
-    cudaFree(plan->batch);
+    fc_cuda_facts_free(&plan->facts);
     cudaFreeHost(plan->report);
     free(plan);
 }
@@ -266,19 +266,21 @@ extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
     plan->maxblk = (int)fc_dec_blocks(fc_dec_kv_cap(p));
     int dev = 0, sms = 0, occ = 0;
     cudaError_t err;
-    const size_t bb = (size_t)p->B * sizeof(fc_batch);
+    const size_t bb = fc_cuda_facts_bytes(p);
     if ((err = cudaGetDevice(&dev)) != cudaSuccess || (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
         (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem_max)) ||
         (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plan->kernel.fn, kDecThreads, plan->kernel.smem)) ||
         (!simt && !fc_dec_mma_gap(p, plan->rows) && (err = fc_dec_mma_setup(plan, p, dev, sms, forced))) ||
-        (err = cudaMalloc(&plan->batch, bb ? bb : 1)) || (err = cudaMemcpy(plan->batch, p->batch, bb, cudaMemcpyHostToDevice)) ||
         (err = cudaHostAlloc(&plan->report, sizeof *plan->report, cudaHostAllocMapped)) ||
-        (err = cudaHostGetDevicePointer(&plan->report_dev, plan->report, 0))) {
+        (err = cudaHostGetDevicePointer(&plan->report_dev, plan->report, 0)))
+        st = fc_cuda_err(err, "fc_cuda_dec_plan");
+    if (st == FC_OK)
+        st = fc_cuda_facts_plan(&plan->facts, p, "fc_cuda_dec_plan");
+    if (st != FC_OK) {
         fc_cuda_dec_destroy(plan);
-        return fc_cuda_err(err, "fc_cuda_dec_plan");
+        return st;
     }
     memset(plan->report, 0, sizeof *plan->report);
-    plan->planned = p->batch;
     plan->nsplit = forced ? (forced < 64 ? forced : 64) : fc_dec_splits(p, plan->kernel, sms, occ);
     const size_t pairs = (size_t)(p->B * p->Nkv);
     const size_t simt_partial = pairs * (size_t)plan->nsplit * plan->slot * sizeof(float);
@@ -310,8 +312,8 @@ extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
         return fc_fail(FC_ERR_INVALID_ARG,
                        "fc_plan_run: io.kv_lens[%lld] was %lld, outside [%lld, %lld] (the batch's kv start and planned "
                        "length; found on the GPU by an earlier run of this plan, which did not write that batch's rows)",
-                       (long long)r.batch, (long long)r.value, (long long)plan->planned[r.batch].col_lo,
-                       (long long)plan->planned[r.batch].skv);
+                       (long long)r.batch, (long long)r.value, (long long)plan->facts.planned[r.batch].col_lo,
+                       (long long)plan->facts.planned[r.batch].skv);
     const fc_pages &pg = r.tensor ? p->v.pages : p->k.pages;
     return fc_fail(FC_ERR_INVALID_ARG,
                    "fc_plan_run: %s block table entry [%lld][%lld] was %lld, outside [0, %lld) (found on the GPU by an "
@@ -319,21 +321,16 @@ extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
                    r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks);
 }
 
-/* The per-batch facts a run uses on the device: the planned ones, or the run's own copied on its
- * stream into its workspace (the kernels read every window per run; only the query rows are fixed
- * by the plan). */
+/* The per-batch facts a run uses on the device: the planned ones, or the run's own staged into
+ * its workspace (the kernels read every window per run; only the query rows are fixed by the
+ * plan). */
 static fc_status fc_dec_batches(const fc_cuda_dec *plan, const fc_problem *run, cudaStream_t s, char *ws, fc_batch **out)
 {
-    *out = plan->batch;
-    if (run->batch == plan->planned)
-        return FC_OK;
-    for (int64_t b = 0; b < run->B; b++)
+    for (int64_t b = 0; fc_cuda_facts_own(&plan->facts, run) && b < run->B; b++)
         if (run->batch[b].q_rows > plan->qr)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_dec_run: batch %lld brings %lld query rows, the decode plan serves %d",
                            (long long)b, (long long)run->batch[b].q_rows, plan->qr);
-    *out = (fc_batch *)(ws + plan->ws.facts); /* from pageable memory: staged before the call returns */
-    const cudaError_t err = cudaMemcpyAsync(*out, run->batch, (size_t)run->B * sizeof(fc_batch), cudaMemcpyHostToDevice, s);
-    return err == cudaSuccess ? FC_OK : fc_cuda_err(err, "fc_cuda_dec_run: the run's per-batch facts");
+    return fc_cuda_facts_for_run(&plan->facts, run, ws ? ws + plan->ws.facts : NULL, s, "fc_cuda_dec_run", out);
 }
 
 extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, const int64_t *kv_lens, void *workspace,

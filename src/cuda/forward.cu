@@ -13,6 +13,7 @@
 #include "cuda.h"
 #include "forward_kernel.cuh"
 #include "launch.h"
+#include "plan_facts.h"
 #ifdef FLASHC_HOPPER
 #include "hopper/fwd.h"
 #endif
@@ -20,10 +21,7 @@
 using namespace fc_cuda;
 
 struct fc_cuda_fwd {
-    fc_batch *batch;         /* device copy of the planned per-batch facts (read-only after planning:
-                                a run that brings its own facts copies them into its workspace, so
-                                runs of one plan may be queued on several streams at once) */
-    const fc_batch *planned; /* the host facts planned with (the fc_plan's own, as long-lived) */
+    fc_cuda_facts facts;     /* the planned per-batch facts, host and device */
     int2 *items;             /* device: (batch, query tile), heaviest first */
     int n_items, dclass;     /* head-dim class of the kernel: 64, 128 or 256 */
     bool insist_sm90;        /* FLASHC_CUDA_FWD=sm90: a run the sm_90a kernel cannot map fails */
@@ -85,7 +83,7 @@ extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
 {
     if (!plan)
         return;
-    cudaFree(plan->batch);
+    fc_cuda_facts_free(&plan->facts);
     cudaFree(plan->items);
 #ifdef FLASHC_HOPPER
     if (plan->sm90)
@@ -134,9 +132,7 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
     if (!plan)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_fwd_plan: out of host memory");
     plan->dclass = fc_cuda_dclass(p);
-    plan->planned = p->batch;
-    const size_t bb = (size_t)p->B * sizeof(fc_batch);
-    fc_status st = fc_cuda_upload((void **)&plan->batch, p->batch, bb, "fc_cuda_fwd_plan");
+    fc_status st = fc_cuda_facts_plan(&plan->facts, p, "fc_cuda_fwd_plan");
     if (st == FC_OK)
         st = fc_cuda_tile_order(p, fc_fwd_bm(plan->dclass), false, p->Nq, fc_cuda_q_tile_cost, &plan->items, &plan->n_items,
                                 "fc_cuda_fwd_plan");
@@ -172,31 +168,22 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
 
 extern "C" size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_facts)
 {
-    return runs_bring_facts ? ((size_t)p->B * sizeof(fc_batch) + 255) / 256 * 256 : 0;
+    return runs_bring_facts ? (fc_cuda_facts_bytes(p) + 255) / 256 * 256 : 0;
 }
 
 /* The device per-batch facts of a run: the planned ones, or the run's own (a face that patches
- * them per run, e.g. IncreFlashAttention's kvPaddingSize read in its second phase) copied on the
- * stream into the run's workspace — they may move kv windows, not query rows, which the tile
- * list was made from. */
+ * them per run, e.g. IncreFlashAttention's kvPaddingSize read in its second phase) staged into
+ * the run's workspace — they may move kv windows, not query rows, which the tile list was made
+ * from. */
 static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, cudaStream_t s,
                                   fc_batch **out)
 {
-    *out = plan->batch;
-    if (run->batch == plan->planned)
-        return FC_OK;
-    if (!workspace)
-        return fc_fail(FC_ERR_WORKSPACE, "fc_cuda_fwd_run: a run with its own per-batch facts needs the plan's workspace");
-    for (int64_t b = 0; b < run->B; b++)
-        if (run->batch[b].q_rows != plan->planned[b].q_rows || run->batch[b].sq != plan->planned[b].sq)
+    const fc_batch *planned = plan->facts.planned;
+    for (int64_t b = 0; fc_cuda_facts_own(&plan->facts, run) && b < run->B; b++)
+        if (run->batch[b].q_rows != planned[b].q_rows || run->batch[b].sq != planned[b].sq)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_run: batch %lld of the run has %lld query rows, the plan %lld",
-                           (long long)b, (long long)run->batch[b].q_rows, (long long)plan->planned[b].q_rows);
-    /* from pageable memory: staged before the call returns, so the caller may reuse its facts */
-    const cudaError_t err = cudaMemcpyAsync(workspace, run->batch, (size_t)run->B * sizeof(fc_batch), cudaMemcpyHostToDevice, s);
-    if (err != cudaSuccess)
-        return fc_cuda_err(err, "fc_cuda_fwd_run: the run's per-batch facts");
-    *out = (fc_batch *)workspace;
-    return FC_OK;
+                           (long long)b, (long long)run->batch[b].q_rows, (long long)planned[b].q_rows);
+    return fc_cuda_facts_for_run(&plan->facts, run, workspace, s, "fc_cuda_fwd_run", out);
 }
 
 extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, void *stream)

@@ -55,11 +55,22 @@ static inline void fc_load_row(float *dst, const char *row, fc_dtype dt, int64_t
     if (se == 1) {
         switch (dt) {
         case FC_F32: memcpy(dst, row, (size_t)n * 4); return;
-        case FC_F16:
+        case FC_F16: /* four vectors a pass: at one, NEON's 4-lane loop spent half its instructions counting */
+            for (; e + 4 * FC_W <= n; e += 4 * FC_W)
+                for (int u = 0; u < 4 * FC_W; u += FC_W)
+                    v_store(dst + e + u, v_load_f16((const uint16_t *)row + e + u));
             for (; e + FC_W <= n; e += FC_W) v_store(dst + e, v_load_f16((const uint16_t *)row + e));
             break;
         case FC_BF16:
+#if FC_WIDEN_BF16_BY_ELEMENT /* see simd.h */
+            for (; e < n; e++)
+                dst[e] = fc_bf16_to_f32_inline(((const uint16_t *)row)[e]);
+#else
+            for (; e + 4 * FC_W <= n; e += 4 * FC_W)
+                for (int u = 0; u < 4 * FC_W; u += FC_W)
+                    v_store(dst + e + u, v_load_bf16((const uint16_t *)row + e + u));
             for (; e + FC_W <= n; e += FC_W) v_store(dst + e, v_load_bf16((const uint16_t *)row + e));
+#endif
             break;
         default: break;
         }

@@ -31,8 +31,10 @@ FC_INLINE fvec fc_key_tail(const char *row, const fc_dtype dt, int e, int tail, 
     float buf[FC_W] = {0};
     if (dt == FC_I8)
         fc_load_row_i8(buf, (const int8_t *)row + e, 1, tail, aff + e, aff + width + e);
-    else
-        fc_load_row(buf, row + e * fc_dtype_bytes(dt), dt, 1, tail);
+    else /* element by element: fewer than one vector (fc_load_row's vector loops would be dead code
+          * that GCC's bounds warnings still see against buf) */
+        for (int i = 0; i < tail; i++)
+            buf[i] = fc_load_scalar(row + (e + i) * fc_dtype_bytes(dt), dt);
     return v_load(buf);
 }
 

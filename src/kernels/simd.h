@@ -176,6 +176,9 @@ FC_INLINE float v_hmax(fvec v)
 FC_INLINE float v_hsum(fvec v) { return vaddvq_f32(v); } /* (v0 + v1) + (v2 + v3) */
 FC_INLINE fvec v_load_f16(const uint16_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
 FC_INLINE fvec v_load_bf16(const uint16_t *p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+/* bf16 rows (fc_load_row) as a plain loop: GCC widens it 8 elements a load (SHLL, SHLL2), where
+ * v_load_bf16 loads 4: 0.6 instructions an element against 1 */
+#define FC_WIDEN_BF16_BY_ELEMENT 1
 FC_INLINE fvec v_load_i8(const int8_t *p)
 {
     int32_t w; /* four bytes, not the eight a D register would read past the row */

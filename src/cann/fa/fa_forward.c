@@ -143,9 +143,11 @@ aclnnStatus fa_prepare(const fa_call *call, const fa_direction *dir, uint64_t *w
     if (executor)
         *executor = NULL;
     fa_call c = *call;
-    c.ptr[FA_WORKSPACE_SIZE] = workspaceSize;
-    c.ptr[FA_EXECUTOR] = executor;
-    aclnnStatus st = cann_check_required(c.sig, c.ptr);
+    c.workspace_size = workspaceSize;
+    c.executor = executor;
+    const void *ptr[FA_NPARAMS];
+    fa_call_pointers(&c, ptr);
+    aclnnStatus st = cann_check_required(c.sig, ptr);
     if (st != ACLNN_SUCCESS)
         return st;
     fa_fwd *f = calloc(1, sizeof *f);

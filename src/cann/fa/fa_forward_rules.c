@@ -20,12 +20,12 @@ static const char *name(const fa_fwd *f, fa_param id) { return cann_sig_name(f->
 
 static aclnnStatus capture(fa_fwd *f, fa_param id)
 {
-    return cann_operand_capture(f->fn, name(f, id), (const aclTensor *)f->c->ptr[id], false, &f->t[id]);
+    return cann_operand_capture(f->fn, name(f, id), fa_call_tensor(f->c, id), false, &f->t[id]);
 }
 
 static aclnnStatus capture_ints(fa_fwd *f, fa_param id, cann_ints *out)
 {
-    return cann_ints_capture(f->fn, name(f, id), (const aclIntArray *)f->c->ptr[id], out);
+    return cann_ints_capture(f->fn, name(f, id), fa_call_ints(f->c, id), out);
 }
 
 /* Captures an input that must have the query's dtype when present. */
@@ -90,7 +90,7 @@ static aclnnStatus r_sink(void *ctx)
 static aclnnStatus r_prefix(void *ctx)
 {
     fa_fwd *f = ctx;
-    return f->c->ptr[FA_ATTEN_MASK] ? capture_ints(f, FA_PREFIX, &f->prefix) : ACLNN_SUCCESS;
+    return f->c->atten_mask ? capture_ints(f, FA_PREFIX, &f->prefix) : ACLNN_SUCCESS;
 }
 
 static aclnnStatus r_act_q(void *ctx) { return capture_ints(ctx, FA_ACT_Q, &((fa_fwd *)ctx)->act_q); }
@@ -124,7 +124,7 @@ static aclnnStatus r_drop_mask(void *ctx)
     fa_fwd *f = ctx;
     if (!f->dropout)
         return ACLNN_SUCCESS;
-    if (!f->c->ptr[FA_DROP_MASK])
+    if (!f->c->drop_mask)
         return INVALID("%s: %s is absent, but %s = %g < 1 needs a dropout mask", f->fn, name(f, FA_DROP_MASK),
                        name(f, FA_KEEP_PROB), f->c->keep_prob);
     aclnnStatus st = capture(f, FA_DROP_MASK);
@@ -134,7 +134,7 @@ static aclnnStatus r_drop_mask(void *ctx)
 static aclnnStatus r_layout(void *ctx)
 {
     fa_fwd *f = ctx;
-    const char *s = f->c->ptr[FA_LAYOUT];
+    const char *s = f->c->layout;
     fa_layout l;
     const bool varlen = cann_sig_has(f->c->sig, FA_ACT_Q);
     if (!fa_layout_parse(s, &l) || (l == FA_LAYOUT_TND) != varlen)
@@ -239,7 +239,7 @@ static aclnnStatus r_pse_mode(void *ctx)
 static aclnnStatus r_softmax_layout(void *ctx)
 {
     fa_fwd *f = ctx;
-    const char *s = f->c->ptr[FA_SOFTMAX_LAYOUT];
+    const char *s = f->c->softmax_layout;
     if (!fa_softmax_layout_parse(s, &f->token_major))
         return INVALID("%s: %s must be \"\" or \"same_as_input\", got \"%.64s\"", f->fn, name(f, FA_SOFTMAX_LAYOUT), s);
     return ACLNN_SUCCESS;

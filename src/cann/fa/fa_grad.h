@@ -11,8 +11,6 @@
 
 #include "fa_forward.h"
 
-extern const cann_signature fa_sig_grad, fa_sig_grad_v2, fa_sig_grad_v3, fa_sig_unpadding_v5;
-
 struct fa_fwd;
 
 /* Runs the shared rules and the backward's own in the order of semantics §0.5 (fa_grad_rules.c). */

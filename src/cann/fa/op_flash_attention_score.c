@@ -1,146 +1,55 @@
 /*
- * The five FlashAttentionScore forward entry pairs (semantics §2.1).  Each first phase only
- * gathers its arguments for fa_forward_prepare; each second phase is the shared executor run.
- * Functions without a parameter behave as if it were absent (pseType 1, no start indices, no sink,
- * no rope, softmaxOutLayout "").
+ * The five FlashAttentionScore forward entry pairs (semantics §2.1), each defined from its
+ * parameter list (fa_entry.h): the first phase fills a fa_call for fa_forward_prepare, the second
+ * is the shared executor run.  Functions without a parameter behave as if it were absent (pseType
+ * 1, no start indices, no sink, no rope, softmaxOutLayout "").
  */
 #include "aclnnop/aclnn_flash_attention_score.h"
 
-#include "cann/common/executor.h"
+#include "fa_entry.h"
 #include "fa_forward.h"
 
-/* Arguments every function has. */
-#define COMMON(sig_, scale_, keep_, pre_, next_, inner_, mode_)                                                        \
-    fa_call c = {.sig = &sig_, .scale = scale_, .keep_prob = keep_, .pre = pre_, .next = next_, .head_num = headNum,  \
-                 .inner_precise = inner_, .sparse_mode = mode_, .pse_type = 1};                                        \
-    c.ptr[FA_QUERY] = query;                                                                                           \
-    c.ptr[FA_KEY] = key;                                                                                               \
-    c.ptr[FA_VALUE] = value;                                                                                           \
-    c.ptr[FA_REAL_SHIFT] = realShiftOptional;                                                                          \
-    c.ptr[FA_DROP_MASK] = dropMaskOptional;                                                                            \
-    c.ptr[FA_PADDING_MASK] = paddingMaskOptional;                                                                      \
-    c.ptr[FA_ATTEN_MASK] = attenMaskOptional;                                                                          \
-    c.ptr[FA_PREFIX] = prefixOptional;                                                                                 \
-    c.ptr[FA_LAYOUT] = inputLayout;                                                                                    \
-    c.ptr[FA_SMAX] = softmaxMaxOut;                                                                                    \
-    c.ptr[FA_SSUM] = softmaxSumOut;                                                                                    \
-    c.ptr[FA_SOUT] = softmaxOutOut;                                                                                    \
-    c.ptr[FA_OUT] = attentionOutOut
+/* The parameters a NULL of which is ACLNN_ERR_PARAM_NULLPTR. */
+#define REQUIRED                                                                                                       \
+    (CANN_BIT(FA_QUERY) | CANN_BIT(FA_KEY) | CANN_BIT(FA_VALUE) | CANN_BIT(FA_LAYOUT) | CANN_BIT(FA_SMAX) |            \
+     CANN_BIT(FA_SSUM) | CANN_BIT(FA_OUT) | CANN_BIT(FA_WORKSPACE_SIZE) | CANN_BIT(FA_EXECUTOR))
 
-aclnnStatus aclnnFlashAttentionScoreGetWorkspaceSize(
-    const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *realShiftOptional,
-    const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
-    const aclIntArray *prefixOptional, double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens,
-    int64_t headNum, char *inputLayout, int64_t innerPrecise, int64_t sparseMode, const aclTensor *softmaxMaxOut,
-    const aclTensor *softmaxSumOut, const aclTensor *softmaxOutOut, const aclTensor *attentionOutOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    COMMON(fa_sig_score, scaleValue, keepProb, preTokens, nextTokens, innerPrecise, sparseMode);
-    return fa_forward_prepare(&c, workspaceSize, executor);
-}
+/* Pieces several lists share: the dense inputs after the query, key and value; the attributes
+ * from scaleValue to sparseMode; the outputs. */
+#define INPUTS(P)                                                                                                      \
+    P(real_shift, realShiftOptional)                                                                                   \
+    P(drop_mask, dropMaskOptional) P(padding_mask, paddingMaskOptional) P(atten_mask, attenMaskOptional)
+#define ATTRS(P)                                                                                                       \
+    P(scale, scaleValue) P(keep_prob, keepProb) P(pre, preTokens) P(next, nextTokens) P(head_num, headNum)             \
+        P(layout, inputLayout) P(inner_precise, innerPrecise) P(sparse_mode, sparseMode)
+#define OUTPUTS(P)                                                                                                     \
+    P(smax, softmaxMaxOut) P(ssum, softmaxSumOut) P(sout, softmaxOutOut) P(out, attentionOutOut)
 
-aclnnStatus aclnnFlashAttentionScore(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                     const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_score.run_fn, workspace, workspaceSize, executor, stream);
-}
+#define SCORE(P)                                                                                                       \
+    P(query, query) P(key, key) P(value, value) INPUTS(P) P(prefix, prefixOptional) ATTRS(P) OUTPUTS(P)
+FA_ENTRY_PAIR(aclnnFlashAttentionScore, sig_score, SCORE, REQUIRED, fa_forward_prepare)
 
-aclnnStatus aclnnFlashAttentionScoreV2GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *realShiftOptional,
-    const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
-    const aclIntArray *prefixOptional, const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional,
-    double scaleValueOptional, double keepProbOptional, int64_t preTokensOptional, int64_t nextTokensOptional,
-    int64_t headNum, char *inputLayout, int64_t innerPreciseOptional, int64_t sparseModeOptional,
-    int64_t pseTypeOptional, const aclTensor *softmaxMaxOut, const aclTensor *softmaxSumOut,
-    const aclTensor *softmaxOutOut, const aclTensor *attentionOutOut, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
-{
-    COMMON(fa_sig_score_v2, scaleValueOptional, keepProbOptional, preTokensOptional, nextTokensOptional,
-           innerPreciseOptional, sparseModeOptional);
-    c.ptr[FA_Q_START] = qStartIdxOptional;
-    c.ptr[FA_KV_START] = kvStartIdxOptional;
-    c.pse_type = pseTypeOptional;
-    return fa_forward_prepare(&c, workspaceSize, executor);
-}
+#define SCORE_V2(P)                                                                                                    \
+    P(query, query) P(key, key) P(value, value) INPUTS(P) P(prefix, prefixOptional) P(q_start, qStartIdxOptional)      \
+        P(kv_start, kvStartIdxOptional) P(scale, scaleValueOptional) P(keep_prob, keepProbOptional)                    \
+            P(pre, preTokensOptional) P(next, nextTokensOptional) P(head_num, headNum) P(layout, inputLayout)          \
+                P(inner_precise, innerPreciseOptional) P(sparse_mode, sparseModeOptional)                              \
+                    P(pse_type, pseTypeOptional) OUTPUTS(P)
+FA_ENTRY_PAIR(aclnnFlashAttentionScoreV2, sig_score_v2, SCORE_V2, REQUIRED, fa_forward_prepare)
 
-aclnnStatus aclnnFlashAttentionScoreV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                       const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_score_v2.run_fn, workspace, workspaceSize, executor, stream);
-}
+#define SCORE_V3(P)                                                                                                    \
+    P(query, query) P(key, key) P(value, value) INPUTS(P) P(sink, sinkOptional) P(prefix, prefixOptional)              \
+        P(q_start, qStartIdxOptional) P(kv_start, kvStartIdxOptional) ATTRS(P) P(pse_type, pseType) OUTPUTS(P)
+FA_ENTRY_PAIR(aclnnFlashAttentionScoreV3, sig_score_v3, SCORE_V3, REQUIRED, fa_forward_prepare)
 
-aclnnStatus aclnnFlashAttentionScoreV3GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *realShiftOptional,
-    const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
-    const aclTensor *sinkOptional, const aclIntArray *prefixOptional, const aclIntArray *qStartIdxOptional,
-    const aclIntArray *kvStartIdxOptional, double scaleValue, double keepProb, int64_t preTokens,
-    int64_t nextTokens, int64_t headNum, char *inputLayout, int64_t innerPrecise, int64_t sparseMode,
-    int64_t pseType, const aclTensor *softmaxMaxOut, const aclTensor *softmaxSumOut,
-    const aclTensor *softmaxOutOut, const aclTensor *attentionOutOut, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
-{
-    COMMON(fa_sig_score_v3, scaleValue, keepProb, preTokens, nextTokens, innerPrecise, sparseMode);
-    c.ptr[FA_SINK] = sinkOptional;
-    c.ptr[FA_Q_START] = qStartIdxOptional;
-    c.ptr[FA_KV_START] = kvStartIdxOptional;
-    c.pse_type = pseType;
-    return fa_forward_prepare(&c, workspaceSize, executor);
-}
+#define VARLEN(P)                                                                                                      \
+    P(query, query) P(key, key) P(value, value) INPUTS(P) P(prefix, prefixOptional)                                    \
+        P(act_q, actualSeqQLenOptional) P(act_kv, actualSeqKvLenOptional) ATTRS(P) OUTPUTS(P)
+FA_ENTRY_PAIR(aclnnFlashAttentionVarLenScore, sig_varlen, VARLEN, REQUIRED, fa_forward_prepare)
 
-aclnnStatus aclnnFlashAttentionScoreV3(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                       const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_score_v3.run_fn, workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
-    const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *realShiftOptional,
-    const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
-    const aclIntArray *prefixOptional, const aclIntArray *actualSeqQLenOptional,
-    const aclIntArray *actualSeqKvLenOptional, double scaleValue, double keepProb, int64_t preTokens,
-    int64_t nextTokens, int64_t headNum, char *inputLayout, int64_t innerPrecise, int64_t sparseMode,
-    const aclTensor *softmaxMaxOut, const aclTensor *softmaxSumOut, const aclTensor *softmaxOutOut,
-    const aclTensor *attentionOutOut, uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    COMMON(fa_sig_varlen, scaleValue, keepProb, preTokens, nextTokens, innerPrecise, sparseMode);
-    c.ptr[FA_ACT_Q] = actualSeqQLenOptional;
-    c.ptr[FA_ACT_KV] = actualSeqKvLenOptional;
-    return fa_forward_prepare(&c, workspaceSize, executor);
-}
-
-aclnnStatus aclnnFlashAttentionVarLenScore(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                           const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_varlen.run_fn, workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnFlashAttentionVarLenScoreV5GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *queryRope, const aclTensor *key, const aclTensor *keyRope,
-    const aclTensor *value, const aclTensor *realShiftOptional, const aclTensor *dropMaskOptional,
-    const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional, const aclTensor *sinkOptional,
-    const aclIntArray *prefixOptional, const aclIntArray *actualSeqQLenOptional,
-    const aclIntArray *actualSeqKvLenOptional, const aclIntArray *qStartIdxOptional,
-    const aclIntArray *kvStartIdxOptional, double scaleValue, double keepProb, int64_t preTokens,
-    int64_t nextTokens, int64_t headNum, char *inputLayout, int64_t innerPrecise, int64_t sparseMode,
-    int64_t pseType, char *softmaxOutLayout, const aclTensor *softmaxMaxOut, const aclTensor *softmaxSumOut,
-    const aclTensor *softmaxOutOut, const aclTensor *attentionOutOut, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
-{
-    COMMON(fa_sig_varlen_v5, scaleValue, keepProb, preTokens, nextTokens, innerPrecise, sparseMode);
-    c.ptr[FA_QUERY_ROPE] = queryRope;
-    c.ptr[FA_KEY_ROPE] = keyRope;
-    c.ptr[FA_SINK] = sinkOptional;
-    c.ptr[FA_ACT_Q] = actualSeqQLenOptional;
-    c.ptr[FA_ACT_KV] = actualSeqKvLenOptional;
-    c.ptr[FA_Q_START] = qStartIdxOptional;
-    c.ptr[FA_KV_START] = kvStartIdxOptional;
-    c.ptr[FA_SOFTMAX_LAYOUT] = softmaxOutLayout;
-    c.pse_type = pseType;
-    return fa_forward_prepare(&c, workspaceSize, executor);
-}
-
-aclnnStatus aclnnFlashAttentionVarLenScoreV5(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                             const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_varlen_v5.run_fn, workspace, workspaceSize, executor, stream);
-}
+#define VARLEN_V5(P)                                                                                                   \
+    P(query, query) P(query_rope, queryRope) P(key, key) P(key_rope, keyRope) P(value, value) INPUTS(P)                \
+        P(sink, sinkOptional) P(prefix, prefixOptional) P(act_q, actualSeqQLenOptional)                                \
+            P(act_kv, actualSeqKvLenOptional) P(q_start, qStartIdxOptional) P(kv_start, kvStartIdxOptional)            \
+                ATTRS(P) P(pse_type, pseType) P(softmax_layout, softmaxOutLayout) OUTPUTS(P)
+FA_ENTRY_PAIR(aclnnFlashAttentionVarLenScoreV5, sig_varlen_v5, VARLEN_V5, REQUIRED, fa_forward_prepare)

@@ -1,136 +1,50 @@
 /*
- * The four FlashAttentionScoreGrad entry pairs (semantics §3.1).  Each first phase only gathers
- * its arguments for fa_grad_prepare; each second phase is the shared executor run.  Functions
- * without a parameter behave as if it were absent (V1: pseType 1 and no start indices; V1, V2: no
- * sink; V1–V3: no rope, softmaxInLayout "").
+ * The four FlashAttentionScoreGrad entry pairs (semantics §3.1), each defined from its parameter
+ * list (fa_entry.h): the first phase fills a fa_call for fa_grad_prepare, the second is the shared
+ * executor run.  Functions without a parameter behave as if it were absent (V1: pseType 1 and no
+ * start indices; V1, V2: no sink; V1–V3: no rope, softmaxInLayout "").
  */
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 
-#include "cann/common/executor.h"
+#include "fa_entry.h"
 #include "fa_grad.h"
 
-/* Arguments every function has. */
-#define COMMON(sig_)                                                                                                   \
-    fa_call c = {.sig = &sig_, .scale = scaleValue, .keep_prob = keepProb, .pre = preTokens, .next = nextTokens,     \
-                 .head_num = headNum, .inner_precise = innerPrecise, .sparse_mode = sparseMode, .pse_type = 1};        \
-    c.ptr[FA_QUERY] = query;                                                                                           \
-    c.ptr[FA_KEY] = keyIn;                                                                                             \
-    c.ptr[FA_VALUE] = value;                                                                                           \
-    c.ptr[FA_DY] = dy;                                                                                                 \
-    c.ptr[FA_REAL_SHIFT] = pseShiftOptional;                                                                           \
-    c.ptr[FA_DROP_MASK] = dropMaskOptional;                                                                            \
-    c.ptr[FA_PADDING_MASK] = paddingMaskOptional;                                                                      \
-    c.ptr[FA_ATTEN_MASK] = attenMaskOptional;                                                                          \
-    c.ptr[FA_SMAX] = softmaxMaxOptional;                                                                               \
-    c.ptr[FA_SSUM] = softmaxSumOptional;                                                                               \
-    c.ptr[FA_SOUT] = softmaxInOptional;                                                                                \
-    c.ptr[FA_OUT] = attentionInOptional;                                                                               \
-    c.ptr[FA_PREFIX] = prefixOptional;                                                                                 \
-    c.ptr[FA_LAYOUT] = inputLayout;                                                                                    \
-    c.ptr[FA_DQ] = dqOut;                                                                                              \
-    c.ptr[FA_DK] = dkOut;                                                                                              \
-    c.ptr[FA_DV] = dvOut;                                                                                              \
-    c.ptr[FA_DPSE] = dpseOut
+/* softmaxMax/Sum and attentionIn are required by flashc (§3.2); softmaxInLayout NULL means "". */
+#define REQUIRED                                                                                                       \
+    (CANN_BIT(FA_QUERY) | CANN_BIT(FA_KEY) | CANN_BIT(FA_VALUE) | CANN_BIT(FA_DY) | CANN_BIT(FA_SMAX) |                \
+     CANN_BIT(FA_SSUM) | CANN_BIT(FA_OUT) | CANN_BIT(FA_LAYOUT) | CANN_BIT(FA_DQ) | CANN_BIT(FA_DK) |                  \
+     CANN_BIT(FA_DV) | CANN_BIT(FA_WORKSPACE_SIZE) | CANN_BIT(FA_EXECUTOR))
 
-aclnnStatus aclnnFlashAttentionScoreGradGetWorkspaceSize(
-    const aclTensor *query, const aclTensor *keyIn, const aclTensor *value, const aclTensor *dy,
-    const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional,
-    const aclTensor *attenMaskOptional, const aclTensor *softmaxMaxOptional, const aclTensor *softmaxSumOptional,
-    const aclTensor *softmaxInOptional, const aclTensor *attentionInOptional, const aclIntArray *prefixOptional,
-    double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum, char *inputLayout,
-    int64_t innerPrecise, int64_t sparseMode, const aclTensor *dqOut, const aclTensor *dkOut, const aclTensor *dvOut,
-    const aclTensor *dpseOut, uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    COMMON(fa_sig_grad);
-    return fa_grad_prepare(&c, workspaceSize, executor);
-}
+/* Pieces several lists share: the inputs after dy up to attentionInOptional; the attributes from
+ * scaleValue to sparseMode; the sequence starts (V2 on); the gradients every function writes. */
+#define INPUTS(P)                                                                                                      \
+    P(real_shift, pseShiftOptional) P(drop_mask, dropMaskOptional) P(padding_mask, paddingMaskOptional)                \
+        P(atten_mask, attenMaskOptional) P(smax, softmaxMaxOptional) P(ssum, softmaxSumOptional)                       \
+            P(sout, softmaxInOptional) P(out, attentionInOptional)
+#define ATTRS(P)                                                                                                       \
+    P(scale, scaleValue) P(keep_prob, keepProb) P(pre, preTokens) P(next, nextTokens) P(head_num, headNum)             \
+        P(layout, inputLayout) P(inner_precise, innerPrecise) P(sparse_mode, sparseMode)
+#define STARTS(P) P(q_start, qStartIdxOptional) P(kv_start, kvStartIdxOptional)
+#define GRADS(P) P(dq, dqOut) P(dk, dkOut) P(dv, dvOut) P(dpse, dpseOut)
 
-aclnnStatus aclnnFlashAttentionScoreGrad(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                         const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_grad.run_fn, workspace, workspaceSize, executor, stream);
-}
+#define GRAD(P)                                                                                                      \
+    P(query, query) P(key, keyIn) P(value, value) P(dy, dy) INPUTS(P) P(prefix, prefixOptional) ATTRS(P) GRADS(P)
+FA_ENTRY_PAIR(aclnnFlashAttentionScoreGrad, sig_grad, GRAD, REQUIRED, fa_grad_prepare)
 
-aclnnStatus aclnnFlashAttentionScoreGradV2GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *keyIn, const aclTensor *value, const aclTensor *dy,
-    const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional,
-    const aclTensor *attenMaskOptional, const aclTensor *softmaxMaxOptional, const aclTensor *softmaxSumOptional,
-    const aclTensor *softmaxInOptional, const aclTensor *attentionInOptional, const aclIntArray *prefixOptional,
-    const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional, double scaleValue, double keepProb,
-    int64_t preTokens, int64_t nextTokens, int64_t headNum, char *inputLayout, int64_t innerPrecise,
-    int64_t sparseMode, int64_t pseType, const aclTensor *dqOut, const aclTensor *dkOut, const aclTensor *dvOut,
-    const aclTensor *dpseOut, uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    COMMON(fa_sig_grad_v2);
-    c.ptr[FA_Q_START] = qStartIdxOptional;
-    c.ptr[FA_KV_START] = kvStartIdxOptional;
-    c.pse_type = pseType;
-    return fa_grad_prepare(&c, workspaceSize, executor);
-}
+#define GRAD_V2(P)                                                                                                     \
+    P(query, query) P(key, keyIn) P(value, value) P(dy, dy) INPUTS(P) P(prefix, prefixOptional) STARTS(P) ATTRS(P)     \
+        P(pse_type, pseType) GRADS(P)
+FA_ENTRY_PAIR(aclnnFlashAttentionScoreGradV2, sig_grad_v2, GRAD_V2, REQUIRED, fa_grad_prepare)
 
-aclnnStatus aclnnFlashAttentionScoreGradV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                           const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_grad_v2.run_fn, workspace, workspaceSize, executor, stream);
-}
+#define GRAD_V3(P)                                                                                                     \
+    P(query, query) P(key, keyIn) P(value, value) P(dy, dy) INPUTS(P) P(sink, sinkInOptional)                          \
+        P(prefix, prefixOptional) STARTS(P) ATTRS(P) P(pse_type, pseType) GRADS(P) P(dsink, dsinkOut)
+FA_ENTRY_PAIR(aclnnFlashAttentionScoreGradV3, sig_grad_v3, GRAD_V3, REQUIRED, fa_grad_prepare)
 
-aclnnStatus aclnnFlashAttentionScoreGradV3GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *keyIn, const aclTensor *value, const aclTensor *dy,
-    const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional,
-    const aclTensor *attenMaskOptional, const aclTensor *softmaxMaxOptional, const aclTensor *softmaxSumOptional,
-    const aclTensor *softmaxInOptional, const aclTensor *attentionInOptional, const aclTensor *sinkInOptional,
-    const aclIntArray *prefixOptional, const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional,
-    double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum, char *inputLayout,
-    int64_t innerPrecise, int64_t sparseMode, int64_t pseType, const aclTensor *dqOut, const aclTensor *dkOut,
-    const aclTensor *dvOut, const aclTensor *dpseOut, const aclTensor *dsinkOut, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
-{
-    COMMON(fa_sig_grad_v3);
-    c.ptr[FA_SINK] = sinkInOptional;
-    c.ptr[FA_Q_START] = qStartIdxOptional;
-    c.ptr[FA_KV_START] = kvStartIdxOptional;
-    c.ptr[FA_DSINK] = dsinkOut;
-    c.pse_type = pseType;
-    return fa_grad_prepare(&c, workspaceSize, executor);
-}
-
-aclnnStatus aclnnFlashAttentionScoreGradV3(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                           const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_grad_v3.run_fn, workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
-    const aclTensor *query, const aclTensor *queryRope, const aclTensor *keyIn, const aclTensor *keyInRope,
-    const aclTensor *value, const aclTensor *dy, const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional,
-    const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional, const aclTensor *softmaxMaxOptional,
-    const aclTensor *softmaxSumOptional, const aclTensor *softmaxInOptional, const aclTensor *attentionInOptional,
-    const aclTensor *sinkInOptional, const aclIntArray *prefixOptional, const aclIntArray *actualSeqQLenOptional,
-    const aclIntArray *actualSeqKvLenOptional, const aclIntArray *qStartIdxOptional,
-    const aclIntArray *kvStartIdxOptional, double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens,
-    int64_t headNum, char *inputLayout, int64_t innerPrecise, int64_t sparseMode, int64_t pseType,
-    char *softmaxInLayout, const aclTensor *dqOut, const aclTensor *dqRopeOut, const aclTensor *dkOut,
-    const aclTensor *dkRopeOut, const aclTensor *dvOut, const aclTensor *dpseOut, const aclTensor *dsinkOut,
-    uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    COMMON(fa_sig_unpadding_v5);
-    c.ptr[FA_QUERY_ROPE] = queryRope;
-    c.ptr[FA_KEY_ROPE] = keyInRope;
-    c.ptr[FA_SINK] = sinkInOptional;
-    c.ptr[FA_ACT_Q] = actualSeqQLenOptional;
-    c.ptr[FA_ACT_KV] = actualSeqKvLenOptional;
-    c.ptr[FA_Q_START] = qStartIdxOptional;
-    c.ptr[FA_KV_START] = kvStartIdxOptional;
-    c.ptr[FA_SOFTMAX_LAYOUT] = softmaxInLayout;
-    c.ptr[FA_DQ_ROPE] = dqRopeOut;
-    c.ptr[FA_DK_ROPE] = dkRopeOut;
-    c.ptr[FA_DSINK] = dsinkOut;
-    c.pse_type = pseType;
-    return fa_grad_prepare(&c, workspaceSize, executor);
-}
-
-aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                                    const aclrtStream stream)
-{
-    return cann_executor_run(fa_sig_unpadding_v5.run_fn, workspace, workspaceSize, executor, stream);
-}
+#define UNPADDING_V5(P)                                                                                                \
+    P(query, query) P(query_rope, queryRope) P(key, keyIn) P(key_rope, keyInRope) P(value, value) P(dy, dy)            \
+        INPUTS(P) P(sink, sinkInOptional) P(prefix, prefixOptional) P(act_q, actualSeqQLenOptional)                    \
+            P(act_kv, actualSeqKvLenOptional) STARTS(P) ATTRS(P) P(pse_type, pseType)                                  \
+                P(softmax_layout, softmaxInLayout) P(dq, dqOut) P(dq_rope, dqRopeOut) P(dk, dkOut)                     \
+                    P(dk_rope, dkRopeOut) P(dv, dvOut) P(dpse, dpseOut) P(dsink, dsinkOut)
+FA_ENTRY_PAIR(aclnnFlashAttentionUnpaddingScoreGradV5, sig_unpadding_v5, UNPADDING_V5, REQUIRED, fa_grad_prepare)
