@@ -30,7 +30,7 @@ typedef struct fc_kv_item {
 typedef struct fc_tiles {
     int rows;    /* query rows per item (≤) */
     int cols;    /* kv columns per tile */
-    int kv_rows; /* kv rows per backward dk/dv item: cols, or a multiple of it for sparse problems */
+    int kv_rows; /* kv rows per backward dk/dv item: cols, or a multiple of it (sparse, fused) */
     bool fused;  /* backward: one item per kv head computes dQ, dK and dV in one pass (bwd_head_item) */
 } fc_tiles;
 
