@@ -156,6 +156,8 @@ fc_status fc_cpu_plan_create(fc_plan *plan, const fc_options *options)
     if (most < v->threads)
         v->threads = most > 0 ? (int)most : 1;
     v->tiles.fused = backward && fc_cpu_bwd_fuses(p, v->tiles, v->threads);
+    if (v->tiles.fused) /* (the kv items counted above are the two passes': unused when fused) */
+        v->tiles.kv_rows = fc_cpu_bwd_fused_kv_rows(v->tiles, &v->kinds);
     const size_t ws = backward ? v->k->bwd_workspace(p, v->tiles) : v->k->fwd_workspace(p, v->tiles);
     v->ws_thread = (ws + 63) & ~(size_t)63;
     v->bytes = v->ws_thread * (size_t)v->threads;

@@ -12,4 +12,7 @@ fc_tiles fc_cpu_tiles(const fc_problem *p, fc_op op, const fc_kinds *kinds, cons
 /* Whether a backward runs one item per kv head (dQ, dK and dV in one pass) with these tiles. */
 bool fc_cpu_bwd_fuses(const fc_problem *p, fc_tiles t, int threads);
 
+/* The kv rows of a fused backward's kv items (a multiple of t.cols). */
+int fc_cpu_bwd_fused_kv_rows(fc_tiles t, const fc_kinds *kinds);
+
 #endif /* FC_CPU_TILES_H */

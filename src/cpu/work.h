@@ -30,7 +30,7 @@ typedef struct fc_kv_item {
 typedef struct fc_tiles {
     int rows;    /* query rows per item (≤) */
     int cols;    /* kv columns per tile */
-    int kv_rows; /* kv rows per backward dk/dv item: cols, or a multiple of it for sparse problems */
+    int kv_rows; /* kv rows per backward dk/dv item: cols, or a multiple of it (sparse, fused) */
     bool fused;  /* backward: one item per kv head computes dQ, dK and dV in one pass (bwd_head_item) */
 } fc_tiles;
 
@@ -77,6 +77,7 @@ static inline void fc_item_shape(const fc_problem *p, const fc_batch *bt, fc_til
 typedef struct fc_cpu_kernels {
     const char *isa;
     bool avx512; /* the set's vectors are AVX-512 registers */
+    bool avx2;   /* the set's vectors are AVX2 registers (16 of 8 lanes: 6-row register tiles) */
     void (*kinds)(const fc_problem *p, fc_kinds *out);
     size_t (*fwd_workspace)(const fc_problem *p, fc_tiles t);
     size_t (*fwd_partial_floats)(const fc_problem *p, fc_tiles t);

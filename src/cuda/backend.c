@@ -40,13 +40,15 @@ static bool fc_cuda_supports(const fc_problem *prob, fc_op op, const char **why)
     return missing == NULL;
 }
 
-/* The operands a run reads or writes, by name (NULL data = absent). */
+/* The operands a run reads or writes, by name, each in its fixed slot (NULL data = absent). */
 typedef struct {
     const void *data;
     const char *name;
 } fc_operand_ref;
 
-static size_t fc_cuda_operands(const fc_problem *p, fc_operand_ref *out)
+enum { FC_CUDA_OPERANDS = 24 };
+
+static void fc_cuda_operands(const fc_problem *p, fc_operand_ref out[FC_CUDA_OPERANDS])
 {
     const fc_operand_ref all[] = {
         {p->q.data, "query"},          {p->k.data, "key"},
@@ -63,11 +65,8 @@ static size_t fc_cuda_operands(const fc_problem *p, fc_operand_ref *out)
         {p->v.dequant.offset, "value dequant offset"}, {p->out_quant.scale, "out quant scale"},
         {p->out_quant.offset, "out quant offset"},
     };
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i].data)
-            out[n++] = all[i];
-    return n;
+    _Static_assert(sizeof all / sizeof all[0] == FC_CUDA_OPERANDS, "FC_CUDA_OPERANDS counts the slots");
+    memcpy(out, all, sizeof all);
 }
 
 /* 1: every operand is device memory; 0: none is; −1: a mix (*which names a host operand). */
@@ -76,11 +75,14 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     const char *why;
     if (!fc_cuda_available(&why))
         return 0;
-    fc_operand_ref ops[32];
-    const size_t n = fc_cuda_operands(prob, ops);
-    size_t device = 0;
+    fc_operand_ref ops[FC_CUDA_OPERANDS];
+    fc_cuda_operands(prob, ops);
+    size_t n = 0, device = 0;
     *which = NULL;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < FC_CUDA_OPERANDS; i++) {
+        if (!ops[i].data)
+            continue;
+        n++;
         if (fc_cuda_is_device_pointer(ops[i].data) == 1)
             device++;
         else if (!*which)
@@ -89,13 +91,38 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     return device == 0 ? 0 : device == n ? 1 : -1;
 }
 
-/* A plan's device state: the tiled forward's, the decode's or the backward's. */
+/* A plan's device state: the tiled forward's, the decode's or the backward's; and which of its
+ * planned operands were found in device memory at planning, so that a run that keeps them asks
+ * the driver only about the addresses it brings (read-only after planning). */
 typedef struct {
     fc_op op;
     fc_cuda_fwd *fwd;
     fc_cuda_dec *dec;
     fc_cuda_bwd *bwd;
+    const void *device[FC_CUDA_OPERANDS]; /* per slot: the planned address when it is device memory */
+    bool lists_device;                    /* every planned key/value list element is */
 } fc_cuda_state;
+
+/* The first key/value list element that is not device memory; -1 when none is (or no lists). */
+static int64_t fc_cuda_list_host_element(const fc_problem *p)
+{
+    for (int64_t b = 0; p->k.batch_data && b < p->B; b++)
+        if (fc_cuda_is_device_pointer(p->k.batch_data[b]) != 1 || fc_cuda_is_device_pointer(p->v.batch_data[b]) != 1)
+            return b;
+    return -1;
+}
+
+/* What fc_cuda_check_run may take as checked: the planned operands in device memory.  (An
+ * address found to be device memory at planning stays so: CUDA reserves device address ranges
+ * apart from host allocations.) */
+static void fc_cuda_note_device(fc_cuda_state *s, const fc_problem *p)
+{
+    fc_operand_ref ops[FC_CUDA_OPERANDS];
+    fc_cuda_operands(p, ops);
+    for (size_t i = 0; i < FC_CUDA_OPERANDS; i++)
+        s->device[i] = ops[i].data && fc_cuda_is_device_pointer(ops[i].data) == 1 ? ops[i].data : NULL;
+    s->lists_device = fc_cuda_list_host_element(p) < 0;
+}
 
 static void fc_cuda_destroy(void *state)
 {
@@ -133,6 +160,7 @@ static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
         fc_cuda_destroy(s);
         return st;
     }
+    fc_cuda_note_device(s, &plan->prob);
     plan->state = s;
     return FC_OK;
 }
@@ -148,20 +176,28 @@ static size_t fc_cuda_workspace_size(const fc_plan *plan)
                                     : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
 
+/* Every operand of the run is device memory: the driver is asked only about addresses the plan
+ * was not made with (a run's bindings), each once. */
 static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
 {
-    fc_operand_ref ops[32];
-    const size_t n = fc_cuda_operands(run, ops);
-    for (size_t i = 0; i < n; i++)
-        if (fc_cuda_is_device_pointer(ops[i].data) != 1)
+    const fc_cuda_state *s = plan->state;
+    fc_operand_ref ops[FC_CUDA_OPERANDS];
+    fc_cuda_operands(run, ops);
+    for (size_t i = 0; i < FC_CUDA_OPERANDS; i++) {
+        bool known = !ops[i].data || ops[i].data == s->device[i];
+        for (size_t j = 0; j < i && !known; j++)
+            known = ops[j].data == ops[i].data; /* checked in an earlier slot */
+        if (!known && fc_cuda_is_device_pointer(ops[i].data) != 1)
             return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: %s is not CUDA device memory (the plan runs on the CUDA backend)",
                            ops[i].name);
-    for (int64_t b = 0; run->k.batch_data && b < run->B; b++)
-        if (fc_cuda_is_device_pointer(run->k.batch_data[b]) != 1 || fc_cuda_is_device_pointer(run->v.batch_data[b]) != 1)
-            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: key/value list element %lld is not CUDA device memory",
-                           (long long)b);
+    }
+    /* the lists are the plan's (a run cannot rebind them) */
+    const bool lists_planned = run->k.batch_data == plan->prob.k.batch_data && run->v.batch_data == plan->prob.v.batch_data;
+    const int64_t host = lists_planned && s->lists_device ? -1 : fc_cuda_list_host_element(run);
+    if (host >= 0)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: key/value list element %lld is not CUDA device memory",
+                       (long long)host);
     /* block-table entries are checked on the GPU by the decode kernels; a bad one shows here */
-    const fc_cuda_state *s = plan->state;
     return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
 }
 

@@ -40,7 +40,7 @@ typedef struct fc_bwd_bufs {
     int64_t ld_q, ld_do;
     float *p, *ds, *gcap; /* [cols][Rp]: probabilities, dP then dS, softcap derivative */
     float *vis;           /* [cols][Rp]: visibility of the pair when visible_only */
-    float *pt, *dst;      /* [Rp][cols]: P·keep/kp and dS transposed (dk/dv pass) */
+    float *dst;           /* [Rp][cols]: dS transposed (dQ on amx tiles) */
     float *kb, *vb;       /* converted kv rows */
     float *acc_q;         /* dq pass: [rows][ldq] */
     float *acc_k, *acc_v; /* dk/dv pass: [cols][ldq], [cols][Dvp] */
@@ -95,10 +95,10 @@ static size_t fc_bwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_bwd_b
     TAKE(ds, t.cols * Rp);
     TAKE(gcap, p->softcap > 0 ? t.cols * Rp : 0);
     TAKE(vis, t.cols * Rp);
-    TAKE(pt, Rp * t.cols);
-    TAKE(dst, Rp * t.cols);
-    TAKE(kb, t.cols * Dt);
-    TAKE(vb, t.cols * Dvp);
+    TAKE(dst, FC_BWD_ON_TILES(x) ? Rp * t.cols : 0);
+    const int64_t kv_load = p->sparse.data ? t.cols : t.kv_rows; /* dense kv items load their rows whole */
+    TAKE(kb, kv_load * Dt);
+    TAKE(vb, kv_load * Dvp);
     TAKE(acc_q, Rp * ldq);
     TAKE(acc_k, t.kv_rows * ldq);
     TAKE(acc_v, t.kv_rows * Dvp);
@@ -407,9 +407,10 @@ FC_INLINE void fc_bwd_dq_rows(const fc_problem *p, const fc_item *it, fc_tiles t
     fc_store_grad_rows(b.row, b.acc_q, ldq, rw->count, p->scale, &p->dq, &p->dq_rope, p->Dqk, p->Dr, fc_dq_addr, rw);
 }
 
-/* dV += Pdᵀ·dO and dK += dSᵀ·Q for the pair just computed, into accumulator rows from `row0`.
- * P and dS are transposed first so that the products broadcast contiguous elements. */
-FC_INLINE void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tiles t, int jn, int64_t row0,
+/* dV += Pdᵀ·dO and dK += dSᵀ·Q for the pair just computed, into accumulator rows from `row0`,
+ * straight from the [cols][Rp] tiles: each register tile broadcasts from its rows of P and dS
+ * in place (a transposed copy costs a pass and cache room, and saves the product nothing). */
+FC_INLINE void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, int jn, int64_t row0,
                                     const fc_bwd_kind x)
 {
     const int R = b->rows.count, Rp = b->rows.padded;
@@ -427,15 +428,8 @@ FC_INLINE void fc_bwd_accumulate_kv(const fc_problem *p, fc_bwd_bufs *b, fc_tile
 #else
     (void)x;
 #endif
-    if (b->visible_only) { /* straight from the [cols][Rp] tiles, skipping hidden positions */
-        fc_gemm_visible(jn, (int)p->Dv, R, b->p, Rp, 1, b->vis, b->do_rows, b->ld_do, b->acc_v + row0 * Dvp, Dvp);
-        fc_gemm_visible(jn, (int)(p->Dqk + p->Dr), R, b->ds, Rp, 1, b->vis, b->q_rows, b->ld_q, b->acc_k + row0 * ldq, ldq);
-        return;
-    }
-    fc_transpose(b->p, Rp, b->pt, t.cols, jn, R);
-    fc_transpose(b->ds, Rp, b->dst, t.cols, jn, R);
-    fc_gemm(jn, (int)p->Dv, R, b->pt, 1, t.cols, b->do_rows, b->ld_do, b->acc_v + row0 * Dvp, Dvp, true);
-    fc_gemm(jn, (int)(p->Dqk + p->Dr), R, b->dst, 1, t.cols, b->q_rows, b->ld_q, b->acc_k + row0 * ldq, ldq, true);
+    fc_bwd_gemm(b, jn, (int)p->Dv, R, b->p, Rp, 1, b->do_rows, b->ld_do, b->acc_v + row0 * Dvp, Dvp);
+    fc_bwd_gemm(b, jn, (int)(p->Dqk + p->Dr), R, b->ds, Rp, 1, b->q_rows, b->ld_q, b->acc_k + row0 * ldq, ldq);
 }
 
 /* Rows of the item below the batch's kv length; the rest (dense padding) get zero gradients. */
@@ -507,16 +501,31 @@ static fc_item fc_q_item(const fc_problem *p, const fc_q_tiling *q, int64_t b, i
                      .i_count = bt->q_rows - i0 < q->ic ? bt->q_rows - i0 : q->ic, .split = 0, .nsplit = 1};
 }
 
+/* The kv rows [s, s + n) of a loaded tile, as a tile of their own. */
+static fc_kv_tile fc_kv_sub_tile(const fc_kv_tile *kv, int s)
+{
+    fc_kv_tile sub = *kv;
+    sub.k += (ptrdiff_t)s * kv->ldk;
+    sub.v += (ptrdiff_t)s * kv->ldv;
+    if (kv->kr)
+        sub.kr += (ptrdiff_t)s * kv->ldkr;
+    return sub;
+}
+
 /* dK and dV of kv item `it` (the tiles configured by the caller): the pairs with the query items
- * of its head that see it, in the order (head block, position tile).  With dq_slots (the fused
- * pass) each pair also adds dS·K to the dQ rows of its query item, in kv tile order as the dq
- * pass does: the same pairs, the same sums. */
+ * of its head that see it, in the order (head block, position tile), each query item's rows
+ * loaded once for the item's kv tiles of t.cols rows (t.kv_rows a multiple of it: the query rows
+ * stay in cache across them).  Every kv tile still sums over the query items in that order, and
+ * with dq_slots (the fused pass) each pair also adds dS·K to the dQ rows of its query item in kv
+ * tile order as the dq pass does: the same pairs, the same sums.  Products on tiles take the
+ * item as one kv tile (their rule sets kv_rows = cols). */
 FC_INLINE void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tiles t, fc_bwd_bufs *b, float *dq_slots,
                               const fc_bwd_kind x)
 {
     const fc_batch *bt = &p->batch[it->b];
     const int64_t ldq = fc_ldq(p), Dvp = fc_round_up(p->Dv, FC_W), slot = fc_round_up(t.rows, FC_W) * ldq;
     const int jn = (int)it->j_count, live = (int)fc_live_kv_rows(bt, it);
+    const int width = FC_BWD_ON_TILES(x) || t.cols > live ? live : t.cols, subs = live > 0 ? (live + width - 1) / width : 0;
     const fc_kv_at at = {it->b, bt->kv_tok, it->n2};
     memset(b->acc_k, 0, (size_t)(jn * ldq) * sizeof(float));
     memset(b->acc_v, 0, (size_t)(jn * Dvp) * sizeof(float));
@@ -528,27 +537,39 @@ FC_INLINE void fc_bwd_kv_rows(const fc_problem *p, const fc_kv_item *it, fc_tile
     if (i_lo < i_hi && q.tiles > 0) {
         fc_kv_tile kv;
         fc_kv_tile_load(&kv, p, at, it->j0, live, false, true, b->kb, b->vb, b->aff);
-        const bool kv_finite = fc_kv_finite(p, &kv, live);
-        fc_bwd_pack_kv(p, b, &kv, live, kv_finite, x); /* once for all the group's query tiles */
+        uint64_t finite = 0; /* bit s: fc_kv_finite of kv tile s (past 64 tiles: asked per pair) */
+        for (int s = 0; s < subs && s < 64; s++) {
+            const fc_kv_tile sub = fc_kv_sub_tile(&kv, s * width);
+            finite |= (uint64_t)fc_kv_finite(p, &sub, live - s * width < width ? live - s * width : width) << s;
+        }
+        fc_bwd_pack_kv(p, b, &kv, live, finite & 1, x); /* (one kv tile) once for all the group's query tiles */
         const int64_t first = i_lo / q.ic, last = (i_hi - 1) / q.ic < q.tiles ? (i_hi - 1) / q.ic : q.tiles - 1;
         for (int64_t hb = 0; hb < q.hblocks; hb++)
             for (int64_t tile = first; tile <= last; tile++) {
                 const fc_item qi = fc_q_item(p, &q, it->b, it->n2, hb, tile);
                 fc_rows_init(&b->rows, p, &qi);
-                const fc_tile_kind kind = fc_rows_classify(&b->rows, it->j0, it->j0 + live);
-                if (kind == FC_TILE_SKIP)
-                    continue;
                 const int64_t k = hb * q.tiles + tile;
-                if (dq_slots && b->slots)
-                    fc_bwd_slot_rows(p, b, k, x);
-                else
-                    fc_bwd_load_rows(p, b, x);
-                fc_bwd_pair(p, b, &kv, it->j0, live, kind, kv_finite, x);
-                if (dq_slots && b->slots) /* (fc_bwd_pair may have transposed the rows) */
-                    b->slots[k].transposed = b->transposed;
-                fc_bwd_accumulate_kv(p, b, t, live, 0, x);
-                if (dq_slots)
-                    fc_bwd_add_dq(p, b, &kv, live, t, dq_slots + k * slot, x);
+                bool loaded = false;
+                for (int s = 0; s < subs; s++) {
+                    const int64_t j0 = it->j0 + s * width;
+                    const int n = live - s * width < width ? live - s * width : width;
+                    const fc_tile_kind kind = fc_rows_classify(&b->rows, j0, j0 + n);
+                    if (kind == FC_TILE_SKIP)
+                        continue;
+                    if (!loaded && dq_slots && b->slots)
+                        fc_bwd_slot_rows(p, b, k, x);
+                    else if (!loaded)
+                        fc_bwd_load_rows(p, b, x);
+                    loaded = true;
+                    const fc_kv_tile sub = fc_kv_sub_tile(&kv, s * width);
+                    const bool kv_finite = s < 64 ? (finite >> s & 1) : fc_kv_finite(p, &sub, n);
+                    fc_bwd_pair(p, b, &sub, j0, n, kind, kv_finite, x);
+                    if (dq_slots && b->slots) /* (fc_bwd_pair may have transposed the rows) */
+                        b->slots[k].transposed = b->transposed;
+                    fc_bwd_accumulate_kv(p, b, n, s * width, x);
+                    if (dq_slots)
+                        fc_bwd_add_dq(p, b, &sub, n, t, dq_slots + k * slot, x);
+                }
             }
     }
     fc_kv_rows_at ctx = {at, it->j0};
@@ -653,7 +674,7 @@ void FC_ISA_FN(fc_bwd_sparse_dkv_item)(const fc_problem *p, const fc_kv_item *it
                     fc_kv_tile kv;
                     fc_kv_tile_load(&kv, p, at, j0, jn, false, true, b.kb, b.vb, b.aff);
                     fc_bwd_pair(p, &b, &kv, j0, jn, FC_TILE_FULL, true, FC_BWD_FP32); /* selected blocks hide nothing */
-                    fc_bwd_accumulate_kv(p, &b, t, jn, j0 - lo, FC_BWD_FP32);
+                    fc_bwd_accumulate_kv(p, &b, jn, j0 - lo, FC_BWD_FP32);
                 }
             }
         }

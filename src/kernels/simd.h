@@ -298,6 +298,11 @@ FC_INLINE fvec v_pow2i(fvec n)
 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
 }
+/* v_exp2's rounding by the shifter (FC_HAVE_SHIFTER): 2^n from the bits of t = y + FC_EXP2_SHIFTER,
+ * and x where m is clear (the and-not that v_select of a zero would become only after a sign test) */
+#define FC_HAVE_SHIFTER 1
+FC_INLINE fvec v_pow2_shifted(fvec t) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23)); }
+FC_INLINE fvec v_zero_where(fmask m, fvec x) { return _mm256_andnot_ps(m, x); }
 FC_INLINE float v_hmax(fvec v)
 {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -375,6 +380,9 @@ FC_INLINE fvec v_load_i8(const int8_t *p) { return (float)*p; }
 #ifndef FC_HAVE_SCALE
 #define FC_HAVE_SCALE 0 /* (the AVX-512 vocabulary has v_scale_or_zero) */
 #endif
+#ifndef FC_HAVE_SHIFTER
+#define FC_HAVE_SHIFTER 0 /* (the AVX2 vocabulary has v_pow2_shifted and v_zero_where) */
+#endif
 
 /* exp(x): Cody–Waite reduction and the Cephes degree-6 polynomial, relative error below 2 ulp up to
  * x = 88 (x in (88, 88.72] gives exp(88); AVX-512 scales with vscalefps, which needs no clamp
@@ -416,11 +424,20 @@ FC_INLINE fvec v_exp(fvec x)
  * evaluated in fp32, 3 ulp); exactly 0 below −126 (−inf included), +inf from y = 128 on (+inf
  * included; in [127.5, 128) +inf or the value, as the set scales), NaN for NaN.  Its reduction is exact and needs no clamp at the bottom: seven vector
  * operations fewer than v_exp (four where vscalefps scales). */
+#define FC_EXP2_SHIFTER 12583039.0f /* 1.5·2^23 + 127 */
 FC_INLINE fvec v_exp2(fvec y)
 {
     y = v_min(v_set1(128.0f), y); /* (a NaN y stays: min returns its second operand) */
     const fmask zero = v_lt(y, v_set1(-126.0f));
+#if FC_HAVE_SHIFTER
+    /* from y = −126 to 128, t = y + 1.5·2^23 + 127 lies where fp32 steps by 1: the addition rounds y to
+     * the nearest integer n, ties to even as v_round (in the default rounding mode), and leaves
+     * n + 127 in t's low bits, 2^n's exponent field; two adds replace a round, a conversion and an
+     * integer add (same n, f and 2^n, so the same results) */
+    const fvec t = v_add(y, v_set1(FC_EXP2_SHIFTER)), n = v_sub(t, v_set1(FC_EXP2_SHIFTER)), f = v_sub(y, n);
+#else
     const fvec n = v_round(y), f = v_sub(y, n);
+#endif
     fvec p = v_fma(v_set1(1.3264727313e-3f), f, v_set1(9.6715129912e-3f));
     p = v_fma(p, f, v_set1(5.5507335812e-2f));
     p = v_fma(p, f, v_set1(2.4022242427e-1f));
@@ -428,6 +445,8 @@ FC_INLINE fvec v_exp2(fvec y)
     p = v_fma(p, f, v_set1(1.0f));
 #if FC_HAVE_SCALE
     return v_scale_or_zero(zero, p, n);
+#elif FC_HAVE_SHIFTER
+    return v_zero_where(zero, v_mul(p, v_pow2_shifted(t)));
 #else
     return v_select(zero, v_zero(), v_mul(p, v_pow2i(n)));
 #endif

@@ -49,6 +49,8 @@ const fc_cpu_kernels FC_ISA_FN(fc_cpu_kernels) = {
     .isa = FC_STR(FC_ISA),
 #if defined(__AVX512F__)
     .avx512 = true,
+#elif defined(__AVX2__) && FC_W == 8
+    .avx2 = true,
 #endif
     .kinds = FC_ISA_FN(fc_kinds),
     .fwd_workspace = FC_ISA_FN(fc_fwd_workspace),

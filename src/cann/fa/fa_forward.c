@@ -138,23 +138,12 @@ static aclnnStatus fa_make_executor(const fa_fwd *f, fc_problem *p, fc_op op, co
 aclnnStatus fa_prepare(const fa_call *call, const fa_direction *dir, uint64_t *workspaceSize,
                        aclOpExecutor **executor)
 {
-    if (workspaceSize)
-        *workspaceSize = 0;
-    if (executor)
-        *executor = NULL;
-    fa_call c = *call;
-    c.workspace_size = workspaceSize;
-    c.executor = executor;
-    const void *ptr[FA_NPARAMS];
-    fa_call_pointers(&c, ptr);
-    aclnnStatus st = cann_check_required(c.sig, ptr);
-    if (st != ACLNN_SUCCESS)
-        return st;
-    fa_fwd *f = calloc(1, sizeof *f);
+    aclnnStatus st;
+    fa_fwd *f = cann_prepare_state(&fa_fields, call->sig, call, sizeof *f, &st);
     if (!f)
-        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", c.sig->fn);
-    f->c = &c;
-    f->fn = c.sig->fn;
+        return st;
+    f->c = call;
+    f->fn = call->sig->fn;
     st = dir->validate(f);
     fc_problem p;
     if (st == ACLNN_SUCCESS)

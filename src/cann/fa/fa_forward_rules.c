@@ -20,12 +20,12 @@ static const char *name(const fa_fwd *f, fa_param id) { return cann_sig_name(f->
 
 static aclnnStatus capture(fa_fwd *f, fa_param id)
 {
-    return cann_operand_capture(f->fn, name(f, id), fa_call_tensor(f->c, id), false, &f->t[id]);
+    return cann_operand_capture(f->fn, name(f, id), cann_arg_tensor(&fa_fields, f->c, id), false, &f->t[id]);
 }
 
 static aclnnStatus capture_ints(fa_fwd *f, fa_param id, cann_ints *out)
 {
-    return cann_ints_capture(f->fn, name(f, id), fa_call_ints(f->c, id), out);
+    return cann_ints_capture(f->fn, name(f, id), cann_arg_ints(&fa_fields, f->c, id), out);
 }
 
 /* Captures an input that must have the query's dtype when present. */

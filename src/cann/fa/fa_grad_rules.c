@@ -19,7 +19,7 @@ static const char *name(const fa_fwd *f, fa_param id) { return cann_sig_name(f->
 /* Captures id, which must have the dtype of ref. */
 static aclnnStatus capture_like(fa_fwd *f, fa_param id, fa_param ref)
 {
-    aclnnStatus st = cann_operand_capture(f->fn, name(f, id), fa_call_tensor(f->c, id), false, &f->t[id]);
+    aclnnStatus st = cann_operand_capture(f->fn, name(f, id), cann_arg_tensor(&fa_fields, f->c, id), false, &f->t[id]);
     return st ? st : cann_check_same_dtype(&f->t[id], &f->t[ref]);
 }
 
@@ -61,7 +61,7 @@ static aclnnStatus needed_with(fa_fwd *f, fa_param id, fa_param of)
 {
     if (!f->t[of].present)
         return ACLNN_SUCCESS; /* ignored: not examined */
-    if (!fa_call_tensor(f->c, id))
+    if (!cann_arg_tensor(&fa_fields, f->c, id))
         return INVALID("%s: %s is NULL, but %s is given and its gradient must be written", f->fn, name(f, id),
                        name(f, of));
     return gradient(f, id, of);

@@ -1,13 +1,15 @@
 /*
  * The four FlashAttentionScoreGrad entry pairs (semantics §3.1), each defined from its parameter
- * list (fa_entry.h): the first phase fills a fa_call for fa_grad_prepare, the second is the shared
+ * list (cann/common/entry.h): the first phase fills a fa_call for fa_grad_prepare, the second is the shared
  * executor run.  Functions without a parameter behave as if it were absent (V1: pseType 1 and no
  * start indices; V1, V2: no sink; V1–V3: no rope, softmaxInLayout "").
  */
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 
-#include "fa_entry.h"
+#include "cann/common/entry.h"
 #include "fa_grad.h"
+
+CANN_ENTRY_ALIASES(FA_PARAMS)
 
 /* softmaxMax/Sum and attentionIn are required by flashc (§3.2); softmaxInLayout NULL means "". */
 #define REQUIRED                                                                                                       \
@@ -29,17 +31,17 @@
 
 #define GRAD(P)                                                                                                      \
     P(query, query) P(key, keyIn) P(value, value) P(dy, dy) INPUTS(P) P(prefix, prefixOptional) ATTRS(P) GRADS(P)
-FA_ENTRY_PAIR(aclnnFlashAttentionScoreGrad, sig_grad, GRAD, REQUIRED, fa_grad_prepare)
+CANN_ENTRY_PAIR(aclnnFlashAttentionScoreGrad, sig_grad, GRAD, REQUIRED, fa_call, .pse_type = 1, fa_grad_prepare)
 
 #define GRAD_V2(P)                                                                                                     \
     P(query, query) P(key, keyIn) P(value, value) P(dy, dy) INPUTS(P) P(prefix, prefixOptional) STARTS(P) ATTRS(P)     \
         P(pse_type, pseType) GRADS(P)
-FA_ENTRY_PAIR(aclnnFlashAttentionScoreGradV2, sig_grad_v2, GRAD_V2, REQUIRED, fa_grad_prepare)
+CANN_ENTRY_PAIR(aclnnFlashAttentionScoreGradV2, sig_grad_v2, GRAD_V2, REQUIRED, fa_call, .pse_type = 1, fa_grad_prepare)
 
 #define GRAD_V3(P)                                                                                                     \
     P(query, query) P(key, keyIn) P(value, value) P(dy, dy) INPUTS(P) P(sink, sinkInOptional)                          \
         P(prefix, prefixOptional) STARTS(P) ATTRS(P) P(pse_type, pseType) GRADS(P) P(dsink, dsinkOut)
-FA_ENTRY_PAIR(aclnnFlashAttentionScoreGradV3, sig_grad_v3, GRAD_V3, REQUIRED, fa_grad_prepare)
+CANN_ENTRY_PAIR(aclnnFlashAttentionScoreGradV3, sig_grad_v3, GRAD_V3, REQUIRED, fa_call, .pse_type = 1, fa_grad_prepare)
 
 #define UNPADDING_V5(P)                                                                                                \
     P(query, query) P(query_rope, queryRope) P(key, keyIn) P(key_rope, keyInRope) P(value, value) P(dy, dy)            \
@@ -47,4 +49,5 @@ FA_ENTRY_PAIR(aclnnFlashAttentionScoreGradV3, sig_grad_v3, GRAD_V3, REQUIRED, fa
             P(act_kv, actualSeqKvLenOptional) STARTS(P) ATTRS(P) P(pse_type, pseType)                                  \
                 P(softmax_layout, softmaxInLayout) P(dq, dqOut) P(dq_rope, dqRopeOut) P(dk, dkOut)                     \
                     P(dk_rope, dkRopeOut) P(dv, dvOut) P(dpse, dpseOut) P(dsink, dsinkOut)
-FA_ENTRY_PAIR(aclnnFlashAttentionUnpaddingScoreGradV5, sig_unpadding_v5, UNPADDING_V5, REQUIRED, fa_grad_prepare)
+CANN_ENTRY_PAIR(aclnnFlashAttentionUnpaddingScoreGradV5, sig_unpadding_v5, UNPADDING_V5,
+                REQUIRED, fa_call, .pse_type = 1, fa_grad_prepare)

@@ -2,7 +2,7 @@
  * IncreFlashAttentionV4 (semantics §4), private to the face: what one first-phase call carries,
  * what its validation learns, and the steps from validation to a published executor.
  *
- *   ifa_signature.c  the declaration (parameter order, names, required set)
+ *   ifa_params.h     the parameter list: ids and the typed call
  *   ifa_rules.c      the validation rules in the order of §0.5
  *   ifa_kv.c         key/value tensor lists, the kv geometry and the paged cache (§4.2, §4.3)
  *   ifa_quant.c      antiquant (§4.5) and output quantisation (§4.6) parameters
@@ -27,15 +27,6 @@
 #define IFA_MAX_LIST 256    /* per-batch tensor lists */
 #define IFA_MAX_GROUP 64    /* N1 / N2 */
 #define IFA_MAX_BLOCK 512   /* blockSize */
-
-extern const cann_signature ifa_sig;
-
-/* One first-phase call: pointer arguments by id, scalars by meaning. */
-typedef struct ifa_call {
-    const void *ptr[IFA_NPARAMS];
-    int64_t num_heads, num_kv_heads, block_size, inner_precise;
-    double scale;
-} ifa_call;
 
 /* A key or value tensor list: snapshots of its elements, named "key[k]". */
 typedef struct ifa_list {
@@ -66,7 +57,7 @@ typedef struct ifa_state {
     int64_t *len;                /* L_b per batch (owned; NULL until the lengths are checked) */
 } ifa_state;
 
-static inline const char *ifa_name(const ifa_state *s, ifa_param id) { return cann_sig_name(&ifa_sig, id); }
+static inline const char *ifa_name(const ifa_state *s, ifa_param id) { return cann_sig_name(s->c->sig, id); }
 
 /* ---- ifa_rules.c ----------------------------------------------------------------------------- */
 aclnnStatus ifa_validate(ifa_state *s);

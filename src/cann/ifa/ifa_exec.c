@@ -123,7 +123,7 @@ aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOp
         ifa_release(pl);
         return cann_fail(cann_plan_status(fs), "%s: %s", s->fn, fc_error_message());
     }
-    aclOpExecutor *ex = cann_executor_new(s->fn, ifa_sig.run_fn, &ifa_exec_ops, pl, pl->plan->workspace);
+    aclOpExecutor *ex = cann_executor_new(s->fn, s->c->sig->run_fn, &ifa_exec_ops, pl, pl->plan->workspace);
     if (!ex)
         return ACLNN_ERR_INNER;
     if ((st = add_ranges(s, pl, ex)) != ACLNN_SUCCESS) {
@@ -135,21 +135,12 @@ aclnnStatus ifa_make_executor(const ifa_state *s, uint64_t *workspaceSize, aclOp
 
 aclnnStatus ifa_prepare(const ifa_call *call, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    if (workspaceSize)
-        *workspaceSize = 0;
-    if (executor)
-        *executor = NULL;
-    ifa_call c = *call;
-    c.ptr[IFA_WORKSPACE_SIZE] = workspaceSize;
-    c.ptr[IFA_EXECUTOR] = executor;
-    aclnnStatus st = cann_check_required(&ifa_sig, c.ptr);
-    if (st != ACLNN_SUCCESS)
-        return st;
-    ifa_state *s = calloc(1, sizeof *s);
+    aclnnStatus st;
+    ifa_state *s = cann_prepare_state(&ifa_fields, call->sig, call, sizeof *s, &st);
     if (!s)
-        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", ifa_sig.fn);
-    s->c = &c;
-    s->fn = ifa_sig.fn;
+        return st;
+    s->c = call;
+    s->fn = call->sig->fn;
     st = ifa_validate(s);
     if (st == ACLNN_SUCCESS)
         st = ifa_make_executor(s, workspaceSize, executor);

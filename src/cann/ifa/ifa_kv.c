@@ -20,7 +20,7 @@ aclnnStatus ifa_kv_capture(ifa_state *s, int which)
 {
     const ifa_param id = which ? IFA_VALUE : IFA_KEY;
     const char *name = ifa_name(s, id);
-    const aclTensorList *l = s->c->ptr[id];
+    const aclTensorList *l = cann_arg_list(&ifa_fields, s->c, id);
     ifa_list *out = &s->kv[which];
     if (!cann_tensor_list_live(l))
         return INVALID("%s: %s is not a live aclTensorList (destroyed or foreign handle %p)", s->fn, name,

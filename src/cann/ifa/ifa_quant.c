@@ -14,7 +14,7 @@ static bool kv_int8(const ifa_state *s) { return s->kv[0].el[0].dtype == ACL_INT
 
 static aclnnStatus capture(ifa_state *s, ifa_param id)
 {
-    return cann_operand_capture(s->fn, ifa_name(s, id), s->c->ptr[id], false, &s->t[id]);
+    return cann_operand_capture(s->fn, ifa_name(s, id), cann_arg_tensor(&ifa_fields, s->c, id), false, &s->t[id]);
 }
 
 /* ---- antiquant ------------------------------------------------------------------------------------ */

@@ -15,7 +15,7 @@
 
 static aclnnStatus capture(ifa_state *s, ifa_param id)
 {
-    return cann_operand_capture(s->fn, ifa_name(s, id), s->c->ptr[id], false, &s->t[id]);
+    return cann_operand_capture(s->fn, ifa_name(s, id), cann_arg_tensor(&ifa_fields, s->c, id), false, &s->t[id]);
 }
 
 /* ---- operands, in declaration order ------------------------------------------------------------ */
@@ -54,13 +54,13 @@ static aclnnStatus r_mask(void *ctx)
 static aclnnStatus r_act_len(void *ctx)
 {
     ifa_state *s = ctx;
-    return cann_ints_capture(s->fn, ifa_name(s, IFA_ACT_LEN), s->c->ptr[IFA_ACT_LEN], &s->act);
+    return cann_ints_capture(s->fn, ifa_name(s, IFA_ACT_LEN), s->c->act_len, &s->act);
 }
 
 /* dequantScale1, quantScale1, dequantScale2: all-INT8 query/key/value is not supported (§4.2). */
 static aclnnStatus must_be_null(ifa_state *s, ifa_param id)
 {
-    if (s->c->ptr[id])
+    if (cann_arg_pointer(&ifa_fields, s->c, id))
         return INVALID("%s: %s must be NULL: it belongs to all-INT8 query/key/value, which is not supported (the query "
                        "is %s)",
                        s->fn, ifa_name(s, id), cann_dtype_name(s->t[IFA_QUERY].dtype));
@@ -149,7 +149,7 @@ static aclnnStatus r_scale(void *ctx)
 static aclnnStatus r_layout(void *ctx)
 {
     ifa_state *s = ctx;
-    const char *str = s->c->ptr[IFA_LAYOUT];
+    const char *str = s->c->layout;
     fa_layout l;
     if (!fa_layout_parse(str, &l) || (l != FA_LAYOUT_BSH && l != FA_LAYOUT_BSND && l != FA_LAYOUT_BNSD))
         return INVALID("%s: %s must be \"BSH\", \"BSND\" or \"BNSD\", got \"%.64s\"", s->fn, ifa_name(s, IFA_LAYOUT), str);
@@ -315,5 +315,5 @@ static const cann_rule ifa_rules[] = {
 
 aclnnStatus ifa_validate(ifa_state *s)
 {
-    return cann_run_rules(&ifa_sig, ifa_rules, (int)(sizeof ifa_rules / sizeof ifa_rules[0]), s);
+    return cann_run_rules(s->c->sig, ifa_rules, (int)(sizeof ifa_rules / sizeof ifa_rules[0]), s);
 }

@@ -1,45 +1,25 @@
 /*
- * The IncreFlashAttentionV4 entry pair (semantics §4.1).  The first phase gathers its arguments
- * for ifa_prepare; the second phase is the shared executor run.
+ * The IncreFlashAttentionV4 entry pair (semantics §4.1), defined from its parameter list
+ * (cann/common/entry.h): the first phase fills an ifa_call for ifa_prepare, the second is the
+ * shared executor run.
  */
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
 
-#include "cann/common/executor.h"
+#include "cann/common/entry.h"
 #include "ifa.h"
 
-aclnnStatus aclnnIncreFlashAttentionV4GetWorkspaceSize(
-    const aclTensor *query, const aclTensorList *key, const aclTensorList *value, const aclTensor *pseShift,
-    const aclTensor *attenMask, const aclIntArray *actualSeqLengths, const aclTensor *dequantScale1,
-    const aclTensor *quantScale1, const aclTensor *dequantScale2, const aclTensor *quantScale2,
-    const aclTensor *quantOffset2, const aclTensor *antiquantScale, const aclTensor *antiquantOffset,
-    const aclTensor *blocktable, const aclTensor *kvPaddingSize, int64_t numHeads, double scaleValue,
-    char *inputLayout, int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise,
-    const aclTensor *attentionOut, uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    ifa_call c = {.num_heads = numHeads, .num_kv_heads = numKeyValueHeads, .block_size = blockSize,
-                  .inner_precise = innerPrecise, .scale = scaleValue};
-    c.ptr[IFA_QUERY] = query;
-    c.ptr[IFA_KEY] = key;
-    c.ptr[IFA_VALUE] = value;
-    c.ptr[IFA_PSE] = pseShift;
-    c.ptr[IFA_MASK] = attenMask;
-    c.ptr[IFA_ACT_LEN] = actualSeqLengths;
-    c.ptr[IFA_DEQ_SCALE1] = dequantScale1;
-    c.ptr[IFA_Q_SCALE1] = quantScale1;
-    c.ptr[IFA_DEQ_SCALE2] = dequantScale2;
-    c.ptr[IFA_Q_SCALE2] = quantScale2;
-    c.ptr[IFA_Q_OFFSET2] = quantOffset2;
-    c.ptr[IFA_AQ_SCALE] = antiquantScale;
-    c.ptr[IFA_AQ_OFFSET] = antiquantOffset;
-    c.ptr[IFA_BLOCK_TABLE] = blocktable;
-    c.ptr[IFA_KV_PAD] = kvPaddingSize;
-    c.ptr[IFA_LAYOUT] = inputLayout;
-    c.ptr[IFA_OUT] = attentionOut;
-    return ifa_prepare(&c, workspaceSize, executor);
-}
+CANN_ENTRY_ALIASES(IFA_PARAMS)
 
-aclnnStatus aclnnIncreFlashAttentionV4(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                       const aclrtStream stream)
-{
-    return cann_executor_run(ifa_sig.run_fn, workspace, workspaceSize, executor, stream);
-}
+#define REQUIRED                                                                                                       \
+    (CANN_BIT(IFA_QUERY) | CANN_BIT(IFA_KEY) | CANN_BIT(IFA_VALUE) | CANN_BIT(IFA_LAYOUT) | CANN_BIT(IFA_OUT) |        \
+     CANN_BIT(IFA_WORKSPACE_SIZE) | CANN_BIT(IFA_EXECUTOR))
+
+#define V4(P)                                                                                                          \
+    P(query, query) P(key, key) P(value, value) P(pse, pseShift) P(mask, attenMask) P(act_len, actualSeqLengths)       \
+        P(deq_scale1, dequantScale1) P(q_scale1, quantScale1) P(deq_scale2, dequantScale2)                             \
+            P(q_scale2, quantScale2) P(q_offset2, quantOffset2) P(aq_scale, antiquantScale)                            \
+                P(aq_offset, antiquantOffset) P(block_table, blocktable) P(kv_pad, kvPaddingSize)                      \
+                    P(num_heads, numHeads) P(scale, scaleValue) P(layout, inputLayout)                                 \
+                        P(num_kv_heads, numKeyValueHeads) P(block_size, blockSize) P(inner_precise, innerPrecise)      \
+                            P(out, attentionOut)
+CANN_ENTRY_PAIR(aclnnIncreFlashAttentionV4, ifa_sig, V4, REQUIRED, ifa_call, , ifa_prepare)

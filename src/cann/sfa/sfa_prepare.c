@@ -16,7 +16,7 @@ static aclnnStatus empty_query(sfa_state *s, bool *empty)
     static const aclDataType ok[] = {ACL_FLOAT16, ACL_BF16};
     cann_operand q;
     *empty = false;
-    aclnnStatus st = cann_operand_capture(s->fn, sfa_name(s, SFA_QUERY), s->c->ptr[SFA_QUERY], true, &q);
+    aclnnStatus st = cann_operand_capture(s->fn, sfa_name(s, SFA_QUERY), s->c->query, true, &q);
     if (st == ACLNN_SUCCESS)
         st = cann_check_dtype(&q, ok, 2);
     *empty = st == ACLNN_SUCCESS && q.numel == 0;
@@ -25,23 +25,15 @@ static aclnnStatus empty_query(sfa_state *s, bool *empty)
 
 aclnnStatus sfa_prepare(const sfa_call *call, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    if (workspaceSize)
-        *workspaceSize = 0;
-    if (executor)
-        *executor = NULL;
     cann_signature sig = *call->sig;
     if (!call->backward && call->return_lse)
         sig.required |= SFA_BIT(SMAX) | SFA_BIT(SSUM);
     sfa_call c = *call;
     c.sig = &sig;
-    c.ptr[SFA_WORKSPACE_SIZE] = workspaceSize;
-    c.ptr[SFA_EXECUTOR] = executor;
-    aclnnStatus st = cann_check_required(&sig, c.ptr);
-    if (st != ACLNN_SUCCESS)
-        return st;
-    sfa_state *s = calloc(1, sizeof *s);
+    aclnnStatus st;
+    sfa_state *s = cann_prepare_state(&sfa_fields, &sig, &c, sizeof *s, &st);
     if (!s)
-        return cann_fail(ACLNN_ERR_INNER, "%s: out of host memory", sig.fn);
+        return st;
     s->c = &c;
     s->fn = sig.fn;
     bool empty = false;

@@ -113,7 +113,7 @@ static aclnnStatus rope_grad(sfa_state *s, sfa_param id, sfa_param input, bool q
 {
     if (!s->t[input].present)
         return ACLNN_SUCCESS;
-    if (!s->c->ptr[id])
+    if (!cann_arg_tensor(&sfa_fields, s->c, id))
         return INVALID("%s: %s is absent, but %s is given and needs its gradient", s->fn, sfa_name(s, id),
                        sfa_name(s, input));
     aclnnStatus st = capture_output(s, id, true);

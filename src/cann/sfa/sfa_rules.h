@@ -8,7 +8,6 @@
 
 #include "sfa_state.h"
 
-#define SFA_BIT(id) CANN_BIT(SFA_##id)
 /* Everything the sizes depend on (ids a function does not declare are ignored). */
 #define SFA_SIZES                                                                                                      \
     (SFA_BIT(QUERY) | SFA_BIT(KEY) | SFA_BIT(VALUE) | SFA_BIT(LAYOUT_Q) | SFA_BIT(LAYOUT_KV) | SFA_BIT(LAYOUT))

@@ -10,7 +10,7 @@
 
 aclnnStatus sfa_capture(sfa_state *s, sfa_param id, bool like_query)
 {
-    aclnnStatus st = cann_operand_capture(s->fn, sfa_name(s, id), (const aclTensor *)s->c->ptr[id], false, &s->t[id]);
+    aclnnStatus st = cann_operand_capture(s->fn, sfa_name(s, id), cann_arg_tensor(&sfa_fields, s->c, id), false, &s->t[id]);
     if (st == ACLNN_SUCCESS && like_query && s->t[id].present)
         st = cann_check_same_dtype(&s->t[id], &s->t[SFA_QUERY]);
     return st;
@@ -76,7 +76,7 @@ aclnnStatus sfa_r_block_size(void *ctx)
 aclnnStatus sfa_r_layout_q(void *ctx)
 {
     sfa_state *s = ctx;
-    const char *str = s->c->ptr[SFA_LAYOUT_Q];
+    const char *str = s->c->layout_q;
     if (!sfa_layout_parse(str, false, &s->g.lq))
         return INVALID("%s: %s must be \"BSND\" or \"TND\", got \"%.64s\"", s->fn, sfa_name(s, SFA_LAYOUT_Q), str);
     return ACLNN_SUCCESS;
@@ -85,7 +85,7 @@ aclnnStatus sfa_r_layout_q(void *ctx)
 aclnnStatus sfa_r_layout_kv(void *ctx)
 {
     sfa_state *s = ctx;
-    const char *str = s->c->ptr[SFA_LAYOUT_KV];
+    const char *str = s->c->layout_kv;
     if (!sfa_layout_parse(str, true, &s->g.lkv))
         return INVALID("%s: %s must be \"BSND\", \"TND\" or \"PA_BSND\", got \"%.64s\"", s->fn,
                        sfa_name(s, SFA_LAYOUT_KV), str);
@@ -95,7 +95,7 @@ aclnnStatus sfa_r_layout_kv(void *ctx)
 aclnnStatus sfa_r_layout(void *ctx)
 {
     sfa_state *s = ctx;
-    const char *str = s->c->ptr[SFA_LAYOUT] ? (const char *)s->c->ptr[SFA_LAYOUT] : "BSND";
+    const char *str = s->c->layout ? s->c->layout : "BSND";
     if (!sfa_layout_parse(str, false, &s->g.lq))
         return INVALID("%s: %s must be \"BSND\" or \"TND\" (NULL means \"BSND\"), got \"%.64s\"", s->fn,
                        sfa_name(s, SFA_LAYOUT), str);
@@ -110,7 +110,7 @@ aclnnStatus sfa_r_block_table(void *ctx)
     static const aclDataType ok[] = {ACL_INT32};
     if (s->g.lkv != SFA_PA_BSND)
         return ACLNN_SUCCESS;
-    if (!s->c->ptr[SFA_BLOCK_TABLE])
+    if (!s->c->block_table)
         return INVALID("%s: %s is absent, but %s \"PA_BSND\" needs it", s->fn, sfa_name(s, SFA_BLOCK_TABLE),
                        sfa_name(s, SFA_LAYOUT_KV));
     aclnnStatus st = sfa_capture(s, SFA_BLOCK_TABLE, false);

@@ -10,24 +10,12 @@
 #include "sfa_params.h"
 #include "cann/common/signature.h"
 
-/* One first-phase call: pointer arguments by id, scalars by meaning. */
-typedef struct sfa_call {
-    const cann_signature *sig;
-    bool backward;
-    const void *ptr[SFA_NPARAMS];
-    double scale;
-    int64_t block_size, sparse_mode, pre, next, attention_mode;
-    bool return_lse, deterministic;
-} sfa_call;
-
 typedef struct sfa_state {
     const sfa_call *c;
     const char *fn;
     cann_operand t[SFA_NPARAMS]; /* tensor snapshots by id (absent or ignored: present = false) */
     sfa_geom g;
 } sfa_state;
-
-extern const cann_signature sfa_sig_forward, sfa_sig_grad;
 
 /* The declared name of parameter id in the call's function. */
 static inline const char *sfa_name(const sfa_state *s, sfa_param id) { return cann_sig_name(s->c->sig, id); }
