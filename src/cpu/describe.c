@@ -17,11 +17,15 @@ int fc_cpu_describe(const fc_plan *plan, char *buf, size_t len)
         snprintf(what, sizeof what, "kernel=%s%s few_rows_kernel=%s item_rows=%d kv_cols=%d items=%lld splits=%lld",
                  fc_fwd_kind_names[v->kinds.many], v->kinds.parts ? "(parts)" : "", fc_fwd_kind_names[v->kinds.few],
                  v->tiles.rows, v->tiles.cols, (long long)its->q_start[p->B], (long long)its->nsplit);
+    else if (v->tiles.fused) /* one item per kv head (the two passes' item counts go unused) */
+        snprintf(what, sizeof what, "products=%s schedule=fused_heads item_rows=%d kv_cols=%d kv_item_rows=%d items=%lld",
+                 fc_bwd_kind_names[v->kinds.bwd], v->tiles.rows, v->tiles.cols, v->tiles.kv_rows,
+                 (long long)(p->B * p->Nkv));
     else
         snprintf(what, sizeof what, "products=%s schedule=%s item_rows=%d kv_cols=%d kv_item_rows=%d q_items=%lld "
-                 "kv_items=%lld", fc_bwd_kind_names[v->kinds.bwd],
-                 v->tiles.fused ? "fused_heads" : p->sparse.data ? "sparse_passes" : "two_passes", v->tiles.rows,
-                 v->tiles.cols, v->tiles.kv_rows, (long long)its->q_start[p->B], (long long)its->kv_start[p->B]);
+                 "kv_items=%lld", fc_bwd_kind_names[v->kinds.bwd], p->sparse.data ? "sparse_passes" : "two_passes",
+                 v->tiles.rows, v->tiles.cols, v->tiles.kv_rows, (long long)its->q_start[p->B],
+                 (long long)its->kv_start[p->B]);
     return snprintf(buf, len, "isa=%s %s threads=%d workspace=%zu (per_thread=%zu partials_at=%zu counts_at=%zu)",
                     v->k->isa, what, v->threads, v->bytes, v->ws_thread, v->partial_at, v->counts_at);
 }

@@ -302,6 +302,7 @@ typedef struct dsc_case {
     fc_dtype dt;
     int N1, N2, Sq, Skv, D;
     bool backward;
+    int threads; /* 0: the default */
 } dsc_case;
 
 /* The description of a plan for c (false when the plan fails). */
@@ -322,7 +323,10 @@ static bool describe_case(const dsc_case *c, char *text, size_t len)
                                   .dk = fc_tensor_bnsd(dk, c->dt, c->N2, c->Skv, c->D),
                                   .dv = fc_tensor_bnsd(dv, c->dt, c->N2, c->Skv, c->D)};
     fc_plan *plan = NULL;
-    const fc_status st = c->backward ? fc_plan_create_backward(&d, &g, NULL, &plan) : fc_plan_create(&d, NULL, &plan);
+    const fc_options opts = {.threads = c->threads};
+    const fc_options *o_or_default = c->threads ? &opts : NULL;
+    const fc_status st = c->backward ? fc_plan_create_backward(&d, &g, o_or_default, &plan)
+                                     : fc_plan_create(&d, o_or_default, &plan);
     const bool ok = TC_CHECK(st == FC_OK, "plan: %s", fc_last_error()) &&
                     TC_CHECK(fc_plan_describe(plan, text, len) == FC_OK, "describe: %s", fc_last_error());
     fc_plan_destroy(plan);
@@ -343,7 +347,7 @@ static void describe(void)
     const bool bfdot_set = !strcmp(isa, "neonbf16"); /* bf16 products without the fused pipeline */
     char text[512], key[64];
     snprintf(key, sizeof key, "isa=%s ", isa);
-    const dsc_case fp32 = {FC_F32, 4, 2, 300, 300, 64, false};
+    const dsc_case fp32 = {FC_F32, 4, 2, 300, 300, 64, false, 0};
     if (describe_case(&fp32, text, sizeof text)) {
         expect_in(text, "backend=cpu op=forward "), expect_in(text, key), expect_in(text, "kernel=gemm ");
         expect_in(text, wide                   ? "item_rows=192 kv_cols=128 "
@@ -354,20 +358,24 @@ static void describe(void)
         TC_CHECK(strlen(part) == sizeof part - 1 && !strncmp(part, text, sizeof part - 1), "truncated: \"%s\"", part);
         TC_CHECK(fc_plan_describe(NULL, text, sizeof text) == FC_ERR_NULL_ARG, "a NULL plan");
     }
-    const dsc_case bf16 = {FC_BF16, 4, 2, 300, 300, 64, false}; /* bf16 output: the fused pipeline where tiles pay */
+    const dsc_case bf16 = {FC_BF16, 4, 2, 300, 300, 64, false, 0}; /* bf16 output: the fused pipeline where tiles pay */
     if (describe_case(&bf16, text, sizeof text))
         expect_in(text, tile_set    ? "kernel=fused few_rows_kernel=decode item_rows=512 kv_cols=512 "
                         : bfdot_set ? "kernel=tiles few_rows_kernel=decode item_rows=128 kv_cols=256 "
                                     : "kernel=gemm ");
-    const dsc_case dec = {FC_F16, 8, 2, 1, 4096, 128, false}; /* 4 rows per item, 2 items: kv slices */
+    const dsc_case dec = {FC_F16, 8, 2, 1, 4096, 128, false, 0}; /* 4 rows per item, 2 items: kv slices */
     if (describe_case(&dec, text, sizeof text)) {
         expect_in(text, strcmp(isa, "scalar") ? "few_rows_kernel=decode " : "few_rows_kernel=dots ");
         expect_in(text, !strcmp(isa, "amx") ? "items=2 splits=2 " : "items=2 splits=8 "); /* amx: 512-column tiles */
     }
-    const dsc_case bwd = {FC_F32, 2, 1, 200, 200, 32, true};
+    const dsc_case bwd = {FC_F32, 2, 1, 200, 200, 32, true, 0};
     if (describe_case(&bwd, text, sizeof text))
         expect_in(text, "op=backward "), expect_in(text, "products=fp32 schedule=two_passes ");
-    const dsc_case bwd16 = {FC_BF16, 4, 2, 200, 200, 64, true};
+    /* 8 kv heads at 1 thread: one item per kv head, eight fp32 kv tiles at a time */
+    const dsc_case fused = {FC_F32, 8, 8, 200, 200, 32, true, 1};
+    if (describe_case(&fused, text, sizeof text))
+        expect_in(text, "products=fp32 schedule=fused_heads "), expect_in(text, " items=8 threads=1 ");
+    const dsc_case bwd16 = {FC_BF16, 4, 2, 200, 200, 64, true, 0};
     if (describe_case(&bwd16, text, sizeof text))
         expect_in(text, !strcmp(isa, "amx") ? "products=elements " : "products=fp32 "),
             expect_in(text, tile_set || bfdot_set ? "item_rows=128 kv_cols=128 kv_item_rows=128 " : "item_rows=64 kv_cols=64 ");
