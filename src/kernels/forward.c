@@ -145,10 +145,20 @@ typedef struct fc_fwd_state {
     fc_q_operand q;
     int R, Rp, Dv, Dvp, Dt;
     bool scale_only; /* logits scale·s alone (fc_scores_scale_only) */
+    bool raw;        /* m in the units of the scores s (fc_fwd_raw) */
 } fc_fwd_state;
 
-/* Sets up an item: rows, the sink's (m, l), a zero accumulator, the kv tiles of its slice. */
-static void fc_fwd_begin(fc_fwd_state *s, const fc_problem *p, const fc_item *it, fc_tiles t, void *ws)
+/* Whether an item keeps its running maximum m in the units of the scores s (logits scale·s alone,
+ * scale·log2 e finite) on the sets that choose it (FC_RAW_MAX): the softmax step then neither
+ * scales nor stores S before its exponentials (fc_softmax_step_raw); m is converted at the end. */
+static bool fc_fwd_raw(const fc_problem *p)
+{
+    return FC_RAW_MAX && fc_scores_scale_only(p) && p->scale * FC_LOG2E_D < FLT_MAX;
+}
+
+/* Sets up an item: rows, the sink's (m, l), a zero accumulator, the kv tiles of its slice; raw: see
+ * fc_fwd_raw. */
+static void fc_fwd_begin(fc_fwd_state *s, const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, bool raw)
 {
     fc_fwd_bufs *b = &s->b;
     fc_fwd_carve(fc_align64(ws), p, t, b);
@@ -157,10 +167,12 @@ static void fc_fwd_begin(fc_fwd_state *s, const fc_problem *p, const fc_item *it
     s->R = rw->count, s->Rp = rw->padded, s->Dv = (int)p->Dv, s->Dvp = (int)fc_round_up(s->Dv, FC_W);
     s->Dt = (int)(p->Dqk + p->Dr);
     s->scale_only = fc_scores_scale_only(p);
+    s->raw = raw;
     const int R = s->R, Rp = s->Rp;
     for (int r = 0; r < Rp; r++) { /* a sink starts every real row at (sink, exp(sink − sink)); −inf = no sink */
         const bool counts = p->sink && it->split == 0 && r < R && rw->pos[r] < rw->bt->sq;
-        const float sink = counts ? (float)(fc_sink_at(p, rw->head[r]) - rw->aoff[r]) : -INFINITY;
+        const float sink = counts ? (float)((fc_sink_at(p, rw->head[r]) - rw->aoff[r]) / (raw ? p->scale : 1.0))
+                                  : -INFINITY;
         b->m[r] = sink;
         b->l[r] = sink == -INFINITY ? 0.0f : isfinite(sink) ? 1.0f : NAN; /* ∞ − ∞ and NaN: NaN */
     }
@@ -196,7 +208,10 @@ static void fc_fwd_softmax(fc_fwd_state *s, const fc_problem *p)
         fc_hide(b->s, jn, j0, p, s->rw, kind, -INFINITY);
     else
         fc_scores(b->s, NULL, jn, j0, p, s->rw, kind);
-    if (fc_softmax_step(b->s, jn, s->Rp, s->scale_only ? p->scale : 1.0f, b->m, b->l, b->alpha))
+    const float scale = s->scale_only ? p->scale : 1.0f;
+    const bool rescale = s->raw ? fc_softmax_step_raw(b->s, jn, s->Rp, scale, b->m, b->l, b->alpha)
+                                : fc_softmax_step(b->s, jn, s->Rp, scale, b->m, b->l, b->alpha);
+    if (rescale)
         for (int r = 0; r < s->R; r++)
             if (b->alpha[r] != 1.0f)
                 for (int e = 0; e < s->Dvp; e++)
@@ -236,6 +251,8 @@ static void fc_fwd_end(fc_fwd_state *s, const fc_problem *p, const fc_item *it, 
 {
     fc_fwd_bufs *b = &s->b;
     const int Rp = s->Rp, Dvp = s->Dvp;
+    for (int r = 0; s->raw && r < Rp; r++) /* (the statistics and the merge take logits) */
+        b->m[r] = (float)((double)b->m[r] * p->scale);
     if (it->nsplit > 1) {
         memcpy(partial, b->o, (size_t)Rp * Dvp * sizeof(float));
         memcpy(partial + Rp * Dvp, b->m, (size_t)Rp * sizeof(float));
@@ -249,7 +266,7 @@ static void fc_fwd_end(fc_fwd_state *s, const fc_problem *p, const fc_item *it, 
 void FC_ISA_FN(fc_fwd_item_gemm)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
 {
     fc_fwd_state s;
-    fc_fwd_begin(&s, p, it, t, ws);
+    fc_fwd_begin(&s, p, it, t, ws, fc_fwd_raw(p));
     while (fc_fwd_next(&s)) {
         if (!s.q.t)
             fc_fwd_pack_q(&s, p, true);
@@ -271,7 +288,7 @@ static bool fc_fwd_keys_in_place(fc_fwd_state *s, const fc_problem *p)
 void FC_ISA_FN(fc_fwd_item_dots)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
 {
     fc_fwd_state s;
-    fc_fwd_begin(&s, p, it, t, ws);
+    fc_fwd_begin(&s, p, it, t, ws, false);
     const bool in_place = fc_fwd_keys_in_place(&s, p);
     while (fc_fwd_next(&s)) {
         if (!s.q.t)
@@ -285,7 +302,7 @@ void FC_ISA_FN(fc_fwd_item_dots)(const fc_problem *p, const fc_item *it, fc_tile
 void FC_ISA_FN(fc_fwd_item_decode)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
 {
     fc_fwd_state s;
-    fc_fwd_begin(&s, p, it, t, ws);
+    fc_fwd_begin(&s, p, it, t, ws, false);
     fc_fwd_keys_in_place(&s, p); /* (the kind implies keys in place) */
     fc_decode dec;
     while (fc_fwd_next(&s)) {
@@ -341,7 +358,7 @@ FC_INLINE void fc_fwd_item_on_tiles(const fc_problem *p, const fc_item *it, fc_t
                                     const bool pv_tiles)
 {
     fc_fwd_state s;
-    fc_fwd_begin(&s, p, it, t, ws);
+    fc_fwd_begin(&s, p, it, t, ws, false);
     bool qt_packed = false;
     while (fc_fwd_next(&s)) {
         if (!s.q.t)
@@ -372,7 +389,7 @@ void FC_ISA_FN(fc_fwd_item_tiles_qk)(const fc_problem *p, const fc_item *it, fc_
 void FC_ISA_FN(fc_fwd_item_fused)(const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, float *partial)
 {
     fc_fwd_state s;
-    fc_fwd_begin(&s, p, it, t, ws);
+    fc_fwd_begin(&s, p, it, t, ws, false);
     fc_fwd_bufs *b = &s.b;
     bool qt_packed = false;
     while (fc_fwd_next(&s)) {

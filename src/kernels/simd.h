@@ -301,6 +301,9 @@ FC_INLINE fvec v_pow2i(fvec n)
 /* v_exp2's rounding by the shifter (FC_HAVE_SHIFTER): 2^n from the bits of t = y + FC_EXP2_SHIFTER,
  * and x where m is clear (the and-not that v_select of a zero would become only after a sign test) */
 #define FC_HAVE_SHIFTER 1
+/* the fp32 forward's softmax keeps its maximum in the units of the scores (forward.c fc_fwd_raw):
+ * one multiply and one store per score fewer, a measured part of this set's time */
+#define FC_RAW_MAX 1
 FC_INLINE fvec v_pow2_shifted(fvec t) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23)); }
 FC_INLINE fvec v_zero_where(fmask m, fvec x) { return _mm256_andnot_ps(m, x); }
 FC_INLINE float v_hmax(fvec v)
@@ -383,6 +386,9 @@ FC_INLINE fvec v_load_i8(const int8_t *p) { return (float)*p; }
 #ifndef FC_HAVE_SHIFTER
 #define FC_HAVE_SHIFTER 0 /* (the AVX2 vocabulary has v_pow2_shifted and v_zero_where) */
 #endif
+#ifndef FC_RAW_MAX
+#define FC_RAW_MAX 0 /* (the AVX2 set's choice) */
+#endif
 
 /* exp(x): Cody–Waite reduction and the Cephes degree-6 polynomial, relative error below 2 ulp up to
  * x = 88 (x in (88, 88.72] gives exp(88); AVX-512 scales with vscalefps, which needs no clamp
@@ -418,13 +424,24 @@ FC_INLINE fvec v_exp(fvec x)
 }
 
 #define FC_LOG2E 1.44269504088896341f
+#define FC_LOG2E_D 1.4426950408889634 /* (in double, for a product rounded once) */
+
+#define FC_EXP2_SHIFTER 12583039.0f /* 1.5·2^23 + 127 */
+/* v_exp2's p(f), 2^f for f in [−½, ½] */
+FC_INLINE fvec fc_exp2_poly(fvec f)
+{
+    fvec p = v_fma(v_set1(1.3264727313e-3f), f, v_set1(9.6715129912e-3f));
+    p = v_fma(p, f, v_set1(5.5507335812e-2f));
+    p = v_fma(p, f, v_set1(2.4022242427e-1f));
+    p = v_fma(p, f, v_set1(6.9314700365e-1f));
+    return v_fma(p, f, v_set1(1.0f));
+}
 
 /* 2^y for y ≤ 128 and NaN (what softmax steps feed it: (x − m)·log2 e): 2ⁿ·p(f), n = round(y),
  * f = y − n (exact), p a degree-5 fit of 2^f on [−½, ½] with p(0) = 1 (relative error 2e-7 as
  * evaluated in fp32, 3 ulp); exactly 0 below −126 (−inf included), +inf from y = 128 on (+inf
  * included; in [127.5, 128) +inf or the value, as the set scales), NaN for NaN.  Its reduction is exact and needs no clamp at the bottom: seven vector
  * operations fewer than v_exp (four where vscalefps scales). */
-#define FC_EXP2_SHIFTER 12583039.0f /* 1.5·2^23 + 127 */
 FC_INLINE fvec v_exp2(fvec y)
 {
     y = v_min(v_set1(128.0f), y); /* (a NaN y stays: min returns its second operand) */
@@ -438,17 +455,31 @@ FC_INLINE fvec v_exp2(fvec y)
 #else
     const fvec n = v_round(y), f = v_sub(y, n);
 #endif
-    fvec p = v_fma(v_set1(1.3264727313e-3f), f, v_set1(9.6715129912e-3f));
-    p = v_fma(p, f, v_set1(5.5507335812e-2f));
-    p = v_fma(p, f, v_set1(2.4022242427e-1f));
-    p = v_fma(p, f, v_set1(6.9314700365e-1f));
-    p = v_fma(p, f, v_set1(1.0f));
+    const fvec p = fc_exp2_poly(f);
 #if FC_HAVE_SCALE
     return v_scale_or_zero(zero, p, n);
 #elif FC_HAVE_SHIFTER
     return v_zero_where(zero, v_mul(p, v_pow2_shifted(t)));
 #else
     return v_select(zero, v_zero(), v_mul(p, v_pow2i(n)));
+#endif
+}
+
+/* 2^y for y ≤ 0 (−inf included) and NaN, as v_exp2 but for two ends: exactly 0 below −126.5 (from
+ * −126.5 to −126 a subnormal where v_exp2 gives 0), and no clamp for y > 0.  What a softmax step
+ * feeds it with its own running maximum (fc_softmax_step_raw): two vector operations fewer than
+ * v_exp2 where the shifter rounds. */
+FC_INLINE fvec v_exp2_nonpositive(fvec y)
+{
+#if FC_HAVE_SHIFTER
+    /* (a NaN y stays: max returns its second operand); from y = −127 on t's exponent bits n + 127 are
+     * 0, so 2^n is +0 and so is the result: no zero test */
+    y = v_max(v_set1(-127.0f), y);
+    const fvec t = v_add(y, v_set1(FC_EXP2_SHIFTER)), n = v_sub(t, v_set1(FC_EXP2_SHIFTER)), f = v_sub(y, n);
+    const fvec p = fc_exp2_poly(f);
+    return v_mul(p, v_pow2_shifted(t));
+#else
+    return v_exp2(y);
 #endif
 }
 

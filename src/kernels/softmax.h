@@ -13,7 +13,9 @@
  * Every set but amx takes p = v_exp2((x − m)·log2 e) (its domain covers x − m ≤ 0, −inf and NaN
  * alike; seven operations fewer than v_exp, four with vscalefps).  The difference is taken of the rounded logits, so
  * that p errs relative to x − m, not to x: a fused s·(c·log2 e) − m·log2 e would err by 2⁻²⁴·|x|,
- * 6e-5 at |x| = 1000.
+ * 6e-5 at |x| = 1000 (and so would query rows scaled by c·log2 e before the product: logits that
+ * tie exactly in fp32 would no longer tie).  fc_softmax_step_raw keeps m in the units of the scores
+ * s instead, p = 2^((s − m)·c·log2 e): the same difference, and no pass that scales S.
  */
 #ifndef FC_KERNELS_SOFTMAX_H
 #define FC_KERNELS_SOFTMAX_H
@@ -54,14 +56,12 @@ FC_INLINE fvec fc_scaled_load(float *s, bool scaled, fvec c)
     return x;
 }
 
-/* One tile of jn columns for Rp rows whose logits are scale·S (scale 1 when S holds the logits
- * already; else the maximum pass scales S in place, rounded, so that the maximum's logit − m is
- * exactly 0 — a compiler may fuse a product into the subtraction of an exponent's argument).
- * Returns true when some row's alpha differs from 1. */
-static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha)
+/* fc_softmax_step, or with raw fc_softmax_step_raw. */
+FC_INLINE bool fc_softmax_step_in(float *S, int jn, int Rp, float scale, const bool raw, float *m, float *l,
+                                  float *alpha)
 {
-    const fvec c = v_set1(scale);
-    const bool scaled = scale != 1.0f;
+    const fvec c = v_set1(scale), c2 = v_set1((float)(scale * FC_LOG2E_D)); /* (raw: 2^((s − m)·c2)) */
+    const bool scaled = !raw && scale != 1.0f;
     const fvec ninf = v_set1(-INFINITY), pinf = v_set1(INFINITY);
     bool rescale = false;
     for (int r = 0; r < Rp; r += FC_W) {
@@ -83,17 +83,18 @@ static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float 
         const fmask inf_max = v_eq(mx, pinf);
         const fvec m_nan = m_any(inf_max) ? fc_softmax_nan_lanes(mx, S, jn, Rp, r) : mx;
         const fvec m_ref = v_select(v_eq(mx, ninf), v_zero(), mx); /* a finite reference */
-        const fvec a = v_exp(v_sub(m_old, m_ref));
+        const fvec a = raw ? v_exp2_nonpositive(v_mul(v_sub(m_old, m_ref), c2)) : v_exp(v_sub(m_old, m_ref));
         fvec sum = v_zero();
 #if !FC_AMX
         fvec sum1 = v_zero(); /* two chains: the exponentials outrun one chain of adds */
         for (int j = 0; j < jn; j += 2) {
             float *s = S + (ptrdiff_t)j * Rp + r;
-            const fvec p0 = fc_softmax_exp(v_load(s), m_ref);
+            const fvec p0 = raw ? v_exp2_nonpositive(v_mul(v_sub(v_load(s), m_ref), c2)) : fc_softmax_exp(v_load(s), m_ref);
             v_store(s, p0);
             sum = v_add(sum, p0);
             if (j + 1 < jn) {
-                const fvec p1 = fc_softmax_exp(v_load(s + Rp), m_ref);
+                const fvec x1 = v_load(s + Rp);
+                const fvec p1 = raw ? v_exp2_nonpositive(v_mul(v_sub(x1, m_ref), c2)) : fc_softmax_exp(x1, m_ref);
                 v_store(s + Rp, p1);
                 sum1 = v_add(sum1, p1);
             }
@@ -102,7 +103,7 @@ static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float 
 #else
         for (int j = 0; j < jn; j++) {
             float *s = S + (ptrdiff_t)j * Rp + r;
-            const fvec pj = fc_softmax_exp(v_load(s), m_ref);
+            const fvec pj = raw ? v_exp2_nonpositive(v_mul(v_sub(v_load(s), m_ref), c2)) : fc_softmax_exp(v_load(s), m_ref);
             v_store(s, pj);
             sum = v_add(sum, pj);
         }
@@ -117,6 +118,25 @@ static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float 
             rescale |= tmp[k] != 1.0f;
     }
     return rescale;
+}
+
+/* One tile of jn columns for Rp rows whose logits are scale·S (scale 1 when S holds the logits
+ * already; else the maximum pass scales S in place, rounded, so that the maximum's logit − m is
+ * exactly 0 — a compiler may fuse a product into the subtraction of an exponent's argument).
+ * Returns true when some row's alpha differs from 1. */
+static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha)
+{
+    return fc_softmax_step_in(S, jn, Rp, scale, false, m, l, alpha);
+}
+
+/* fc_softmax_step (logits scale·S, scale > 0 and scale·log2 e finite) with m kept in the units of S
+ * (the caller converts: scale·m is the logits' maximum): the maximum pass neither scales nor stores
+ * S, and p = 2^((S − m)·c), alpha = 2^((m_old − m)·c), c = scale·log2 e rounded.  As in
+ * fc_softmax_step p errs relative to the difference, and the maximum's is exactly 1; the product's
+ * sign is the difference's, so v_exp2_nonpositive applies. */
+static inline bool fc_softmax_step_raw(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha)
+{
+    return fc_softmax_step_in(S, jn, Rp, scale, true, m, l, alpha);
 }
 
 #endif /* FC_KERNELS_SOFTMAX_H */

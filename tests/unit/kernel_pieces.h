@@ -1,7 +1,8 @@
 /*
- * The kernels' shared inline pieces (src/kernels/gemm.h, softmax.h, simd.h's v_exp and v_exp2, amx.h, amx_bwd.h), exported
- * once per kernel set: kernel_pieces_isa.c is compiled with each set's own flags (the same as
- * flashc_kernels_<isa>), so a unit test calls exactly the code that set's kernels inline.
+ * The kernels' shared inline pieces (src/kernels/gemm.h, softmax.h, simd.h's v_exp, v_exp2 and
+ * v_exp2_nonpositive, amx.h, amx_bwd.h), exported once per kernel set: kernel_pieces_isa.c is
+ * compiled with each set's own flags (the same as flashc_kernels_<isa>), so a unit test calls
+ * exactly the code that set's kernels inline.
  */
 #ifndef FLASHC_TESTS_UNIT_KERNEL_PIECES_H
 #define FLASHC_TESTS_UNIT_KERNEL_PIECES_H
@@ -26,11 +27,13 @@ typedef struct unit_pieces {
     /* fc_dot: Σ a[e]·b[e] in fp32; fc_all_finite: whether n rows of width values are all finite */
     float (*dot)(const float *a, const float *b, int n);
     bool (*all_finite)(const float *a, int n, ptrdiff_t ld, int width);
-    /* v_exp, v_exp2 over x[0..n) (n a multiple of lanes) */
+    /* v_exp, v_exp2, v_exp2_nonpositive over x[0..n) (n a multiple of lanes) */
     void (*exp)(const float *x, float *y, int n);
     void (*exp2)(const float *x, float *y, int n);
-    /* fc_softmax_step: Rp a multiple of lanes */
+    void (*exp2_nonpositive)(const float *x, float *y, int n);
+    /* fc_softmax_step, fc_softmax_step_raw: Rp a multiple of lanes */
     bool (*softmax_step)(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha);
+    bool (*softmax_step_raw)(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha);
     /* fc_amx_gemm inside fc_amx_begin/fc_amx_end (NULL outside the amx, avx512bf16 and neonbf16
      * sets, whose GEMM is on tiles / vdpbf16ps / BFDOT): bf16 A rows (lda), B in
      * the pair-interleaved form (ldb), fp32 C (ldc); M, N multiples of 16, K of 32 (neonbf16: any

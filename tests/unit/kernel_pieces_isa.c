@@ -37,6 +37,12 @@ static void exp2_all(const float *x, float *y, int n)
         v_store(y + k, v_exp2(v_load(x + k)));
 }
 
+static void exp2_nonpositive_all(const float *x, float *y, int n)
+{
+    for (int k = 0; k < n; k += FC_W)
+        v_store(y + k, v_exp2_nonpositive(v_load(x + k)));
+}
+
 #if FC_BF16_PRODUCTS
 static void amx_gemm(int M, int N, int K, const uint16_t *A, size_t lda, const uint16_t *B, size_t ldb, float *C,
                      size_t ldc, bool accumulate)
@@ -75,7 +81,9 @@ const unit_pieces FC_ISA_FN(unit_pieces) = {
     .all_finite = fc_all_finite,
     .exp = exp_all,
     .exp2 = exp2_all,
+    .exp2_nonpositive = exp2_nonpositive_all,
     .softmax_step = fc_softmax_step,
+    .softmax_step_raw = fc_softmax_step_raw,
 #if FC_BF16_PRODUCTS
     .amx_gemm = amx_gemm,
 #endif

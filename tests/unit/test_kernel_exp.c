@@ -14,6 +14,9 @@
  *   - y in [−126, 127.5): relative error below 2.5e-7 (its fit's 2e-7 evaluated in fp32);
  *   - y in [127.5, 128): +inf (2¹²⁸·p(f) as a product) or the value (vscalefps scales exactly);
  *   - y < −126, and −inf: exactly +0;  y ≥ 128, and +inf: +inf;  NaN: NaN.
+ * v_exp2_nonpositive (the log2-unit softmax step's) over every 61st float of [−130, 0] and every
+ * float within 4096 of −126.5, −126, −0.5 and −1: as v_exp2 in [−126, 0]; y < −126.5, and −inf:
+ * exactly +0; y in [−126.5, −126): in [0, 2^−126] (a subnormal or 0, as the set rounds); NaN: NaN.
  */
 #include <float.h>
 #include <math.h>
@@ -126,8 +129,10 @@ static void sweeps(const unit_pieces *P)
     TC_CHECK(t.bad_nan == 0, "%s exp: %lld NaN inputs not NaN", P->isa, (long long)t.bad_nan);
 }
 
-/* v_exp2 of every float whose bits lie in [from, to] with the given step, judged as above. */
-static void exp2_bits(const unit_pieces *P, exp_tally *t, uint32_t from, uint32_t to, uint32_t step)
+/* v_exp2 (or with nonpositive v_exp2_nonpositive) of every float whose bits lie in [from, to] with the
+ * given step, judged as above. */
+static void exp2_bits_of(const unit_pieces *P, bool nonpositive, exp_tally *t, uint32_t from, uint32_t to,
+                         uint32_t step)
 {
     float xs[CHUNK] = {0}, ys[CHUNK];
     int n = 0;
@@ -138,12 +143,14 @@ static void exp2_bits(const unit_pieces *P, exp_tally *t, uint32_t from, uint32_
             continue;
         while (n % P->lanes)
             xs[n++] = 0.0f;
-        P->exp2(xs, ys, n);
+        (nonpositive ? P->exp2_nonpositive : P->exp2)(xs, ys, n);
         for (int k = 0; k < n; k++) {
             const float y = xs[k], e = ys[k];
             t->values++;
             if (isnan(y)) {
                 t->bad_nan += !isnan(e);
+            } else if (nonpositive && y < -126.0f && y >= -126.5f) {
+                t->bad_zero += !(e >= 0.0f && e <= 0x1p-126f && !signbit(e));
             } else if (y < -126.0f) {
                 t->bad_zero += !(e == 0.0f && !signbit(e));
             } else if (y >= 128.0f) {
@@ -161,6 +168,11 @@ static void exp2_bits(const unit_pieces *P, exp_tally *t, uint32_t from, uint32_
         if (b > to)
             break;
     }
+}
+
+static void exp2_bits(const unit_pieces *P, exp_tally *t, uint32_t from, uint32_t to, uint32_t step)
+{
+    exp2_bits_of(P, false, t, from, to, step);
 }
 
 static void sweeps2(const unit_pieces *P)
@@ -194,10 +206,40 @@ static void sweeps2(const unit_pieces *P)
     TC_CHECK(t.bad_nan == 0, "%s exp2: %lld NaN inputs not NaN", P->isa, (long long)t.bad_nan);
 }
 
+static void sweeps2_nonpositive(const unit_pieces *P)
+{
+    exp_tally t = {0};
+    exp2_bits_of(P, true, &t, 0x80000000u, fc_f32_bits(-130.0f), 61); /* −0 .. −130 */
+    const float edges[] = {-126.5f, -126.0f, -0.5f, -1.0f};
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++) {
+        const uint32_t b = fc_f32_bits(edges[k]);
+        exp2_bits_of(P, true, &t, b - 4096, b + 4096, 1);
+    }
+    float xs[64] = {NAN, -NAN, -INFINITY, -FLT_MAX, 0.0f, -0.0f, -1e10f, -126.0f, -127.0f, -2.0f, -0.5f};
+    float ys[64];
+    for (int k = 12; k < 64; k++)
+        xs[k] = k % 2 ? NAN : -INFINITY; /* lanes mixing special and ordinary values */
+    xs[40] = -3.0f;
+    P->exp2_nonpositive(xs, ys, 64);
+    TC_CHECK(ys[0] != ys[0] && ys[1] != ys[1] && ys[2] == 0.0f && ys[3] == 0.0f && ys[4] == 1.0f && ys[5] == 1.0f &&
+                 ys[6] == 0.0f && ys[7] == 0x1p-126f && ys[8] == 0.0f && ys[9] == 0.25f && ys[40] == 0.125f &&
+                 ys[41] != ys[41] && ys[42] == 0.0f,
+             "%s exp2 (y <= 0): NaN, -inf, -FLT_MAX, +0, -0, -126, -127, -2, -3 give %g %g %g %g %g %g %g %g %g", P->isa,
+             ys[0], ys[2], ys[3], ys[4], ys[5], ys[7], ys[8], ys[9], ys[40]);
+    printf("%s exp2 (y <= 0): %lld values, max relative error %.3g at y = %.9g\n", P->isa, (long long)t.values,
+           t.worst_ulp, t.worst_x);
+    TC_CHECK(t.bad_accuracy == 0, "%s exp2 (y <= 0): %lld values in [-126, 0] off by 2.5e-7 or more (worst %.3g at %.9g)",
+             P->isa, (long long)t.bad_accuracy, t.worst_ulp, t.worst_x);
+    TC_CHECK(t.bad_zero == 0, "%s exp2 (y <= 0): %lld values below -126.5 (or -inf) not +0, or in [-126.5, -126) not "
+             "in [0, 2^-126]", P->isa, (long long)t.bad_zero);
+    TC_CHECK(t.bad_nan == 0, "%s exp2 (y <= 0): %lld NaN inputs not NaN", P->isa, (long long)t.bad_nan);
+}
+
 static void both(const unit_pieces *P)
 {
     sweeps(P);
     sweeps2(P);
+    sweeps2_nonpositive(P);
 }
 
 int main(int argc, char **argv) { return unit_main(argc, argv, "exp", both); }

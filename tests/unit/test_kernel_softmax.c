@@ -12,7 +12,9 @@
  *   - the step returns whether some row's alpha differs from 1 (false for a tile that moves no row's
  *     maximum);
  * and over a row split into tiles of random widths, the running m and l end as max x and
- * Σ exp(x − max x).
+ * Σ exp(x − max x).  fc_softmax_step_raw is held to the same in the units of S (m = M, the maximum
+ * of S and m_old; p_j = exp(scale·(S_j − M)), alpha = exp(scale·(m_old − M))), with twice the
+ * tolerance per unit of the difference (three roundings where the other takes one or two).
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,9 +37,11 @@ typedef struct step_want {
     bool rescales;
 } step_want;
 
-/* The direct computation for one row: logits x[0..jn), running m_old, l_old. */
-static step_want direct(const float *x, int jn, float m_old, float l_old)
+/* The direct computation for one row: x[0..jn), running m_old, l_old, the logits k·x (k = 1 but for
+ * fc_softmax_step_raw: its scale). */
+static step_want direct(const float *x, int jn, float m_old, float l_old, double k)
 {
+    const double per_unit = k == 1.0 ? 0x1p-23 : 0x1p-22; /* relative error of p per unit of k·(x − M) */
     step_want w = {0};
     w.nan = isnan(m_old);
     float M = m_old;
@@ -57,16 +61,16 @@ static step_want direct(const float *x, int jn, float m_old, float l_old)
         return w;
     }
     w.m = M;
-    w.alpha = exp((double)m_old - M);
-    w.tol_alpha = m_old == -INFINITY ? 0.0 : (0x1p-21 + fabs((double)m_old - M) * 0x1p-23) * w.alpha;
+    w.alpha = exp(k * ((double)m_old - M));
+    w.tol_alpha = m_old == -INFINITY ? 0.0 : (0x1p-21 + fabs(k * ((double)m_old - M)) * per_unit) * w.alpha;
     w.l = (double)l_old * w.alpha;
     double tol = w.tol_alpha * l_old;
     for (int j = 0; j < jn; j++) {
         const double d = (double)x[j] - M;
         if (d == -INFINITY)
             continue; /* a hidden score: p = 0 exactly */
-        w.p[j] = exp(d);
-        w.tol_p[j] = (0x1p-21 + fabs(d) * 0x1p-23) * w.p[j];
+        w.p[j] = exp(k * d);
+        w.tol_p[j] = (0x1p-21 + fabs(k * d) * per_unit) * w.p[j];
         w.l += w.p[j], tol += w.tol_p[j];
     }
     w.tol_l = tol + w.l * (jn + 2) * 0x1p-24;
@@ -105,8 +109,9 @@ static void make_row(tc_rng *r, row_kind kind, float *S, int jn, int Rp, int row
     }
 }
 
-/* One step over a tile of rows of the given kinds; checks every row and the return value. */
-static bool one_step(const unit_pieces *P, tc_rng *r, int jn, int Rp, float scale, const row_kind *kinds)
+/* One step over a tile of rows of the given kinds (raw: fc_softmax_step_raw, m in the units of S);
+ * checks every row and the return value. */
+static bool one_step(const unit_pieces *P, tc_rng *r, int jn, int Rp, float scale, bool raw, const row_kind *kinds)
 {
     float S[MAXJ * MAXR], x[MAXR][MAXJ], m[MAXR], l[MAXR], alpha[MAXR], m_old[MAXR], l_old[MAXR];
     bool want_rescale = false;
@@ -114,12 +119,13 @@ static bool one_step(const unit_pieces *P, tc_rng *r, int jn, int Rp, float scal
     for (int row = 0; row < Rp; row++) {
         make_row(r, kinds[row], S, jn, Rp, row, &m_old[row], &l_old[row]);
         for (int j = 0; j < jn; j++)
-            x[row][j] = scale == 1.0f ? S[j * Rp + row] : S[j * Rp + row] * scale;
+            x[row][j] = scale == 1.0f || raw ? S[j * Rp + row] : S[j * Rp + row] * scale;
         m[row] = m_old[row], l[row] = l_old[row];
-        w[row] = direct(x[row], jn, m_old[row], l_old[row]);
+        w[row] = direct(x[row], jn, m_old[row], l_old[row], raw ? scale : 1.0);
         want_rescale |= w[row].rescales;
     }
-    const bool rescale = P->softmax_step(S, jn, Rp, scale, m, l, alpha);
+    const bool rescale =
+        raw ? P->softmax_step_raw(S, jn, Rp, scale, m, l, alpha) : P->softmax_step(S, jn, Rp, scale, m, l, alpha);
     int64_t bad = 0;
     for (int row = 0; row < Rp; row++) {
         const step_want *e = &w[row];
@@ -140,8 +146,8 @@ static bool one_step(const unit_pieces *P, tc_rng *r, int jn, int Rp, float scal
             }
         }
         if (!ok && bad++ == 0)
-            TC_CHECK(false, "%s softmax step jn=%d Rp=%d scale=%g row %d (kind %d): m %g l %g alpha %g, want m %g l %g alpha %g%s%s%s",
-                     P->isa, jn, Rp, scale, row, (int)kinds[row], m[row], l[row], alpha[row], e->m, e->l, e->alpha,
+            TC_CHECK(false, "%s softmax step%s jn=%d Rp=%d scale=%g row %d (kind %d): m %g l %g alpha %g, want m %g l %g alpha %g%s%s%s",
+                     P->isa, raw ? " (raw)" : "", jn, Rp, scale, row, (int)kinds[row], m[row], l[row], alpha[row], e->m, e->l, e->alpha,
                      e->nan ? " (NaN row)" : "", e->inf ? " (+inf row)" : "", e->hidden ? " (all hidden)" : "");
     }
     if (bad == 0)
@@ -151,32 +157,34 @@ static bool one_step(const unit_pieces *P, tc_rng *r, int jn, int Rp, float scal
     return bad == 0;
 }
 
-static void random_tiles(const unit_pieces *P)
+static void random_tiles(const unit_pieces *P, bool raw)
 {
-    tc_rng r = tc_rng_seed(6201);
+    tc_rng r = tc_rng_seed(raw ? 6203 : 6201);
     const int W = P->lanes;
     row_kind kinds[MAXR];
     int64_t tiles = 0, failed = 0;
     for (int t = 0; t < 3000; t++) {
         const int Rp = W * (int)tc_rng_int(&r, 1, (W == 1 ? 5 : 2)), jn = (int)tc_rng_int(&r, 1, MAXJ);
-        const float scale = tc_rng_bool(&r, 0.5) ? 1.0f : 0.3671875f;
+        const float scale = tc_rng_bool(&r, 0.5) ? 1.0f : raw && tc_rng_bool(&r, 0.5) ? 0.0883883476f : 0.3671875f;
         for (int row = 0; row < Rp; row++)
             kinds[row] = tc_rng_bool(&r, 0.6) ? (row_kind)tc_rng_int(&r, 0, ROW_BELOW_MAX)
                                                : (row_kind)tc_rng_int(&r, 0, ROW_KINDS - 1);
-        failed += !one_step(P, &r, jn, Rp, scale, kinds), tiles++;
+        failed += !one_step(P, &r, jn, Rp, scale, raw, kinds), tiles++;
     }
     /* a tile that moves no row's maximum: alpha 1 everywhere, false returned */
     for (int row = 0; row < W; row++)
         kinds[row] = ROW_BELOW_MAX;
     for (int jn = 1; jn <= 5; jn++)
-        failed += !one_step(P, &r, jn, W, 1.0f, kinds), tiles++;
-    printf("%s softmax step: %lld tiles, %lld failed\n", P->isa, (long long)tiles, (long long)failed);
+        failed += !one_step(P, &r, jn, W, raw ? 0.3671875f : 1.0f, raw, kinds), tiles++;
+    printf("%s softmax step%s: %lld tiles, %lld failed\n", P->isa, raw ? " (raw)" : "", (long long)tiles,
+           (long long)failed);
 }
 
 /* One row (in lane 0 of the tiles; the other lanes hidden) split into tiles of random widths. */
-static void running_rows(const unit_pieces *P)
+static void running_rows(const unit_pieces *P, bool raw)
 {
-    tc_rng r = tc_rng_seed(6202);
+    tc_rng r = tc_rng_seed(raw ? 6204 : 6202);
+    const float scale = raw ? 0.25f : 1.0f; /* raw: logits scale·x */
     const int W = P->lanes;
     for (int t = 0; t < 200; t++) {
         const int n = (int)tc_rng_int(&r, 1, 80);
@@ -194,12 +202,15 @@ static void running_rows(const unit_pieces *P)
             for (int j = 0; j < jn; j++)
                 for (int row = 0; row < W; row++)
                     S[j * W + row] = row == 0 ? x[k0 + j] : -INFINITY;
-            P->softmax_step(S, jn, W, 1.0f, m, l, alpha);
+            if (raw)
+                P->softmax_step_raw(S, jn, W, scale, m, l, alpha);
+            else
+                P->softmax_step(S, jn, W, 1.0f, m, l, alpha);
             k0 += jn;
         }
         double L = 0;
         for (int k = 0; k < n; k++)
-            L += M == -INFINITY ? 0.0 : exp(x[k] - M);
+            L += M == -INFINITY ? 0.0 : exp(scale * (x[k] - M));
         TC_CHECK(m[0] == M && fabs(l[0] - L) <= 1e-4 * L && m[1 % W] == (W > 1 ? -INFINITY : M),
                  "%s running softmax over %d scores: m %g l %.9g, want %g %.9g", P->isa, n, m[0], l[0], M, L);
     }
@@ -207,8 +218,10 @@ static void running_rows(const unit_pieces *P)
 
 static void all_steps(const unit_pieces *P)
 {
-    random_tiles(P);
-    running_rows(P);
+    random_tiles(P, false);
+    random_tiles(P, true);
+    running_rows(P, false);
+    running_rows(P, true);
 }
 
 int main(int argc, char **argv) { return unit_main(argc, argv, "softmax", all_steps); }
