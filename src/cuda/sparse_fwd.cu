@@ -1,0 +1,216 @@
+/*
+ * The CUDA sparse forward (SparseFlashAttention): what its kernel covers, the plan (the per-batch
+ * facts and the kernel class), the run's block-table check and visible count (the index rows and
+ * block tables are device memory: copied to the host for those two), and the launch.  Kernel
+ * instantiations: fp16 and bf16 × classes 64 / 128 / 256 (query/key and value tiles of the class)
+ * and MLA (576 / 512), nothing else.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "../core/host_data.h"
+}
+#include "cuda.h"
+#include "launch.h"
+#include "plan_facts.h"
+#include "sparse_fwd_kernel.cuh"
+
+using namespace fc_cuda;
+
+struct fc_cuda_sfa {
+    fc_cuda_facts facts; /* the planned per-batch facts, host and device */
+    int dclass;          /* fc_sfa_class */
+};
+
+/* Tiles per class: BN selected positions per step, 4 warps (BN / 4 keys each for S, DV / 4 value
+ * features each for O).  MLA takes 32-position steps so that the two-stage ring (Q 18 KiB, K 72,
+ * V 64) fits sm_80's 163 KiB of shared memory. */
+template <int C> struct SfaShape {
+    static constexpr int DK = C, DV = C, BN = 64, WARPS = 4;
+};
+template <> struct SfaShape<FC_SFA_MLA_DK> {
+    static constexpr int DK = FC_SFA_MLA_DK, DV = FC_SFA_MLA_DV, BN = 32, WARPS = 4;
+};
+
+extern "C" const char *fc_cuda_sfa_unsupported(const fc_problem *p)
+{
+    if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16)
+        return "sparse selection with a query dtype other than fp16/bf16";
+    if (p->k.dtype != p->q.dtype || p->v.dtype != p->q.dtype || (p->Dr > 0 && (p->q_rope.dtype != p->q.dtype ||
+                                                                              p->k_rope.dtype != p->q.dtype)))
+        return "sparse selection with key/value/rope dtypes different from the query's";
+    if (p->out.dtype != p->q.dtype) /* P is rounded to the operand dtype for the P·V product */
+        return "sparse selection with an output dtype other than the operands'";
+    if (fc_sfa_class(p->Dqk, p->Dr, p->Dv) == 0)
+        return "sparse selection with head dims beyond the kernel's (Dqk rounded up to 8, plus Dr, at most 576; Dv at most 512)";
+    if (p->q.batch_data || p->k.batch_data || p->v.batch_data || p->out.batch_data || p->k_rope.batch_data)
+        return "sparse selection over tensor-list (per-batch pointer) storage";
+    if (p->pse.data || p->alibi.slopes || p->mask.data || p->sink || fc_has_dropout(p))
+        return "sparse selection with a bias, ALiBi, mask, sink or dropout";
+    if (p->max_sq >= (1 << 30) || p->max_skv >= (1 << 30))
+        return "sequence lengths of 2^30 or more";
+    if (p->Nkv * fc_sfa_head_tiles(p->G) > 65535)
+        return "more than 65535 kv heads × groups of 16 query heads";
+    return NULL;
+}
+
+extern "C" void fc_cuda_sfa_destroy(fc_cuda_sfa *plan)
+{
+    if (!plan)
+        return;
+    fc_cuda_facts_free(&plan->facts);
+    free(plan);
+}
+
+extern "C" fc_status fc_cuda_sfa_plan(const fc_problem *p, fc_cuda_sfa **out)
+{
+    fc_cuda_sfa *plan = (fc_cuda_sfa *)calloc(1, sizeof *plan);
+    if (!plan)
+        return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_sfa_plan: out of host memory");
+    plan->dclass = fc_sfa_class(p->Dqk, p->Dr, p->Dv);
+    const fc_status st = fc_cuda_facts_plan(&plan->facts, p, "fc_cuda_sfa_plan");
+    if (st != FC_OK) {
+        fc_cuda_sfa_destroy(plan);
+        return st;
+    }
+    *out = plan;
+    return FC_OK;
+}
+
+extern "C" size_t fc_cuda_sfa_workspace(const fc_problem *p, bool runs_bring_facts)
+{
+    return runs_bring_facts ? (fc_cuda_facts_bytes(p) + 255) / 256 * 256 : 0;
+}
+
+/* *out = a host copy (malloc'd; NULL when n = 0) of the elements [0, n) of a device array of
+ * `es`-byte elements. */
+static fc_status fc_sfa_to_host(const void *dev, int64_t n, size_t es, const char *what, void **out)
+{
+    *out = NULL;
+    if (n <= 0)
+        return FC_OK;
+    if (!(*out = malloc((size_t)n * es)))
+        return fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory", what);
+    const cudaError_t err = cudaMemcpy(*out, dev, (size_t)n * es, cudaMemcpyDeviceToHost);
+    if (err == cudaSuccess)
+        return FC_OK;
+    free(*out);
+    *out = NULL;
+    return fc_cuda_err(err, what);
+}
+
+/* The block-table entries that a paged view's positions below each batch's kv length use. */
+static int64_t fc_sfa_table_entries(const fc_problem *p, const fc_pages *pg)
+{
+    int64_t n = 0;
+    for (int64_t b = 0; b < p->B; b++) {
+        const int64_t used = fc_ceil_div(p->batch[b].skv, pg->block_size);
+        if (used > 0 && b * pg->table_stride + used > n)
+            n = b * pg->table_stride + used;
+    }
+    return n;
+}
+
+/* The run's block tables checked as the CPU checks them (fc_host_check_pages), on host copies:
+ * FC_ERR_INVALID_ARG naming an entry out of range, before anything is launched.  (A synchronous
+ * copy per run: the decode kernels' way, checking on the device, is still to come here.) */
+extern "C" fc_status fc_cuda_sfa_check(const fc_problem *run)
+{
+    fc_problem h = *run;
+    fc_view *views[3] = {&h.k, &h.v, &h.k_rope};
+    void *copies[3] = {NULL, NULL, NULL};
+    fc_status st = FC_OK;
+    for (int x = 0; x < 3 && st == FC_OK; x++)
+        if (views[x]->pages.table) {
+            st = fc_sfa_to_host(views[x]->pages.table, fc_sfa_table_entries(run, &views[x]->pages), sizeof(int32_t),
+                                "fc_cuda_check_data: the block table", &copies[x]);
+            views[x]->pages.table = (const int32_t *)copies[x];
+        }
+    if (st == FC_OK)
+        st = fc_host_check_pages("fc_cuda_check_data", &h);
+    for (int x = 0; x < 3; x++)
+        free(copies[x]);
+    return st;
+}
+
+/* Selected positions of the problem, counted on a host copy of its index rows (the rows read:
+ * i < sq of every batch, every kv head, every entry).  −1 (with fc_fail) when they cannot be read. */
+extern "C" double fc_cuda_sfa_visible(const fc_problem *p)
+{
+    const fc_sparse_view *sv = &p->sparse;
+    int64_t last = -1; /* the highest element read */
+    bool ok = true;
+    for (int64_t b = 0; b < p->B; b++) {
+        const fc_batch *bt = &p->batch[b];
+        int64_t at = 0, t = 0;
+        if (bt->sq <= 0)
+            continue;
+        ok = ok && !__builtin_mul_overflow(b, sv->sb, &at) && !__builtin_mul_overflow(bt->q_tok + bt->sq - 1, sv->si, &t) &&
+             !__builtin_add_overflow(at, t, &at) && !__builtin_mul_overflow(p->Nkv - 1, sv->sn, &t) &&
+             !__builtin_add_overflow(at, t, &at) && !__builtin_mul_overflow(sv->count - 1, sv->sk, &t) &&
+             !__builtin_add_overflow(at, t, &at);
+        last = at > last ? at : last;
+    }
+    if (!ok || last >= INT64_MAX / 8) {
+        fc_fail(FC_ERR_BACKEND, "fc_cuda_sfa_visible: the index rows span more than 2^63 bytes");
+        return -1.0;
+    }
+    void *rows = NULL;
+    if (fc_sfa_to_host(sv->data, last + 1, sv->dtype == FC_I64 ? 8 : 4, "fc_cuda_sfa_visible: the index rows", &rows) != FC_OK)
+        return -1.0;
+    fc_problem h = *p;
+    h.sparse.data = (const char *)rows;
+    const double n = rows ? fc_host_visible(&h) : 0.0;
+    free(rows);
+    return n;
+}
+
+template <typename T, int C>
+static fc_status fc_sfa_launch(const fc_problem &p, const SfaLaunch &L, int64_t rows, cudaStream_t stream)
+{
+    using Sh = SfaShape<C>;
+    constexpr size_t smem = SfaSmem<Sh::DK, Sh::DV, Sh::BN>::bytes;
+    auto kernel = sparse_fwd_kernel<T, Sh::DK, Sh::DV, Sh::BN, Sh::WARPS>;
+    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (err != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_sfa_run: shared memory of the sparse forward kernel");
+    const dim3 grid((unsigned)rows, (unsigned)(p.Nkv * L.head_tiles));
+    if (rows > 0 && p.Nkv > 0)
+        kernel<<<grid, 32 * Sh::WARPS, smem, stream>>>(p, L);
+    if ((err = cudaGetLastError()) != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_sfa_run: sparse forward launch");
+    return FC_OK;
+}
+
+extern "C" fc_status fc_cuda_sfa_run(const fc_cuda_sfa *plan, const fc_problem *run, void *workspace, void *stream)
+{
+    fc_problem p = *run;
+    const int64_t rows = fc_sfa_rows(run->batch, run->B); /* the run's own rows (its lengths may differ from the plan's) */
+    if (rows >= INT32_MAX)
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_sfa_run: %lld query rows, more than one launch takes", (long long)rows);
+    fc_status st = fc_cuda_facts_for_run(&plan->facts, run, workspace, (cudaStream_t)stream, "fc_cuda_sfa_run", &p.batch);
+    if (st != FC_OK)
+        return st;
+    SfaLaunch L;
+    L.head_tiles = (int)fc_sfa_head_tiles(p.G);
+    L.rope_at = (int)fc_sfa_rope_at(p.Dqk);
+    L.vec_q = fc_cuda_vec_ok(&p.q, p.Dqk);
+    L.vec_k = fc_cuda_vec_ok(&p.k, p.Dqk);
+    L.vec_v = fc_cuda_vec_ok(&p.v, p.Dv);
+    L.vec_qr = p.Dr > 0 && fc_cuda_vec_ok(&p.q_rope, p.Dr);
+    L.vec_kr = p.Dr > 0 && fc_cuda_vec_ok(&p.k_rope, p.Dr);
+    L.pair_out = p.out.se == 1 && (uintptr_t)p.out.data % 4 == 0 && p.out.sb % 2 == 0 && p.out.sn % 2 == 0 && p.out.ss % 2 == 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    const bool bf = p.q.dtype == FC_BF16;
+    switch (plan->dclass) {
+    case 64: return bf ? fc_sfa_launch<__nv_bfloat16, 64>(p, L, rows, s) : fc_sfa_launch<__half, 64>(p, L, rows, s);
+    case 128: return bf ? fc_sfa_launch<__nv_bfloat16, 128>(p, L, rows, s) : fc_sfa_launch<__half, 128>(p, L, rows, s);
+    case 256: return bf ? fc_sfa_launch<__nv_bfloat16, 256>(p, L, rows, s) : fc_sfa_launch<__half, 256>(p, L, rows, s);
+    default:
+        return bf ? fc_sfa_launch<__nv_bfloat16, FC_SFA_MLA_DK>(p, L, rows, s)
+                  : fc_sfa_launch<__half, FC_SFA_MLA_DK>(p, L, rows, s);
+    }
+}
