@@ -70,11 +70,11 @@ const char *fc_cuda_sfa_unsupported(const fc_problem *prob);
 fc_status fc_cuda_sfa_plan(const fc_problem *prob, fc_cuda_sfa **out);
 /* Device workspace of a run: room for the run's own per-batch facts when its runs may bring them. */
 size_t fc_cuda_sfa_workspace(const fc_problem *p, bool runs_bring_facts);
-/* The run's block tables (device memory) checked on a host copy: FC_ERR_INVALID_ARG naming an entry
- * out of range. */
-fc_status fc_cuda_sfa_check(const fc_problem *run);
 /* Selected positions, counted on a host copy of the index rows; −1 (fc_fail) when unreadable. */
 double fc_cuda_sfa_visible(const fc_problem *prob);
+/* Queues the sparse forward of run on stream, after checking its block tables (device memory) on a
+ * host copy read in the stream's order: FC_ERR_INVALID_ARG naming an entry out of range, nothing
+ * written. */
 fc_status fc_cuda_sfa_run(const fc_cuda_sfa *plan, const fc_problem *run, void *workspace, void *stream);
 void fc_cuda_sfa_destroy(fc_cuda_sfa *plan);
 

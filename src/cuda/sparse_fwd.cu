@@ -25,16 +25,6 @@ struct fc_cuda_sfa {
     int dclass;          /* fc_sfa_class */
 };
 
-/* Tiles per class: BN selected positions per step, 4 warps (BN / 4 keys each for S, DV / 4 value
- * features each for O).  MLA takes 32-position steps so that the two-stage ring (Q 18 KiB, K 72,
- * V 64) fits sm_80's 163 KiB of shared memory. */
-template <int C> struct SfaShape {
-    static constexpr int DK = C, DV = C, BN = 64, WARPS = 4;
-};
-template <> struct SfaShape<FC_SFA_MLA_DK> {
-    static constexpr int DK = FC_SFA_MLA_DK, DV = FC_SFA_MLA_DV, BN = 32, WARPS = 4;
-};
-
 extern "C" const char *fc_cuda_sfa_unsupported(const fc_problem *p)
 {
     if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16)
@@ -86,15 +76,17 @@ extern "C" size_t fc_cuda_sfa_workspace(const fc_problem *p, bool runs_bring_fac
 }
 
 /* *out = a host copy (malloc'd; NULL when n = 0) of the elements [0, n) of a device array of
- * `es`-byte elements. */
-static fc_status fc_sfa_to_host(const void *dev, int64_t n, size_t es, const char *what, void **out)
+ * `es`-byte elements, read after the work queued on stream s. */
+static fc_status fc_sfa_to_host(const void *dev, int64_t n, size_t es, cudaStream_t s, const char *what, void **out)
 {
     *out = NULL;
     if (n <= 0)
         return FC_OK;
     if (!(*out = malloc((size_t)n * es)))
         return fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory", what);
-    const cudaError_t err = cudaMemcpy(*out, dev, (size_t)n * es, cudaMemcpyDeviceToHost);
+    cudaError_t err = cudaMemcpyAsync(*out, dev, (size_t)n * es, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
     if (err == cudaSuccess)
         return FC_OK;
     free(*out);
@@ -114,10 +106,11 @@ static int64_t fc_sfa_table_entries(const fc_problem *p, const fc_pages *pg)
     return n;
 }
 
-/* The run's block tables checked as the CPU checks them (fc_host_check_pages), on host copies:
- * FC_ERR_INVALID_ARG naming an entry out of range, before anything is launched.  (A synchronous
- * copy per run: the decode kernels' way, checking on the device, is still to come here.) */
-extern "C" fc_status fc_cuda_sfa_check(const fc_problem *run)
+/* The run's block tables checked as the CPU checks them (fc_host_check_pages), on host copies read
+ * in the run's stream order: FC_ERR_INVALID_ARG naming an entry out of range, before anything is
+ * launched.  (The host waits for the stream there: the decode kernels' way, checking on the
+ * device, is still to come here.) */
+static fc_status fc_sfa_check_tables(const fc_problem *run, cudaStream_t s)
 {
     fc_problem h = *run;
     fc_view *views[3] = {&h.k, &h.v, &h.k_rope};
@@ -125,12 +118,12 @@ extern "C" fc_status fc_cuda_sfa_check(const fc_problem *run)
     fc_status st = FC_OK;
     for (int x = 0; x < 3 && st == FC_OK; x++)
         if (views[x]->pages.table) {
-            st = fc_sfa_to_host(views[x]->pages.table, fc_sfa_table_entries(run, &views[x]->pages), sizeof(int32_t),
-                                "fc_cuda_check_data: the block table", &copies[x]);
+            st = fc_sfa_to_host(views[x]->pages.table, fc_sfa_table_entries(run, &views[x]->pages), sizeof(int32_t), s,
+                                "fc_cuda_sfa_run: the block table", &copies[x]);
             views[x]->pages.table = (const int32_t *)copies[x];
         }
     if (st == FC_OK)
-        st = fc_host_check_pages("fc_cuda_check_data", &h);
+        st = fc_host_check_pages("fc_cuda_sfa_run", &h);
     for (int x = 0; x < 3; x++)
         free(copies[x]);
     return st;
@@ -159,7 +152,7 @@ extern "C" double fc_cuda_sfa_visible(const fc_problem *p)
         return -1.0;
     }
     void *rows = NULL;
-    if (fc_sfa_to_host(sv->data, last + 1, sv->dtype == FC_I64 ? 8 : 4, "fc_cuda_sfa_visible: the index rows", &rows) != FC_OK)
+    if (fc_sfa_to_host(sv->data, last + 1, sv->dtype == FC_I64 ? 8 : 4, 0, "fc_cuda_sfa_visible: the index rows", &rows) != FC_OK)
         return -1.0;
     fc_problem h = *p;
     h.sparse.data = (const char *)rows;
@@ -191,7 +184,10 @@ extern "C" fc_status fc_cuda_sfa_run(const fc_cuda_sfa *plan, const fc_problem *
     const int64_t rows = fc_sfa_rows(run->batch, run->B); /* the run's own rows (its lengths may differ from the plan's) */
     if (rows >= INT32_MAX)
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_sfa_run: %lld query rows, more than one launch takes", (long long)rows);
-    fc_status st = fc_cuda_facts_for_run(&plan->facts, run, workspace, (cudaStream_t)stream, "fc_cuda_sfa_run", &p.batch);
+    fc_status st = fc_sfa_check_tables(run, (cudaStream_t)stream);
+    if (st != FC_OK)
+        return st;
+    st = fc_cuda_facts_for_run(&plan->facts, run, workspace, (cudaStream_t)stream, "fc_cuda_sfa_run", &p.batch);
     if (st != FC_OK)
         return st;
     SfaLaunch L;

@@ -29,12 +29,23 @@ struct SfaLaunch {
     bool pair_out;                       /* the output has unit feature stride and 4-byte aligned rows */
 };
 
-/* Shared memory: Q [16][DK], K [2][BN][DK], V [2][BN][DV] (swizzled), the logits [16][BN + 4] and
- * the row addresses [2][3][BN] (key, value, key rope of each slot; NULL = nothing to load). */
+/* Tiles per class (sparse_plan.h): BN selected positions per step, 4 warps (BN / 4 keys each for
+ * S, DV / 4 value features each for O).  MLA takes 32-position steps so that the two-stage ring
+ * (Q 18 KiB, K 72, V 64) fits sm_80's 163 KiB of shared memory. */
+template <int C> struct SfaShape {
+    static constexpr int DK = C, DV = C, BN = 64, WARPS = 4;
+};
+template <> struct SfaShape<FC_SFA_MLA_DK> {
+    static constexpr int DK = FC_SFA_MLA_DK, DV = FC_SFA_MLA_DV, BN = 32, WARPS = 4;
+};
+
+/* Shared memory (all of it dynamic): Q [16][DK], K [2][BN][DK], V [2][BN][DV] (swizzled), the
+ * logits [16][BN + 4], the row addresses [2][3][BN] (key, value, key rope of each slot; NULL =
+ * nothing to load) and the positions per stage [2]. */
 template <int DK, int DV, int BN> struct SfaSmem {
     static constexpr size_t q = (size_t)FC_SFA_HEADS * DK * 2, k = (size_t)2 * BN * DK * 2, v = (size_t)2 * BN * DV * 2;
     static constexpr size_t s = (size_t)FC_SFA_HEADS * (BN + 4) * sizeof(float), rows = (size_t)2 * 3 * BN * sizeof(void *);
-    static constexpr size_t bytes = q + k + v + s + rows;
+    static constexpr size_t bytes = q + k + v + s + rows + 2 * sizeof(int);
 };
 
 /* The row of position pos of a key/value view, or NULL when a block-table entry that covers it is
@@ -98,7 +109,7 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
     T *sV = reinterpret_cast<T *>(smem_raw + S::q + S::k);
     float *sS = reinterpret_cast<float *>(smem_raw + S::q + S::k + S::v);
     const char **sRow = reinterpret_cast<const char **>(smem_raw + S::q + S::k + S::v + S::s);
-    __shared__ int s_n[2];
+    int *s_n = reinterpret_cast<int *>(smem_raw + S::q + S::k + S::v + S::s + S::rows);
 
     int64_t b, i;
     fc_sfa_token(p.batch, p.B, blockIdx.x, &b, &i);
