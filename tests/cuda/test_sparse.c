@@ -123,37 +123,16 @@ static fc_status sp_gpu_runner(const nt_case *c, const nt_data *d, const fc_atte
     return st;
 }
 
-/* The case on the CPU and twice on the GPU: each against the reference (the harness), the GPU
- * against the CPU, and the GPU's two runs bit for bit. */
-static void sp_run(const nt_case *c)
-{
-    nt_data d = nt_prepare(c);
-    nt_result cpu, g1, g2;
-    nt_runner = NULL;
-    nt_execute(c, &d, &cpu);
-    nt_runner = sp_gpu_runner;
-    const int64_t f1 = nt_execute(c, &d, &g1), f2 = nt_execute(c, &d, &g2);
-    nt_runner = NULL;
-    if (f1 == 0 && f2 == 0 && cpu.failures == 0) {
-        TC_CHECK(nt_bitwise_equal(&g1, &g2), "two GPU runs are bitwise equal");
-        if (nt_compare_results("GPU against CPU", &g1, &cpu, c, c->stats))
-            nt_describe(c);
-    }
-    nt_result_free(&cpu), nt_result_free(&g1), nt_result_free(&g2);
-    nt_data_free(&d);
-}
+/* The case on the CPU and twice on the GPU: each against the reference, the GPU against the CPU,
+ * the two GPU runs bit for bit. */
+static void sp_run(const nt_case *c) { nt_run_elsewhere(c, sp_gpu_runner, 2); }
 
+/* The sparse fixture in dtype dt with the head dims of the 64 class. */
 static nt_case sp_case(uint64_t seed, fc_dtype dt, int bs, bool causal, fc_dtype idt)
 {
-    nt_case c = nt_default();
-    c.seed = seed;
+    nt_case c = nt_sparse_fixture(seed, bs, causal, idt);
     c.dt = c.out_dt = dt;
-    c.B = 2, c.N1 = 4, c.N2 = 2, c.D = 64, c.Dv = 64;
-    c.Sq = 9, c.Skv = 5 * bs + 3;
-    c.layout = NT_BSND;
-    c.stats = true, c.stats_order = FC_STATS_KV_GROUP;
-    c.sparse = (nt_sparse_spec){.on = true, .dtype = idt, .count = 6, .block_size = bs, .causal = causal,
-                                .end_p = 0.12, .dup_p = 0.15, .late_p = 0.15};
+    c.D = 64, c.Dv = 64;
     return c;
 }
 

@@ -75,34 +75,16 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     return st;
 }
 
-/* The case on the CPU backend and on the emulated kernel: each against the reference (the
- * harness), and the kernel against the CPU. */
-static void run(const nt_case *c)
-{
-    nt_data d = nt_prepare(c);
-    nt_result cpu, emu;
-    nt_runner = NULL;
-    nt_execute(c, &d, &cpu);
-    nt_runner = emu_runner;
-    const int64_t f = nt_execute(c, &d, &emu);
-    nt_runner = NULL;
-    if (f == 0 && cpu.failures == 0 && nt_compare_results("emulated kernel against CPU", &emu, &cpu, c, c->stats))
-        nt_describe(c);
-    nt_result_free(&cpu), nt_result_free(&emu);
-    nt_data_free(&d);
-}
+/* The case on the CPU backend and on the emulated kernel: each against the reference, the kernel
+ * against the CPU. */
+static void run(const nt_case *c) { nt_run_elsewhere(c, emu_runner, 1); }
 
+/* The sparse fixture in dtype dt, 5 rows over 3·bs + 3 columns, 5 entries per row, D 64. */
 static nt_case sparse_case(uint64_t seed, fc_dtype dt, int bs, bool causal, fc_dtype idt)
 {
-    nt_case c = nt_default();
-    c.seed = seed;
+    nt_case c = nt_sparse_fixture(seed, bs, causal, idt);
     c.dt = c.out_dt = dt;
-    c.B = 2, c.N1 = 4, c.N2 = 2, c.D = 64, c.Dv = 64;
-    c.Sq = 5, c.Skv = 3 * bs + 3;
-    c.layout = NT_BSND;
-    c.stats = true, c.stats_order = FC_STATS_KV_GROUP;
-    c.sparse.on = true, c.sparse.dtype = idt, c.sparse.count = 5, c.sparse.block_size = bs, c.sparse.causal = causal;
-    c.sparse.end_p = 0.15, c.sparse.dup_p = 0.15, c.sparse.late_p = 0.15;
+    c.D = 64, c.Dv = 64, c.Sq = 5, c.Skv = 3 * bs + 3, c.sparse.count = 5;
     return c;
 }
 
