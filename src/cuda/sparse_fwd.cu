@@ -55,13 +55,41 @@ extern "C" void fc_cuda_sfa_destroy(fc_cuda_sfa *plan)
     free(plan);
 }
 
+/* Shared memory per CTA of a class's kernel. */
+template <int C> static constexpr size_t fc_sfa_smem_of() { return SfaSmem<SfaShape<C>::DK, SfaShape<C>::DV, SfaShape<C>::BN>::bytes; }
+static size_t fc_sfa_smem(int dclass)
+{
+    return dclass == 64 ? fc_sfa_smem_of<64>() : dclass == 128 ? fc_sfa_smem_of<128>() : dclass == 256 ? fc_sfa_smem_of<256>()
+                                                                                                  : fc_sfa_smem_of<FC_SFA_MLA_DK>();
+}
+
+/* FC_ERR_BACKEND when the current device cannot give a CTA of the class its shared memory. */
+static fc_status fc_sfa_device_fits(int dclass)
+{
+    int dev = 0, optin = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err == cudaSuccess)
+        err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    if (err != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_sfa_plan: the device's shared memory per block");
+    if ((size_t)optin < fc_sfa_smem(dclass))
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_sfa_plan: the sparse forward for these head dims needs %zu bytes of shared memory "
+                                       "per block, this GPU gives %d",
+                       fc_sfa_smem(dclass), optin);
+    return FC_OK;
+}
+
 extern "C" fc_status fc_cuda_sfa_plan(const fc_problem *p, fc_cuda_sfa **out)
 {
+    const int dclass = fc_sfa_class(p->Dqk, p->Dr, p->Dv);
+    fc_status st = fc_sfa_device_fits(dclass);
+    if (st != FC_OK)
+        return st;
     fc_cuda_sfa *plan = (fc_cuda_sfa *)calloc(1, sizeof *plan);
     if (!plan)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_sfa_plan: out of host memory");
-    plan->dclass = fc_sfa_class(p->Dqk, p->Dr, p->Dv);
-    const fc_status st = fc_cuda_facts_plan(&plan->facts, p, "fc_cuda_sfa_plan");
+    plan->dclass = dclass;
+    st = fc_cuda_facts_plan(&plan->facts, p, "fc_cuda_sfa_plan");
     if (st != FC_OK) {
         fc_cuda_sfa_destroy(plan);
         return st;
@@ -165,7 +193,7 @@ template <typename T, int C>
 static fc_status fc_sfa_launch(const fc_problem &p, const SfaLaunch &L, int64_t rows, cudaStream_t stream)
 {
     using Sh = SfaShape<C>;
-    constexpr size_t smem = SfaSmem<Sh::DK, Sh::DV, Sh::BN>::bytes;
+    constexpr size_t smem = fc_sfa_smem_of<C>();
     auto kernel = sparse_fwd_kernel<T, Sh::DK, Sh::DV, Sh::BN, Sh::WARPS>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)

@@ -188,12 +188,12 @@ static void named_cases(void)
     }
     for (int x = 0; x < 2; x++) { /* MLA: 512 + 64 rope, values 512, 16 query heads on one kv head */
         c = sp_case(50 + x, x ? FC_BF16 : FC_F16, 64, x == 1, FC_I32);
-        c.N1 = 16, c.N2 = 1, c.D = 512, c.Dr = 64, c.Dv = 512, c.Sq = 3, c.Skv = 333, c.sparse.count = 4, c.softcap = x ? 0 : 30;
+        c.N1 = 16, c.N2 = 1, c.D = 512, c.Dr = 64, c.Dv = 512, c.Sq = 3, c.Skv = 333, c.sparse.count = 4, c.scale = x ? 0 : -0.05;
         static const int sqm[3] = {3, 0, 4}, skvm[3] = {200, 70, 333};
         c.packed = x == 1, c.sq = x ? sqm : NULL, c.skv = x ? skvm : NULL, c.B = x ? 3 : 2;
         if (x)
             c.stats_order = FC_STATS_KV_TOKEN_GROUP;
-        tc_context("GPU sparse: MLA 512 + 64, Dv 512 (%s)", x ? "packed, causal" : "padded, softcap");
+        tc_context("GPU sparse: MLA 512 + 64, Dv 512 (%s)", x ? "packed, causal" : "padded, negative scale");
         sp_run(&c);
     }
 }
@@ -216,7 +216,6 @@ static nt_case sp_random(tc_rng *r, uint64_t seed)
     c.sparse.count = (int)tc_rng_int(r, 1, 10);
     c.sparse.end_p = tc_rng_uniform(r, 0, 0.3), c.sparse.dup_p = tc_rng_uniform(r, 0, 0.3);
     c.sparse.late_p = tc_rng_uniform(r, 0, 0.3), c.sparse.pad = tc_rng_bool(r, 0.2);
-    c.softcap = tc_rng_bool(r, 0.15) ? 20.0f : 0.0f;
     c.scale = tc_rng_bool(r, 0.2) ? -0.3 : 0;
     const int storage = (int)tc_rng_int(r, 0, 2);
     static int sq[3], skv[3];

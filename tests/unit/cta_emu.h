@@ -51,9 +51,12 @@ struct cta_emu_dim3 {
     unsigned x, y, z;
 };
 
-/* The CTA's dynamic shared memory. */
+/* The CTA's dynamic shared memory (in the kernels' namespace, where their block-scope extern
+ * declaration of it looks; the test defines it, 128-byte aligned). */
 constexpr size_t kCtaEmuSmem = 232448;
-extern unsigned char cta_emu_smem[kCtaEmuSmem]; /* 128-byte aligned */
+namespace fc_cuda {
+extern unsigned char cta_emu_smem[kCtaEmuSmem];
+}
 #define smem_raw cta_emu_smem
 
 namespace cta_emu {
@@ -113,7 +116,7 @@ inline uint64_t peek(int l, int k)
 }
 inline void done() { wait(WAIT_WARP); }
 
-template <class T> inline T swap_with(T v, int src)
+template <class T> __attribute__((noinline)) T swap_with(T v, int src)
 {
     uint64_t raw = 0;
     memcpy(&raw, &v, sizeof v);
@@ -171,10 +174,11 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
     c.xchg.assign((size_t)threads * 8, 0);
     c.fn = &f;
     c.call = [](void *fn) { (*static_cast<F *>(fn))(); };
-    char *stacks = static_cast<char *>(malloc((size_t)threads * kStack));
-    if (!stacks)
-        abort();
-    memset(cta_emu_smem, 0, sizeof cta_emu_smem);
+    static std::vector<char> stack_room; /* kept for the next CTA: mapping it anew costs more than the run */
+    if (stack_room.size() < (size_t)threads * kStack)
+        stack_room.resize((size_t)threads * kStack);
+    char *stacks = stack_room.data();
+    memset(fc_cuda::cta_emu_smem, 0, sizeof fc_cuda::cta_emu_smem);
     active() = &c;
     for (int t = 0; t < threads; t++) {
         getcontext(&c.th[t]);
@@ -198,7 +202,6 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
         }
     }
     active() = nullptr;
-    free(stacks);
 }
 
 inline cta_emu_dim3 thread_idx() { return cta_emu_dim3{(unsigned)tid(), 0, 0}; }
@@ -261,7 +264,7 @@ struct __nv_bfloat16 {
 #define FC_CUDA_PTX_CUH /* src/cuda/ptx.cuh's vocabulary, emulated: */
 namespace fc_cuda {
 
-inline void cp_async16(void *dst, const void *src, int bytes)
+__attribute__((noinline)) inline void cp_async16(void *dst, const void *src, int bytes)
 {
     cta_emu::active()->copies[cta_emu::tid()].open.push_back(cta_emu::Copy{dst, src, bytes});
 }
@@ -276,7 +279,7 @@ template <int N> inline void cp_async_wait() { cta_emu::retire(cta_emu::active()
 
 /* ldmatrix .x4: lanes 8j..8j+7 address the rows of matrix j; lane l receives word l%4 of row l/4
  * of each (.trans: the two elements of column l/4 in rows 2(l%4), 2(l%4) + 1). */
-template <bool TRANS> inline void ldsm_emu(uint32_t r[4], const void *p)
+template <bool TRANS> __attribute__((noinline)) void ldsm_emu(uint32_t r[4], const void *p)
 {
     const uint64_t a = (uint64_t)(uintptr_t)p;
     cta_emu::publish(&a, 1);
@@ -313,7 +316,8 @@ template <> struct Elem<__nv_bfloat16> {
 /* mma.sync m16n8k16 row.col, fp32 accumulators.  Lane l holds A[l/4 (+8)][2(l%4) (+8) + {0,1}]
  * (a0: rows 0–7 cols 0–7, a1: rows 8–15, a2: cols 8–15, a3: both), B[2(l%4) (+8) + {0,1}][l/4]
  * (b0, b1) and D[l/4 (+8)][2(l%4) + {0,1}]. */
-template <typename T> inline void mma16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+/* (noinline: the kernels' unrolled loops call these hundreds of times) */
+template <typename T> __attribute__((noinline)) void mma16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
     const uint64_t w[6] = {a[0], a[1], a[2], a[3], b0, b1};
     cta_emu::publish(w, 6);

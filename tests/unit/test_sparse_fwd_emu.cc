@@ -21,7 +21,7 @@ extern "C" {
 #include "harness_internal.h"
 }
 
-alignas(128) unsigned char cta_emu_smem[kCtaEmuSmem];
+alignas(128) unsigned char fc_cuda::cta_emu_smem[kCtaEmuSmem];
 
 /* cp.async's rule of the CUDA plans (launch.cu fc_cuda_vec_ok): unit feature stride, 16-byte rows. */
 static bool vec_ok(const fc_view *v, int64_t d)
@@ -114,8 +114,8 @@ int main(int argc, char **argv)
     tc_context("emulated sparse forward: odd strides (element loads), padding rows, an empty kv batch");
     run(&c);
     c = sparse_case(6, FC_F16, 64, false, FC_I32);
-    c.N1 = 18, c.N2 = 1, c.Sq = 2, c.Skv = 200, c.D = 100, c.Dv = 72, c.softcap = 5.0f, c.scale = -0.2;
-    tc_context("emulated sparse forward: MQA 18 (two head tiles), class 128, softcap, negative scale");
+    c.N1 = 18, c.N2 = 1, c.Sq = 2, c.Skv = 200, c.D = 100, c.Dv = 72, c.scale = -0.2;
+    tc_context("emulated sparse forward: MQA 18 (two head tiles), class 128, negative scale");
     run(&c);
     if (!quick) {
         c = sparse_case(7, FC_BF16, 64, true, FC_I32);
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
         tc_context("emulated sparse forward: MLA 512 + 64, Dv 512");
         run(&c);
         tc_rng r = tc_rng_seed(31);
-        for (int x = 0; x < 6; x++) { /* small random cases over the classes 64 / 128 */
+        for (int x = 0; x < 4; x++) { /* small random cases over the classes 64 / 128 */
             static const int bss[] = {1, 2, 8, 33};
             c = sparse_case(100 + x, tc_rng_bool(&r, 0.5) ? FC_BF16 : FC_F16, bss[tc_rng_int(&r, 0, 3)], tc_rng_bool(&r, 0.5),
                             tc_rng_bool(&r, 0.5) ? FC_I64 : FC_I32);
