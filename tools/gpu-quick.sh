@@ -20,7 +20,8 @@
 #   tools/gpu-quick.sh sparse [build-dir]: the sparse forward (SparseFlashAttention,
 #   FLASHC_CUDA_EXPERIMENTAL=sparse, off by default until this passes): its test (every key layout,
 #   GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
-#   memcheck, racecheck and synccheck on a few cases.
+#   memcheck, racecheck and synccheck on a few cases, then flashc-bench's sparse rows (MLA and D = 128,
+#   beside the dense causal forward of the D = 128 shape).
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -159,6 +160,10 @@ sparse)
             step "san-sparse-$tool" 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 3
         done
     fi
+    step bench-sparse 120 "$dir/bench/flashc-bench" --backend cuda --filter sfa --repeat 20
+    echo
+    echo "== sparse forward, bf16, B = 1, 16 query / 1 kv heads, S = 8K, top 16 blocks of 64 (TFLOP/s over the selected positions)"
+    grep -E '^sfa' "$out/bench-sparse.log"
     echo "tests: sparse $rc_sparse_fwd; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
     ;;
 *)
