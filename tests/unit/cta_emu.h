@@ -10,7 +10,8 @@
  * and made only when a cp.async.wait_group retires their group, so a kernel that reads a tile
  * before waiting for it reads stale data here too.  fp16 / bf16 are the core's conversions
  * (core/half.h).  Include this before the device headers; it defines FC_CUDA_PTX_CUH, so ptx.cuh
- * is replaced.  Dynamic shared memory is cta_emu_smem (zero-filled before every CTA).
+ * is replaced.  Dynamic shared memory is cta_emu_smem (0xFF bytes, NaN in every float type, before
+ * every CTA: a kernel that reads it before writing it poisons its results).
  */
 #ifndef FLASHC_TESTS_UNIT_CTA_EMU_H
 #define FLASHC_TESTS_UNIT_CTA_EMU_H
@@ -178,7 +179,7 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
     if (stack_room.size() < (size_t)threads * kStack)
         stack_room.resize((size_t)threads * kStack);
     char *stacks = stack_room.data();
-    memset(fc_cuda::cta_emu_smem, 0, sizeof fc_cuda::cta_emu_smem);
+    memset(fc_cuda::cta_emu_smem, 0xFF, sizeof fc_cuda::cta_emu_smem); /* NaN everywhere: nothing may be read unwritten */
     active() = &c;
     for (int t = 0; t < threads; t++) {
         getcontext(&c.th[t]);
