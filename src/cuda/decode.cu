@@ -321,25 +321,25 @@ extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
                    r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks);
 }
 
-/* The per-batch facts a run uses on the device: the planned ones, or the run's own staged into
- * its workspace (the kernels read every window per run; only the query rows are fixed by the
- * plan). */
-static fc_status fc_dec_batches(const fc_cuda_dec *plan, const fc_problem *run, cudaStream_t s, char *ws, fc_batch **out)
+/* A run's own facts: the kernels read every window per run; only the query rows are fixed by the
+ * plan (at most its rows per CTA). */
+static fc_status fc_dec_check_facts(const void *plan, int64_t b, const fc_batch &, const fc_batch &own)
 {
-    for (int64_t b = 0; fc_cuda_facts_own(&plan->facts, run) && b < run->B; b++)
-        if (run->batch[b].q_rows > plan->qr)
-            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_dec_run: batch %lld brings %lld query rows, the decode plan serves %d",
-                           (long long)b, (long long)run->batch[b].q_rows, plan->qr);
-    return fc_cuda_facts_for_run(&plan->facts, run, ws ? ws + plan->ws.facts : NULL, s, "fc_cuda_dec_run", out);
+    const int qr = ((const fc_cuda_dec *)plan)->qr;
+    if (own.q_rows > qr)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_dec_run: batch %lld brings %lld query rows, the decode plan serves %d",
+                       (long long)b, (long long)own.q_rows, qr);
+    return FC_OK;
 }
 
-extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, const int64_t *kv_lens, void *workspace,
-                                     void *stream)
+extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, fc_cuda_lengths lens, const int64_t *kv_lens,
+                                     void *workspace, void *stream)
 {
     fc_problem p = *run;
     cudaStream_t s = (cudaStream_t)stream;
     char *ws = (char *)workspace;
-    const fc_status st = fc_dec_batches(plan, run, s, ws, &p.batch);
+    const fc_status st = fc_cuda_facts_for_run(&plan->facts, run, lens, plan, fc_dec_check_facts, ws ? ws + plan->ws.facts : NULL,
+                                               s, "fc_cuda_dec_run", &p.batch, NULL);
     if (st != FC_OK)
         return st;
     if (p.B == 0 || p.Nkv == 0)
