@@ -23,6 +23,7 @@ using namespace fc_cuda;
 struct fc_cuda_sfa {
     fc_cuda_facts facts; /* the planned per-batch facts, host and device */
     int dclass;          /* fc_sfa_class */
+    int64_t kv_cap;      /* the most kv positions of a batch a run may use (paged: its tables are read that far) */
 };
 
 extern "C" const char *fc_cuda_sfa_unsupported(const fc_problem *p)
@@ -53,6 +54,16 @@ extern "C" void fc_cuda_sfa_destroy(fc_cuda_sfa *plan)
         return;
     fc_cuda_facts_free(&plan->facts);
     free(plan);
+}
+
+/* The most kv positions a run may use of a batch: the plan's longest (its block tables are read
+ * up to there). */
+static int64_t fc_sfa_kv_cap(const fc_problem *p)
+{
+    int64_t cap = p->max_skv;
+    for (int64_t b = 0; b < p->B; b++)
+        cap = p->batch[b].skv > cap ? p->batch[b].skv : cap;
+    return cap;
 }
 
 /* Shared memory per CTA of a class's kernel. */
@@ -89,6 +100,7 @@ extern "C" fc_status fc_cuda_sfa_plan(const fc_problem *p, fc_cuda_sfa **out)
     if (!plan)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_sfa_plan: out of host memory");
     plan->dclass = dclass;
+    plan->kv_cap = fc_sfa_kv_cap(p);
     st = fc_cuda_facts_plan(&plan->facts, p, "fc_cuda_sfa_plan");
     if (st != FC_OK) {
         fc_cuda_sfa_destroy(plan);
@@ -122,39 +134,55 @@ static fc_status fc_sfa_to_host(const void *dev, int64_t n, size_t es, cudaStrea
     return fc_cuda_err(err, what);
 }
 
-/* The block-table entries that a paged view's positions below each batch's kv length use. */
-static int64_t fc_sfa_table_entries(const fc_problem *p, const fc_pages *pg)
+/* A run as its checks see it, batch by batch: the problem with host copies of its block tables
+ * (read in the run's stream order; the host waits for the stream there — the decode kernels'
+ * way, checking on the device, is still to come here), and the query rows of the batches seen. */
+struct SfaRunCheck {
+    fc_problem host;
+    void *copies[3];
+    int64_t kv_cap, rows;
+};
+
+static void fc_sfa_check_free(SfaRunCheck *c)
 {
-    int64_t n = 0;
-    for (int64_t b = 0; b < p->B; b++) {
-        const int64_t used = fc_ceil_div(p->batch[b].skv, pg->block_size);
-        if (used > 0 && b * pg->table_stride + used > n)
-            n = b * pg->table_stride + used;
-    }
-    return n;
+    for (int x = 0; x < 3; x++)
+        free(c->copies[x]);
 }
 
-/* The run's block tables checked as the CPU checks them (fc_host_check_pages), on host copies read
- * in the run's stream order: FC_ERR_INVALID_ARG naming an entry out of range, before anything is
- * launched.  (The host waits for the stream there: the decode kernels' way, checking on the
- * device, is still to come here.) */
-static fc_status fc_sfa_check_tables(const fc_problem *run, cudaStream_t s)
+static fc_status fc_sfa_check_init(SfaRunCheck *c, const fc_problem *run, int64_t kv_cap, cudaStream_t s)
 {
-    fc_problem h = *run;
-    fc_view *views[3] = {&h.k, &h.v, &h.k_rope};
-    void *copies[3] = {NULL, NULL, NULL};
+    c->host = *run, c->kv_cap = kv_cap, c->rows = 0;
+    fc_view *views[3] = {&c->host.k, &c->host.v, &c->host.k_rope};
     fc_status st = FC_OK;
-    for (int x = 0; x < 3 && st == FC_OK; x++)
-        if (views[x]->pages.table) {
-            st = fc_sfa_to_host(views[x]->pages.table, fc_sfa_table_entries(run, &views[x]->pages), sizeof(int32_t), s,
-                                "fc_cuda_sfa_run: the block table", &copies[x]);
-            views[x]->pages.table = (const int32_t *)copies[x];
-        }
-    if (st == FC_OK)
-        st = fc_host_check_pages("fc_cuda_sfa_run", &h);
-    for (int x = 0; x < 3; x++)
-        free(copies[x]);
+    for (int x = 0; x < 3; x++) {
+        c->copies[x] = NULL;
+        fc_pages *pg = &views[x]->pages;
+        if (!pg->table || st != FC_OK)
+            continue;
+        const int64_t entries = (run->B - 1) * pg->table_stride + fc_ceil_div(kv_cap, pg->block_size);
+        st = fc_sfa_to_host(pg->table, entries, sizeof(int32_t), s, "fc_cuda_sfa_run: the block table", &c->copies[x]);
+        pg->table = (const int32_t *)c->copies[x];
+    }
     return st;
+}
+
+/* Batch b of the run (its facts bt): its block-table entries in range, within the plan's kv cap
+ * where paged; its rows counted. */
+static fc_status fc_sfa_check_batch(SfaRunCheck *c, int64_t b, const fc_batch &bt)
+{
+    const int64_t end = bt.stat_row0 + bt.q_rows;
+    c->rows = end > c->rows ? end : c->rows;
+    const bool paged = c->host.k.pages.table || c->host.v.pages.table || c->host.k_rope.pages.table;
+    if (paged && bt.skv > c->kv_cap)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_sfa_run: batch %lld of the run has %lld kv positions, the paged plan at most %lld",
+                       (long long)b, (long long)bt.skv, (long long)c->kv_cap);
+    return fc_host_check_batch_pages("fc_cuda_sfa_run", &c->host, b, bt.skv);
+}
+
+/* fc_cuda_facts_check over a run's own facts (state: its SfaRunCheck). */
+static fc_status fc_sfa_check_own(const void *state, int64_t b, const fc_batch &, const fc_batch &own)
+{
+    return fc_sfa_check_batch((SfaRunCheck *)state, b, own);
 }
 
 /* Selected positions of the problem, counted on a host copy of its index rows (the rows read:
@@ -206,16 +234,21 @@ static fc_status fc_sfa_launch(const fc_problem &p, const SfaLaunch &L, int64_t 
     return FC_OK;
 }
 
-extern "C" fc_status fc_cuda_sfa_run(const fc_cuda_sfa *plan, const fc_problem *run, void *workspace, void *stream)
+extern "C" fc_status fc_cuda_sfa_run(const fc_cuda_sfa *plan, const fc_problem *run, fc_cuda_lengths lens, void *workspace,
+                                     void *stream)
 {
     fc_problem p = *run;
-    const int64_t rows = fc_sfa_rows(run->batch, run->B); /* the run's own rows (its lengths may differ from the plan's) */
-    if (rows >= INT32_MAX)
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_sfa_run: %lld query rows, more than one launch takes", (long long)rows);
-    fc_status st = fc_sfa_check_tables(run, (cudaStream_t)stream);
-    if (st != FC_OK)
-        return st;
-    st = fc_cuda_facts_for_run(&plan->facts, run, workspace, (cudaStream_t)stream, "fc_cuda_sfa_run", &p.batch);
+    SfaRunCheck check;
+    fc_status st = fc_sfa_check_init(&check, run, plan->kv_cap, (cudaStream_t)stream);
+    for (int64_t b = 0; st == FC_OK && !lens.len && b < run->B; b++) /* the planned facts (own ones: in the walk below) */
+        st = fc_sfa_check_batch(&check, b, run->batch[b]);
+    if (st == FC_OK)
+        st = fc_cuda_facts_for_run(&plan->facts, run, lens, &check, fc_sfa_check_own, workspace, (cudaStream_t)stream,
+                                   "fc_cuda_sfa_run", &p.batch, NULL);
+    fc_sfa_check_free(&check);
+    const int64_t rows = check.rows; /* the run's own rows (its lengths may differ from the plan's) */
+    if (st == FC_OK && rows >= INT32_MAX)
+        st = fc_fail(FC_ERR_BACKEND, "fc_cuda_sfa_run: %lld query rows, more than one launch takes", (long long)rows);
     if (st != FC_OK)
         return st;
     SfaLaunch L;
