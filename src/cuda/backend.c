@@ -99,9 +99,10 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     return device == 0 ? 0 : device == n ? 1 : -1;
 }
 
-/* A plan's device state: the tiled forward's, the decode's, the sparse forward's or the backward's; and which of its
- * planned operands were found in device memory at planning, so that a run that keeps them asks
- * the driver only about the addresses it brings (read-only after planning). */
+/* A plan's device state: the tiled forward's, the decode's, the sparse forward's or the
+ * backward's; and which of its planned operands were found in device memory at planning, so that
+ * a run that keeps them asks the driver only about the addresses it brings (read-only after
+ * planning). */
 typedef struct {
     fc_op op;
     fc_cuda_fwd *fwd;
