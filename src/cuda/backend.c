@@ -140,11 +140,14 @@ static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
     (void)options;
     const char *unknown = fc_cuda_experimental_unknown();
     if (unknown)
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: FLASHC_CUDA_EXPERIMENTAL names \"%.*s\", which is none of philox, all",
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: FLASHC_CUDA_EXPERIMENTAL names \"%.*s\", which is none of philox, rope, all",
                        (int)strcspn(unknown, ","), unknown);
     if (plan->prob.drop_philox && !fc_cuda_experimental("philox"))
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: generated dropout (fc_dropout.generate) is not in the CUDA backend "
                                        "yet (written, not yet run on a GPU: FLASHC_CUDA_EXPERIMENTAL=philox); pass keep_bits");
+    if (plan->prob.Dr > 0 && !fc_cuda_experimental("rope"))
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: rope features (Dr > 0, the MLA split) are not in the CUDA backend yet "
+                                       "(written, not yet run on a GPU: FLASHC_CUDA_EXPERIMENTAL=rope)");
     fc_cuda_state *s = calloc(1, sizeof *s);
     if (!s)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_plan: out of host memory");

@@ -23,7 +23,11 @@ fc_status fc_cuda_upload(void **dev, const void *host, size_t bytes, const char 
  * aligned rows and feature chunks. */
 bool fc_cuda_vec_ok(const fc_view *v, int64_t d);
 
-/* The head-dim class of the kernels: 64, 128 or 256 (Dqk and Dv ≤ the class, zero-padded). */
+/* The same for a query or key tile: v's rows of Dqk features and, with rope features, r's of Dr. */
+bool fc_cuda_vec_qk_ok(const fc_problem *p, const fc_view *v, const fc_view *r);
+
+/* The head-dim class of the kernels: 64, 128 or 256 (Dqk + Dr and Dv ≤ the class, zero-padded;
+ * 128 or 256 with rope features, whose kernels are instantiated there only). */
 int fc_cuda_dclass(const fc_problem *p);
 
 /* The cost of tile t (of `tile` rows) of a batch. */

@@ -33,5 +33,16 @@ int main(void)
     expect("PHILOX", false, "PHILOX");
     expect("philox,sparse", true, "sparse");
     expect("x,philox", true, "x");
+    /* rope-split heads: by name or all, beside the others */
+    expect("rope", false, NULL);
+    TC_CHECK(fc_cuda_experimental("rope"), "\"rope\": rope on");
+    expect("philox,rope", true, NULL);
+    TC_CHECK(fc_cuda_experimental("rope"), "\"philox,rope\": rope on");
+    expect("all", true, NULL);
+    TC_CHECK(fc_cuda_experimental("rope"), "\"all\": rope on");
+    expect("philox,ropes", true, "ropes");
+    TC_CHECK(!fc_cuda_experimental("rope"), "\"philox,ropes\": rope off");
+    expect("philox", true, NULL);
+    TC_CHECK(!fc_cuda_experimental("rope"), "\"philox\": rope off");
     return tc_summary("unit_cuda_experimental");
 }
