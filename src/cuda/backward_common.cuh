@@ -263,18 +263,14 @@ __device__ __forceinline__ void store_grad_part(char *row, const fc_view &v, int
         }
 }
 
-/* Row i of head n of a query or key gradient g (batch b, token offset tok), from a tile of the
- * joint features (first feature e0; store_grad_row): with kFeatRope the columns from Dqk on go to
- * the rope gradient gr (rope_split.h's two ranges), one part after the other. */
-template <int FEAT, typename T, int DT>
-__device__ __forceinline__ void store_qk_grad_row(const fc_problem &p, const fc_view &g, const fc_view &gr, int64_t b, int64_t tok,
-                                                  int64_t n, int64_t i, int e0, const float (&acc)[DT][4], int h, int lane,
-                                                  float scale)
+/* Row i of head n of a query or key gradient g (batch b, token offset tok) from a tile of the
+ * joint features (kFeatRope; first feature e0, as store_grad_row): the columns below Dqk go to g,
+ * the next Dr to the rope gradient gr (rope_split.h's two ranges), one part after the other. */
+template <typename T, int DT>
+__device__ __forceinline__ void store_rope_grad_row(const fc_problem &p, const fc_view &g, const fc_view &gr, int64_t b, int64_t tok,
+                                                    int64_t n, int64_t i, int e0, const float (&acc)[DT][4], int h, int lane,
+                                                    float scale)
 {
-    if (!(FEAT & kFeatRope)) {
-        store_grad_row<DT>(fc_view_row(&g, fc_dtype_bytes(g.dtype), b, tok, n, i), g, p.Dqk, e0, acc, h, lane, scale);
-        return;
-    }
     const int dqk = (int)p.Dqk;
     store_grad_part<T, DT>(fc_view_row(&g, 2, b, tok, n, i), g, 0, dqk, e0, acc, h, lane, scale);
     store_grad_part<T, DT>(fc_view_row(&gr, 2, b, tok, n, i), gr, dqk, dqk + (int)p.Dr, e0, acc, h, lane, scale);

@@ -119,8 +119,13 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int r = warp * 16 + lane / 4 + 8 * h;
-        if (r < rows_here)
-            store_qk_grad_row<FEAT, T, DT>(p, p.dq, p.dq_rope, b, bt.q_tok, n1, m0 + r, 0, dq, h, lane, p.scale);
+        if (r < rows_here) {
+            if constexpr ((FEAT & kFeatRope) != 0)
+                store_rope_grad_row<T, DT>(p, p.dq, p.dq_rope, b, bt.q_tok, n1, m0 + r, 0, dq, h, lane, p.scale);
+            else
+                store_grad_row<DT>(fc_view_row(&p.dq, fc_dtype_bytes(p.dq.dtype), b, bt.q_tok, n1, m0 + r), p.dq, p.Dqk, 0, dq, h,
+                                   lane, p.scale);
+        }
     }
 }
 

@@ -195,7 +195,11 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
         const int64_t j = j0 + warp * 16 + lane / 4 + 8 * h;
         if (j >= bt.kv_rows)
             continue;
-        store_qk_grad_row<FEAT, T, DT>(p, p.dk, p.dk_rope, b, bt.kv_tok, n2, j, f0, dk, h, lane, p.scale);
+        if constexpr ((FEAT & kFeatRope) != 0)
+            store_rope_grad_row<T, DT>(p, p.dk, p.dk_rope, b, bt.kv_tok, n2, j, f0, dk, h, lane, p.scale);
+        else
+            store_grad_row<DT>(fc_view_row(&p.dk, fc_dtype_bytes(p.dk.dtype), b, bt.kv_tok, n2, j), p.dk, p.Dqk, f0, dk, h, lane,
+                               p.scale);
         store_grad_row<DT>(fc_view_row(&p.dv, fc_dtype_bytes(p.dv.dtype), b, bt.kv_tok, n2, j), p.dv, p.Dv, f0, dv, h, lane,
                            1.0f);
     }

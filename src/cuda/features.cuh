@@ -54,13 +54,8 @@ __device__ __forceinline__ void load_qk(T *tile, const fc_problem &p, const fc_v
         int f;
         const int part = fc_rope_part(c * 8, dqk, dr, &f);
         const int64_t rs = (part == 1 ? vr.ss : v.ss) * 2;
-        const char *src = (part == 1 ? rrow0 : row0) + (s0 + r0) * rs + f * 2;
-#pragma unroll
-        for (int i = 0; i < ROWS / STEP; i++, src += STEP * rs) {
-            const int row = r0 + i * STEP;
-            const bool in = part >= 0 && row < valid;
-            cp_async16(tile + swz<D>(row, c), in ? src : v.data, in ? 16 : 0);
-        }
+        cp_chunk_rows<T, D, ROWS, STEP>(tile, (part == 1 ? rrow0 : row0) + (s0 + r0) * rs + f * 2, rs, c, r0, part >= 0, valid,
+                                        v.data);
         return;
     }
 #pragma unroll 1
