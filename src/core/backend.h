@@ -30,7 +30,8 @@ typedef struct fc_backend_ops {
     size_t (*workspace_size)(const fc_plan *plan);
     /* Whether the backend's operands and workspace are host memory: then the core reads a run's
      * kv lengths and puts a run's own per-batch facts at the end of its workspace (plan.h); else
-     * it hands the backend a host array of them, and the backend reads kv lengths itself. */
+     * the backend derives a run's facts from its lengths (bind->lengths, fc_batch_facts_next) and
+     * reads kv lengths itself. */
     bool host_memory;
     /* Optional (NULL = host memory, malloc/free): a workspace in the memory this backend runs on,
      * for the one-call forms, and its release, which waits for the runs queued before it. */

@@ -12,13 +12,15 @@ static int64_t fc_sat_mul_add(int64_t acc, int64_t a, int64_t b, int64_t c)
     return r;
 }
 
-void fc_batch_facts(const fc_batch_rule *r, const fc_lengths *len, fc_batch *out, fc_batch_totals *tot)
+void fc_batch_facts_next(const fc_batch_rule *r, const fc_lengths *len, fc_batch_cursor *cur, fc_batch *out, int64_t n)
 {
-    int64_t q_tok = 0, kv_tok = 0;
-    memset(tot, 0, sizeof *tot);
+    /* the running sums in locals: the compiler cannot tell that the records written do not alias them */
+    int64_t q_tok = cur->q_tok, kv_tok = cur->kv_tok;
+    fc_batch_totals t = cur->totals, *tot = &t;
     const fc_window *w = &r->window;
-    for (int64_t b = 0; b < r->B; b++) {
-        fc_batch *bt = &out[b];
+    for (int64_t k = 0; k < n; k++) {
+        const int64_t b = cur->next + k;
+        fc_batch *bt = &out[k];
         memset(bt, 0, sizeof *bt);
         bt->sq = len->sq ? len->sq[b] : r->q.len;
         bt->skv = len->skv ? len->skv[b] : r->kv.len;
@@ -40,6 +42,16 @@ void fc_batch_facts(const fc_batch_rule *r, const fc_lengths *len, fc_batch *out
         tot->max_sq = bt->q_rows > tot->max_sq ? bt->q_rows : tot->max_sq;
         tot->max_skv = bt->skv > tot->max_skv ? bt->skv : tot->max_skv;
     }
+    cur->next += n;
+    cur->q_tok = q_tok, cur->kv_tok = kv_tok;
+    cur->totals = t;
+}
+
+void fc_batch_facts(const fc_batch_rule *r, const fc_lengths *len, fc_batch *out, fc_batch_totals *tot)
+{
+    fc_batch_cursor cur = {0};
+    fc_batch_facts_next(r, len, &cur, out, r->B);
+    *tot = cur.totals;
 }
 
 void fc_batch_facts_into(const fc_batch_rule *rule, const fc_lengths *len, fc_problem *p, fc_batch_totals *totals)

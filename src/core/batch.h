@@ -49,6 +49,19 @@ typedef struct fc_batch_totals {
  * the mask and bias bases, the dropout bit and statistics row of each batch's first position. */
 void fc_batch_facts(const fc_batch_rule *rule, const fc_lengths *len, fc_batch *out, fc_batch_totals *totals);
 
+/* Where a walk over the batches stands: the next batch, and what the batches before it add up to
+ * (their tokens on each side, totals) — all a batch's record needs from the earlier ones, so that
+ * the records can be made a few at a time into a fixed buffer.  Start from {0}. */
+typedef struct fc_batch_cursor {
+    int64_t next;
+    int64_t q_tok, kv_tok;
+    fc_batch_totals totals;
+} fc_batch_cursor;
+
+/* The records of batches cur->next .. cur->next + n − 1 (within the rule's B) into out[0..n), the
+ * cursor moved past them: in any chunking, the same records as fc_batch_facts. */
+void fc_batch_facts_next(const fc_batch_rule *rule, const fc_lengths *len, fc_batch_cursor *cur, fc_batch *out, int64_t n);
+
 /* The same into the problem: p->batch (allocated by the caller), max_sq and max_skv. */
 void fc_batch_facts_into(const fc_batch_rule *rule, const fc_lengths *len, fc_problem *p, fc_batch_totals *totals);
 

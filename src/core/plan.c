@@ -86,15 +86,6 @@ static fc_status fc_plan_bind_kv_lens(const fc_plan *plan, const fc_bindings *bi
     return FC_OK;
 }
 
-/* Where a run's own fc_batch records go: the end of a host workspace, else a host array that
- * fc_plan_unbind frees (a device backend copies them). */
-static fc_batch *fc_run_facts(const fc_plan *plan, void *workspace)
-{
-    if (fc_facts_bytes(plan))
-        return fc_facts_in(plan, workspace);
-    return malloc((size_t)(plan->prob.B > 0 ? plan->prob.B : 1) * sizeof(fc_batch));
-}
-
 fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *workspace, fc_problem *run)
 {
     *run = plan->prob;
@@ -150,22 +141,15 @@ fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *works
     if (!kv_lens && !plan->lengths_bindable)
         return fc_fail(FC_ERR_INVALID_ARG, "fc_plan_bind: this plan's per-batch facts were fixed at planning; a run "
                                            "cannot bring its own lengths");
-    fc_batch *facts = fc_run_facts(plan, workspace);
-    if (!facts)
-        return fc_fail(FC_ERR_NO_MEMORY, "fc_plan_bind: out of host memory for %lld batch records", (long long)run->B);
+    if (!plan->backend->host_memory)
+        return FC_OK; /* the backend derives the run's facts from bind->lengths where its memory is */
+    fc_batch *facts = fc_facts_in(plan, workspace);
     if (kv_lens)
         return fc_plan_bind_kv_lens(plan, bind, facts, run); /* (host memory: the facts are in the workspace) */
     run->batch = facts;
     fc_batch_totals totals;
     fc_batch_facts_into(&plan->rule, len, run, &totals);
     return FC_OK;
-}
-
-void fc_plan_unbind(const fc_plan *plan, fc_problem *run)
-{
-    if (run->batch != plan->prob.batch && !fc_facts_bytes(plan))
-        free(run->batch);
-    run->batch = plan->prob.batch;
 }
 
 fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes)
@@ -188,7 +172,6 @@ fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void 
         st = plan->backend->check_data(plan, &run, bind);
     if (st == FC_OK)
         st = plan->backend->execute(plan, &run, bind, workspace, stream);
-    fc_plan_unbind(plan, &run);
     return st;
 }
 

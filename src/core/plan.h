@@ -62,13 +62,13 @@ struct fc_plan {
 fc_status fc_plan_from_problem(fc_problem *prob, const fc_batch_rule *rule, bool run_kv_lens, fc_op op,
                                const fc_options *options, fc_plan **out);
 
-/* The problem a run computes: the plan's with the bindings' addresses and, when they bring
- * lengths (or, on a backend whose memory is the host's, kv lengths), per-batch facts derived from
- * them (fc_batch_facts, fc_batch_relength) into the run's workspace (backends whose memory is the
- * host's, fc_backend_ops.host_memory), else into a host array that fc_plan_unbind frees.
- * FC_ERR_INVALID_ARG when lengths come to a plan that cannot take them. */
+/* The problem a run computes: the plan's with the bindings' addresses and, on a backend whose
+ * memory is the host's (fc_backend_ops.host_memory), when they bring lengths or kv lengths, the
+ * per-batch facts derived from them (fc_batch_facts, fc_batch_relength) in the run's workspace.
+ * Another backend's run keeps the planned facts here and derives its own from bind->lengths
+ * where its memory is.  Allocates nothing.  FC_ERR_INVALID_ARG when lengths come to a plan that
+ * cannot take them. */
 fc_status fc_plan_bind(const fc_plan *plan, const fc_bindings *bind, void *workspace, fc_problem *run);
-void fc_plan_unbind(const fc_plan *plan, fc_problem *run);
 
 /* FC_ERR_INVALID_ARG when a run brings kv lengths (bind->kv_lens) that the plan cannot take. */
 fc_status fc_plan_check_kv_lens(const fc_plan *plan, const fc_bindings *bind);

@@ -227,15 +227,18 @@ static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run, 
     return st == FC_OK ? fc_cuda_check_run(plan, run) : st;
 }
 
-/* A run with its own lengths brings host facts (fc_plan_bind); the kernels' runs copy them to
- * the device on the stream, staged before they return. */
+/* A run with its own lengths keeps the planned facts in `run` (fc_plan_bind, host_memory being
+ * false): the kernels' runs derive its facts from bind->lengths into its workspace
+ * (plan_facts.h), a fixed chunk at a time, allocating nothing. */
 static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind, void *workspace,
                                  void *stream)
 {
     const fc_cuda_state *s = plan->state;
-    return s->dec                  ? fc_cuda_dec_run(s->dec, run, bind->kv_lens, workspace, stream)
-           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, workspace, stream)
-                                    : fc_cuda_bwd_run(s->bwd, run, workspace, stream);
+    const fc_lengths *l = &bind->lengths;
+    const fc_cuda_lengths lens = {&plan->rule, l->sq || l->skv || l->kv_lo ? l : NULL};
+    return s->dec                  ? fc_cuda_dec_run(s->dec, run, lens, bind->kv_lens, workspace, stream)
+           : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, lens, workspace, stream)
+                                    : fc_cuda_bwd_run(s->bwd, run, lens, workspace, stream);
 }
 
 static const char *fc_cuda_variant(void) { return "cuda-mma-sm80"; }

@@ -299,9 +299,10 @@ static fc_status fc_bwd_run_class(const fc_cuda_bwd *plan, const fc_problem &p, 
     }
 }
 
-extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *run, void *workspace, void *stream)
+extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *run, fc_cuda_lengths lens, void *workspace,
+                                     void *stream)
 {
-    if (fc_cuda_facts_own(&plan->facts, run)) /* no backward face patches them per run (IFA's forward does) */
+    if (lens.len) /* no backward face binds lengths per run (IFA's forward does) */
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_bwd_run: per-run batch facts are not supported by the CUDA backward");
     fc_problem p = *run;
     p.batch = plan->facts.dev;

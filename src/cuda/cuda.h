@@ -14,6 +14,15 @@
 extern "C" {
 #endif
 
+#include "../core/batch.h"
+
+/* A run's own lengths and the plan's rule that makes per-batch facts of them (batch.h); len
+ * NULL: the run keeps the planned facts. */
+typedef struct fc_cuda_lengths {
+    const fc_batch_rule *rule;
+    const fc_lengths *len;
+} fc_cuda_lengths;
+
 /* Whether a usable device is present; when not, *why says why (a static string). */
 bool fc_cuda_available(const char **why);
 
@@ -34,8 +43,10 @@ fc_status fc_cuda_fwd_plan(const fc_problem *prob, fc_cuda_fwd **out);
 /* Device workspace of a forward run: room for the run's own per-batch facts when its runs may
  * bring them (0 otherwise). */
 size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_facts);
-/* Queues the forward of run (the planned shape with this run's data) on stream. */
-fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, void *stream);
+/* Queues the forward of run (the planned shape with this run's data and, lens.len, lengths:
+ * they may move kv windows, not query rows) on stream. */
+fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, fc_cuda_lengths lens, void *workspace,
+                          void *stream);
 void fc_cuda_fwd_destroy(fc_cuda_fwd *plan);
 
 /* Device state of a decode plan (decode.cu): flash-decoding over kv splits, merged in order;
@@ -54,11 +65,12 @@ size_t fc_cuda_dec_workspace(const fc_cuda_dec *plan, const fc_problem *prob);
 /* FC_ERR_INVALID_ARG naming a block-table entry that an earlier run found out of range on the
  * GPU (that run did not write the batch's rows); reported once. */
 fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *prob);
-/* kv_lens: the run's kv lengths in device memory (NULL: the run's facts as they are), read by the
- * kernels: each within [col_lo, skv] of the plan's facts, else the batch is not written and
- * fc_cuda_dec_check reports it. */
-fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, const int64_t *kv_lens, void *workspace,
-                          void *stream);
+/* lens.len: the run's own lengths (host memory: their facts go into the workspace; at most the
+ * planned query rows).  kv_lens: the run's kv lengths in device memory (NULL: the run's facts as
+ * they are), read by the kernels: each within [col_lo, skv] of the plan's facts, else the batch
+ * is not written and fc_cuda_dec_check reports it. */
+fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, fc_cuda_lengths lens, const int64_t *kv_lens,
+                          void *workspace, void *stream);
 void fc_cuda_dec_destroy(fc_cuda_dec *plan);
 
 /* Device state of a backward plan: per-batch facts, the D workspace's row offsets, the query
@@ -71,7 +83,8 @@ fc_status fc_cuda_bwd_plan(const fc_problem *prob, fc_cuda_bwd **out);
 /* Device workspace of a run: D = rowsum(dO ∘ O), fp32, per query head and row. */
 size_t fc_cuda_bwd_workspace(const fc_cuda_bwd *plan, const fc_problem *prob);
 /* Queues the backward of run on stream (workspace: fc_cuda_bwd_workspace bytes of device memory). */
-fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *run, void *workspace, void *stream);
+fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *run, fc_cuda_lengths lens, void *workspace,
+                          void *stream);
 void fc_cuda_bwd_destroy(fc_cuda_bwd *plan);
 
 #ifdef __cplusplus

@@ -41,6 +41,7 @@ struct fc_cuda_dec {
     DecKernel kernel;        /* CUDA cores */
     MmaKernel mma;           /* tensor cores (fn NULL: not this plan's) */
     int nsplit, mma_splits, stages, maxblk, rows, qr, dclass;
+    int64_t kv_cap; /* the most kv positions a run may see (fc_dec_kv_cap) */
     size_t slot; /* CUDA cores: floats per (batch, kv head, split) */
     DecWorkspace ws;
     DecReport *report, *report_dev; /* host-mapped */
@@ -263,7 +264,8 @@ extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
     plan->rows = (int)(p->G * plan->qr);
     plan->kernel = fc_dec_kernel(p->k.dtype, plan->dclass, plan->rows);
     plan->slot = (size_t)plan->rows * (plan->dclass + 2);
-    plan->maxblk = (int)fc_dec_blocks(fc_dec_kv_cap(p));
+    plan->kv_cap = fc_dec_kv_cap(p);
+    plan->maxblk = (int)fc_dec_blocks(plan->kv_cap);
     int dev = 0, sms = 0, occ = 0;
     cudaError_t err;
     const size_t bb = fc_cuda_facts_bytes(p);
@@ -321,25 +323,29 @@ extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
                    r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks);
 }
 
-/* The per-batch facts a run uses on the device: the planned ones, or the run's own staged into
- * its workspace (the kernels read every window per run; only the query rows are fixed by the
- * plan). */
-static fc_status fc_dec_batches(const fc_cuda_dec *plan, const fc_problem *run, cudaStream_t s, char *ws, fc_batch **out)
+/* A run's own facts: the kernels read every window per run; the plan fixes at most the query
+ * rows per CTA and the kv positions its partials hold. */
+static fc_status fc_dec_check_facts(const void *state, int64_t b, const fc_batch &, const fc_batch &own)
 {
-    for (int64_t b = 0; fc_cuda_facts_own(&plan->facts, run) && b < run->B; b++)
-        if (run->batch[b].q_rows > plan->qr)
-            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_dec_run: batch %lld brings %lld query rows, the decode plan serves %d",
-                           (long long)b, (long long)run->batch[b].q_rows, plan->qr);
-    return fc_cuda_facts_for_run(&plan->facts, run, ws ? ws + plan->ws.facts : NULL, s, "fc_cuda_dec_run", out);
+    const fc_cuda_dec *plan = (const fc_cuda_dec *)state;
+    if (own.q_rows > plan->qr)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_dec_run: batch %lld brings %lld query rows, the decode plan serves %d",
+                       (long long)b, (long long)own.q_rows, plan->qr);
+    if (own.skv > plan->kv_cap)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_dec_run: batch %lld brings a kv length of %lld, the decode plan serves "
+                                           "%lld (its planned lengths bound every run's)",
+                       (long long)b, (long long)own.skv, (long long)plan->kv_cap);
+    return FC_OK;
 }
 
-extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, const int64_t *kv_lens, void *workspace,
-                                     void *stream)
+extern "C" fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, fc_cuda_lengths lens, const int64_t *kv_lens,
+                                     void *workspace, void *stream)
 {
     fc_problem p = *run;
     cudaStream_t s = (cudaStream_t)stream;
     char *ws = (char *)workspace;
-    const fc_status st = fc_dec_batches(plan, run, s, ws, &p.batch);
+    const fc_status st = fc_cuda_facts_for_run(&plan->facts, run, lens, plan, fc_dec_check_facts, ws ? ws + plan->ws.facts : NULL,
+                                               s, "fc_cuda_dec_run", &p.batch, NULL);
     if (st != FC_OK)
         return st;
     if (p.B == 0 || p.Nkv == 0)

@@ -181,32 +181,33 @@ extern "C" size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_fac
     return runs_bring_facts ? (fc_cuda_facts_bytes(p) + 255) / 256 * 256 : 0;
 }
 
-/* The device per-batch facts of a run: the planned ones, or the run's own (a face that patches
- * them per run, e.g. IncreFlashAttention's kvPaddingSize read in its second phase) staged into
- * the run's workspace — they may move kv windows, not query rows, which the tile list was made
+/* A run's own facts (a face that binds lengths per run, e.g. IncreFlashAttention's kvPaddingSize
+ * read in its second phase) may move kv windows, not query rows, which the tile list was made
  * from. */
-static fc_status fc_fwd_run_batch(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, cudaStream_t s,
-                                  fc_batch **out)
+static fc_status fc_fwd_check_facts(const void *, int64_t b, const fc_batch &planned, const fc_batch &own)
 {
-    const fc_batch *planned = plan->facts.planned;
-    for (int64_t b = 0; fc_cuda_facts_own(&plan->facts, run) && b < run->B; b++)
-        if (run->batch[b].q_rows != planned[b].q_rows || run->batch[b].sq != planned[b].sq)
-            return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_run: batch %lld of the run has %lld query rows, the plan %lld",
-                           (long long)b, (long long)run->batch[b].q_rows, (long long)planned[b].q_rows);
-    return fc_cuda_facts_for_run(&plan->facts, run, workspace, s, "fc_cuda_fwd_run", out);
+    if (own.q_rows != planned.q_rows || own.sq != planned.sq)
+        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_run: batch %lld of the run has %lld query rows of length %lld, the plan "
+                                           "%lld of length %lld",
+                       (long long)b, (long long)own.q_rows, (long long)own.sq, (long long)planned.q_rows,
+                       (long long)planned.sq);
+    return FC_OK;
 }
 
-extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, void *workspace, void *stream)
+extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, fc_cuda_lengths lens, void *workspace,
+                                     void *stream)
 {
     fc_problem p = *run;
-    fc_status st = fc_fwd_run_batch(plan, run, workspace, (cudaStream_t)stream, &p.batch);
+    fc_cuda_reach reach;
+    fc_status st = fc_cuda_facts_for_run(&plan->facts, run, lens, plan, fc_fwd_check_facts, workspace, (cudaStream_t)stream,
+                                         "fc_cuda_fwd_run", &p.batch, &reach);
     if (st != FC_OK)
         return st;
 #ifdef FLASHC_HOPPER
     if (plan->sm90) { /* the sm_90a kernel, unless this run's views cannot be mapped for it */
         bool launched = false;
         const char *why = NULL;
-        st = fc_hopper::fwd_run(plan->hopper, p, run->batch, (cudaStream_t)stream, &launched, &why);
+        st = fc_hopper::fwd_run(plan->hopper, p, reach.q, reach.kv, (cudaStream_t)stream, &launched, &why);
         if (st != FC_OK || launched)
             return st;
         if (plan->insist_sm90)

@@ -1,8 +1,9 @@
 /*
  * The per-batch facts a CUDA plan was made with, as every CUDA plan keeps them: the host records
  * (the fc_plan's own, as long-lived) and their device copy, made at planning and read-only after,
- * so that runs of one plan may be queued on several streams at once.  A run that brings facts of
- * its own (a face that patches them per run) has them staged into its workspace on its stream.
+ * so that runs of one plan may be queued on several streams at once.  A run that brings lengths
+ * of its own has its records derived on the host a fixed chunk at a time (no allocation) and
+ * copied into its workspace on its stream.
  */
 #ifndef FC_CUDA_PLAN_FACTS_H
 #define FC_CUDA_PLAN_FACTS_H
@@ -13,10 +14,18 @@ extern "C" {
 #include "../core/error.h"
 }
 #include "../core/problem.h"
+#include "cuda.h"
+
+/* How far a run's records reach into each side's position dimension: the largest q_tok + q_rows
+ * and kv_tok + skv over the batches (at least 1). */
+struct fc_cuda_reach {
+    int64_t q, kv;
+};
 
 struct fc_cuda_facts {
     const fc_batch *planned; /* host */
     fc_batch *dev;           /* device copy of planned */
+    fc_cuda_reach reach;     /* of planned */
 };
 
 /* At planning: the device copy of p's facts (who names the caller in a failure). */
@@ -25,16 +34,24 @@ fc_status fc_cuda_facts_plan(fc_cuda_facts *f, const fc_problem *p, const char *
 /* Frees the device copy (a zeroed or half-made fc_cuda_facts too). */
 void fc_cuda_facts_free(fc_cuda_facts *f);
 
-/* Whether a run brings facts of its own rather than the planned ones. */
-static inline bool fc_cuda_facts_own(const fc_cuda_facts *f, const fc_problem *run) { return run->batch != f->planned; }
-
 /* Device bytes a run's own facts take in its workspace. */
 static inline size_t fc_cuda_facts_bytes(const fc_problem *p) { return (size_t)p->B * sizeof(fc_batch); }
 
-/* The device facts a run reads into *out: the planned copy, or the run's own copied on stream s
- * to `at` in its workspace (fc_cuda_facts_bytes; NULL: FC_ERR_WORKSPACE).  The copy is from
- * pageable memory, so it is staged before the call returns and the caller may reuse its records. */
-fc_status fc_cuda_facts_for_run(const fc_cuda_facts *f, const fc_problem *run, void *at, cudaStream_t s, const char *who,
-                                fc_batch **out);
+/* A plan's rule for the records a run may bring: FC_OK, or fc_fail naming batch b. */
+typedef fc_status (*fc_cuda_facts_check)(const void *plan, int64_t b, const fc_batch &planned, const fc_batch &own);
+
+/* Records a run derives at a time: a stack buffer of about 11 KB, one copy per chunk. */
+constexpr int64_t kFactsChunk = 64;
+
+/* The device facts a run reads into *out, and how far they reach (reach may be NULL): the planned
+ * copy, or, when the run brings lengths (lens.len), its own, derived kFactsChunk records at a time
+ * (fc_batch_facts_next under lens.rule) into one stack buffer, twice: first every record is
+ * checked (lengths in [0, 2^30), then check, given plan) — FC_ERR_INVALID_ARG before anything is
+ * queued — then each chunk is copied on stream s into its place at `at` in the run's workspace
+ * (fc_cuda_facts_bytes; NULL: FC_ERR_WORKSPACE).  The copies are from pageable memory, staged
+ * before cudaMemcpyAsync returns, so the buffer serves every chunk.  Allocates nothing. */
+fc_status fc_cuda_facts_for_run(const fc_cuda_facts *f, const fc_problem *run, const fc_cuda_lengths &lens, const void *plan,
+                                fc_cuda_facts_check check, void *at, cudaStream_t s, const char *who, fc_batch **out,
+                                fc_cuda_reach *reach);
 
 #endif /* FC_CUDA_PLAN_FACTS_H */

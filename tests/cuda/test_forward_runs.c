@@ -4,7 +4,8 @@
  * every output bitwise equal to the same run made alone (the plan holds no per-run state):
  *  - a plan whose runs use the planned lengths;
  *  - a plan made with a batch rule whose runs bring lengths of their own (as IncreFlashAttention's
- *    kvPaddingSize does): each run's per-batch facts go into its own workspace.
+ *    kvPaddingSize does): each run's per-batch facts go into its own workspace; the kv lengths
+ *    move, the query lengths are the plan's (a run with others is refused, FC_ERR_INVALID_ARG).
  * Runs go through the core's fc_plan_execute_on with bindings, as the faces run plans.
  * Skips (77) without a GPU.
  */
@@ -36,8 +37,8 @@ static io_set io_new(tc_rng *r)
                  NULL, {0}, {0}};
     if (cudaMalloc(&s.out, q_bytes) != cudaSuccess)
         s.out = NULL;
-    for (int b = 0; b < B; b++)
-        s.sq[b] = tc_rng_int(r, 1, SQ), s.skv[b] = tc_rng_int(r, 1, SKV);
+    for (int b = 0; b < B; b++) /* kv lengths per run; query rows stay the plan's (its tile list) */
+        s.sq[b] = SQ, s.skv[b] = tc_rng_int(r, 1, SKV);
     return s;
 }
 
@@ -100,6 +101,19 @@ int main(void)
             tc_context("fp16 forward, B=%d, %d/%d heads, Sq=%d, Skv=%d, D=%d: each run's own lengths", B, NQ, NKV, SQ, SKV,
                        D);
             two_streams(ruled, &a, &b, true, s);
+            /* query lengths other than the planned ones: refused before anything is queued */
+            fc_bindings other = bind_of(&a, true);
+            int64_t sq[B];
+            for (int i = 0; i < B; i++)
+                sq[i] = i == B - 1 ? SQ - 1 : SQ;
+            other.lengths.sq = sq;
+            void *ws = NULL;
+            cudaMalloc(&ws, ruled->workspace);
+            const fc_status refused = fc_plan_execute_on(ruled, &other, ws, ruled->workspace, s[0]);
+            TC_CHECK(refused == FC_ERR_INVALID_ARG && strstr(fc_last_error(), "batch 2"),
+                     "a run with other query lengths: %s (%s)", fc_status_name(refused), fc_last_error());
+            cudaStreamSynchronize(s[0]);
+            cudaFree(ws);
         }
     }
     fc_plan_free(ruled);

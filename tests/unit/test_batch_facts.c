@@ -6,10 +6,12 @@
  *   col_lo   = kv_lo[b] (0 without); the band is the rule's window lowered for (sq_b, skv_b);
  *   mask     = q_tok·si + kv_tok·sj by tokens, else b·mask_sb; bias b·pse_sb;
  *   drop bit = Σ_{c<b} heads·sq_c·skv_c; statistics row = Σ_{c<b} rows_c;
- * and the totals are the maxima and sums of those.
+ * and the totals are the maxima and sums of those; made a random chunk at a time
+ * (fc_batch_facts_next), the same records and totals bit for bit.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/check.h"
 #include "common/rng.h"
@@ -72,6 +74,15 @@ static void random_rules(void)
         if (ok)
             TC_CHECK(tot.max_sq == max_sq && tot.max_skv == max_skv && tot.q_rows == rows && tot.drop_bits == drop,
                      "case %d: totals", t);
+        /* the same records made a random chunk at a time (fc_batch_facts_next), bit for bit */
+        fc_batch_cursor cur = {0};
+        fc_batch chunked[8];
+        while (cur.next < B) {
+            const int64_t n = tc_rng_int(&r, 0, B - cur.next);
+            fc_batch_facts_next(&rule, &len, &cur, chunked + cur.next, n);
+        }
+        TC_CHECK(memcmp(chunked, out, (size_t)B * sizeof *out) == 0 && memcmp(&cur.totals, &tot, sizeof tot) == 0,
+                 "case %d: records or totals made in chunks differ from those made at once", t);
     }
 }
 

@@ -2,35 +2,26 @@
  * Runs of one plan made with a batch rule (src/core/plan.h), whose runs may bring lengths of their
  * own as IncreFlashAttention's and SparseFlashAttention's do, on one kernel set (argv[1]):
  *   - a run with the planned lengths and a run with its own allocate nothing: the library's
- *     malloc, calloc and realloc are counted (this test links with --wrap for them);
+ *     malloc, calloc and realloc are counted (this test links with --wrap for them); nor does
+ *     binding a run's lengths for a backend whose memory is not the host's (CUDA: the planned
+ *     facts stay in the run, the backend derives the run's own);
  *   - two host threads run the plan at once, each with its own data, lengths and workspace,
  *     several times over, and every run's outputs are bitwise those of the same run made alone.
  * Shapes: decode (one query row per head against kv windows, flash-decoding splits), prefill
  * (per-batch query and kv lengths), and a native plan whose runs bring kv lengths alone
  * (fc_bindings.kv_lens, as fc_attention_io.kv_lens does).
  */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc_count.h"
 #include "common/check.h"
 #include "common/rng.h"
 #include "common/together.h"
+#include "core/backend.h"
 #include "core/error.h"
 #include "core/plan.h"
-
-/* ---- allocation counting (linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc) ---- */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-static atomic_long allocations;
-void *__wrap_malloc(size_t n) { atomic_fetch_add(&allocations, 1); return __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t size) { atomic_fetch_add(&allocations, 1); return __real_calloc(n, size); }
-void *__wrap_realloc(void *p, size_t n) { atomic_fetch_add(&allocations, 1); return __real_realloc(p, n); }
 
 enum { RUNNERS = 2, ROUNDS = 4 };
 
@@ -116,6 +107,24 @@ static fc_plan *make_plan(const rl_shape *s, rl_set *d)
     return plan;
 }
 
+/* Where a backend's memory is not the host's (CUDA), binding a run's lengths keeps the planned
+ * facts in the run — the backend derives the run's own where its memory is — and allocates
+ * nothing (the same plan seen through a backend marked so). */
+static void bind_for_device(const fc_plan *plan, const fc_bindings *bind)
+{
+    fc_backend_ops device = *plan->backend;
+    device.host_memory = false;
+    fc_plan seen = *plan;
+    seen.backend = &device;
+    fc_problem run;
+    const long at = tc_allocations();
+    const fc_status st = fc_plan_bind(&seen, bind, NULL, &run);
+    const long n = tc_allocations() - at;
+    TC_CHECK(st == FC_OK && n == 0 && run.batch == plan->prob.batch,
+             "a device backend's bind of a run's lengths: %s, %ld allocations, %s facts", fc_error_message(), n,
+             run.batch == plan->prob.batch ? "the planned" : "other");
+}
+
 typedef struct rl_runner {
     const fc_plan *plan;
     rl_set *set;
@@ -158,19 +167,21 @@ static void check_shape(const rl_shape *s)
     }
 
     /* no allocation: the planned lengths, then each runner's own (alone, so the count is theirs) */
-    const long before = atomic_load(&allocations);
+    const long before = tc_allocations();
     const fc_status planned = fc_plan_execute(plan, NULL, rs[0].ws, plan->workspace);
-    const long after_planned = atomic_load(&allocations);
+    const long after_planned = tc_allocations();
     TC_CHECK(planned == FC_OK && after_planned == before, "a run with the planned lengths: %s, %ld allocations",
              fc_error_message(), after_planned - before);
     for (int t = 0; t < RUNNERS; t++) {
-        const long at = atomic_load(&allocations);
+        const long at = tc_allocations();
         const fc_status st = fc_plan_execute(plan, &sets[t].bind, rs[t].ws, plan->workspace);
-        const long n = atomic_load(&allocations) - at;
+        const long n = tc_allocations() - at;
         TC_CHECK(st == FC_OK && n == 0, "runner %d alone (its own lengths): %s, %ld allocations", t, fc_error_message(), n);
         copy_outputs(&sets[t], rs[t].want);
     }
     TC_CHECK(memcmp(rs[0].want, rs[1].want, out_bytes(&sets[0])) != 0, "the runners' data must differ");
+    if (!s->kv_lens) /* (kv lengths a device backend reads itself: fc_plan_bind leaves them alone there) */
+        bind_for_device(plan, &sets[0].bind);
 
     tc_together(RUNNERS, runner, rs, sizeof rs[0]);
     for (int t = 0; t < RUNNERS; t++) {

@@ -139,28 +139,12 @@ static const char *encode_map(EncodeTiled encode, CUtensorMap *map, const fc_vie
     return r == CUDA_SUCCESS ? NULL : "cuTensorMapEncodeTiled refused the view";
 }
 
-/* The largest tok + length over the batches (the extent of a map's position dimension) — of the
- * planned facts, which the host keeps. */
-static int64_t extent(const fc_problem &p, bool kv)
-{
-    int64_t e = 1;
-    for (int64_t b = 0; b < p.B; b++) {
-        const fc_batch &bt = p.batch[b];
-        const int64_t z = kv ? bt.kv_tok + bt.skv : bt.q_tok + bt.q_rows;
-        e = z > e ? z : e;
-    }
-    return e;
-}
-
-fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_batch *host_batch, cudaStream_t stream, bool *launched,
-                  const char **why)
+fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, int64_t q_ext, int64_t kv_ext, cudaStream_t stream,
+                  bool *launched, const char **why)
 {
     *launched = false;
     FwdArgs a;
     memset(&a, 0, sizeof a);
-    fc_problem hp = run;
-    hp.batch = const_cast<fc_batch *>(host_batch);
-    const int64_t q_ext = extent(hp, false), kv_ext = extent(hp, true);
     const bool qb = run.q.sb != 0 && run.B > 1, kb = run.k.sb != 0 && run.B > 1;
     if (kb != (run.v.sb != 0 && run.B > 1)) { /* the kernel has one batch coordinate for K and V */
         *why = "key and value views that differ in having a batch stride";
