@@ -77,7 +77,7 @@ done
 echo "== features not yet run on a GPU (FLASHC_CUDA_EXPERIMENTAL)"
 experimental=0
 for run in "philox test_cuda_forward 20" "philox test_cuda_backward 20" "philox test_cuda_backward 10 dq-recompute" \
-           "rope test_cuda_rope 30" "rope test_cuda_rope 10 dq-recompute"; do
+           "rope test_cuda_rope 30" "rope test_cuda_rope 10 dq-recompute" "sparse test_cuda_sparse 40"; do
     set -- $run
     echo "-- FLASHC_CUDA_EXPERIMENTAL=$1 $2 $3 ${4:-fused}"
     FLASHC_CUDA_EXPERIMENTAL=$1 FLASHC_CUDA_BWD=${4:-fused} "$dir/tests/cuda/$2" "$3" 2>&1 | tail -6
