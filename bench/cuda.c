@@ -181,5 +181,6 @@ int bench_cuda_main(int argc, char **argv)
         printf("%-28s %10.3f %10.1f\n", shapes[i].name, ms, flops / (ms * 1e-3) / 1e12);
     }
     failures += bench_cuda_decode(filter, repeat);
+    failures += bench_cuda_sparse(filter, repeat);
     return failures ? 1 : 0;
 }

@@ -5,5 +5,7 @@
 int bench_cuda_main(int argc, char **argv);
 /* The decode cases (bench/cuda_decode.c); returns the number that failed. */
 int bench_cuda_decode(const char *filter, int repeat);
+/* The sparse forward's cases (bench/cuda_sparse.c); returns the number that failed. */
+int bench_cuda_sparse(const char *filter, int repeat);
 
 #endif

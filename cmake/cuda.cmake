@@ -40,6 +40,13 @@ target_compile_options(flashc_cuda_decode PRIVATE ${FLASHC_CUDA_GENCODE} --threa
   -Xcompiler=-fvisibility=hidden,-fno-threadsafe-statics,-fno-exceptions)
 set_target_properties(flashc_cuda_decode PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_COMPILER_LAUNCHER "${FLASHC_CUDA_BUDGET}")
 
+# The sparse forward (SparseFlashAttention; its own library, compiled in parallel with the rest).
+add_library(flashc_cuda_sparse OBJECT src/cuda/sparse_fwd.cu)
+target_include_directories(flashc_cuda_sparse PRIVATE include src)
+target_compile_options(flashc_cuda_sparse PRIVATE ${FLASHC_CUDA_GENCODE} --threads=0 -Xptxas=-v
+  -Xcompiler=-fvisibility=hidden,-fno-threadsafe-statics,-fno-exceptions)
+set_target_properties(flashc_cuda_sparse PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_COMPILER_LAUNCHER "${FLASHC_CUDA_BUDGET}")
+
 # --- the sm_90a kernels on CuTe ---------------------------------------------------------------------
 set(FLASHC_CUTLASS_DIR "" CACHE PATH "CUTLASS include directory (holding cute/tensor.hpp) for the sm_90a kernels")
 if(NOT FLASHC_CUTLASS_DIR AND EXISTS "${PROJECT_SOURCE_DIR}/.deps/cutlass/include/cute/tensor.hpp")

@@ -388,7 +388,8 @@ FC_API fc_status fc_attention(const fc_attention_desc *desc);
 FC_API fc_status fc_attention_backward(const fc_attention_desc *desc, const fc_attention_grads *grads);
 
 /* FLOPs of the problem counted over visible positions only: 2·(Dqk+Dr)+2·Dv per visible score,
- * times 2.5 for a backward plan. */
+ * times 2.5 for a backward plan.  A sparse plan counts its selected positions from the index rows
+ * (a CUDA plan copies them from the device): FC_ERR_BACKEND when they cannot be read. */
 FC_API fc_status fc_plan_flops(const fc_plan *plan, double *flops);
 
 /* What a plan runs, for debugging: one line of key=value text naming the backend, the operation

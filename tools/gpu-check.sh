@@ -76,7 +76,8 @@ done
 # names its switch, and its first GPU pass is what lets the feature out from behind it.
 echo "== features not yet run on a GPU (FLASHC_CUDA_EXPERIMENTAL)"
 experimental=0
-for run in "philox test_cuda_forward 20" "philox test_cuda_backward 20" "philox test_cuda_backward 10 dq-recompute"; do
+for run in "philox test_cuda_forward 20" "philox test_cuda_backward 20" "philox test_cuda_backward 10 dq-recompute" \
+    "sparse test_cuda_sparse 40"; do
     set -- $run
     echo "-- FLASHC_CUDA_EXPERIMENTAL=$1 $2 $3 ${4:-fused}"
     FLASHC_CUDA_EXPERIMENTAL=$1 FLASHC_CUDA_BWD=${4:-fused} "$dir/tests/cuda/$2" "$3" 2>&1 | tail -6

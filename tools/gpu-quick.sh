@@ -17,6 +17,11 @@
 #   tools/gpu-quick.sh philox [build-dir]: dropout generated on the device (FLASHC_CUDA_EXPERIMENTAL=
 #   philox, off by default until this passes): the forward's and both backward paths' tests with
 #   generated masks (the GPU's bits must be the CPU's), then memcheck.
+#   tools/gpu-quick.sh sparse [build-dir]: the sparse forward (SparseFlashAttention,
+#   FLASHC_CUDA_EXPERIMENTAL=sparse, off by default until this passes): its test (every key layout,
+#   GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
+#   memcheck, racecheck and synccheck on a few cases, then flashc-bench's sparse rows (MLA and D = 128,
+#   beside the dense causal forward of the D = 128 shape).
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -146,8 +151,23 @@ philox)
     echo "tests: fwd $rc_philox_fwd, bwd-fused $rc_philox_bwd, bwd-dq7 $rc_philox_bwd_dq7;" \
         "memcheck: ${rc_san_philox_fwd:-n/a} ${rc_san_philox_bwd:-n/a}"
     ;;
+sparse)
+    export FLASHC_CUDA_EXPERIMENTAL=sparse
+    TAIL=20 step sparse-fwd 150 "$dir/tests/cuda/test_cuda_sparse" 60
+    [ "$rc_sparse_fwd" = 124 ] && { echo "gpu-quick: the sparse tests timed out; stopping"; exit 1; }
+    if command -v compute-sanitizer >/dev/null; then
+        for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
+            step "san-sparse-$tool" 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 3
+        done
+    fi
+    step bench-sparse 120 "$dir/bench/flashc-bench" --backend cuda --filter sfa --repeat 20
+    echo
+    echo "== sparse forward, bf16, B = 1, 16 query / 1 kv heads, S = 8K, top 16 blocks of 64 (TFLOP/s over the selected positions)"
+    grep -E '^sfa' "$out/bench-sparse.log"
+    echo "tests: sparse $rc_sparse_fwd; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
+    ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, philox)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, philox, sparse)"
     exit 2
     ;;
 esac

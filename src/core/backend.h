@@ -45,7 +45,8 @@ typedef struct fc_backend_ops {
      * lengths in device memory).  Reads the plan, writes only the run's outputs and workspace. */
     fc_status (*execute)(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind, void *workspace,
                          void *stream);
-    /* Visible scores of the problem (sum over rows and heads of visible columns). */
+    /* Visible scores of the problem (sum over rows and heads of visible columns); −1, with the
+     * reason (fc_fail), when the data it depends on cannot be read. */
     double (*visible)(const fc_problem *prob);
     /* The kernel path in use, and a way to pin one by name (false when it is not available). */
     const char *(*variant)(void);

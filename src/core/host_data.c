@@ -3,28 +3,36 @@
 #include "error.h"
 #include "visibility.h"
 
-static fc_status fc_check_view_pages(const char *fn, const fc_problem *p, const fc_view *v, const char *name)
+static fc_status fc_check_view_pages(const char *fn, const fc_view *v, int64_t b, int64_t skv, const char *name)
 {
     if (!v->pages.table)
         return FC_OK;
-    for (int64_t b = 0; b < p->B; b++) {
-        const int64_t used = fc_ceil_div(p->batch[b].skv, v->pages.block_size);
-        for (int64_t k = 0; k < used; k++) {
-            const int32_t blk = v->pages.table[b * v->pages.table_stride + k];
-            if (blk < 0 || blk >= v->pages.blocks)
-                return fc_fail(FC_ERR_INVALID_ARG, "%s: %s block table entry [%lld][%lld] is %d, outside [0, %lld)", fn,
-                               name, (long long)b, (long long)k, blk, (long long)v->pages.blocks);
-        }
+    const int64_t used = fc_ceil_div(skv, v->pages.block_size);
+    for (int64_t k = 0; k < used; k++) {
+        const int32_t blk = v->pages.table[b * v->pages.table_stride + k];
+        if (blk < 0 || blk >= v->pages.blocks)
+            return fc_fail(FC_ERR_INVALID_ARG, "%s: %s block table entry [%lld][%lld] is %d, outside [0, %lld)", fn, name,
+                           (long long)b, (long long)k, blk, (long long)v->pages.blocks);
     }
+    return FC_OK;
+}
+
+fc_status fc_host_check_batch_pages(const char *fn, const fc_problem *p, int64_t b, int64_t skv)
+{
+    fc_status st;
+    if ((st = fc_check_view_pages(fn, &p->k, b, skv, "key")) || (st = fc_check_view_pages(fn, &p->v, b, skv, "value")) ||
+        (st = fc_check_view_pages(fn, &p->k_rope, b, skv, "key rope")))
+        return st;
     return FC_OK;
 }
 
 fc_status fc_host_check_pages(const char *fn, const fc_problem *p)
 {
-    fc_status st;
-    if ((st = fc_check_view_pages(fn, p, &p->k, "key")) || (st = fc_check_view_pages(fn, p, &p->v, "value")) ||
-        (st = fc_check_view_pages(fn, p, &p->k_rope, "key rope")))
-        return st;
+    for (int64_t b = 0; b < p->B; b++) {
+        const fc_status st = fc_host_check_batch_pages(fn, p, b, p->batch[b].skv);
+        if (st != FC_OK)
+            return st;
+    }
     return FC_OK;
 }
 

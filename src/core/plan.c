@@ -216,6 +216,9 @@ int fc_plan_description(const fc_plan *plan, char *buf, size_t len)
 double fc_plan_flop_count(const fc_plan *plan)
 {
     const fc_problem *p = &plan->prob;
-    const double flops = plan->backend->visible(p) * (double)(2 * (p->Dqk + p->Dr) + 2 * p->Dv);
+    const double visible = plan->backend->visible(p);
+    if (visible < 0)
+        return -1.0; /* the backend could not read the data (its message says why) */
+    const double flops = visible * (double)(2 * (p->Dqk + p->Dr) + 2 * p->Dv);
     return plan->op == FC_OP_BACKWARD ? 2.5 * flops : flops;
 }

@@ -95,7 +95,8 @@ void fc_plan_free(fc_plan *plan);
  * characters.  Returns the full length (snprintf's contract). */
 int fc_plan_description(const fc_plan *plan, char *buf, size_t len);
 
-/* FLOPs over visible positions: 2·(Dqk+Dr)+2·Dv per visible score, ×2.5 for a backward plan. */
+/* FLOPs over visible positions: 2·(Dqk+Dr)+2·Dv per visible score, ×2.5 for a backward plan; −1
+ * when the backend could not count them (fc_fail said why). */
 double fc_plan_flop_count(const fc_plan *plan);
 
 #endif /* FC_CORE_PLAN_H */

@@ -32,6 +32,12 @@ static bool fc_cuda_supports(const fc_problem *prob, fc_op op, const char **why)
     if (!fc_cuda_available(why))
         return false;
     bool decode;
+    if (op == FC_OP_FORWARD && prob->sparse.data) {
+        const char *missing = fc_cuda_sfa_unsupported(prob);
+        if (missing)
+            *why = missing;
+        return missing == NULL;
+    }
     if (op == FC_OP_FORWARD)
         return fc_cuda_pick(prob, &decode, why);
     const char *missing = fc_cuda_bwd_unsupported(prob);
@@ -46,7 +52,7 @@ typedef struct {
     const char *name;
 } fc_operand_ref;
 
-enum { FC_CUDA_OPERANDS = 24 };
+enum { FC_CUDA_OPERANDS = 28 };
 
 static void fc_cuda_operands(const fc_problem *p, fc_operand_ref out[FC_CUDA_OPERANDS])
 {
@@ -63,7 +69,9 @@ static void fc_cuda_operands(const fc_problem *p, fc_operand_ref out[FC_CUDA_OPE
         {p->v.pages.table, "value block table"}, {p->k.dequant.scale, "key dequant scale"},
         {p->k.dequant.offset, "key dequant offset"}, {p->v.dequant.scale, "value dequant scale"},
         {p->v.dequant.offset, "value dequant offset"}, {p->out_quant.scale, "out quant scale"},
-        {p->out_quant.offset, "out quant offset"},
+        {p->out_quant.offset, "out quant offset"}, {p->sparse.data, "sparse indices"},
+        {p->q_rope.data, "query rope"},  {p->k_rope.data, "key rope"},
+        {p->k_rope.pages.table, "key rope block table"},
     };
     _Static_assert(sizeof all / sizeof all[0] == FC_CUDA_OPERANDS, "FC_CUDA_OPERANDS counts the slots");
     memcpy(out, all, sizeof all);
@@ -91,13 +99,15 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     return device == 0 ? 0 : device == n ? 1 : -1;
 }
 
-/* A plan's device state: the tiled forward's, the decode's or the backward's; and which of its
- * planned operands were found in device memory at planning, so that a run that keeps them asks
- * the driver only about the addresses it brings (read-only after planning). */
+/* A plan's device state: the tiled forward's, the decode's, the sparse forward's or the
+ * backward's; and which of its planned operands were found in device memory at planning, so that
+ * a run that keeps them asks the driver only about the addresses it brings (read-only after
+ * planning). */
 typedef struct {
     fc_op op;
     fc_cuda_fwd *fwd;
     fc_cuda_dec *dec;
+    fc_cuda_sfa *sfa;
     fc_cuda_bwd *bwd;
     const void *device[FC_CUDA_OPERANDS]; /* per slot: the planned address when it is device memory */
     bool lists_device;                    /* every planned key/value list element is */
@@ -131,6 +141,7 @@ static void fc_cuda_destroy(void *state)
         return;
     fc_cuda_fwd_destroy(s->fwd);
     fc_cuda_dec_destroy(s->dec);
+    fc_cuda_sfa_destroy(s->sfa);
     fc_cuda_bwd_destroy(s->bwd);
     free(s);
 }
@@ -140,20 +151,25 @@ static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
     (void)options;
     const char *unknown = fc_cuda_experimental_unknown();
     if (unknown)
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: FLASHC_CUDA_EXPERIMENTAL names \"%.*s\", which is none of philox, all",
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: FLASHC_CUDA_EXPERIMENTAL names \"%.*s\", which is none of philox, sparse, all",
                        (int)strcspn(unknown, ","), unknown);
     if (plan->prob.drop_philox && !fc_cuda_experimental("philox"))
         return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: generated dropout (fc_dropout.generate) is not in the CUDA backend "
                                        "yet (written, not yet run on a GPU: FLASHC_CUDA_EXPERIMENTAL=philox); pass keep_bits");
+    const bool sparse = plan->op == FC_OP_FORWARD && plan->prob.sparse.data;
+    if (sparse && !fc_cuda_experimental("sparse"))
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: sparse block selection (fc_sparse, SparseFlashAttention) is not in the CUDA "
+                                       "backend yet (written, not yet run on a GPU: FLASHC_CUDA_EXPERIMENTAL=sparse)");
     fc_cuda_state *s = calloc(1, sizeof *s);
     if (!s)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_plan: out of host memory");
     s->op = plan->op;
     bool decode = false;
     const char *why;
-    if (plan->op == FC_OP_FORWARD)
+    if (plan->op == FC_OP_FORWARD && !sparse)
         fc_cuda_pick(&plan->prob, &decode, &why);
     const fc_status st = plan->op != FC_OP_FORWARD ? fc_cuda_bwd_plan(&plan->prob, &s->bwd)
+                         : sparse                  ? fc_cuda_sfa_plan(&plan->prob, &s->sfa)
                          : decode                  ? fc_cuda_dec_plan(&plan->prob, &s->dec)
                                                    : fc_cuda_fwd_plan(&plan->prob, &s->fwd);
     if (st != FC_OK) {
@@ -172,6 +188,7 @@ static size_t fc_cuda_workspace_size(const fc_plan *plan)
      * run's own facts in its workspace; the backward needs D = rowsum(dO ∘ O) per query row and
      * head; the decode its splits' (O, m, l) */
     return s->dec                    ? fc_cuda_dec_workspace(s->dec, &plan->prob)
+           : s->sfa                 ? fc_cuda_sfa_workspace(&plan->prob, plan->lengths_bindable)
            : s->op == FC_OP_FORWARD ? fc_cuda_fwd_workspace(&plan->prob, plan->lengths_bindable)
                                     : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
@@ -197,7 +214,8 @@ static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
     if (host >= 0)
         return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: key/value list element %lld is not CUDA device memory",
                        (long long)host);
-    /* block-table entries are checked on the GPU by the decode kernels; a bad one shows here */
+    /* block-table entries are checked on the GPU by the decode kernels (a bad one shows here), by
+     * the sparse forward's run before its launch */
     return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
 }
 
@@ -234,8 +252,15 @@ static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, con
     const fc_lengths *l = &bind->lengths;
     const fc_cuda_lengths lens = {&plan->rule, l->sq || l->skv || l->kv_lo ? l : NULL};
     return s->dec                  ? fc_cuda_dec_run(s->dec, run, lens, bind->kv_lens, workspace, stream)
+           : s->sfa                 ? fc_cuda_sfa_run(s->sfa, run, lens, workspace, stream)
            : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, lens, workspace, stream)
                                     : fc_cuda_bwd_run(s->bwd, run, lens, workspace, stream);
+}
+
+/* Visible scores: a sparse problem's index rows are device memory, read back to count them. */
+static double fc_cuda_visible(const fc_problem *prob)
+{
+    return prob->sparse.data ? fc_cuda_sfa_visible(prob) : fc_host_visible(prob);
 }
 
 static const char *fc_cuda_variant(void) { return "cuda-mma-sm80"; }
@@ -252,7 +277,7 @@ const fc_backend_ops fc_cuda_backend = {
     .workspace_free = fc_cuda_workspace_free,
     .check_data = fc_cuda_check_data,
     .execute = fc_cuda_execute,
-    .visible = fc_host_visible,
+    .visible = fc_cuda_visible,
     .variant = fc_cuda_variant,
     .force_variant = fc_cuda_force_variant,
     .destroy = fc_cuda_destroy,

@@ -73,6 +73,25 @@ fc_status fc_cuda_dec_run(const fc_cuda_dec *plan, const fc_problem *run, fc_cud
                           void *workspace, void *stream);
 void fc_cuda_dec_destroy(fc_cuda_dec *plan);
 
+/* Device state of a sparse forward plan (sparse_fwd.cu: SparseFlashAttention): the per-batch facts
+ * and the kernel class. */
+typedef struct fc_cuda_sfa fc_cuda_sfa;
+
+/* Why the sparse forward kernel cannot run prob (a problem with sparse selection; NULL when it can). */
+const char *fc_cuda_sfa_unsupported(const fc_problem *prob);
+fc_status fc_cuda_sfa_plan(const fc_problem *prob, fc_cuda_sfa **out);
+/* Device workspace of a run: room for the run's own per-batch facts when its runs may bring them. */
+size_t fc_cuda_sfa_workspace(const fc_problem *p, bool runs_bring_facts);
+/* Selected positions, counted on a host copy of the index rows; −1 (fc_fail) when unreadable. */
+double fc_cuda_sfa_visible(const fc_problem *prob);
+/* Queues the sparse forward of run (and, lens.len, its own lengths: any query rows, kv lengths up
+ * to the plan's where paged) on stream, after checking its block tables (device memory) on a host
+ * copy read in the stream's order: FC_ERR_INVALID_ARG naming an entry out of range, nothing
+ * written. */
+fc_status fc_cuda_sfa_run(const fc_cuda_sfa *plan, const fc_problem *run, fc_cuda_lengths lens, void *workspace,
+                          void *stream);
+void fc_cuda_sfa_destroy(fc_cuda_sfa *plan);
+
 /* Device state of a backward plan: per-batch facts, the D workspace's row offsets, the query
  * and kv tiles in launch order. */
 typedef struct fc_cuda_bwd fc_cuda_bwd;

@@ -160,7 +160,7 @@ fc_status fc_plan_flops(const fc_plan *plan, double *flops)
     if (!plan || !flops)
         return fc_fail(FC_ERR_NULL_ARG, "fc_plan_flops: %s is NULL", plan ? "flops" : "plan");
     *flops = fc_plan_flop_count(plan);
-    return FC_OK;
+    return *flops < 0 ? fc_fail_in("fc_plan_flops", FC_ERR_BACKEND) : FC_OK;
 }
 
 fc_status fc_plan_describe(const fc_plan *plan, char *buf, size_t len)

@@ -132,6 +132,10 @@ typedef struct nt_sizes {
     int B, N1, N2, D, Dv, Sq, Skv;
 } nt_sizes;
 nt_case nt_fixture(uint64_t seed, nt_sizes s);
+/* The sparse tests' fixture: B 2, 4 query heads on 2 kv heads, D 24, Dv 16, 9 rows over
+ * 5·bs + 3 columns, 6 entries per index row in blocks of bs (some −1, repeated, or past the causal
+ * limit), statistics in (B, N2, S1, G). */
+nt_case nt_sparse_fixture(uint64_t seed, int bs, bool causal, fc_dtype idt);
 
 typedef struct nt_data {
     int S1cap, S2cap, Dv;

@@ -69,6 +69,17 @@ void nt_ref_free(nt_ref *R);
 void nt_run_reference(const nt_case *c, const nt_data *d, nt_result *r);
 /* Runs the plan of a (forward) with an exact-size workspace, or fc_attention when oneshot. */
 fc_status nt_run_library(const nt_case *c, const fc_attention_desc *a, size_t *ws_bytes);
+/* Runs a case's description in place of nt_run_library when set (NULL: nt_run_library): a test of
+ * another backend copies L's buffers to that backend's memory, runs there and copies the outputs
+ * and statistics back into L (its gaps and guards included, so that the checks see every write). */
+typedef fc_status (*nt_runner_fn)(const nt_case *c, const nt_data *d, const fc_attention_desc *a, nt_bufs *L,
+                                  size_t *ws_bytes);
+extern nt_runner_fn nt_runner;
+/* The case on the CPU backend and then `runs` (1 or 2) times through `runner`, each against the
+ * reference (nt_execute's checks); the first run through `runner` against the CPU's results
+ * (tolerance of the output dtype; statistics when the case writes them) and, with two runs, the
+ * two bit for bit. */
+void nt_run_elsewhere(const nt_case *c, nt_runner_fn runner, int runs);
 /* Prints the case (after a failure). */
 void nt_describe(const nt_case *c);
 

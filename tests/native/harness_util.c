@@ -87,6 +87,41 @@ bool nt_bitwise_equal(const nt_result *a, const nt_result *b)
     return true;
 }
 
+void nt_run_elsewhere(const nt_case *c, nt_runner_fn runner, int runs)
+{
+    nt_data d = nt_prepare(c);
+    nt_result cpu, r[2];
+    nt_runner = NULL;
+    nt_execute(c, &d, &cpu);
+    nt_runner = runner;
+    int64_t failed = 0;
+    for (int k = 0; k < runs; k++)
+        failed += nt_execute(c, &d, &r[k]);
+    nt_runner = NULL;
+    if (failed == 0 && cpu.failures == 0) {
+        TC_CHECK(runs < 2 || nt_bitwise_equal(&r[0], &r[1]), "two runs elsewhere are bitwise equal");
+        if (nt_compare_results("elsewhere against the CPU backend", &r[0], &cpu, c, c->stats))
+            nt_describe(c);
+    }
+    nt_result_free(&cpu);
+    for (int k = 0; k < runs; k++)
+        nt_result_free(&r[k]);
+    nt_data_free(&d);
+}
+
+nt_case nt_sparse_fixture(uint64_t seed, int bs, bool causal, fc_dtype idt)
+{
+    nt_case c = nt_default();
+    c.seed = seed;
+    c.B = 2, c.N1 = 4, c.N2 = 2, c.D = 24, c.Dv = 16;
+    c.Sq = 9, c.Skv = 5 * bs + 3;
+    c.layout = NT_BSND;
+    c.stats = true, c.stats_order = FC_STATS_KV_GROUP;
+    c.sparse = (nt_sparse_spec){.on = true, .dtype = idt, .count = 6, .block_size = bs, .causal = causal,
+                                .end_p = 0.12, .dup_p = 0.15, .late_p = 0.15};
+    return c;
+}
+
 int nt_other_threads(void)
 {
     const char *env = getenv("FLASHC_TEST_THREADS");

@@ -17,26 +17,13 @@
 #include "harness_internal.h"
 #include "reference/sparse.h"
 
-static nt_case sparse(uint64_t seed, int bs, bool causal, fc_dtype idt)
-{
-    nt_case c = nt_default();
-    c.seed = seed;
-    c.B = 2, c.N1 = 4, c.N2 = 2, c.D = 24, c.Dv = 16;
-    c.Sq = 9, c.Skv = 5 * bs + 3;
-    c.layout = NT_BSND;
-    c.stats = true, c.stats_order = FC_STATS_KV_GROUP;
-    c.sparse = (nt_sparse_spec){.on = true, .dtype = idt, .count = 6, .block_size = bs, .causal = causal,
-                                .end_p = 0.12, .dup_p = 0.15, .late_p = 0.15};
-    return c;
-}
-
 static void forward(void)
 {
     const int sizes[] = {1, 2, 3, 7, 16, 33, 64, 100, 128};
     int k = 0;
     for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int causal = 0; causal < 2; causal++, k++) {
-            nt_case c = sparse(10 + k, sizes[s], causal, k % 2 ? FC_I64 : FC_I32);
+            nt_case c = nt_sparse_fixture(10 + k, sizes[s], causal, k % 2 ? FC_I64 : FC_I32);
             c.dt = c.out_dt = (fc_dtype)(k % 3);
             c.sparse.pad = k % 3 == 1;
             if (sizes[s] >= 64)
@@ -45,31 +32,31 @@ static void forward(void)
             nt_run(&c);
         }
     static const int sq[3] = {9, 4, 0}, skv[3] = {40, 13, 8}, sq2[3] = {5, 0, 7}, skv2[3] = {11, 6, 20};
-    nt_case c = sparse(40, 4, true, FC_I32);
+    nt_case c = nt_sparse_fixture(40, 4, true, FC_I32);
     c.B = 3, c.lens = true, c.sq = sq, c.skv = skv, c.Skv = 40;
     tc_context("sparse forward: per-batch lengths, padding rows, a batch without rows");
     nt_run(&c);
-    c = sparse(41, 3, true, FC_I64);
+    c = nt_sparse_fixture(41, 3, true, FC_I64);
     c.B = 3, c.packed = true, c.sq = sq2, c.skv = skv2, c.stats_order = FC_STATS_KV_TOKEN_GROUP;
     tc_context("sparse forward: packed, statistics (N2, T1, G)");
     nt_run(&c);
     c.sparse.causal = false, c.N1 = 6, c.N2 = 3, c.Dr = 8, c.stats_order = FC_STATS_HEAD_MAJOR, c.replicas = 8;
     tc_context("sparse forward: packed, GQA 2, rope, head-major statistics with 8 replicas");
     nt_run(&c);
-    c = sparse(42, 5, false, FC_I32);
+    c = nt_sparse_fixture(42, 5, false, FC_I32);
     c.N1 = 8, c.N2 = 1, c.Dr = 16, c.Dv = 40, c.sq = NULL, c.Sq = 17, c.Skv = 37;
     c.sparse.count = 12, c.sparse.dup_p = 0.4;
     tc_context("sparse forward: MQA 8, rope, Dv > D, many duplicates");
     nt_run(&c);
-    c = sparse(43, 4, true, FC_I32);
+    c = nt_sparse_fixture(43, 4, true, FC_I32);
     c.Sq = 12, c.Skv = 8; /* S1 > S2: the first rows have a threshold <= 0 */
     tc_context("sparse forward: causal with more rows than columns (empty rows)");
     nt_run(&c);
-    c = sparse(44, 1, false, FC_I64);
+    c = nt_sparse_fixture(44, 1, false, FC_I64);
     c.sparse.count = 1, c.Skv = 3;
     tc_context("sparse forward: one entry per row, block 1");
     nt_run(&c);
-    c = sparse(45, 8, true, FC_I32);
+    c = nt_sparse_fixture(45, 8, true, FC_I32);
     c.kv.mode = NT_KV_PAGED, c.kv.block_size = 6, c.kv.spare_blocks = 2, c.sq = NULL;
     tc_context("sparse forward over a paged cache");
     nt_run(&c);
@@ -81,7 +68,7 @@ static void backward(void)
     int k = 0;
     for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int causal = 0; causal < 2; causal++, k++) {
-            nt_case c = sparse(60 + k, sizes[s], causal, k % 2 ? FC_I32 : FC_I64);
+            nt_case c = nt_sparse_fixture(60 + k, sizes[s], causal, k % 2 ? FC_I32 : FC_I64);
             c.dt = c.out_dt = (fc_dtype)(k % 3);
             if (sizes[s] == 64)
                 c.Skv = 150, c.Sq = 5;
@@ -92,13 +79,13 @@ static void backward(void)
             nt_bwd_run(&c, &o);
         }
     static const int sq[3] = {6, 0, 4}, skv[3] = {14, 9, 3};
-    nt_case c = sparse(80, 3, true, FC_I64);
+    nt_case c = nt_sparse_fixture(80, 3, true, FC_I64);
     c.B = 3, c.packed = true, c.sq = sq, c.skv = skv, c.stats_order = FC_STATS_KV_TOKEN_GROUP, c.Dr = 8, c.N1 = 6, c.N2 = 2;
     nt_bwd o = nt_bwd_default();
     o.check_threads = true, o.stat_shift = 0.25f;
     tc_context("sparse backward: packed, rope, GQA 3, shifted statistics");
     nt_bwd_run(&c, &o);
-    c = sparse(81, 5, false, FC_I32);
+    c = nt_sparse_fixture(81, 5, false, FC_I32);
     c.lens = true, c.B = 3, c.sq = sq, c.skv = skv, c.Sq = 6, c.Skv = 14, c.N1 = 4, c.N2 = 1, c.Dv = 33;
     c.sparse.dup_p = 0.5;
     o = nt_bwd_default();
@@ -114,7 +101,7 @@ static void identities(void)
     for (int causal = 0; causal < 2; causal++)
         for (int packed = 0; packed < 2; packed++) {
             static const int sq[2] = {7, 3}, skv[2] = {23, 9};
-            nt_case s = sparse(90 + causal * 2 + packed, 4, causal, packed ? FC_I64 : FC_I32);
+            nt_case s = nt_sparse_fixture(90 + causal * 2 + packed, 4, causal, packed ? FC_I64 : FC_I32);
             s.sparse.all_blocks = true, s.sparse.count = 8;
             s.packed = packed, s.sq = sq, s.skv = skv, s.lens = !packed, s.Sq = 7, s.Skv = 23;
             s.stats_order = FC_STATS_HEAD_MAJOR;
@@ -124,7 +111,7 @@ static void identities(void)
             tc_context("every block once == dense%s (packed %d)", causal ? " bottom-right causal" : "", packed);
             nt_same_data("sparse all blocks vs dense", &d, &s, true);
         }
-    nt_case c = sparse(95, 3, true, FC_I32);
+    nt_case c = nt_sparse_fixture(95, 3, true, FC_I32);
     c.sparse.dup_p = 0.3, c.sparse.end_p = 0.1;
     nt_data d = nt_prepare(&c);
     nt_result a, b;
@@ -155,7 +142,7 @@ static void identities(void)
 static void flops_and_threads(void)
 {
     static const int sq[3] = {6, 0, 5}, skv[3] = {30, 9, 17};
-    nt_case c = sparse(97, 3, true, FC_I64);
+    nt_case c = nt_sparse_fixture(97, 3, true, FC_I64);
     c.B = 3, c.packed = true, c.sq = sq, c.skv = skv, c.Dr = 4, c.N1 = 6, c.N2 = 2, c.stats_order = FC_STATS_KV_TOKEN_GROUP;
     c.sparse.dup_p = 0.3;
     nt_data d = nt_prepare(&c);

@@ -8,7 +8,7 @@
 #include "common/check.h"
 #include "cuda/experimental.h"
 
-static void expect(const char *value, bool philox, const char *unknown)
+static void expect(const char *value, bool philox, bool sparse, const char *unknown)
 {
     if (value)
         setenv("FLASHC_CUDA_EXPERIMENTAL", value, 1);
@@ -16,22 +16,29 @@ static void expect(const char *value, bool philox, const char *unknown)
         unsetenv("FLASHC_CUDA_EXPERIMENTAL");
     const char *u = fc_cuda_experimental_unknown();
     TC_CHECK(fc_cuda_experimental("philox") == philox, "\"%s\": philox %s", value ? value : "(unset)", philox ? "on" : "off");
+    TC_CHECK(fc_cuda_experimental("sparse") == sparse, "\"%s\": sparse %s", value ? value : "(unset)", sparse ? "on" : "off");
     TC_CHECK(unknown ? u && strncmp(u, unknown, strlen(unknown)) == 0 && (u[strlen(unknown)] == ',' || !u[strlen(unknown)]) : !u,
              "\"%s\": unknown name %s, got %s", value ? value : "(unset)", unknown ? unknown : "none", u ? u : "none");
 }
 
 int main(void)
 {
-    expect(NULL, false, NULL);
-    expect("", false, NULL);
-    expect("philox", true, NULL);
-    expect("all", true, NULL);
-    expect(",,philox,", true, NULL);
-    expect("all,philox", true, NULL);
-    expect("philo", false, "philo");
-    expect("philoxx", false, "philoxx");
-    expect("PHILOX", false, "PHILOX");
-    expect("philox,sparse", true, "sparse");
-    expect("x,philox", true, "x");
+    expect(NULL, false, false, NULL);
+    expect("", false, false, NULL);
+    expect("philox", true, false, NULL);
+    expect("all", true, true, NULL);
+    expect(",,philox,", true, false, NULL);
+    expect("all,philox", true, true, NULL);
+    expect("philo", false, false, "philo");
+    expect("philoxx", false, false, "philoxx");
+    expect("PHILOX", false, false, "PHILOX");
+    expect("x,philox", true, false, "x");
+    expect("philox,sparse", true, true, NULL);
+    expect("sparse", false, true, NULL);
+    expect(",sparse,", false, true, NULL);
+    expect("sparsee", false, false, "sparsee");
+    expect("spars", false, false, "spars");
+    expect("SPARSE", false, false, "SPARSE");
+    expect("philox,sparse,bogus", true, true, "bogus");
     return tc_summary("unit_cuda_experimental");
 }

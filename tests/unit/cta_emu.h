@@ -1,0 +1,369 @@
+/*
+ * Runs a CUDA kernel's device code on the host, unchanged, one CTA at a time: every thread a
+ * coroutine (ucontext) on one host thread, switched at barriers — a warp intrinsic is an exchange
+ * among the warp's 32 lanes between two warp barriers, __syncthreads a barrier of the whole CTA
+ * (a thread that reaches one barrier while others of its warp wait at the other, or that exits
+ * while others wait, is a deadlock: reported, then abort).  The sm_80 vocabulary of src/cuda/ptx.cuh
+ * is spelled out from the PTX ISA's definitions, not from the kernels: ldmatrix (x4, .trans)
+ * hands each lane its fragment words from the rows the 32 lanes address, mma.sync m16n8k16 forms
+ * A (16×16), B (16×8) and D from the lanes' fragments, and cp.async copies are queued per thread
+ * and made only when a cp.async.wait_group retires their group, so a kernel that reads a tile
+ * before waiting for it reads stale data here too.  fp16 / bf16 are the core's conversions
+ * (core/half.h).  Include this before the device headers; it defines FC_CUDA_PTX_CUH, so ptx.cuh
+ * is replaced.  Dynamic shared memory is cta_emu_smem (0xFF bytes, NaN in every float type, before
+ * every CTA: a kernel that reads it before writing it poisons its results).
+ */
+#ifndef FLASHC_TESTS_UNIT_CTA_EMU_H
+#define FLASHC_TESTS_UNIT_CTA_EMU_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <deque>
+#include <vector>
+
+extern "C" {
+#include "core/half.h"
+}
+#include "flashc.h"
+
+#define __device__
+#define __host__
+#define __global__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define __shared__
+#define __align__(n) /* the definition, cta_emu_smem, is aligned */
+
+struct int4 {
+    int x, y, z, w;
+};
+struct float2 {
+    float x, y;
+};
+inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
+struct cta_emu_dim3 {
+    unsigned x, y, z;
+};
+
+/* The CTA's dynamic shared memory (in the kernels' namespace, where their block-scope extern
+ * declaration of it looks; the test defines it, 128-byte aligned). */
+constexpr size_t kCtaEmuSmem = 232448;
+namespace fc_cuda {
+extern unsigned char cta_emu_smem[kCtaEmuSmem];
+}
+#define smem_raw cta_emu_smem
+
+namespace cta_emu {
+
+constexpr size_t kStack = 512 * 1024;
+enum State { RUN, WAIT_WARP, WAIT_CTA, DONE };
+
+/* A thread's queued cp.async copies: committed groups, oldest first, and the open one. */
+struct Copy {
+    void *dst;
+    const void *src;
+    int bytes;
+};
+struct Copies {
+    std::deque<std::vector<Copy>> groups;
+    std::vector<Copy> open;
+};
+
+struct Cta {
+    ucontext_t sched;
+    std::vector<ucontext_t> th;
+    std::vector<State> state;
+    std::vector<Copies> copies;
+    std::vector<uint64_t> xchg; /* per thread: 8 words published to its warp */
+    int n, current;
+    cta_emu_dim3 block;
+    void *fn;
+    void (*call)(void *fn);
+};
+inline Cta *&active()
+{
+    static Cta *c;
+    return c;
+}
+inline int tid() { return active()->current; }
+inline int lane() { return tid() % 32; }
+
+inline void wait(State s)
+{
+    Cta *c = active();
+    c->state[c->current] = s;
+    swapcontext(&c->th[c->current], &c->sched);
+}
+
+/* Every lane publishes up to 8 words; after the call, peek(l, k) reads lane l's word k until the
+ * closing barrier (done()). */
+inline void publish(const uint64_t *w, int k)
+{
+    Cta *c = active();
+    memcpy(&c->xchg[(size_t)c->current * 8], w, (size_t)k * 8);
+    wait(WAIT_WARP);
+}
+inline uint64_t peek(int l, int k)
+{
+    Cta *c = active();
+    return c->xchg[(size_t)((c->current / 32) * 32 + l) * 8 + k];
+}
+inline void done() { wait(WAIT_WARP); }
+
+template <class T> __attribute__((noinline)) T swap_with(T v, int src)
+{
+    uint64_t raw = 0;
+    memcpy(&raw, &v, sizeof v);
+    publish(&raw, 1);
+    raw = peek(src, 0);
+    done();
+    T out;
+    memcpy(&out, &raw, sizeof out);
+    return out;
+}
+
+inline void entry()
+{
+    Cta *c = active();
+    c->call(c->fn);
+    c->state[c->current] = DONE; /* returns to c->sched (uc_link) */
+}
+
+/* Releases the barriers every participant has reached; false when nothing can run (finished or
+ * deadlocked: *dead says which). */
+inline bool release(Cta *c, bool *dead)
+{
+    bool any = false, all_done = true, all_cta = true;
+    for (int t = 0; t < c->n; t++) {
+        all_done = all_done && c->state[t] == DONE;
+        all_cta = all_cta && c->state[t] == WAIT_CTA;
+    }
+    if (all_cta) {
+        for (int t = 0; t < c->n; t++)
+            c->state[t] = RUN;
+        return true;
+    }
+    for (int w = 0; w < c->n / 32; w++) {
+        bool all = true;
+        for (int l = 0; l < 32; l++)
+            all = all && c->state[w * 32 + l] == WAIT_WARP;
+        if (all) {
+            for (int l = 0; l < 32; l++)
+                c->state[w * 32 + l] = RUN;
+            any = true;
+        }
+    }
+    *dead = !any && !all_done;
+    return any;
+}
+
+/* Runs f() as every thread of one CTA of `threads` (a multiple of 32) with block index blk. */
+template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
+{
+    Cta c;
+    c.n = threads, c.block = blk, c.current = 0;
+    c.th.resize(threads);
+    c.state.assign(threads, RUN);
+    c.copies.resize(threads);
+    c.xchg.assign((size_t)threads * 8, 0);
+    c.fn = &f;
+    c.call = [](void *fn) { (*static_cast<F *>(fn))(); };
+    static std::vector<char> stack_room; /* kept for the next CTA: mapping it anew costs more than the run */
+    if (stack_room.size() < (size_t)threads * kStack)
+        stack_room.resize((size_t)threads * kStack);
+    char *stacks = stack_room.data();
+    memset(fc_cuda::cta_emu_smem, 0xFF, sizeof fc_cuda::cta_emu_smem); /* NaN everywhere: nothing may be read unwritten */
+    active() = &c;
+    for (int t = 0; t < threads; t++) {
+        getcontext(&c.th[t]);
+        c.th[t].uc_stack.ss_sp = stacks + (size_t)t * kStack;
+        c.th[t].uc_stack.ss_size = kStack;
+        c.th[t].uc_link = &c.sched;
+        makecontext(&c.th[t], entry, 0);
+    }
+    for (bool dead = false;;) {
+        for (int t = 0; t < threads; t++)
+            if (c.state[t] == RUN) {
+                c.current = t;
+                swapcontext(&c.sched, &c.th[t]);
+            }
+        if (!release(&c, &dead)) {
+            if (dead) {
+                fprintf(stderr, "cta_emu: deadlock in block (%u, %u): threads wait at different barriers\n", blk.x, blk.y);
+                abort();
+            }
+            break;
+        }
+    }
+    active() = nullptr;
+}
+
+inline cta_emu_dim3 thread_idx() { return cta_emu_dim3{(unsigned)tid(), 0, 0}; }
+inline cta_emu_dim3 block_idx() { return active()->block; }
+
+/* cp.async: queued; retired groups copy `bytes` and zero the rest of the 16. */
+inline void retire(Copies &q, size_t keep)
+{
+    while (q.groups.size() > keep) {
+        for (const Copy &x : q.groups.front()) {
+            if (x.bytes)
+                memcpy(x.dst, x.src, (size_t)x.bytes);
+            memset(static_cast<char *>(x.dst) + x.bytes, 0, (size_t)(16 - x.bytes));
+        }
+        q.groups.pop_front();
+    }
+}
+
+} // namespace cta_emu
+
+#define threadIdx (cta_emu::thread_idx())
+#define blockIdx (cta_emu::block_idx())
+
+inline void __syncthreads() { cta_emu::wait(cta_emu::WAIT_CTA); }
+inline void __syncwarp(unsigned = 0xffffffffu) { cta_emu::wait(cta_emu::WAIT_WARP); }
+template <class T> inline T __shfl_sync(unsigned, T v, int src) { return cta_emu::swap_with(v, src & 31); }
+template <class T> inline T __shfl_up_sync(unsigned, T v, unsigned d)
+{
+    const int me = cta_emu::lane(), src = me - (int)d;
+    return cta_emu::swap_with(v, src < 0 ? me : src);
+}
+template <class T> inline T __shfl_xor_sync(unsigned, T v, int m) { return cta_emu::swap_with(v, (cta_emu::lane() ^ m) & 31); }
+inline unsigned __ballot_sync(unsigned, int pred)
+{
+    const uint64_t w = pred != 0;
+    cta_emu::publish(&w, 1);
+    unsigned mask = 0;
+    for (int l = 0; l < 32; l++)
+        mask |= (unsigned)cta_emu::peek(l, 0) << l;
+    cta_emu::done();
+    return mask;
+}
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+
+/* The 16-bit element types (the storage and conversions the kernels use). */
+struct __half {
+    uint16_t x;
+    __half() = default;
+    __half(float f) : x(fc_f32_to_f16_inline(f)) {}
+    operator float() const { return fc_f16_to_f32_inline(x); }
+};
+struct __nv_bfloat16 {
+    uint16_t x;
+    __nv_bfloat16() = default;
+    __nv_bfloat16(float f) : x(fc_f32_to_bf16_inline(f)) {}
+    operator float() const { return fc_bf16_to_f32_inline(x); }
+};
+
+#define FC_CUDA_PTX_CUH /* src/cuda/ptx.cuh's vocabulary, emulated: */
+namespace fc_cuda {
+
+__attribute__((noinline)) inline void cp_async16(void *dst, const void *src, int bytes)
+{
+    cta_emu::active()->copies[cta_emu::tid()].open.push_back(cta_emu::Copy{dst, src, bytes});
+}
+inline void cp_async_commit()
+{
+    cta_emu::Copies &q = cta_emu::active()->copies[cta_emu::tid()];
+    q.groups.push_back(q.open);
+    q.open.clear();
+}
+inline void cp_async_wait_all() { cta_emu::retire(cta_emu::active()->copies[cta_emu::tid()], 0); }
+template <int N> inline void cp_async_wait() { cta_emu::retire(cta_emu::active()->copies[cta_emu::tid()], N); }
+
+/* ldmatrix .x4: lanes 8j..8j+7 address the rows of matrix j; lane l receives word l%4 of row l/4
+ * of each (.trans: the two elements of column l/4 in rows 2(l%4), 2(l%4) + 1). */
+template <bool TRANS> __attribute__((noinline)) void ldsm_emu(uint32_t r[4], const void *p)
+{
+    const uint64_t a = (uint64_t)(uintptr_t)p;
+    cta_emu::publish(&a, 1);
+    const int l = cta_emu::lane();
+    for (int j = 0; j < 4; j++) {
+        if (!TRANS) {
+            memcpy(&r[j], (const char *)(uintptr_t)cta_emu::peek(8 * j + l / 4, 0) + (l % 4) * 4, 4);
+        } else {
+            uint16_t lo, hi;
+            memcpy(&lo, (const char *)(uintptr_t)cta_emu::peek(8 * j + 2 * (l % 4), 0) + (l / 4) * 2, 2);
+            memcpy(&hi, (const char *)(uintptr_t)cta_emu::peek(8 * j + 2 * (l % 4) + 1, 0) + (l / 4) * 2, 2);
+            r[j] = (uint32_t)lo | (uint32_t)hi << 16;
+        }
+    }
+    cta_emu::done();
+}
+inline void ldsm_x4(uint32_t r[4], const void *p) { ldsm_emu<false>(r, p); }
+inline void ldsm_x4_t(uint32_t r[4], const void *p) { ldsm_emu<true>(r, p); }
+
+template <typename T> struct Elem;
+template <> struct Elem<__half> {
+    static constexpr fc_dtype dtype = FC_F16;
+    static uint32_t pack(float a, float b) { return (uint32_t)__half(a).x | (uint32_t)__half(b).x << 16; }
+    static float load(const void *p) { return float(*(const __half *)p); }
+    static float word(uint32_t w, int k) { return fc_f16_to_f32_inline((uint16_t)(w >> (16 * k))); }
+};
+template <> struct Elem<__nv_bfloat16> {
+    static constexpr fc_dtype dtype = FC_BF16;
+    static uint32_t pack(float a, float b) { return (uint32_t)__nv_bfloat16(a).x | (uint32_t)__nv_bfloat16(b).x << 16; }
+    static float load(const void *p) { return float(*(const __nv_bfloat16 *)p); }
+    static float word(uint32_t w, int k) { return fc_bf16_to_f32_inline((uint16_t)(w >> (16 * k))); }
+};
+
+/* mma.sync m16n8k16 row.col, fp32 accumulators.  Lane l holds A[l/4 (+8)][2(l%4) (+8) + {0,1}]
+ * (a0: rows 0–7 cols 0–7, a1: rows 8–15, a2: cols 8–15, a3: both), B[2(l%4) (+8) + {0,1}][l/4]
+ * (b0, b1) and D[l/4 (+8)][2(l%4) + {0,1}]. */
+/* (noinline: the kernels' unrolled loops call these hundreds of times) */
+template <typename T> __attribute__((noinline)) void mma16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    const uint64_t w[6] = {a[0], a[1], a[2], a[3], b0, b1};
+    cta_emu::publish(w, 6);
+    float A[16][16], B[16][8];
+    for (int x = 0; x < 32; x++) {
+        const int r = x / 4, c = 2 * (x % 4);
+        for (int k = 0; k < 2; k++) {
+            A[r][c + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 0), k);
+            A[r + 8][c + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 1), k);
+            A[r][c + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 2), k);
+            A[r + 8][c + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 3), k);
+            B[c + k][r] = Elem<T>::word((uint32_t)cta_emu::peek(x, 4), k);
+            B[c + 8 + k][r] = Elem<T>::word((uint32_t)cta_emu::peek(x, 5), k);
+        }
+    }
+    cta_emu::done();
+    const int l = cta_emu::lane();
+    for (int e = 0; e < 4; e++) {
+        const int r = l / 4 + 8 * (e / 2), c = 2 * (l % 4) + e % 2;
+        float s = d[e];
+        for (int k = 0; k < 16; k++)
+            s += A[r][k] * B[k][c];
+        d[e] = s;
+    }
+}
+
+inline float fast_exp2(float x) { return exp2f(x); }
+
+inline float load_any(const char *p, fc_dtype dt)
+{
+    switch (dt) {
+    case FC_F16: return float(*(const __half *)p);
+    case FC_BF16: return float(*(const __nv_bfloat16 *)p);
+    default: return *(const float *)p;
+    }
+}
+inline void store_any(char *p, fc_dtype dt, float x)
+{
+    switch (dt) {
+    case FC_F16: *(__half *)p = __half(x); break;
+    case FC_BF16: *(__nv_bfloat16 *)p = __nv_bfloat16(x); break;
+    default: *(float *)p = x;
+    }
+}
+
+} // namespace fc_cuda
+
+#endif /* FLASHC_TESTS_UNIT_CTA_EMU_H */
