@@ -395,25 +395,28 @@ template <typename T> __attribute__((noinline)) void mma16816(float d[4], const 
 {
     const uint64_t w[6] = {a[0], a[1], a[2], a[3], b0, b1};
     cta_emu::publish(w, 6);
-    float A[16][16], B[16][8];
-    for (int x = 0; x < 32; x++) {
-        const int r = x / 4, c = 2 * (x % 4);
+    /* this lane's rows r, r + 8 of A (from lanes 4r..4r + 3) and columns c, c + 1 of B (from lanes
+     * 4c.., 4(c + 1)..) */
+    const int l = cta_emu::lane(), r = l / 4, c = 2 * (l % 4);
+    float A[2][16], B[2][16];
+    for (int q = 0; q < 4; q++)
         for (int k = 0; k < 2; k++) {
-            A[r][c + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 0), k);
-            A[r + 8][c + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 1), k);
-            A[r][c + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 2), k);
-            A[r + 8][c + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 3), k);
-            B[c + k][r] = Elem<T>::word((uint32_t)cta_emu::peek(x, 4), k);
-            B[c + 8 + k][r] = Elem<T>::word((uint32_t)cta_emu::peek(x, 5), k);
+            const int x = 4 * r + q;
+            A[0][2 * q + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 0), k);
+            A[1][2 * q + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 1), k);
+            A[0][2 * q + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 2), k);
+            A[1][2 * q + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 3), k);
+            for (int n = 0; n < 2; n++) {
+                const int y = 4 * (c + n) + q;
+                B[n][2 * q + k] = Elem<T>::word((uint32_t)cta_emu::peek(y, 4), k);
+                B[n][2 * q + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(y, 5), k);
+            }
         }
-    }
     cta_emu::done();
-    const int l = cta_emu::lane();
     for (int e = 0; e < 4; e++) {
-        const int r = l / 4 + 8 * (e / 2), c = 2 * (l % 4) + e % 2;
         float s = d[e];
         for (int k = 0; k < 16; k++)
-            s += A[r][k] * B[k][c];
+            s += A[e / 2][k] * B[e % 2][k];
         d[e] = s;
     }
 }
