@@ -37,6 +37,19 @@ static Schedule g_sched[2];
 static int g_run;       /* the run of the current case (nt_run_elsewhere runs the emulator twice) */
 static bool g_run_lens; /* plan with the padded kv length, run with the case's (the run's device lengths) */
 
+/* A decode case: B batches of one query row, N1 query heads on N2 kv heads, statistics written. */
+static nt_case decode(uint64_t seed, int B, int N1, int N2, int Skv, int D, fc_dtype dt)
+{
+    nt_case c = nt_default();
+    c.seed = seed;
+    c.B = B, c.N1 = N1, c.N2 = N2, c.D = D, c.Dv = D, c.Sq = 1, c.Skv = Skv;
+    c.dt = c.out_dt = dt;
+    c.layout = NT_BSND;
+    c.stats = true;
+    return c;
+}
+
+/* Every CTA of the grid, in launch order, or shuffled by a nonzero seed. */
 template <typename KT, int DC, int NT> static void launch(const fc_problem &p, const fc_cuda::MmaLaunch &L, uint64_t seed)
 {
     static_assert(fc_cuda::mma_smem_bytes<KT, DC>(3) <= kCtaEmuSmem, "the emulator's shared memory holds the CTA's");
@@ -45,7 +58,7 @@ template <typename KT, int DC, int NT> static void launch(const fc_problem &p, c
         for (unsigned y = 0; y < (unsigned)p.Nkv; y++)
             for (unsigned x = 0; x < (unsigned)L.nsplit; x++)
                 grid.push_back(cta_emu_dim3{x, y, z});
-    if (g_sched[g_run].shuffle) {
+    if (seed) { /* a shuffled order */
         tc_rng r = tc_rng_seed(seed);
         for (size_t k = grid.size(); k > 1; k--)
             std::swap(grid[k - 1], grid[(size_t)tc_rng_int(&r, 0, (int64_t)k - 1)]);
@@ -71,6 +84,57 @@ template <typename KT> static size_t stage_bytes2(int dclass)
            (dclass == 64 ? fc_cuda::MmaShape<KT, 64>::TILE : dclass == 128 ? fc_cuda::MmaShape<KT, 128>::TILE : fc_cuda::MmaShape<KT, 256>::TILE);
 }
 
+/* What a run leaves in its workspace besides the partials. */
+struct Arrivals {
+    std::vector<unsigned> counter; /* per (batch, kv head) */
+    unsigned long long fault;
+    fc_cuda::DecReport report;
+};
+
+/* The grid of the problem's tensor-core decode on the emulator, launched as decode.cu launches it
+ * with split count and stages of s (and the run's device lengths kv_lens, or NULL); false when the
+ * kernel does not take the problem (a test bug). */
+static bool emu_decode(const fc_problem &p, const Schedule &s, const int64_t *kv_lens, uint64_t seed, Arrivals *out)
+{
+    const int qr = (int)(p.max_sq > 0 ? p.max_sq : 1), rows = (int)(p.G * qr), dclass = fc_cuda_dclass(&p);
+    const int64_t maxblk = fc_dec_blocks(fc_dec_kv_cap(&p));
+    const size_t stage2 = p.k.dtype == FC_I8 ? stage_bytes2<int8_t>(dclass) : stage_bytes2<__half>(dclass);
+    const char *gap = fc_dec_mma_gap(&p, rows);
+    if (!TC_CHECK(!gap, "test bug: the tensor-core decode does not take the case (%s)", gap ? gap : "") ||
+        !TC_CHECK((size_t)maxblk * rows * 4 <= stage2 / 2 * s.stages, "test bug: the case's blocks do not fit the merge"))
+        return false;
+    /* The run's workspace: counters and the fault word zeroed (as the run does), partials NaN
+     * (a fold that reads a block nobody wrote poisons its rows). */
+    out->counter.assign((size_t)(p.B * p.Nkv), 0u);
+    out->fault = 0;
+    memset(&out->report, 0, sizeof out->report);
+    std::vector<float> partial((size_t)(p.B * p.Nkv * maxblk * rows * (dclass + 2)) + 1, NAN);
+    fc_cuda::MmaLaunch L;
+    memset(&L, 0, sizeof L);
+    L.partial = partial.data(), L.counter = out->counter.data(), L.fault = &out->fault, L.report = &out->report;
+    L.kv_lens = kv_lens;
+    L.rows = rows, L.qr = qr, L.nsplit = s.nsplit, L.maxblk = (int)maxblk, L.stages = s.stages;
+    L.qlo = p.q.dtype != p.k.dtype;
+    for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
+        L.k_list[b] = p.k.batch_data[b], L.v_list[b] = p.v.batch_data[b];
+    if (p.k.dtype == FC_I8)
+        launch_class<int8_t>(dclass, p, L, s.shuffle ? seed : 0);
+    else if (p.k.dtype == FC_BF16)
+        launch_class<__nv_bfloat16>(dclass, p, L, s.shuffle ? seed : 0);
+    else
+        launch_class<__half>(dclass, p, L, s.shuffle ? seed : 0);
+    return true;
+}
+
+/* A CPU plan of the description: the fc_problem the CUDA backend would get, host addresses. */
+static fc_status cpu_plan(const fc_attention_desc *a, fc_plan **plan)
+{
+    fc_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = FC_BACKEND_CPU;
+    return fc_plan_create(a, &opt, plan);
+}
+
 /* nt_runner: the kernel's grid on the emulator over the case's lowered problem. */
 static fc_status emu_runner(const nt_case *c, const nt_data *, const fc_attention_desc *a, nt_bufs *, size_t *ws_bytes)
 {
@@ -79,54 +143,61 @@ static fc_status emu_runner(const nt_case *c, const nt_data *, const fc_attentio
     std::vector<int64_t> planned((size_t)a->batch, a->kv_len);
     if (g_run_lens && a->kv_lens)
         desc.kv_lens = planned.data();
-    fc_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.backend = FC_BACKEND_CPU;
     fc_plan *plan = NULL;
-    fc_status st = fc_plan_create(&desc, &opt, &plan);
+    fc_status st = cpu_plan(&desc, &plan);
     if (st != FC_OK)
         return st;
-    const fc_problem &p = plan->prob;
     const Schedule &s = g_sched[g_run];
-    const int qr = (int)(p.max_sq > 0 ? p.max_sq : 1), rows = (int)(p.G * qr), dclass = fc_cuda_dclass(&p);
-    const int64_t maxblk = fc_dec_blocks(fc_dec_kv_cap(&p));
-    const size_t stage2 = p.k.dtype == FC_I8 ? stage_bytes2<int8_t>(dclass) : stage_bytes2<__half>(dclass);
-    const char *gap = fc_dec_mma_gap(&p, rows);
-    if (!TC_CHECK(!gap, "test bug: the tensor-core decode does not take the case (%s)", gap ? gap : "") ||
-        !TC_CHECK((size_t)maxblk * rows * 4 <= stage2 / 2 * s.stages, "test bug: the case's blocks do not fit the merge")) {
-        fc_plan_destroy(plan);
-        return FC_ERR_BACKEND;
+    Arrivals arr;
+    if (emu_decode(plan->prob, s, g_run_lens ? a->kv_lens : NULL, c->seed * 31u + (uint64_t)g_run, &arr)) {
+        bool once = true;
+        for (unsigned n : arr.counter)
+            once = once && n == (unsigned)s.nsplit;
+        TC_CHECK(once, "every CTA of each (batch, kv head) arrived once, none found a fault");
+        TC_CHECK(arr.fault == 0 && arr.report.seq == 0, "no fault recorded (word %llx, %u reports)", arr.fault, arr.report.seq);
+    } else {
+        st = FC_ERR_BACKEND;
     }
-    /* The run's workspace: counters and the fault word zeroed (as the run does), partials NaN
-     * (a fold that reads a block nobody wrote poisons its rows). */
-    std::vector<unsigned> counter((size_t)(p.B * p.Nkv), 0u);
-    std::vector<float> partial((size_t)(p.B * p.Nkv * maxblk * rows * (dclass + 2)) + 1, NAN);
-    unsigned long long fault = 0;
-    fc_cuda::DecReport report;
-    memset(&report, 0, sizeof report);
-    fc_cuda::MmaLaunch L;
-    memset(&L, 0, sizeof L);
-    L.partial = partial.data(), L.counter = counter.data(), L.fault = &fault, L.report = &report;
-    L.kv_lens = g_run_lens && a->kv_lens ? a->kv_lens : NULL;
-    L.rows = rows, L.qr = qr, L.nsplit = s.nsplit, L.maxblk = (int)maxblk, L.stages = s.stages;
-    L.qlo = p.q.dtype != p.k.dtype;
-    for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
-        L.k_list[b] = p.k.batch_data[b], L.v_list[b] = p.v.batch_data[b];
-    const uint64_t seed = c->seed * 31u + (uint64_t)g_run;
-    if (p.k.dtype == FC_I8)
-        launch_class<int8_t>(dclass, p, L, seed);
-    else if (p.k.dtype == FC_BF16)
-        launch_class<__nv_bfloat16>(dclass, p, L, seed);
-    else
-        launch_class<__half>(dclass, p, L, seed);
-    bool arrived = true;
-    for (unsigned n : counter)
-        arrived = arrived && n == (unsigned)s.nsplit;
-    TC_CHECK(arrived, "every CTA of each (batch, kv head) arrived once, none found a fault");
-    TC_CHECK(fault == 0 && report.seq == 0, "no fault recorded (word %llx, %u reports)", fault, report.seq);
     fc_plan_destroy(plan);
     g_run ^= 1;
-    return FC_OK;
+    return st;
+}
+
+/* An out-of-range key block-table entry of batch 1: its rows are left unwritten, the other
+ * batches' rows are written, and the last CTA of each of its rows reports the entry. */
+static void bad_entry(void)
+{
+    nt_case c = decode(11, 3, 4, 2, 1100, 64, FC_BF16);
+    c.kv.mode = NT_KV_PAGED, c.kv.block_size = 16;
+    tc_context("emulated mma decode: an out-of-range key block-table entry in batch 1");
+    nt_data d = nt_prepare(&c);
+    nt_bufs L;
+    const fc_attention_desc a = nt_make_desc(&c, &d, &L);
+    fc_plan *plan = NULL;
+    if (TC_CHECK(cpu_plan(&a, &plan) == FC_OK, "CPU plan")) {
+        fc_problem p = plan->prob;
+        const fc_pages &pg = p.k.pages;
+        std::vector<int32_t> table(pg.table, pg.table + p.B * pg.table_stride);
+        table[(size_t)pg.table_stride + 5] = (int32_t)pg.blocks + 3;
+        p.k.pages.table = table.data();
+        Arrivals arr;
+        if (emu_decode(p, Schedule{3, 3, true}, NULL, 11, &arr)) {
+            TC_CHECK(arr.report.seq == (unsigned)p.Nkv && arr.report.tensor == 0 && arr.report.batch == 1 && arr.report.entry == 5 &&
+                         arr.report.value == pg.blocks + 3,
+                     "the report names key entry [1][5] = %lld once per kv head (%u reports: tensor %d [%lld][%lld] = %lld)",
+                     (long long)pg.blocks + 3, arr.report.seq, arr.report.tensor, (long long)arr.report.batch,
+                     (long long)arr.report.entry, (long long)arr.report.value);
+            int64_t wrong = 0;
+            for (int b = 0; b < c.B; b++)
+                for (int n = 0; n < c.N1; n++)
+                    for (int e = 0; e < c.Dv; e++)
+                        wrong += nt_is_sentinel(c.out_dt, L.out, nt_offset(&c, &d, &L.gout, NT_OUT, b, n, 0, e)) != (b == 1);
+            TC_CHECK(wrong == 0, "batch 1's rows unwritten, the others written (%lld elements wrong)", (long long)wrong);
+        }
+        fc_plan_destroy(plan);
+    }
+    nt_bufs_free(&L);
+    nt_data_free(&d);
 }
 
 /* The case on the CPU backend, then on the emulated kernel at split count `split` (1 first) and
@@ -137,18 +208,6 @@ static void run(const nt_case *c, int split, int split2, int stages, bool run_le
     g_sched[1] = Schedule{split2, 5 - stages, true};
     g_run = 0, g_run_lens = run_lens;
     nt_run_elsewhere(c, emu_runner, 2);
-}
-
-/* A decode case: B batches of one query row, N1 query heads on N2 kv heads, statistics written. */
-static nt_case decode(uint64_t seed, int B, int N1, int N2, int Skv, int D, fc_dtype dt)
-{
-    nt_case c = nt_default();
-    c.seed = seed;
-    c.B = B, c.N1 = N1, c.N2 = N2, c.D = D, c.Dv = D, c.Sq = 1, c.Skv = Skv;
-    c.dt = c.out_dt = dt;
-    c.layout = NT_BSND;
-    c.stats = true;
-    return c;
 }
 
 int main(int argc, char **argv)
@@ -196,6 +255,7 @@ int main(int argc, char **argv)
     c.kv_starts = true;
     tc_context("emulated mma decode: left padding (kv_starts)");
     run(&c, 1, 2, 3);
+    bad_entry();
     if (!quick) {
         c = decode(10, 1, 9, 1, 2200, 128, FC_BF16);
         c.kv.int8 = true, c.kv.per_channel = true, c.kv.offset = true, c.kv.affine_dt = FC_BF16;
