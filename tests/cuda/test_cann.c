@@ -10,7 +10,8 @@
  * 561000 and a message naming the CUDA backend, or match the CPU.  IncreFlashAttention with
  * kvPaddingSize (a device tensor written after the first phase, read by the face in the second)
  * on the GPU against the reference: the read waits for the stream, and the per-batch windows it
- * gives reach the kernel.  Skips (77) without a GPU.
+ * gives reach the kernel.  SparseFlashAttention (the sparse forward, behind its switch) against the
+ * reference.  Skips (77) without a GPU.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -24,6 +25,7 @@
 
 #include "fa/harness_case.h"
 #include "ifa/ifa_harness.h"
+#include "sfa/sfa_harness.h"
 #include "gpu_case.h"
 
 enum { MAX_CASES = 16, SLOT = 8 << 20 };
@@ -185,6 +187,25 @@ static void decode_left_padding(void)
     }
 }
 
+/* SparseFlashAttention through the face on the GPU (FLASHC_CUDA_EXPERIMENTAL=sparse) against the
+ * reference: BSND and TND, whose runs bind the actual lengths the face reads (the run's own
+ * facts), causal mode 3, rope, MQA, both index widths.  (PA_BSND is not among them: the face binds
+ * its host copy of the block table, which the CUDA backend refuses as host memory.) */
+static void sparse_face(void)
+{
+    setenv("FLASHC_CUDA_EXPERIMENTAL", "sparse", 1);
+    sfa_case c = sfa_case_default();
+    c.D = 64, c.seed = 40;
+    sfa_run_case("SFA BSND fp16 on the GPU", &c);
+    c = sfa_case_default();
+    c.lq = c.lkv = "TND", c.dtype = TC_BF16, c.mode = 3, c.Dr = 16, c.idx64 = true, c.seed = 41;
+    sfa_run_case("SFA TND bf16 causal, rope, INT64 indices", &c);
+    c = sfa_case_default();
+    c.lq = "BSND", c.lkv = "TND", c.lens_q = true, c.N1 = 8, c.N2 = 1, c.K = 9, c.bs = 5, c.Dv = 32, c.seed = 42;
+    sfa_run_case("SFA BSND query over TND keys, MQA 8, Dv 32", &c);
+    unsetenv("FLASHC_CUDA_EXPERIMENTAL");
+}
+
 int main(void)
 {
     static fa_gpu_case cases[MAX_CASES];
@@ -206,6 +227,7 @@ int main(void)
     for (int k = 0; k < n; k++)
         run_case(&cases[k], (const images *)(shared + (size_t)k * SLOT), a, b);
     decode_left_padding();
+    sparse_face();
     free(a), free(b);
     aclrtResetDevice(0);
     aclFinalize();
