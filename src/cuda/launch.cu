@@ -31,12 +31,6 @@ bool fc_cuda_vec_qk_ok(const fc_problem *p, const fc_view *v, const fc_view *r)
     return fc_cuda_vec_ok(v, p->Dqk) && (p->Dr == 0 || fc_cuda_vec_ok(r, p->Dr));
 }
 
-int fc_cuda_dclass(const fc_problem *p)
-{
-    const int64_t dqk = p->Dqk + p->Dr, d = dqk > p->Dv ? dqk : p->Dv;
-    return d <= 64 && p->Dr == 0 ? 64 : d <= 128 ? 128 : 256; /* rope kernels: classes 128 and 256 only */
-}
-
 int64_t fc_cuda_q_tile_cost(const fc_batch *bt, int64_t t, int bm)
 {
     int64_t w = bm, sp[4];
