@@ -24,7 +24,7 @@ if [ $? != 77 ]; then # 77: the library loads here and sees the GPU
     echo "== the carried build does not run here: building build-gpu/"
     dir=build-gpu
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DFLASHC_BUILD_TESTS=ON -DFLASHC_VEC16=OFF >/dev/null &&
-        cmake --build "$dir" -j16 --target test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_forward_runs test_cuda_backward_runs test_cuda_no_driver flashc-bench \
+        cmake --build "$dir" -j16 --target test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_forward_runs test_cuda_backward_runs test_cuda_no_driver test_cuda_rope flashc-bench \
             test_cuda_runtime test_cuda_cann test_cuda_infiniop test_cuda_probe sample_fa_v2 sample_fa_grad_v5 >/dev/null || exit 1
 fi
 echo "== CUDA tests ($dir)"
@@ -77,7 +77,7 @@ done
 echo "== features not yet run on a GPU (FLASHC_CUDA_EXPERIMENTAL)"
 experimental=0
 for run in "philox test_cuda_forward 20" "philox test_cuda_backward 20" "philox test_cuda_backward 10 dq-recompute" \
-    "sparse test_cuda_sparse 40"; do
+           "rope test_cuda_rope 30" "rope test_cuda_rope 10 dq-recompute" "sparse test_cuda_sparse 40"; do
     set -- $run
     echo "-- FLASHC_CUDA_EXPERIMENTAL=$1 $2 $3 ${4:-fused}"
     FLASHC_CUDA_EXPERIMENTAL=$1 FLASHC_CUDA_BWD=${4:-fused} "$dir/tests/cuda/$2" "$3" 2>&1 | tail -6

@@ -17,6 +17,9 @@
 #   tools/gpu-quick.sh philox [build-dir]: dropout generated on the device (FLASHC_CUDA_EXPERIMENTAL=
 #   philox, off by default until this passes): the forward's and both backward paths' tests with
 #   generated masks (the GPU's bits must be the CPU's), then memcheck.
+#   tools/gpu-quick.sh feat [build-dir]: the feature kernels not yet run on a GPU, switched on
+#   (FLASHC_CUDA_EXPERIMENTAL=all): rope-split heads (test_cuda_rope: forward and both backward
+#   paths against the CPU), generated dropout (the philox area's tests), then memcheck of each.
 #   tools/gpu-quick.sh sparse [build-dir]: the sparse forward (SparseFlashAttention,
 #   FLASHC_CUDA_EXPERIMENTAL=sparse, off by default until this passes): its test (every key layout,
 #   GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
@@ -151,6 +154,20 @@ philox)
     echo "tests: fwd $rc_philox_fwd, bwd-fused $rc_philox_bwd, bwd-dq7 $rc_philox_bwd_dq7;" \
         "memcheck: ${rc_san_philox_fwd:-n/a} ${rc_san_philox_bwd:-n/a}"
     ;;
+feat)
+    export FLASHC_CUDA_EXPERIMENTAL=all
+    TAIL=12 step rope 150 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_rope" 30
+    [ "$rc_rope" = 124 ] && { echo "gpu-quick: the rope tests timed out; stopping"; exit 1; }
+    TAIL=12 step rope-dq7 90 env FLASHC_CUDA_BWD=dq-recompute "$dir/tests/cuda/test_cuda_rope" 10
+    TAIL=12 step philox-fwd 90 "$dir/tests/cuda/test_cuda_forward" 20
+    TAIL=12 step philox-bwd 90 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 10
+    if command -v compute-sanitizer >/dev/null; then
+        step san-rope 120 env FLASHC_CUDA_BWD=fused compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_rope" 3 sweep
+        step san-rope-dq7 120 env FLASHC_CUDA_BWD=dq-recompute compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_rope" 2 sweep
+    fi
+    echo "tests: rope $rc_rope, rope-dq7 ${rc_rope_dq7:-n/a}, philox-fwd ${rc_philox_fwd:-n/a}, philox-bwd ${rc_philox_bwd:-n/a};" \
+        "memcheck: ${rc_san_rope:-n/a} ${rc_san_rope_dq7:-n/a}"
+    ;;
 sparse)
     export FLASHC_CUDA_EXPERIMENTAL=sparse
     TAIL=20 step sparse-fwd 150 "$dir/tests/cuda/test_cuda_sparse" 60
@@ -167,7 +184,7 @@ sparse)
     echo "tests: sparse $rc_sparse_fwd; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
     ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, philox, sparse)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, philox, sparse, feat)"
     exit 2
     ;;
 esac

@@ -10,7 +10,8 @@
  *   memory per block is below the fused kernel's):
  *     D → dK, dV (one CTA per kv tile) → dQ (one CTA per query tile, recomputing S and dP) → dsink
  * FLASHC_CUDA_BWD_GRID=N caps the fused kernel's grid at N CTAs (tests: results must not move).
- * Instantiations: fp16 and bf16 × head-dim classes 64 / 128 / 256.
+ * Instantiations: fp16 and bf16 × head-dim classes 64 / 128 / 256; the feature kernels
+ * (features.cuh) where a problem needs them (rope-split heads: classes 128 and 256).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -136,12 +137,13 @@ extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
         return fwd;
     if (p->dout.dtype != p->q.dtype)
         return "an output gradient dtype different from the query's";
-    if (p->dq.dtype != p->q.dtype || p->dk.dtype != p->q.dtype || p->dv.dtype != p->q.dtype)
+    if (p->dq.dtype != p->q.dtype || p->dk.dtype != p->q.dtype || p->dv.dtype != p->q.dtype ||
+        (p->Dr > 0 && (p->dq_rope.dtype != p->q.dtype || p->dk_rope.dtype != p->q.dtype)))
         /* the products round P and dS to the operand dtype: fp32 gradients would promise fp32's
          * tolerance (semantics §0.4) that they do not meet (measured: ~1e-3 relative on an H100) */
         return "gradient dtypes other than the operands' (fp32 gradients are not on the GPU yet)";
     if (p->dout.batch_data || p->dq.batch_data || p->dk.batch_data || p->dv.batch_data || p->dk.pages.table ||
-        p->dv.pages.table)
+        p->dv.pages.table || p->dq_rope.batch_data || p->dk_rope.batch_data || p->dk_rope.pages.table)
         return "tensor-list or paged gradient storage";
     return NULL;
 }
@@ -266,7 +268,9 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
         st = fc_bwd_launch(BwdKernels<T, D, FEAT>::fused(), grid, kThreads, kv_smem, stream, p, L,
                            "fc_cuda_bwd_run: dK/dV and dQ (fused)");
         L.items = plan->q_items, L.n_items = plan->n_q;
-        if (st == FC_OK)
+        if (st == FC_OK && (FEAT & kFeatRope))
+            st = fc_bwd_launch(bwd_dq_convert_rope_kernel<kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: dQ");
+        else if (st == FC_OK)
             st = fc_bwd_launch(bwd_dq_convert_kernel<kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: dQ");
     } else if (st == FC_OK) {
         st = fc_bwd_launch(BwdKernels<T, D, FEAT>::dkv(), (unsigned)L.units, kThreads, kv_smem, stream, p, L,
@@ -285,7 +289,11 @@ template <int FEAT>
 static fc_status fc_bwd_run_class(const fc_cuda_bwd *plan, const fc_problem &p, const BwdLaunch &L, cudaStream_t s, bool bf)
 {
     switch (plan->dclass) {
-    case 64: return bf ? fc_bwd_run<__nv_bfloat16, 64, FEAT>(plan, p, L, s) : fc_bwd_run<__half, 64, FEAT>(plan, p, L, s);
+    case 64:
+        if constexpr ((FEAT & kFeatRope) != 0) /* rope problems take classes 128 and 256 (fc_cuda_dclass) */
+            return fc_fail(FC_ERR_BACKEND, "fc_cuda_bwd_run: no rope kernels at head-dim class 64");
+        else
+            return bf ? fc_bwd_run<__nv_bfloat16, 64, FEAT>(plan, p, L, s) : fc_bwd_run<__half, 64, FEAT>(plan, p, L, s);
     case 128: return bf ? fc_bwd_run<__nv_bfloat16, 128, FEAT>(plan, p, L, s) : fc_bwd_run<__half, 128, FEAT>(plan, p, L, s);
     default: return bf ? fc_bwd_run<__nv_bfloat16, 256, FEAT>(plan, p, L, s) : fc_bwd_run<__half, 256, FEAT>(plan, p, L, s);
     }
@@ -313,8 +321,8 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
         L.turns = (unsigned *)(ws + plan->turns_at);
         L.ticket = (unsigned *)(ws + plan->ticket_at);
     }
-    L.vec_q = fc_cuda_vec_ok(&p.q, p.Dqk);
-    L.vec_k = fc_cuda_vec_ok(&p.k, p.Dqk);
+    L.vec_q = fc_cuda_vec_qk_ok(&p, &p.q, &p.q_rope);
+    L.vec_k = fc_cuda_vec_qk_ok(&p, &p.k, &p.k_rope);
     L.vec_v = fc_cuda_vec_ok(&p.v, p.Dv);
     L.vec_do = fc_cuda_vec_ok(&p.dout, p.Dv);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
@@ -322,5 +330,7 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
     const bool bf = p.q.dtype == FC_BF16;
     if (feat_bits(p) == kFeatPhilox)
         return fc_bwd_run_class<kFeatPhilox>(plan, p, L, s, bf);
+    if (feat_bits(p) == kFeatRope)
+        return fc_bwd_run_class<kFeatRope>(plan, p, L, s, bf);
     return fc_bwd_run_class<0>(plan, p, L, s, bf);
 }

@@ -247,6 +247,35 @@ __device__ __forceinline__ void store_grad_row(char *row, const fc_view &v, int6
         }
 }
 
+/* store_grad_row over the features [lo, hi) of the tile's columns only, feature e at e − lo, in
+ * the operands' dtype T (the rope kernels' gradients have it: fc_cuda_bwd_unsupported). */
+template <typename T, int DT>
+__device__ __forceinline__ void store_grad_part(char *row, const fc_view &v, int lo, int hi, int e0, const float (&acc)[DT][4], int h,
+                                                int lane, float scale)
+{
+#pragma unroll
+    for (int d = 0; d < DT; d++)
+#pragma unroll
+        for (int c = 0; c < 2; c++) {
+            const int e = e0 + d * 8 + (lane % 4) * 2 + c;
+            if (e >= lo && e < hi)
+                *(T *)(row + (int64_t)(e - lo) * v.se * 2) = T(acc[d][2 * h + c] * scale);
+        }
+}
+
+/* Row i of head n of a query or key gradient g (batch b, token offset tok) from a tile of the
+ * joint features (kFeatRope; first feature e0, as store_grad_row): the columns below Dqk go to g,
+ * the next Dr to the rope gradient gr (rope_split.h's two ranges), one part after the other. */
+template <typename T, int DT>
+__device__ __forceinline__ void store_rope_grad_row(const fc_problem &p, const fc_view &g, const fc_view &gr, int64_t b, int64_t tok,
+                                                    int64_t n, int64_t i, int e0, const float (&acc)[DT][4], int h, int lane,
+                                                    float scale)
+{
+    const int dqk = (int)p.Dqk;
+    store_grad_part<T, DT>(fc_view_row(&g, 2, b, tok, n, i), g, 0, dqk, e0, acc, h, lane, scale);
+    store_grad_part<T, DT>(fc_view_row(&gr, 2, b, tok, n, i), gr, dqk, dqk + (int)p.Dr, e0, acc, h, lane, scale);
+}
+
 } // namespace fc_cuda
 
 #endif /* FC_CUDA_BACKWARD_COMMON_CUH */

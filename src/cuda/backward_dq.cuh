@@ -182,6 +182,23 @@ __global__ void __launch_bounds__(kThreads) bwd_dq_convert_kernel(const __grid_c
     });
 }
 
+/* The same for rope-split heads (kFeatRope): the accumulator's features from Dqk on go to dq_rope. */
+template <int BM>
+__global__ void __launch_bounds__(kThreads) bwd_dq_convert_rope_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    each_query_row<BM>(p, L, [&](int64_t b, int64_t n1, const fc_batch &bt, int64_t i, int lane) {
+        const float *a = L.dq_acc + (n1 * L.arows + L.arow0[b] + i) * L.dq_ld;
+        char *row = fc_view_row(&p.dq, fc_dtype_bytes(p.dq.dtype), b, bt.q_tok, n1, i);
+        char *rrow = fc_view_row(&p.dq_rope, fc_dtype_bytes(p.dq_rope.dtype), b, bt.q_tok, n1, i);
+        for (int e = lane; e < p.Dqk + p.Dr; e += 32) {
+            int f;
+            const bool rope = fc_rope_part(e, (int)p.Dqk, (int)p.Dr, &f) == 1;
+            const fc_view &w = rope ? p.dq_rope : p.dq;
+            store_any((rope ? rrow : row) + (int64_t)f * w.se * fc_dtype_bytes(w.dtype), w.dtype, __ldcg(a + e) * p.scale);
+        }
+    });
+}
+
 } // namespace fc_cuda
 
 #endif /* FC_CUDA_BACKWARD_DQ_CUH */

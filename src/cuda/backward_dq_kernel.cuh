@@ -53,7 +53,7 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
         }
     }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
-    load_tile<T, D, BM>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
+    load_qk<FEAT, T, D, BM>(sQ, p, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), p.q_rope, b, bt.q_tok, n1, m0, q_valid, L.vec_q);
     load_tile<T, D, BM>(sO, p.dout, fc_view_row(&p.dout, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dv, L.vec_do);
     __syncthreads();
     const int kv_lo = s_kv_lo, kv_hi = s_kv_hi;
@@ -77,7 +77,7 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
     const char *k_row0 = fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0);
     auto load_kv = [&](int t, int c) {
         const int valid = clamp_rows(BN, bt.skv - (int64_t)t * BN);
-        load_tile<T, D, BN>(sK + c * BN * D, p.k, k_row0, (int64_t)t * BN, valid, (int)p.Dqk, L.vec_k);
+        load_qk<FEAT, T, D, BN>(sK + c * BN * D, p, p.k, k_row0, p.k_rope, b, bt.kv_tok, n2, (int64_t)t * BN, valid, L.vec_k);
         load_tile<T, D, BN>(sV + c * BN * D, p.v, v_row0, (int64_t)t * BN, valid, (int)p.Dv, L.vec_v);
     };
 
@@ -119,9 +119,13 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int r = warp * 16 + lane / 4 + 8 * h;
-        if (r < rows_here)
-            store_grad_row<DT>(fc_view_row(&p.dq, fc_dtype_bytes(p.dq.dtype), b, bt.q_tok, n1, m0 + r), p.dq, p.Dqk, 0, dq, h,
-                               lane, p.scale);
+        if (r < rows_here) {
+            if constexpr ((FEAT & kFeatRope) != 0)
+                store_rope_grad_row<T, DT>(p, p.dq, p.dq_rope, b, bt.q_tok, n1, m0 + r, 0, dq, h, lane, p.scale);
+            else
+                store_grad_row<DT>(fc_view_row(&p.dq, fc_dtype_bytes(p.dq.dtype), b, bt.q_tok, n1, m0 + r), p.dq, p.Dqk, 0, dq, h,
+                                   lane, p.scale);
+        }
     }
 }
 

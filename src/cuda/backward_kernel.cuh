@@ -77,7 +77,8 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
     auto load_step = [&](int s, int c) {
         const int64_t n1 = n2 * p.G + s / n_qt, i0 = q_first + (int64_t)(s % n_qt) * BMQ;
         const int valid = clamp_rows(BMQ, bt.sq - i0);
-        load_tile<T, D, BMQ>(sQ + c * BMQ * D, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dqk, L.vec_q);
+        load_qk<FEAT, T, D, BMQ>(sQ + c * BMQ * D, p, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), p.q_rope, b, bt.q_tok, n1, i0,
+                                 valid, L.vec_q);
         load_tile<T, D, BMQ>(sO + c * BMQ * D, p.dout, fc_view_row(&p.dout, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dv,
                              L.vec_do);
         if (tid < BMQ)
@@ -109,7 +110,7 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
             dk[d][x] = dv[d][x] = 0.0f;
 
     if (n_steps > 0) {
-        load_tile<T, D, BN>(sK, p.k, fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), j0, live, (int)p.Dqk, L.vec_k);
+        load_qk<FEAT, T, D, BN>(sK, p, p.k, fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), p.k_rope, b, bt.kv_tok, n2, j0, live, L.vec_k);
         load_tile<T, D, BN>(sV, p.v, fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0), j0, live, (int)p.Dv, L.vec_v);
         load_step(0, 0);
     }
@@ -194,8 +195,11 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
         const int64_t j = j0 + warp * 16 + lane / 4 + 8 * h;
         if (j >= bt.kv_rows)
             continue;
-        store_grad_row<DT>(fc_view_row(&p.dk, fc_dtype_bytes(p.dk.dtype), b, bt.kv_tok, n2, j), p.dk, p.Dqk, f0, dk, h, lane,
-                           p.scale);
+        if constexpr ((FEAT & kFeatRope) != 0)
+            store_rope_grad_row<T, DT>(p, p.dk, p.dk_rope, b, bt.kv_tok, n2, j, f0, dk, h, lane, p.scale);
+        else
+            store_grad_row<DT>(fc_view_row(&p.dk, fc_dtype_bytes(p.dk.dtype), b, bt.kv_tok, n2, j), p.dk, p.Dqk, f0, dk, h, lane,
+                               p.scale);
         store_grad_row<DT>(fc_view_row(&p.dv, fc_dtype_bytes(p.dv.dtype), b, bt.kv_tok, n2, j), p.dv, p.Dv, f0, dv, h, lane,
                            1.0f);
     }

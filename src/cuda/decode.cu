@@ -16,11 +16,14 @@
 #include "cuda.h"
 #include "decode_kernel.cuh"
 #include "decode_mma.h"
+#include "decode_plan.h"
 #include "decode_split.h"
 #include "launch.h"
 #include "plan_facts.h"
 
 using namespace fc_cuda;
+
+static_assert(kMmaRows == FC_DEC_MMA_ROWS, "the plan's and the kernel's rows per kv head");
 
 typedef void (*DecSplitFn)(const fc_problem, const DecLaunch);
 
@@ -113,23 +116,6 @@ static DecKernel fc_dec_kernel(fc_dtype kv, int dclass, int rows)
                            : fc_dec_kernel_d<__half>(dclass, rows);
 }
 
-/* The longest visible range of a batch's rows (the union of their spans), over the batches. */
-static int64_t fc_dec_longest(const fc_problem *p)
-{
-    int64_t longest = 0, sp[4];
-    for (int64_t b = 0; b < p->B; b++) {
-        int64_t lo = INT64_MAX, hi = 0;
-        for (int64_t i = 0; i < p->batch[b].q_rows; i++)
-            if (fc_row_spans(&p->batch[b], i, sp) > 0) {
-                const int64_t a = sp[1] > sp[0] ? sp[0] : sp[2], z = sp[3] > sp[2] ? sp[3] : sp[1];
-                lo = a < lo ? a : lo;
-                hi = z > hi ? z : hi;
-            }
-        longest = hi > lo && hi - lo > longest ? hi - lo : longest;
-    }
-    return longest;
-}
-
 /* The CUDA-core split count: enough CTAs for whole waves over the SMs (at the kernel's
  * occupancy), each slice at least two tiles long. */
 static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int occ)
@@ -149,47 +135,6 @@ static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int o
             break;
     }
     return best;
-}
-
-/* The most kv positions a run of the plan can see: the planned lengths and rows bound every run's
- * (faces that bind lengths plan with bounding ones; io.kv_lens stay within the planned). */
-static int64_t fc_dec_kv_cap(const fc_problem *p)
-{
-    int64_t cap = p->max_skv;
-    for (int64_t b = 0; b < p->B; b++) {
-        cap = p->batch[b].skv > cap ? p->batch[b].skv : cap;
-        cap = p->batch[b].kv_rows > cap ? p->batch[b].kv_rows : cap;
-    }
-    return cap < (1ll << 30) ? cap : (1ll << 30);
-}
-
-/* cp.async needs unit feature stride and 16-byte aligned rows and feature chunks. */
-static bool fc_dec_vec_ok(const fc_view *v, int64_t d, int64_t es, int64_t B)
-{
-    const int64_t unit = 16 / es;
-    bool ok = v->se == 1 && d % unit == 0 && v->sb % unit == 0 && v->sn % unit == 0 && v->ss % unit == 0;
-    if (v->batch_data)
-        for (int64_t b = 0; ok && b < B; b++)
-            ok = (uintptr_t)v->batch_data[b] % 16 == 0;
-    else
-        ok = ok && (uintptr_t)v->data % 16 == 0;
-    return ok;
-}
-
-/* Why the tensor-core kernel does not take the problem (NULL when it does); those problems run on
- * the CUDA-core kernel. */
-static const char *fc_dec_mma_gap(const fc_problem *p, int rows)
-{
-    const int64_t es = fc_dtype_bytes(p->k.dtype);
-    if (rows > kMmaRows)
-        return "more than 16 query rows per kv head";
-    if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16)
-        return "fp32 queries";
-    if (p->pse.data || p->alibi.slopes || p->mask.data || p->softcap > 0.0f)
-        return "score terms (pse, ALiBi, explicit masks, softcap)";
-    if (!fc_dec_vec_ok(&p->k, p->Dqk, es, p->B) || !fc_dec_vec_ok(&p->v, p->Dv, es, p->B))
-        return "key/value rows without unit feature stride and 16-byte alignment";
-    return NULL;
 }
 
 /* FLASHC_CUDA_DECODE: auto or mma: the tensor-core kernel where it covers the problem; simt: the

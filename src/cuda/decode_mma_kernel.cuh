@@ -98,8 +98,7 @@ template <bool I8> __device__ __forceinline__ int mma_feature(int s)
  * int8 values exactly, with a permute, a logic op and one half2 subtraction. */
 __device__ __forceinline__ uint32_t i8_pair(uint32_t a, uint32_t b, uint32_t sel)
 {
-    uint32_t t;
-    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(t) : "r"(a), "r"(b), "r"(sel));
+    uint32_t t = prmt(a, b, sel);
     t = (t & 0x00FF00FFu) | 0x64006400u;
     __half2 h = *reinterpret_cast<__half2 *>(&t);
     h = __hsub2(h, __halves2half2(__ushort_as_half(0x6480), __ushort_as_half(0x6480)));
@@ -127,7 +126,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
     constexpr bool I8 = sizeof(KT) == 1;
     constexpr int WN = Sh::WN, CR = Sh::CR, ES = Sh::ES, NS = Sh::NS, KS = Sh::KS, PPL = Sh::PPL;
     constexpr int MT = DC / 16; /* feature tiles of Oᵀ */
-    extern __shared__ __align__(128) unsigned char smem[];
+    extern __shared__ __align__(128) unsigned char smem_raw[];
     __shared__ int s_lo, s_hi, s_flo, s_fhi, s_fault, s_last;
     __shared__ float sM[kMmaWarps][kMmaRows], sL[kMmaWarps][kMmaRows], sQs[kMmaRows], sKs[kMmaRows];
     __shared__ float sInv[kMmaRows], sEmpty[kMmaRows];
@@ -137,7 +136,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
 
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4;
     const int R = L.rows, stg = L.stages;
-    T *sQ = reinterpret_cast<T *>(smem + (size_t)kMmaWarps * stg * 2 * Sh::TILE);
+    T *sQ = reinterpret_cast<T *>(smem_raw + (size_t)kMmaWarps * stg * 2 * Sh::TILE);
     float *sO = reinterpret_cast<float *>(sQ + 2 * kMmaRows * DC);
     const int64_t b = blockIdx.z, n2 = blockIdx.y;
     const int split = blockIdx.x;
@@ -236,7 +235,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
     const int k0 = (int)kk0, tiles = (int)(kk1 - kk0) * Sh::TPB;
     const float qs0 = sQs[g], qs1 = sQs[g + 8], ks0 = sKs[g], ks1 = sKs[g + 8];
 
-    unsigned char *my_stages = smem + (size_t)warp * stg * 2 * Sh::TILE;
+    unsigned char *my_stages = smem_raw + (size_t)warp * stg * 2 * Sh::TILE;
     auto tile_j0 = [&](int n) -> int {
         return lo + (k0 + n / Sh::TPB) * kMmaBlock + ((n % Sh::TPB) * kMmaWarps + warp) * WN;
     };
@@ -576,7 +575,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
     }
     const float *part = L.partial + ((int64_t)b * p.Nkv + n2) * L.maxblk * (int64_t)R * (DC + 2);
     const int64_t pslot = (int64_t)R * (DC + 2);
-    float *sW = reinterpret_cast<float *>(smem); /* [nblk][R] block weights (the stages are idle) */
+    float *sW = reinterpret_cast<float *>(smem_raw); /* [nblk][R] block weights (the stages are idle) */
     if (tid < R) {
         const int r = tid;
         const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kFeatures[] = {"philox", "sparse", "all"};
+static const char *const kFeatures[] = {"philox", "rope", "sparse", "all"};
 
 /* The next non-empty comma-separated name at *s (its start and length), advancing *s; false at the end. */
 static bool fc_next_name(const char **s, const char **name, size_t *n)

@@ -1,7 +1,8 @@
 /*
  * CUDA features that are written but have not yet passed on a GPU stay off until the environment
  * names them: FLASHC_CUDA_EXPERIMENTAL, a comma-separated list of philox (dropout generated on the
- * device), sparse (the sparse forward: SparseFlashAttention) or all; read when a plan is made.
+ * device), rope (rope-split heads, Dr > 0), sparse (the sparse forward: SparseFlashAttention) or
+ * all; read when a plan is made.
  * Without it the backend refuses them with FC_ERR_BACKEND naming the feature, as before they
  * were written.  (C, callable from the .cu files too.)
  */

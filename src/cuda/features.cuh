@@ -7,13 +7,16 @@
 #define FC_CUDA_FEATURES_CUH
 
 #include "../core/terms.h"
+#include "rope_split.h"
+#include "tile.cuh"
 
 namespace fc_cuda {
 
 constexpr int kFeatPhilox = 1; /* dropout generated on the device from a seed and offset (core/philox.h) */
+constexpr int kFeatRope = 2;   /* rope-split heads (Dr > 0): query and key tiles carry q_rope / k_rope (rope_split.h) */
 
 /* The FEAT bits a problem needs. */
-inline int feat_bits(const fc_problem &p) { return p.drop_philox ? kFeatPhilox : 0; }
+inline int feat_bits(const fc_problem &p) { return (p.drop_philox ? kFeatPhilox : 0) | (p.Dr > 0 ? kFeatRope : 0); }
 
 /* Whether a problem drops elements, as a kernel with FEAT sees it. */
 template <int FEAT> __device__ __forceinline__ bool drops(const fc_problem &p)
@@ -29,6 +32,45 @@ __device__ __forceinline__ bool keeps(const fc_problem &p, const fc_batch &bt, i
     if (FEAT & kFeatPhilox)
         return fc_dropout_keeps(&p, &bt, n1, i, j);
     return fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, i, j));
+}
+
+/* A query or key tile: load_tile of rows [s0, s0 + ROWS) of view v (row0: its row 0 of head n), and
+ * with kFeatRope the rope features of the same rows after them (from vr, head n of batch b at token
+ * offset tok), Dqk + Dr ≤ D.  vec: the host found both views cp.async-loadable (Dqk, Dr multiples of 8). */
+template <int FEAT, typename T, int D, int ROWS, int THREADS = kThreads>
+__device__ __forceinline__ void load_qk(T *tile, const fc_problem &p, const fc_view &v, const char *row0, const fc_view &vr,
+                                        int64_t b, int64_t tok, int64_t n, int64_t s0, int valid, bool vec)
+{
+    if (!(FEAT & kFeatRope)) {
+        load_tile<T, D, ROWS, THREADS>(tile, v, row0, s0, valid, (int)p.Dqk, vec);
+        return;
+    }
+    constexpr int C = D / 8, STEP = THREADS / C;
+    static_assert(THREADS % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
+    const int dqk = (int)p.Dqk, dr = (int)p.Dr;
+    const char *rrow0 = fc_view_row(&vr, 2, b, tok, n, 0);
+    if (vec) { /* a chunk of 8 features lies wholly in one part */
+        const int c = threadIdx.x % C, r0 = threadIdx.x / C;
+        int f;
+        const int part = fc_rope_part(c * 8, dqk, dr, &f);
+        const int64_t rs = (part == 1 ? vr.ss : v.ss) * 2;
+        cp_chunk_rows<T, D, ROWS, STEP>(tile, (part == 1 ? rrow0 : row0) + (s0 + r0) * rs + f * 2, rs, c, r0, part >= 0, valid,
+                                        v.data);
+        return;
+    }
+#pragma unroll 1
+    for (int x = threadIdx.x; x < ROWS * C; x += THREADS) {
+        const int row = x / C, c = x % C;
+        T *dst = tile + swz<D>(row, c);
+#pragma unroll 1
+        for (int k = 0; k < 8; k++) {
+            int f;
+            const int part = fc_rope_part(c * 8 + k, dqk, dr, &f);
+            const fc_view &w = part == 1 ? vr : v;
+            const char *src = (part == 1 ? rrow0 : row0) + (s0 + row) * w.ss * 2;
+            dst[k] = row < valid && part >= 0 ? *(const T *)(src + f * w.se * 2) : T(0.0f);
+        }
+    }
 }
 
 } // namespace fc_cuda

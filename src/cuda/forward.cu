@@ -2,7 +2,9 @@
  * The CUDA forward: what the kernel covers, the plan's device state (per-batch facts and the
  * launch order of the query tiles, heaviest first, so that causal and varlen problems do not
  * leave SMs idle at the tail), and the launch.  Kernel instantiations: fp16 and bf16 × head-dim
- * classes 64 / 128 / 256 (Dqk and Dv ≤ the class; features beyond them load as zeros).
+ * classes 64 / 128 / 256 (Dqk and Dv ≤ the class; features beyond them load as zeros); the
+ * feature kernels (features.cuh) where a problem needs them: generated dropout, rope-split heads
+ * (classes 128 and 256, Dqk + Dr ≤ the class).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +64,12 @@ extern "C" const char *fc_cuda_fwd_unsupported(const fc_problem *p)
         return "key/value dtype different from the query's (int8 antiquant is not on the GPU yet)";
     if (p->out.dtype != p->q.dtype) /* P is rounded to the operand dtype for the P·V product */
         return "an output dtype other than the operands' (fp32 or int8 outputs are not on the GPU yet)";
-    if (p->Dr > 0 || p->q_rope.data || p->k_rope.data)
-        return "rope features (Dr > 0, the MLA split)";
+    if (p->Dr > 0 && (p->q_rope.dtype != p->q.dtype || p->k_rope.dtype != p->q.dtype))
+        return "rope features (Dr > 0) of a dtype other than the query's";
+    if (p->Dr > 0 && p->drop_philox)
+        return "rope features (Dr > 0) with dropout generated on the device";
+    if (p->Dr > 0 && p->Dqk + p->Dr > 256)
+        return "rope features with Dqk + Dr above 256 (the MLA form 512 + 64 is not on the GPU yet)";
     if (p->Dqk > 256 || p->Dv > 256)
         return "head dims above 256";
     if (p->k.pages.table || p->v.pages.table)
@@ -150,11 +156,15 @@ template <typename T, int D>
 static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &L, cudaStream_t stream)
 {
     constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN, BNT = FwdShape<D>::BN_TERMS, WARPS = FwdShape<D>::WARPS;
-    const bool plain = !L.terms && !fc_has_dropout(&p);
+    const int feat = feat_bits(p);
+    const bool plain = !L.terms && !fc_has_dropout(&p) && feat == 0;
     const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : FwdSmem<D, BM, BNT>::bytes + FwdSmem<D, BM, BNT>::scratch;
     auto kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
-    if (feat_bits(p) == kFeatPhilox)
+    if (feat == kFeatPhilox)
         kernel = fwd_feat_kernel<T, D, BM, BNT, WARPS, kFeatPhilox>;
+    if constexpr (D >= 128) /* rope problems take classes 128 and 256 (fc_cuda_dclass) */
+        if (feat == kFeatRope)
+            kernel = fwd_feat_kernel<T, D, BM, BNT, WARPS, kFeatRope>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");
@@ -209,8 +219,8 @@ extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *
     FwdLaunch L;
     L.items = plan->items;
     L.n_items = plan->n_items;
-    L.vec_q = fc_cuda_vec_ok(&p.q, p.Dqk);
-    L.vec_k = fc_cuda_vec_ok(&p.k, p.Dqk);
+    L.vec_q = fc_cuda_vec_qk_ok(&p, &p.q, &p.q_rope);
+    L.vec_k = fc_cuda_vec_qk_ok(&p, &p.k, &p.k_rope);
     L.vec_v = fc_cuda_vec_ok(&p.v, p.Dv);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
     L.pair_out = p.out.se == 1 && (uintptr_t)p.out.data % 4 == 0 && p.out.sb % 2 == 0 &&

@@ -82,7 +82,8 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
         sSpan[tid] = sp, sSlope[tid] = slope, sApos[tid] = apos;
     }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
-    load_tile<T, D, BM, THREADS>(sQ, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dqk, L.vec_q);
+    load_qk<FEAT, T, D, BM, THREADS>(sQ, p, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), p.q_rope, b, bt.q_tok, n1, m0, q_valid,
+                                     L.vec_q);
     cp_async_commit();
     __syncthreads();
     const int kv_lo = s_kv_lo, kv_hi = s_kv_hi, full_lo = s_full_lo, full_hi = s_full_hi;
@@ -137,7 +138,8 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
     const char *k_row0 = fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0);
     int t = next_tile(kv_lo / BN);
     if (t < t_end)
-        load_tile<T, D, BN, THREADS>(sK, p.k, k_row0, (int64_t)t * BN, clamp_rows(BN, skv - t * BN), (int)p.Dqk, L.vec_k);
+        load_qk<FEAT, T, D, BN, THREADS>(sK, p, p.k, k_row0, p.k_rope, b, bt.kv_tok, n2, (int64_t)t * BN,
+                                         clamp_rows(BN, skv - t * BN), L.vec_k);
     cp_async_commit();
 
     while (t < t_end) {
@@ -179,8 +181,8 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
         const bool full = votes ? __syncthreads_and(tid >= BM || covers(t)) : (__syncthreads(), t >= full_lo && t < full_hi);
         const int t_next = next_tile(t + 1);
         if (t_next < t_end)
-            load_tile<T, D, BN, THREADS>(sK, p.k, k_row0, (int64_t)t_next * BN, clamp_rows(BN, skv - (int64_t)t_next * BN),
-                                (int)p.Dqk, L.vec_k);
+            load_qk<FEAT, T, D, BN, THREADS>(sK, p, p.k, k_row0, p.k_rope, b, bt.kv_tok, n2, (int64_t)t_next * BN,
+                                             clamp_rows(BN, skv - (int64_t)t_next * BN), L.vec_k);
         cp_async_commit();
 
         /* Score terms: the plain path (scale, visibility) in registers; pse, softcap, ALiBi and

@@ -26,10 +26,9 @@ bool fc_cuda_vec_ok(const fc_view *v, int64_t d)
     return v->se == 1 && d % 8 == 0 && (uintptr_t)v->data % 16 == 0 && v->sb % 8 == 0 && v->sn % 8 == 0 && v->ss % 8 == 0;
 }
 
-int fc_cuda_dclass(const fc_problem *p)
+bool fc_cuda_vec_qk_ok(const fc_problem *p, const fc_view *v, const fc_view *r)
 {
-    const int64_t d = p->Dqk > p->Dv ? p->Dqk : p->Dv;
-    return d <= 64 ? 64 : d <= 128 ? 128 : 256;
+    return fc_cuda_vec_ok(v, p->Dqk) && (p->Dr == 0 || fc_cuda_vec_ok(r, p->Dr));
 }
 
 int64_t fc_cuda_q_tile_cost(const fc_batch *bt, int64_t t, int bm)

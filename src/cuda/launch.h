@@ -12,6 +12,7 @@ extern "C" {
 #include "../core/error.h"
 }
 #include "../core/problem.h"
+#include "dclass.h"
 
 /* FC_ERR_BACKEND (FC_ERR_NO_MEMORY for an allocation) naming what failed. */
 fc_status fc_cuda_err(cudaError_t err, const char *what);
@@ -23,8 +24,8 @@ fc_status fc_cuda_upload(void **dev, const void *host, size_t bytes, const char 
  * aligned rows and feature chunks. */
 bool fc_cuda_vec_ok(const fc_view *v, int64_t d);
 
-/* The head-dim class of the kernels: 64, 128 or 256 (Dqk and Dv ≤ the class, zero-padded). */
-int fc_cuda_dclass(const fc_problem *p);
+/* The same for a query or key tile: v's rows of Dqk features and, with rope features, r's of Dr. */
+bool fc_cuda_vec_qk_ok(const fc_problem *p, const fc_view *v, const fc_view *r);
 
 /* The cost of tile t (of `tile` rows) of a batch. */
 typedef int64_t (*fc_tile_cost)(const fc_batch *bt, int64_t t, int tile);

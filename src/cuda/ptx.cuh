@@ -77,6 +77,15 @@ __device__ __forceinline__ void mma16816<__nv_bfloat16>(float d[4], const uint32
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* prmt.b32 (default mode): byte k of the result is byte (sel >> 4k) & 7 of the pair {b, a} (a: bytes
+ * 0–3), its sign bit spread over the byte when bit 3 of that nibble is set. */
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel)
+{
+    uint32_t t;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(t) : "r"(a), "r"(b), "r"(sel));
+    return t;
+}
+
 /* 2^x by the special-function unit (ex2.approx.ftz: relative error about 2^-22, results below
  * 2^-126 flush to zero — far inside every tolerance; NaN stays NaN, −inf gives 0). */
 __device__ __forceinline__ float fast_exp2(float x)

@@ -27,6 +27,20 @@ template <int D> __device__ __forceinline__ int swz(int row, int c) { return row
  * s·ss elements further).  vec: each thread copies a fixed 16-byte feature chunk of every
  * (THREADS / C)-th row with cp.async, the loop unrolled with constant strides; else element loads
  * (any strides). */
+/* One thread's cp.async share of a tile: feature chunk c of rows r0, r0 + STEP, … from src (rs bytes
+ * from one row to the next); zeros where !feat or the row is ≥ valid (any: a valid address). */
+template <typename T, int D, int ROWS, int STEP>
+__device__ __forceinline__ void cp_chunk_rows(T *tile, const char *src, int64_t rs, int c, int r0, bool feat, int valid,
+                                              const char *any)
+{
+#pragma unroll
+    for (int i = 0; i < ROWS / STEP; i++, src += STEP * rs) {
+        const int row = r0 + i * STEP;
+        const bool in = feat && row < valid;
+        cp_async16(tile + swz<D>(row, c), in ? src : any, in ? 16 : 0);
+    }
+}
+
 template <typename T, int D, int ROWS, int THREADS = kThreads>
 __device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char *row0, int64_t s0, int valid, int dvalid,
                                           bool vec)
@@ -38,12 +52,7 @@ __device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char 
         const int c = threadIdx.x % C, r0 = threadIdx.x / C;
         const bool feat = c * 8 < dvalid;
         const char *src = row0 + (s0 + r0) * rs + c * 16;
-#pragma unroll
-        for (int i = 0; i < ROWS / STEP; i++, src += STEP * rs) {
-            const int row = r0 + i * STEP;
-            const bool in = feat && row < valid;
-            cp_async16(tile + swz<D>(row, c), in ? src : v.data, in ? 16 : 0);
-        }
+        cp_chunk_rows<T, D, ROWS, STEP>(tile, src, rs, c, r0, feat, valid, v.data);
         return;
     }
 #pragma unroll 1

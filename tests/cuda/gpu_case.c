@@ -285,8 +285,9 @@ static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, 
 
 /* The backward of the forward just run on the CPU (its output and statistics feed both backends):
  * a random output gradient, the CPU's gradients as the oracle, the GPU's twice from poisoned
- * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out.
- * keep: the first GPU run's dq, dk, dv and dsink bytes back to back (malloc'd), *kept their size. */
+ * buffers (gaps must stay poison, as on the CPU) and bitwise equal.  n: elements of q, k, v, out,
+ * q_rope, k_rope.  keep: the first GPU run's dq, dk, dv, dsink (and dq_rope, dk_rope) bytes back
+ * to back (malloc'd), *kept their size. */
 static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_attention_desc *g, gc_buf *o, gc_buf *smax,
                         gc_buf *ssum, const int64_t n[4], tc_rng *r, void **keep, size_t *kept)
 {
@@ -296,19 +297,27 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
     gc_buf dout = gc_alloc(n[3] * es);
     gc_fill(r, &dout, c->dt, -1, 1);
     gc_upload(&dout);
-    enum { NG = 4 };
-    gc_buf gr[NG] = {gc_alloc(n[0] * ges), gc_alloc(n[1] * ges), gc_alloc(n[2] * ges), gc_alloc(c->Nq * sizeof(float))};
-    const int64_t count[NG] = {n[0], n[1], n[2], c->sink ? c->Nq : 0};
-    const char *name[NG] = {"dq", "dk", "dv", "dsink"};
+    enum { NG = 6 };
+    gc_buf gr[NG] = {gc_alloc(n[0] * ges), gc_alloc(n[1] * ges), gc_alloc(n[2] * ges), gc_alloc(c->Nq * sizeof(float)),
+                     gc_alloc(n[4] * ges),  gc_alloc(n[5] * ges)};
+    const int64_t count[NG] = {n[0], n[1], n[2], c->sink ? c->Nq : 0, n[4], n[5]};
+    const char *name[NG] = {"dq", "dk", "dv", "dsink", "dq_rope", "dk_rope"};
     fc_attention_grads hg = {0};
     hg.d_out = d->out, hg.d_out.data = dout.h;
     hg.dq = d->q, hg.dk = d->k, hg.dv = d->v;
     hg.dq.dtype = hg.dk.dtype = hg.dv.dtype = gdt;
     hg.dq.data = gr[0].h, hg.dk.data = gr[1].h, hg.dv.data = gr[2].h;
     hg.dsink = c->sink ? gr[3].h : NULL;
+    if (c->Dr) {
+        hg.dq_rope = d->q_rope, hg.dk_rope = d->k_rope;
+        hg.dq_rope.dtype = hg.dk_rope.dtype = gdt;
+        hg.dq_rope.data = gr[4].h, hg.dk_rope.data = gr[5].h;
+    }
     fc_attention_grads dg = hg;
     dg.d_out.data = dout.d, dg.dq.data = gr[0].d, dg.dk.data = gr[1].d, dg.dv.data = gr[2].d;
     dg.dsink = c->sink ? gr[3].d : NULL;
+    if (c->Dr)
+        dg.dq_rope.data = gr[4].d, dg.dk_rope.data = gr[5].d;
 
     for (int x = 0; x < NG; x++)
         memset(gr[x].h, 0xFF, gr[x].bytes);
@@ -350,6 +359,8 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
     }
     for (int x = 0; x < NG && st == FC_OK; x++) {
         const tc_dtype t = x == 3 ? TC_F32 : gc_tc(gdt);
+        if (x >= 4 && !c->Dr)
+            continue;
         gc_compare(name[x], t, got[0][x], gr[x].h, count[x], tc_tol_out(t), gc_grad_scale(t, gr[x].h, count[x]));
         TC_CHECK(memcmp(got[0][x], got[1][x], gr[x].bytes) == 0, "%s: two GPU runs are bit-identical", name[x]);
     }
@@ -407,6 +418,21 @@ void gc_sweep_plain(unsigned seed, int cases)
     }
 }
 
+void gc_sweep_rope(unsigned seed, int cases, bool backward)
+{
+    tc_rng r = tc_rng_seed(seed);
+    for (int n = 0; n < cases; n++) {
+        gc_case c = gc_random(&r);
+        c.philox = false; /* the rope kernels do not generate dropout (refused by name) */
+        c.D = (int)tc_rng_int(&r, 1, 224), c.Dr = (int)tc_rng_int(&r, 1, 256 - c.D);
+        if (tc_rng_bool(&r, 0.5)) /* the MLA forms' multiples of 8 (cp.async loads) */
+            c.D = c.D < 8 ? 8 : c.D / 8 * 8, c.Dr = c.D + (c.Dr + 7) / 8 * 8 > 256 ? 256 - c.D : (c.Dr + 7) / 8 * 8;
+        c.Dv = tc_rng_bool(&r, 0.5) ? c.D : (int)tc_rng_int(&r, 1, 256);
+        c.backward = backward, c.seed = seed * 1000u + (unsigned)n;
+        gc_run(&c);
+    }
+}
+
 void gc_sweep(unsigned seed, int cases, bool backward)
 {
     tc_rng r = tc_rng_seed(seed);
@@ -421,10 +447,10 @@ bool gc_run(const gc_case *c) { return gc_run_out(c, NULL, NULL); }
 
 bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 {
-    tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
+    tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d+%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
                "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d%s stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
                "pad_nan=%d nan_tail=%d seed=%u%s",
-               c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
+               c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dr, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
                c->dropout || c->philox, c->philox ? "(philox)" : "", c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
                c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->pad_nan, c->nan_tail, c->seed,
@@ -456,11 +482,22 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     const fc_dtype odt = c->kv.out_i8 ? FC_I8 : c->dt;
     d.out.dtype = odt;
     gc_buf q = gc_alloc(nq * es), k = gc_alloc(nk * es), v = gc_alloc(nv * es), o = gc_alloc(no * fc_dtype_size(odt));
+    int64_t nqr = 0, nkr = 0;
+    if (c->Dr) {
+        d.rope_dim = c->Dr;
+        d.q_rope = gc_tensor(c, c->Nq, c->Dr, tokq, &nqr);
+        d.k_rope = gc_tensor(c, c->Nkv, c->Dr, tokk, &nkr);
+    }
+    gc_buf qr = gc_alloc(nqr * es), kr = gc_alloc(nkr * es);
     gc_buf qs = gc_alloc((size_t)c->Nq * c->Dv * 4), qo = gc_alloc((size_t)c->Nq * c->Dv * 4);
     for (int64_t i = 0; c->kv.out_i8 && i < (int64_t)c->Nq * c->Dv; i++) /* int8 output: |out|·scale spans the int8 range */
         ((float *)qs.h)[i] = (float)tc_rng_uniform(&r, 40, 120), ((float *)qo.h)[i] = (float)tc_rng_int(&r, -4, 4);
     d.q.data = q.h, d.k.data = k.h, d.v.data = v.h, d.out.data = o.h; /* the CPU run's; the GPU's below */
     gc_fill(&r, &q, c->dt, -2, 2), gc_fill(&r, &k, c->dt, -2, 2), gc_fill(&r, &v, c->dt, -1, 1);
+    if (c->Dr) {
+        gc_fill(&r, &qr, c->dt, -2, 2), gc_fill(&r, &kr, c->dt, -2, 2);
+        d.q_rope.data = qr.h, d.k_rope.data = kr.h;
+    }
     for (int b = 0; c->nan_tail && !c->packed && b < c->B; b++)
         for (int n = 0; n < c->Nkv; n++)
             tc_store(gc_tc(c->dt), v.h, b * d.v.stride_batch + (kvlen[b] - 1) * d.v.stride_seq + n * d.v.stride_head, NAN);
@@ -468,6 +505,10 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
         gc_poison_padding(&q, &d.q, c->dt, c->B, c->Sq, qlen, c->Nq, c->D);
         gc_poison_padding(&k, &d.k, c->dt, c->B, c->Skv, kvlen, c->Nkv, c->D);
         gc_poison_padding(&v, &d.v, c->dt, c->B, c->Skv, kvlen, c->Nkv, c->Dv);
+        if (c->Dr) {
+            gc_poison_padding(&qr, &d.q_rope, c->dt, c->B, c->Sq, qlen, c->Nq, c->Dr);
+            gc_poison_padding(&kr, &d.k_rope, c->dt, c->B, c->Skv, kvlen, c->Nkv, c->Dr);
+        }
     }
     const int64_t mn = (int64_t)c->B * c->Nq * c->Sq * c->Skv;
     gc_buf mask = gc_alloc(c->mask ? mn : 0), bias = gc_alloc(c->bias ? mn * es : 0);
@@ -485,7 +526,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     }
     for (size_t i = 0; i < bits.bytes; i++)
         ((uint8_t *)bits.h)[i] = (uint8_t)tc_rng_u64(&r);
-    gc_buf *in[] = {&q, &k, &v, &mask, &bias, &slopes, &sink, &bits, &qs, &qo};
+    gc_buf *in[] = {&q, &k, &v, &mask, &bias, &slopes, &sink, &bits, &qs, &qo, &qr, &kr};
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
         gc_upload(in[i]);
 
@@ -517,6 +558,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     /* GPU: the same description on the device twins; DEFAULT must pick CUDA from the pointers. */
     fc_attention_desc g = d;
     g.q.data = q.d, g.k.data = k.d, g.v.data = v.d, g.out.data = o.d;
+    if (c->Dr) g.q_rope.data = qr.d, g.k_rope.data = kr.d;
     if (c->mask) g.vis.mask.data = mask.d;
     if (c->bias) g.bias.data = bias.d;
     if (c->alibi) g.alibi.slopes = slopes.d;
@@ -547,13 +589,13 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     TC_CHECK(st == FC_OK || !kv_ok, "CPU run: %s (%s)", fc_status_name(st), fc_last_error());
 
     if (st == FC_OK && c->backward)
-        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no}, &r, gpu_out, gpu_bytes);
+        gc_backward(c, &d, &g, &o, &smax, &ssum, (const int64_t[]){nq, nk, nv, no, nqr, nkr}, &r, gpu_out, gpu_bytes);
     else if (st == FC_OK)
         gc_forward(c, &g, &o, &smax, &ssum, no, ns, gpu_out);
     if (gpu_out && !c->backward)
         *gpu_bytes = o.bytes;
     gc_kv_free(&kvs);
-    gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum, &qs, &qo};
+    gc_buf *all[] = {&q, &k, &v, &o, &mask, &bias, &slopes, &sink, &bits, &smax, &ssum, &qs, &qo, &qr, &kr};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gc_free(all[i]);
     return tc_failures() == fails0;

@@ -40,6 +40,8 @@ typedef struct gc_kv {
 
 typedef struct gc_case {
     int B, Nq, Nkv, Sq, Skv, D, Dv;
+    int Dr;               /* > 0: rope-split heads (q_rope, k_rope of Dr features in the case's layout; the
+                             backward's dq_rope, dk_rope); needs FLASHC_CUDA_EXPERIMENTAL=rope */
     fc_dtype dt;
     gc_layout layout;
     bool packed;          /* varlen, tokens back to back (else padded batches) */
@@ -84,6 +86,10 @@ void gc_layouts(gc_case c);
 /* `cases` random cases mixing every feature at odd sizes (seeded), forward or backward, each run
  * with gc_run. */
 void gc_sweep(unsigned seed, int cases, bool backward);
+
+/* `cases` random rope cases (Dr > 0, Dqk + Dr ≤ 256) mixing the features at odd sizes, forward or
+ * backward: the sweep's cases with rope parts. */
+void gc_sweep_rope(unsigned seed, int cases, bool backward);
 
 /* `cases` random forward cases over what the sm_90a kernel takes (no score terms, sink or dropout;
  * head dims and strides in multiples of 16 bytes): every visibility form, GQA, packed and padded

@@ -100,7 +100,7 @@ void nt_check_outputs(const nt_case *c, const nt_data *d, const nt_bufs *L, nt_r
     /* an fp32 output may have asked for fp16/bf16 tolerance (fc_options.out_tolerance) */
     const bool looser = c->out_dt == FC_F32 || (c->out_dt == FC_F16 && c->out_tolerance == FC_BF16);
     const tc_dtype tol = looser && c->out_tolerance != FC_F32 ? nt_tc(c->out_tolerance) : ot;
-    tc_compare(q8 ? "out (int8)" : "out", y, x, nt, q8 ? (tc_tol){0, 1} : tc_tol_out(tol), 1);
+    tc_compare(q8 ? "out (int8)" : "out", y, x, nt, q8 ? NT_I8_TOL : tc_tol_out(tol), 1);
     if (c->stats) {
         tc_compare("softmax max", ym, xm, ns, tc_tol_max(), 1);
         tc_compare("softmax sum", ys, xs, ns, tc_tol_sum(), 1);

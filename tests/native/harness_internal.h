@@ -4,6 +4,7 @@
 #define FLASHC_TESTS_NATIVE_HARNESS_INTERNAL_H
 
 #include "common/halfconv.h"
+#include "common/tolerance.h"
 #include "harness.h"
 #include "reference/reference.h"
 #include "reference/rules_native.h"
@@ -82,6 +83,10 @@ extern nt_runner_fn nt_runner;
 void nt_run_elsewhere(const nt_case *c, nt_runner_fn runner, int runs);
 /* Prints the case (after a failure). */
 void nt_describe(const nt_case *c);
+
+/* An int8 output's tolerance (against the quantised reference, or another backend): one step — a
+ * value near a rounding boundary may round either way. */
+#define NT_I8_TOL ((tc_tol){0, 1})
 
 /* Statistics buffers carry this many guard elements after the last slot. */
 #define NT_STAT_GUARD 16

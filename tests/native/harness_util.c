@@ -54,7 +54,7 @@ int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result
     if (!TC_CHECK(a->S1cap == b->S1cap && a->Dv == b->Dv, "%s: results of different shapes", what))
         return 1;
     snprintf(label, sizeof label, "%s: out", what);
-    int64_t bad = tc_compare(label, a->out, b->out, rows * a->Dv, tc_tol_out(nt_tc(c->out_dt)), 1);
+    int64_t bad = tc_compare(label, a->out, b->out, rows * a->Dv, c->out_dt == FC_I8 ? NT_I8_TOL : tc_tol_out(nt_tc(c->out_dt)), 1);
     if (stats) {
         snprintf(label, sizeof label, "%s: softmax max", what);
         bad += tc_compare(label, a->smax, b->smax, rows, tc_tol_max(), 1);

@@ -11,11 +11,16 @@
  * before waiting for it reads stale data here too.  fp16 / bf16 are the core's conversions
  * (core/half.h).  Include this before the device headers; it defines FC_CUDA_PTX_CUH, so ptx.cuh
  * is replaced.  Dynamic shared memory is cta_emu_smem (0xFF bytes, NaN in every float type, before
- * every CTA: a kernel that reads it before writing it poisons its results).
+ * every CTA: a kernel that reads it before writing it poisons its results); a kernel's static
+ * __shared__ variables are thread_local — one copy for the CTA's coroutines, which share the host
+ * thread — and keep their bytes from CTA to CTA.  CTAs run one at a time and a coroutine runs
+ * until it waits, so every atomic is a plain read-modify-write and every fence orders nothing that
+ * was not already in order; a CTA that waits for another CTA of its grid can not be run here.
  */
 #ifndef FLASHC_TESTS_UNIT_CTA_EMU_H
 #define FLASHC_TESTS_UNIT_CTA_EMU_H
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,11 +42,14 @@ extern "C" {
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __grid_constant__
-#define __shared__
+#define __shared__ thread_local
 #define __align__(n) /* the definition, cta_emu_smem, is aligned */
 
 struct int4 {
     int x, y, z, w;
+};
+struct uint4 {
+    unsigned x, y, z, w;
 };
 struct float2 {
     float x, y;
@@ -53,11 +61,15 @@ struct cta_emu_dim3 {
 };
 
 /* The CTA's dynamic shared memory (in the kernels' namespace, where their block-scope extern
- * declaration of it looks; the test defines it, 128-byte aligned). */
+ * declaration of it looks). */
 constexpr size_t kCtaEmuSmem = 232448;
 namespace fc_cuda {
-extern unsigned char cta_emu_smem[kCtaEmuSmem];
+alignas(128) static thread_local unsigned char cta_emu_smem[kCtaEmuSmem];
 }
+/* gcc calls the TLS initialiser of a block-scope extern thread_local without checking that one
+ * exists (the variable needs none): an empty one. */
+extern "C" void cta_emu_smem_tls_init() __asm__("_ZTHN7fc_cuda12cta_emu_smemE");
+extern "C" void cta_emu_smem_tls_init() {}
 #define smem_raw cta_emu_smem
 
 namespace cta_emu {
@@ -245,7 +257,52 @@ inline unsigned __ballot_sync(unsigned, int pred)
     cta_emu::done();
     return mask;
 }
+inline bool __all_sync(unsigned, int pred) { return __ballot_sync(0xffffffffu, pred) == 0xffffffffu; }
+inline bool __any_sync(unsigned, int pred) { return __ballot_sync(0xffffffffu, pred) != 0; }
 inline int __ffs(int x) { return __builtin_ffs(x); }
+
+/* Atomics (shared or global memory alike) and fences: see the file comment. */
+template <class T> inline T atomicAdd(T *p, T v)
+{
+    const T old = *p;
+    *p = old + v;
+    return old;
+}
+template <class T> inline T atomicMin(T *p, T v)
+{
+    const T old = *p;
+    *p = v < old ? v : old;
+    return old;
+}
+template <class T> inline T atomicMax(T *p, T v)
+{
+    const T old = *p;
+    *p = v > old ? v : old;
+    return old;
+}
+template <class T> inline T atomicExch(T *p, T v)
+{
+    const T old = *p;
+    *p = v;
+    return old;
+}
+template <class T> inline T atomicCAS(T *p, T cmp, T v)
+{
+    const T old = *p;
+    if (old == cmp)
+        *p = v;
+    return old;
+}
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+inline void __threadfence_system() {}
+/* Cache-hinted loads and stores: plain ones. */
+template <class T> inline T __ldcg(const T *p) { return *p; }
+template <class T> inline T __ldg(const T *p) { return *p; }
+template <class T> inline void __stcg(T *p, T v) { *p = v; }
+/* The device min / max of integers and floats. */
+template <class T> inline T min(T a, T b) { return b < a ? b : a; }
+template <class T> inline T max(T a, T b) { return a < b ? b : a; }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 
 /* The 16-bit element types (the storage and conversions the kernels use). */
@@ -261,6 +318,22 @@ struct __nv_bfloat16 {
     __nv_bfloat16(float f) : x(fc_f32_to_bf16_inline(f)) {}
     operator float() const { return fc_bf16_to_f32_inline(x); }
 };
+struct __half2 {
+    __half x, y;
+};
+inline __half __float2half_rn(float f) { return __half(f); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+inline float __half2float(__half h) { return float(h); }
+inline float __bfloat162float(__nv_bfloat16 h) { return float(h); }
+inline __half __ushort_as_half(unsigned short u)
+{
+    __half h;
+    h.x = u;
+    return h;
+}
+inline __half2 __halves2half2(__half a, __half b) { return __half2{a, b}; }
+/* fp16 a − b rounded once: the fp32 difference of two fp16 values rounds to the same fp16. */
+inline __half2 __hsub2(__half2 a, __half2 b) { return __half2{__half(float(a.x) - float(b.x)), __half(float(a.y) - float(b.y))}; }
 
 #define FC_CUDA_PTX_CUH /* src/cuda/ptx.cuh's vocabulary, emulated: */
 namespace fc_cuda {
@@ -322,30 +395,46 @@ template <typename T> __attribute__((noinline)) void mma16816(float d[4], const 
 {
     const uint64_t w[6] = {a[0], a[1], a[2], a[3], b0, b1};
     cta_emu::publish(w, 6);
-    float A[16][16], B[16][8];
-    for (int x = 0; x < 32; x++) {
-        const int r = x / 4, c = 2 * (x % 4);
+    /* this lane's rows r, r + 8 of A (from lanes 4r..4r + 3) and columns c, c + 1 of B (from lanes
+     * 4c.., 4(c + 1)..) */
+    const int l = cta_emu::lane(), r = l / 4, c = 2 * (l % 4);
+    float A[2][16], B[2][16];
+    for (int q = 0; q < 4; q++)
         for (int k = 0; k < 2; k++) {
-            A[r][c + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 0), k);
-            A[r + 8][c + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 1), k);
-            A[r][c + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 2), k);
-            A[r + 8][c + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 3), k);
-            B[c + k][r] = Elem<T>::word((uint32_t)cta_emu::peek(x, 4), k);
-            B[c + 8 + k][r] = Elem<T>::word((uint32_t)cta_emu::peek(x, 5), k);
+            const int x = 4 * r + q;
+            A[0][2 * q + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 0), k);
+            A[1][2 * q + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 1), k);
+            A[0][2 * q + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 2), k);
+            A[1][2 * q + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(x, 3), k);
+            for (int n = 0; n < 2; n++) {
+                const int y = 4 * (c + n) + q;
+                B[n][2 * q + k] = Elem<T>::word((uint32_t)cta_emu::peek(y, 4), k);
+                B[n][2 * q + 8 + k] = Elem<T>::word((uint32_t)cta_emu::peek(y, 5), k);
+            }
         }
-    }
     cta_emu::done();
-    const int l = cta_emu::lane();
     for (int e = 0; e < 4; e++) {
-        const int r = l / 4 + 8 * (e / 2), c = 2 * (l % 4) + e % 2;
         float s = d[e];
         for (int k = 0; k < 16; k++)
-            s += A[r][k] * B[k][c];
+            s += A[e / 2][k] * B[e % 2][k];
         d[e] = s;
     }
 }
 
 inline float fast_exp2(float x) { return exp2f(x); }
+
+/* prmt.b32, default mode: byte k of the result is byte (sel >> 4k) & 7 of {b, a} (a: bytes 0–3),
+ * or that byte's sign bit in all 8 bits when bit 3 of the nibble is set. */
+inline uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel)
+{
+    const uint64_t pair = (uint64_t)b << 32 | a;
+    uint32_t r = 0;
+    for (int k = 0; k < 4; k++) {
+        const unsigned nib = (sel >> (4 * k)) & 15u, byte = (unsigned)(pair >> (8 * (nib & 7u))) & 0xFFu;
+        r |= (nib & 8u ? (byte & 0x80u ? 0xFFu : 0u) : byte) << (8 * k);
+    }
+    return r;
+}
 
 inline float load_any(const char *p, fc_dtype dt)
 {

@@ -40,5 +40,16 @@ int main(void)
     expect("spars", false, false, "spars");
     expect("SPARSE", false, false, "SPARSE");
     expect("philox,sparse,bogus", true, true, "bogus");
+    /* rope-split heads: by name or all, beside the others */
+    expect("rope", false, false, NULL);
+    TC_CHECK(fc_cuda_experimental("rope"), "\"rope\": rope on");
+    expect("philox,rope,sparse", true, true, NULL);
+    TC_CHECK(fc_cuda_experimental("rope"), "\"philox,rope,sparse\": rope on");
+    expect("all", true, true, NULL);
+    TC_CHECK(fc_cuda_experimental("rope"), "\"all\": rope on");
+    expect("philox,ropes", true, false, "ropes");
+    TC_CHECK(!fc_cuda_experimental("rope"), "\"philox,ropes\": rope off");
+    expect("sparse", false, true, NULL);
+    TC_CHECK(!fc_cuda_experimental("rope"), "\"sparse\": rope off");
     return tc_summary("unit_cuda_experimental");
 }

@@ -21,7 +21,6 @@ extern "C" {
 #include "harness_internal.h"
 }
 
-alignas(128) unsigned char fc_cuda::cta_emu_smem[kCtaEmuSmem];
 
 /* cp.async's rule of the CUDA plans (launch.cu fc_cuda_vec_ok): unit feature stride, 16-byte rows. */
 static bool vec_ok(const fc_view *v, int64_t d)

@@ -1,0 +1,76 @@
+/*
+ * The CUDA decode's host decisions that need no device (decode.cu; the emulated tensor-core kernel's
+ * test makes the same ones): the longest visible range, the kv positions a run may see, whether
+ * key/value rows suit cp.async, and which problems the tensor-core kernel takes.
+ */
+#ifndef FC_CUDA_DECODE_PLAN_H
+#define FC_CUDA_DECODE_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/dtype.h"
+#include "../core/problem.h"
+#include "../core/visibility.h"
+
+#define FC_DEC_MMA_ROWS 16 /* query rows per kv head the tensor-core kernel serves (its MMA's rows) */
+
+/* The longest visible range of a batch's rows (the union of their spans), over the batches. */
+static inline int64_t fc_dec_longest(const fc_problem *p)
+{
+    int64_t longest = 0, sp[4];
+    for (int64_t b = 0; b < p->B; b++) {
+        int64_t lo = INT64_MAX, hi = 0;
+        for (int64_t i = 0; i < p->batch[b].q_rows; i++)
+            if (fc_row_spans(&p->batch[b], i, sp) > 0) {
+                const int64_t a = sp[1] > sp[0] ? sp[0] : sp[2], z = sp[3] > sp[2] ? sp[3] : sp[1];
+                lo = a < lo ? a : lo;
+                hi = z > hi ? z : hi;
+            }
+        longest = hi > lo && hi - lo > longest ? hi - lo : longest;
+    }
+    return longest;
+}
+
+/* The most kv positions a run of the plan can see: the planned lengths and rows bound every run's
+ * (faces that bind lengths plan with bounding ones; io.kv_lens stay within the planned). */
+static inline int64_t fc_dec_kv_cap(const fc_problem *p)
+{
+    int64_t cap = p->max_skv;
+    for (int64_t b = 0; b < p->B; b++) {
+        cap = p->batch[b].skv > cap ? p->batch[b].skv : cap;
+        cap = p->batch[b].kv_rows > cap ? p->batch[b].kv_rows : cap;
+    }
+    return cap < (1ll << 30) ? cap : (1ll << 30);
+}
+
+/* cp.async needs unit feature stride and 16-byte aligned rows and feature chunks. */
+static inline bool fc_dec_vec_ok(const fc_view *v, int64_t d, int64_t es, int64_t B)
+{
+    const int64_t unit = 16 / es;
+    bool ok = v->se == 1 && d % unit == 0 && v->sb % unit == 0 && v->sn % unit == 0 && v->ss % unit == 0;
+    if (v->batch_data)
+        for (int64_t b = 0; ok && b < B; b++)
+            ok = (uintptr_t)v->batch_data[b] % 16 == 0;
+    else
+        ok = ok && (uintptr_t)v->data % 16 == 0;
+    return ok;
+}
+
+/* Why the tensor-core kernel does not take the problem (NULL when it does); those problems run on
+ * the CUDA-core kernel. */
+static inline const char *fc_dec_mma_gap(const fc_problem *p, int rows)
+{
+    const int64_t es = fc_dtype_bytes(p->k.dtype);
+    if (rows > FC_DEC_MMA_ROWS)
+        return "more than 16 query rows per kv head";
+    if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16)
+        return "fp32 queries";
+    if (p->pse.data || p->alibi.slopes || p->mask.data || p->softcap > 0.0f)
+        return "score terms (pse, ALiBi, explicit masks, softcap)";
+    if (!fc_dec_vec_ok(&p->k, p->Dqk, es, p->B) || !fc_dec_vec_ok(&p->v, p->Dv, es, p->B))
+        return "key/value rows without unit feature stride and 16-byte alignment";
+    return NULL;
+}
+
+#endif /* FC_CUDA_DECODE_PLAN_H */
