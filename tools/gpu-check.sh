@@ -24,7 +24,7 @@ if [ $? != 77 ]; then # 77: the library loads here and sees the GPU
     echo "== the carried build does not run here: building build-gpu/"
     dir=build-gpu
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DFLASHC_BUILD_TESTS=ON -DFLASHC_VEC16=OFF >/dev/null &&
-        cmake --build "$dir" -j16 --target test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_forward_runs test_cuda_backward_runs test_cuda_no_driver test_cuda_rope flashc-bench \
+        cmake --build "$dir" -j16 --target test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_forward_runs test_cuda_backward_runs test_cuda_run_facts test_cuda_no_driver test_cuda_rope test_cuda_sparse flashc-bench \
             test_cuda_runtime test_cuda_cann test_cuda_infiniop test_cuda_probe sample_fa_v2 sample_fa_grad_v5 >/dev/null || exit 1
 fi
 echo "== CUDA tests ($dir)"
@@ -43,10 +43,11 @@ btests=${PIPESTATUS[0]}
 echo "== test_cuda_backward, FLASHC_CUDA_BWD=dq-recompute (the seven-product path)"
 FLASHC_CUDA_BWD=dq-recompute "$dir/tests/cuda/test_cuda_backward" "$(( (${FLASHC_GPU_SWEEP:-60} + 1) / 2 ))" 2>&1 | tail -8
 btests7=${PIPESTATUS[0]}
-# one plan on two streams at once: the forward (planned and each run's own lengths), the backward
-for t in forward_runs backward_runs; do
+# one plan on two streams at once: the forward (planned and each run's own lengths), the backward;
+# a run's own per-batch facts built without host allocation
+for t in forward_runs backward_runs run_facts; do
     "$dir/tests/cuda/test_cuda_$t" 2>&1 | tail -4
-    [ "${PIPESTATUS[0]}" = 0 ] || { [ $t = forward_runs ] && tests=1 || btests=1; }
+    [ "${PIPESTATUS[0]}" = 0 ] || { [ $t = backward_runs ] && btests=1 || tests=1; }
 done
 FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" "${FLASHC_GPU_SWEEP:-60}" 2>&1 | tail -25
 decode=${PIPESTATUS[0]}

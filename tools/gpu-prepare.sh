@@ -3,7 +3,7 @@
 # (CMAKE_CUDA_ARCHITECTURES=90a: half the compile time of the default sm_80 + sm_90a build) of the
 # library, the CUDA tests and flashc-bench, copied into .gpu/ (about 15 MiB, ignored through
 # .git/info/exclude).  Then, in one device call with carry [".gpu"]:
-#     OUT=$OUT tools/gpu-quick.sh new .gpu       (or fwd | bwd | dec)
+#     OUT=$OUT tools/gpu-quick.sh new .gpu       (or fwd | bwd | dec | philox | feat | sparse)
 # Usage: tools/gpu-prepare.sh [build-dir]   (default build-sm90; -jN from FLASHC_JOBS or nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,8 @@ dir=${1:-build-sm90}
 ./tools/deps.sh
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \
     -DFLASHC_BUILD_TESTS=ON -DFLASHC_VEC16=OFF -DFLASHC_PYTHON=OFF >/dev/null
-tests=(test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_rope)
+tests=(test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_rope test_cuda_sparse
+       test_cuda_forward_runs test_cuda_backward_runs test_cuda_run_facts)
 cmake --build "$dir" -j"${FLASHC_JOBS:-$(nproc)}" --target flashc "${tests[@]}" flashc-bench
 rm -rf .gpu
 mkdir -p .gpu/tests/cuda .gpu/bench

@@ -13,7 +13,8 @@
 #   seven-product path, the sanitizers on the fused kernel, its bench rows beside SDPA; a table last.
 #   tools/gpu-quick.sh new [build-dir]: a first look at every kernel not yet checked on a GPU in one
 #   call — the sm_90a forward, the fused backward and the tensor-core decode, short test sweeps and
-#   memcheck each, then their bench rows: what a session with few device minutes runs first.
+#   memcheck each, one plan on two streams, a run's own facts without host allocation, then their
+#   bench rows: what a session with few device minutes runs first.
 #   tools/gpu-quick.sh philox [build-dir]: dropout generated on the device (FLASHC_CUDA_EXPERIMENTAL=
 #   philox, off by default until this passes): the forward's and both backward paths' tests with
 #   generated masks (the GPU's bits must be the CPU's), then memcheck.
@@ -79,6 +80,10 @@ dec)
     TAIL=25 step dec-mma 150 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 40
     [ "$rc_dec_mma" = 124 ] && { echo "gpu-quick: the decode tests timed out; stopping"; exit 1; }
     step dec-runs 60 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode_runs"
+    # one plan on two streams (the forward with each run's own lengths), runs' own facts without host allocation
+    step fwd-runs 60 "$dir/tests/cuda/test_cuda_forward_runs"
+    step bwd-runs 60 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward_runs"
+    step run-facts 60 "$dir/tests/cuda/test_cuda_run_facts"
     step bench-dec 150 "$dir/bench/flashc-bench" --backend cuda --filter dec --repeat 20
     step peer-dec 150 python3 bench/sdpa_peer.py 20 decode
     step dec-simt 100 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 10 quick
@@ -129,6 +134,10 @@ new)
     TAIL=12 step bwd-fused 120 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 20
     TAIL=12 step dec-mma 120 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 20
     step dec-runs 60 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode_runs"
+    # one plan on two streams (the forward with each run's own lengths), runs' own facts without host allocation
+    step fwd-runs 60 "$dir/tests/cuda/test_cuda_forward_runs"
+    step bwd-runs 60 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward_runs"
+    step run-facts 60 "$dir/tests/cuda/test_cuda_run_facts"
     if command -v compute-sanitizer >/dev/null; then
         step san-fwd 90 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
         step san-bwd 90 env FLASHC_CUDA_BWD=fused compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_backward" 2
@@ -139,7 +148,8 @@ new)
     step bench-dec 60 env FLASHC_CUDA_DECODE=mma "$dir/bench/flashc-bench" --backend cuda --filter dec --repeat 10
     echo
     grep -hE '^(fwd|bwd|dec|copy)' "$out/bench-fwd.log" "$out/bench-bwd.log" "$out/bench-dec.log"
-    echo "tests: fwd-sm90 $rc_fwd_sm90, bwd-fused $rc_bwd_fused, dec-mma $rc_dec_mma, dec-runs $rc_dec_runs;" \
+    echo "tests: fwd-sm90 $rc_fwd_sm90, bwd-fused $rc_bwd_fused, dec-mma $rc_dec_mma, dec-runs $rc_dec_runs," \
+        "fwd-runs $rc_fwd_runs, bwd-runs $rc_bwd_runs, run-facts $rc_run_facts;" \
         "memcheck: ${rc_san_fwd:-n/a} ${rc_san_bwd:-n/a} ${rc_san_dec:-n/a}"
     ;;
 philox)
