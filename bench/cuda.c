@@ -75,10 +75,24 @@ static fc_status plan_shape(const cuda_shape *s, void *const buf[NBUF], float *s
     return st;
 }
 
-static int cmp_float(const void *a, const void *b)
+/* The buffer sets' plans, run in turn (bench_cuda_median_ms's callback). */
+typedef struct {
+    const char *name;
+    fc_plan **plan;
+    void **ws;
+    const size_t *ws_bytes;
+    int sets, next;
+} rotation;
+
+static int run_next(void *ctx)
 {
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    rotation *r = ctx;
+    const int k = r->next++ % r->sets;
+    if (fc_plan_run(r->plan[k], NULL, r->ws[k], r->ws_bytes[k]) != FC_OK) {
+        fprintf(stderr, "flashc-bench: %s: %s\n", r->name, fc_last_error());
+        return 1;
+    }
+    return 0;
 }
 
 /* Median milliseconds of `repeat` runs of the shape; flops of one run in *flops. */
@@ -109,32 +123,11 @@ static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
     }
     if (!init || (rc == 0 && !plan[sets - 1]))
         rc = 1;
-    float *t = calloc((size_t)repeat, sizeof *t);
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0), cudaEventCreate(&e1);
-    for (int r = -3; r < repeat && rc == 0 && t; r++) { /* 3 warm-up runs */
-        const int k = (r + 3) % sets;
-        cudaEventRecord(e0, 0);
-        if (fc_plan_run(plan[k], NULL, ws[k], ws_bytes[k]) != FC_OK) {
-            fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
-            rc = 1;
-        }
-        cudaEventRecord(e1, 0);
-        cudaEventSynchronize(e1);
-        if (r >= 0)
-            cudaEventElapsedTime(&t[r], e0, e1);
+    if (rc == 0) {
+        rotation rot = {s->name, plan, ws, ws_bytes, sets, 0};
+        *ms = bench_cuda_median_ms(3, repeat, run_next, &rot);
+        rc = *ms < 0 || fc_plan_flops(plan[0], flops) != FC_OK;
     }
-    if (rc == 0 && t) {
-        qsort(t, (size_t)repeat, sizeof *t, cmp_float);
-        *ms = t[repeat / 2];
-        fc_plan_flops(plan[0], flops);
-    }
-    cudaError_t err = cudaDeviceSynchronize();
-    if (err != cudaSuccess) {
-        fprintf(stderr, "flashc-bench: %s: %s\n", s->name, cudaGetErrorString(err));
-        rc = 1;
-    }
-    cudaEventDestroy(e0), cudaEventDestroy(e1);
     for (int k = 0; k < sets; k++) {
         fc_plan_destroy(plan[k]);
         for (int x = 0; x < NBUF; x++)
@@ -142,7 +135,6 @@ static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
         cudaFree(stats[k]);
         cudaFree(ws[k]);
     }
-    free(t);
     free(init);
     return rc;
 }

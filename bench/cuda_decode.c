@@ -36,36 +36,6 @@ static const decode_shape shapes[] = {
 
 enum { NQ = 32, NKV = 8, D = 128 };
 
-static int cmp_float(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median milliseconds of `repeat` calls of run(ctx) timed with events. */
-static float median_ms(int repeat, int (*run)(void *), void *ctx)
-{
-    float *t = calloc((size_t)repeat, sizeof *t), ms = -1.0f;
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0), cudaEventCreate(&e1);
-    int rc = 0;
-    for (int r = -2; r < repeat && t && rc == 0; r++) {
-        cudaEventRecord(e0, 0);
-        rc = run(ctx);
-        cudaEventRecord(e1, 0);
-        cudaEventSynchronize(e1);
-        if (r >= 0)
-            cudaEventElapsedTime(&t[r], e0, e1);
-    }
-    if (rc == 0 && t && cudaDeviceSynchronize() == cudaSuccess) {
-        qsort(t, (size_t)repeat, sizeof *t, cmp_float);
-        ms = t[repeat / 2];
-    }
-    cudaEventDestroy(e0), cudaEventDestroy(e1);
-    free(t);
-    return ms;
-}
-
 typedef struct {
     fc_plan *plan;
     void *ws;
@@ -100,7 +70,7 @@ static double copy_rate(int repeat)
     double rate = 0;
     if (cudaMalloc(&c.dst, c.bytes) == cudaSuccess && cudaMalloc(&c.src, c.bytes) == cudaSuccess &&
         cudaMemset(c.src, 1, c.bytes) == cudaSuccess) {
-        const float ms = median_ms(repeat, run_copy, &c);
+        const float ms = bench_cuda_median_ms(2, repeat, run_copy, &c);
         rate = ms > 0 ? 2.0 * (double)c.bytes / (ms * 1e-3) / 1e9 : 0;
     }
     cudaFree(c.dst), cudaFree(c.src);
@@ -157,7 +127,7 @@ static double time_decode(const decode_shape *s, int repeat, float *ms_out)
     fc_plan_workspace_size(r.plan, &r.ws_bytes);
     if (r.ws_bytes && cudaMalloc(&r.ws, r.ws_bytes) != cudaSuccess)
         goto done;
-    const float ms = median_ms(repeat, run_plan, &r);
+    const float ms = bench_cuda_median_ms(2, repeat, run_plan, &r);
     if (ms > 0) {
         *ms_out = ms;
         rate = 2.0 * (double)(kv_elems * es) / (ms * 1e-3) / 1e9;

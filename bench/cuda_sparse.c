@@ -34,12 +34,6 @@ static const sparse_shape shapes[] = {
 
 enum { S = 8192, NQ = 16, NKV = 1, TOPK = 16, BS = 64, SETS = 3 };
 
-static int cmp_float(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 /* Row i's index row: min(TOPK, blocks starting at or before i) distinct blocks from a scrambled
  * start, −1 after them. */
 static void index_rows(int32_t *ind)
@@ -112,6 +106,24 @@ static void free_set(sparse_set *x)
     cudaFree(x->q), cudaFree(x->k), cudaFree(x->v), cudaFree(x->out), cudaFree(x->qr), cudaFree(x->kr), cudaFree(x->ws);
 }
 
+/* The buffer sets, run in turn (bench_cuda_median_ms's callback). */
+typedef struct {
+    const char *name;
+    sparse_set *set;
+    int next;
+} rotation;
+
+static int run_next(void *ctx)
+{
+    rotation *r = ctx;
+    const sparse_set *x = &r->set[r->next++ % SETS];
+    if (fc_plan_run(x->plan, NULL, x->ws, x->ws_bytes) != FC_OK) {
+        fprintf(stderr, "flashc-bench: %s: %s\n", r->name, fc_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 /* Median milliseconds of `repeat` runs; flops of one run in *flops. */
 static int time_shape(const sparse_shape *s, const int32_t *ind, int repeat, float *ms, double *flops)
 {
@@ -123,37 +135,14 @@ static int time_shape(const sparse_shape *s, const int32_t *ind, int repeat, flo
             fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
             rc = 1;
         }
-    float *t = calloc((size_t)repeat, sizeof *t);
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0), cudaEventCreate(&e1);
-    for (int r = -3; r < repeat && rc == 0 && t; r++) { /* 3 warm-up runs */
-        sparse_set *x = &set[(r + 3) % SETS];
-        cudaEventRecord(e0, 0);
-        if (fc_plan_run(x->plan, NULL, x->ws, x->ws_bytes) != FC_OK) {
-            fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
-            rc = 1;
-        }
-        cudaEventRecord(e1, 0);
-        cudaEventSynchronize(e1);
-        if (r >= 0)
-            cudaEventElapsedTime(&t[r], e0, e1);
+    if (rc == 0) {
+        rotation rot = {s->name, set, 0};
+        *ms = bench_cuda_median_ms(3, repeat, run_next, &rot);
+        rc = *ms < 0 || fc_plan_flops(set[0].plan, flops) != FC_OK;
     }
-    if (rc == 0 && t) {
-        qsort(t, (size_t)repeat, sizeof *t, cmp_float);
-        *ms = t[repeat / 2];
-        if (fc_plan_flops(set[0].plan, flops) != FC_OK)
-            rc = 1;
-    }
-    const cudaError_t err = cudaDeviceSynchronize();
-    if (err != cudaSuccess) {
-        fprintf(stderr, "flashc-bench: %s: %s\n", s->name, cudaGetErrorString(err));
-        rc = 1;
-    }
-    cudaEventDestroy(e0), cudaEventDestroy(e1);
     for (int k = 0; k < SETS; k++)
         free_set(&set[k]);
-    free(t);
-    return rc || !t;
+    return rc;
 }
 
 int bench_cuda_sparse(const char *filter, int repeat)
