@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-build-sm90}
 ./tools/deps.sh
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \
-    -DFLASHC_BUILD_TESTS=ON -DFLASHC_VEC16=OFF -DFLASHC_PYTHON=OFF >/dev/null
+    -DFLASHC_BUILD_TESTS=ON -DFLASHC_VEC16=OFF -DFLASHC_PYTHON=OFF -DFLASHC_MPI=OFF >/dev/null
 tests=(test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_rope test_cuda_sparse
        test_cuda_forward_runs test_cuda_backward_runs test_cuda_run_facts)
 cmake --build "$dir" -j"${FLASHC_JOBS:-$(nproc)}" --target flashc "${tests[@]}" flashc-bench

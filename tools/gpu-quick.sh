@@ -26,6 +26,8 @@
 #   GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
 #   memcheck, racecheck and synccheck on a few cases, then flashc-bench's sparse rows (MLA and D = 128,
 #   beside the dense causal forward of the D = 128 shape).
+#   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
+#   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +41,11 @@ t0=$(date +%s)
 step() { # step NAME TIMEOUT COMMAND...: runs it, logs to $out/NAME.log, prints its tail and status
     local name=$1 limit=$2
     shift 2
+    if [ -n "${BUDGET:-}" ]; then # a whole-call budget in seconds: no step outlives it, none starts past it
+        local left=$(( BUDGET - ($(date +%s) - t0) ))
+        [ "$left" -lt 5 ] && { echo "== $name: skipped (budget spent)"; eval "rc_${name//-/_}=skipped"; return; }
+        [ "$limit" -gt "$left" ] && limit=$left
+    fi
     timeout "$limit" "$@" >"$out/$name.log" 2>&1
     local rc=$?
     tail -n "${TAIL:-6}" "$out/$name.log"
@@ -193,8 +200,39 @@ sparse)
     grep -E '^sfa' "$out/bench-sparse.log"
     echo "tests: sparse $rc_sparse_fwd; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
     ;;
+all)
+    # every new kernel in one call under BUDGET seconds (default 300): correctness of each first
+    # (each under its own limit, so one hang costs one step), then the bench rows of every variant
+    # beside PyTorch's SDPA in the same call, then the sanitizers on the newest kernels
+    BUDGET=${BUDGET:-300}
+    TAIL=10 step fwd-sm90 60 env FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" 40
+    TAIL=6 step fwd-auto 60 env FLASHC_CUDA_FWD=auto "$dir/tests/cuda/test_cuda_forward" 20
+    TAIL=6 step bwd-fused 60 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 10
+    TAIL=6 step bwd-grid 40 env FLASHC_CUDA_BWD=fused FLASHC_CUDA_BWD_GRID=4096 "$dir/tests/cuda/test_cuda_backward" 4
+    TAIL=6 step dec-mma 50 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 10
+    TAIL=10 step sparse 50 env FLASHC_CUDA_EXPERIMENTAL=sparse "$dir/tests/cuda/test_cuda_sparse" 30
+    TAIL=6 step rope 40 env FLASHC_CUDA_EXPERIMENTAL=all FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_rope" 10
+    b="$dir/bench/flashc-bench --backend cuda --repeat 10"
+    TAIL=2 step bench-fwd 40 env FLASHC_CUDA_FWD=sm90 $b --filter fwd
+    TAIL=2 step bench-fwd-nopp 40 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_PINGPONG=0 $b --filter fwd
+    TAIL=2 step bench-fwd80 40 env FLASHC_CUDA_FWD=sm80 $b --filter fwd
+    TAIL=2 step bench-bwd 50 env FLASHC_CUDA_BWD=fused $b --filter bwd
+    TAIL=2 step bench-dec 50 env FLASHC_CUDA_DECODE=mma $b --filter dec
+    TAIL=2 step bench-sfa 30 env FLASHC_CUDA_EXPERIMENTAL=sparse $b --filter sfa
+    TAIL=2 step peer 60 python3 bench/sdpa_peer.py 10
+    if command -v compute-sanitizer >/dev/null; then
+        TAIL=3 step san-fwd 60 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 0
+        TAIL=3 step race-fwd 60 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool racecheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
+        TAIL=3 step race-bwd 45 env FLASHC_CUDA_BWD=fused compute-sanitizer --tool racecheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_backward" 1
+        TAIL=3 step race-dec 45 env FLASHC_CUDA_DECODE=mma compute-sanitizer --tool racecheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_decode" 1 quick
+    fi
+    echo
+    for f in "$out"/bench-*.log "$out/peer.log"; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy|sfa)' "$f"; done 2>/dev/null
+    echo "tests: fwd-sm90 $rc_fwd_sm90, fwd-auto $rc_fwd_auto, bwd-fused $rc_bwd_fused, bwd-grid $rc_bwd_grid, dec-mma $rc_dec_mma," \
+        "sparse $rc_sparse, rope $rc_rope; sanitizers: ${rc_san_fwd:-n/a} ${rc_race_fwd:-n/a} ${rc_race_bwd:-n/a} ${rc_race_dec:-n/a}"
+    ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, philox, sparse, feat)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, all, first, philox, sparse, feat)"
     exit 2
     ;;
 esac

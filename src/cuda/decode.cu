@@ -140,7 +140,7 @@ static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int o
 /* FLASHC_CUDA_DECODE: auto or mma: the tensor-core kernel where it covers the problem; simt: the
  * CUDA-core kernel always; unset or empty: kDecDefault.  FLASHC_CUDA_DECODE_SPLITS=n forces the
  * split count (tests: the results must not change). */
-static const char *const kDecDefault = "simt"; /* auto once the tensor-core kernel has passed on a GPU */
+static const char *const kDecDefault = "auto"; /* the tensor-core kernel where it runs (passed on an H200) */
 
 static fc_status fc_dec_env(bool *simt, int *splits)
 {

@@ -101,7 +101,7 @@ extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
 /* Which forward kernel a plan takes: FLASHC_CUDA_FWD=sm80 forces the mma.sync kernel (every GPU),
  * sm90 insists on the Hopper kernel (a plan or run it cannot take fails, naming why: for tests),
  * auto takes the Hopper kernel where the device and the problem allow.  Unset: kFwdDefault. */
-static const char *const kFwdDefault = "sm80"; /* auto once the sm_90a kernel has passed on a GPU */
+static const char *const kFwdDefault = "auto"; /* the sm_90a kernel where it runs (passed on an H200) */
 
 static fc_status fc_fwd_choose(const fc_problem *p, fc_cuda_fwd *plan)
 {
@@ -207,7 +207,7 @@ extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *
     if (plan->sm90) { /* the sm_90a kernel, unless this run's views cannot be mapped for it */
         bool launched = false;
         const char *why = NULL;
-        st = fc_hopper::fwd_run(plan->hopper, p, reach.q, reach.kv, (cudaStream_t)stream, &launched, &why);
+        st = fc_hopper::fwd_run(plan->hopper, p, reach, (cudaStream_t)stream, &launched, &why);
         if (st != FC_OK || launched)
             return st;
         if (plan->insist_sm90)

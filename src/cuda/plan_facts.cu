@@ -12,12 +12,13 @@ static void fc_reach_add(fc_cuda_reach *r, const fc_batch &bt)
 {
     r->q = bt.q_tok + bt.q_rows > r->q ? bt.q_tok + bt.q_rows : r->q;
     r->kv = bt.kv_tok + bt.skv > r->kv ? bt.kv_tok + bt.skv : r->kv;
+    r->kv_short = bt.kv_tok + bt.skv < r->kv_short ? bt.kv_tok + bt.skv : r->kv_short;
 }
 
 fc_status fc_cuda_facts_plan(fc_cuda_facts *f, const fc_problem *p, const char *who)
 {
     f->planned = p->batch;
-    f->reach = {1, 1};
+    f->reach = kReachNothing;
     for (int64_t b = 0; b < p->B; b++)
         fc_reach_add(&f->reach, p->batch[b]);
     return fc_cuda_upload((void **)&f->dev, p->batch, fc_cuda_facts_bytes(p), who);
@@ -83,7 +84,7 @@ fc_status fc_cuda_facts_for_run(const fc_cuda_facts *f, const fc_problem *run, c
         if (!at)
             return fc_fail(FC_ERR_WORKSPACE, "%s: a run with its own per-batch lengths needs the plan's workspace", who);
         /* every record checked before the first is queued: a refused run leaves the workspace alone */
-        r = {1, 1};
+        r = kReachNothing;
         fc_status st = fc_facts_walk(f, run->B, lens, plan, check, NULL, s, who, &r);
         if (st == FC_OK)
             st = fc_facts_walk(f, run->B, lens, plan, check, (fc_batch *)at, s, who, NULL);

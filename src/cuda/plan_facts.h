@@ -17,10 +17,12 @@ extern "C" {
 #include "cuda.h"
 
 /* How far a run's records reach into each side's position dimension: the largest q_tok + q_rows
- * and kv_tok + skv over the batches (at least 1). */
+ * and kv_tok + skv over the batches (at least 1); kv_short, the smallest kv_tok + skv (a batch
+ * ending before kv has rows past its last key that a map over kv positions still covers). */
 struct fc_cuda_reach {
-    int64_t q, kv;
+    int64_t q, kv, kv_short;
 };
+constexpr fc_cuda_reach kReachNothing = {1, 1, INT64_MAX};
 
 struct fc_cuda_facts {
     const fc_batch *planned; /* host */

@@ -242,7 +242,8 @@ static nt_case sp_random(tc_rng *r, uint64_t seed)
     c.stats = tc_rng_bool(r, 0.8);
     if (c.stats && !c.packed)
         c.stats_order = tc_rng_bool(r, 0.5) ? FC_STATS_KV_GROUP : FC_STATS_HEAD_MAJOR;
-    c.replicas = tc_rng_bool(r, 0.2) ? 8 : 1;
+    const bool eight = tc_rng_bool(r, 0.2); /* the kv-group orders take one replica (semantics §2.8) */
+    c.replicas = eight && c.stats_order != FC_STATS_KV_GROUP && c.stats_order != FC_STATS_KV_TOKEN_GROUP ? 8 : 1;
     return c;
 }
 

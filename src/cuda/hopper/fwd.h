@@ -13,6 +13,7 @@ extern "C" {
 #include "../../core/error.h"
 }
 #include "../../core/problem.h"
+#include "../plan_facts.h"
 
 namespace fc_hopper {
 
@@ -36,10 +37,10 @@ struct FwdPlan {
 fc_status fwd_plan(const fc_problem *p, FwdPlan *out);
 void fwd_destroy(FwdPlan *plan);
 
-/* Queues the forward of run (its batch pointer the device facts, which reach q_reach query and
- * kv_reach key/value positions: the maps' extents) on stream.  *launched false, with FC_OK and
- * *why, when this run's views cannot be mapped (alignment, strides). */
-fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, int64_t q_reach, int64_t kv_reach, cudaStream_t stream,
+/* Queues the forward of run (its batch pointer the device facts, whose reach gives the maps'
+ * extents) on stream.  *launched false, with FC_OK and *why, when this run's views cannot be
+ * mapped (alignment, strides). */
+fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reach &reach, cudaStream_t stream,
                   bool *launched, const char **why);
 
 /* The launchers, one instantiation per file (fwd_<dtype>_d<class>.cu). */

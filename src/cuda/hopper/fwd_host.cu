@@ -139,10 +139,11 @@ static const char *encode_map(EncodeTiled encode, CUtensorMap *map, const fc_vie
     return r == CUDA_SUCCESS ? NULL : "cuTensorMapEncodeTiled refused the view";
 }
 
-fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, int64_t q_ext, int64_t kv_ext, cudaStream_t stream,
+fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reach &reach, cudaStream_t stream,
                   bool *launched, const char **why)
 {
     *launched = false;
+    const int64_t q_ext = reach.q, kv_ext = reach.kv;
     FwdArgs a;
     memset(&a, 0, sizeof a);
     const bool qb = run.q.sb != 0 && run.B > 1, kb = run.k.sb != 0 && run.B > 1;
@@ -165,6 +166,7 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, int64_t q_ext, int
     a.head_group = plan.head_group;
     a.q_batched = qb, a.kv_batched = kb;
     a.kv_extent = (int)kv_ext;
+    a.edge_fixes = reach.kv_short < kv_ext;
     a.pingpong = plan.pingpong;
     a.pair_out = run.out.se == 1 && (uintptr_t)run.out.data % 4 == 0 && run.out.sb % 2 == 0 && run.out.sn % 2 == 0 &&
                  run.out.ss % 2 == 0;

@@ -8,7 +8,10 @@
  *     guarded by full/empty mbarriers;
  *   - edge fixer (warp 1): a value tile that reaches past the batch's last key into rows the map
  *     still covers (the next packed batch, or padding) gets those rows zeroed before P·V reads
- *     them, so that what lies there (NaN included) never meets a zero probability;
+ *     them, so that what lies there (NaN included) never meets a zero probability.  When a run
+ *     has such batches, every value tile passes the fixer in ring order (v_full, then v_fixed):
+ *     a parity wait is only right within one phase of the barrier, and a fixer that skipped to
+ *     an item's last tile could be a phase early — it zeroed a tile still in flight;
  *   - two consumer warpgroups of 64 query rows: S = Q·Kᵀ by wgmma from shared memory, the
  *     online softmax in registers (exp2, the scale folded into its FMA), O += P·V by wgmma with
  *     P in registers; the next tile's Q·Kᵀ is issued before this tile's P·V, so the softmax of
@@ -168,33 +171,39 @@ __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, t
     }
 }
 
-/* The edge-fixer warp: zeroes the rows of a value tile past the batch's last key. */
+/* The edge-fixer warp, a stage of the value ring when the run has short batches (a.edge_fixes):
+ * per tile in ring order it waits for the copy, zeroes the rows past the batch's last key in an
+ * item's last tile when they hold other data, and releases the tile to the consumers on v_fixed.
+ * Never a phase early: tile n − STAGES of the stage was seen complete before, and the stage's
+ * next copy needs the consumers, who wait here first. */
 template <class Tr>
 __device__ __forceinline__ void fix_edges(const fc_problem &p, const FwdArgs &a, typename Tr::Smem &s, int lane)
 {
     constexpr int BM = Tr::BM, BN = Tr::BN, CH = Tr::CHUNK, NC = Tr::D / CH;
+    if (!a.edge_fixes)
+        return;
     uint32_t kv_n = 0;
     for (int w = blockIdx.x; w < a.n_work; w += gridDim.x) {
         const Work wk = work_at(p, a, w, BM);
         const fc_batch &bt = p.batch[wk.b];
         const KvTiles kt = kv_tiles<BM, BN>(bt, wk.m0, lane);
-        const int n = kt.t1 - kt.t0;
-        if (n > 0 && needs_fix<BN>(bt, a, kt.t1 - 1)) {
-            const Slot<Tr::STAGES> sl(kv_n + (uint32_t)(n - 1));
+        for (int t = kt.t0; t < kt.t1; t++, kv_n++) {
+            const Slot<Tr::STAGES> sl(kv_n);
             mbar_wait(&s.v_full[sl.stage], sl.phase);
-            const int valid = (int)(bt.skv - (int64_t)(kt.t1 - 1) * BN);
-            /* a row of a chunk is 128 contiguous bytes whatever the swizzle: 8 pieces of 16 */
-            char *base = reinterpret_cast<char *>(s.v + sl.stage * BN * Tr::D) + (lane % 8) * 16;
+            if (t == kt.t1 - 1 && needs_fix<BN>(bt, a, t)) {
+                const int valid = (int)(bt.skv - (int64_t)t * BN);
+                /* a row of a chunk is 128 contiguous bytes whatever the swizzle: 8 pieces of 16 */
+                char *base = reinterpret_cast<char *>(s.v + sl.stage * BN * Tr::D) + (lane % 8) * 16;
 #pragma unroll 1
-            for (int c = 0; c < NC; c++)
-                for (int r = valid + lane / 8; r < BN; r += 4)
-                    *reinterpret_cast<uint4 *>(base + (c * BN + r) * 128) = make_uint4(0, 0, 0, 0);
-            fence_async_smem();
+                for (int c = 0; c < NC; c++)
+                    for (int r = valid + lane / 8; r < BN; r += 4)
+                        *reinterpret_cast<uint4 *>(base + (c * BN + r) * 128) = make_uint4(0, 0, 0, 0);
+                fence_async_smem();
+            }
             __syncwarp();
             if (lane == 0)
                 mbar_arrive(&s.v_fixed[sl.stage]);
         }
-        kv_n += (uint32_t)n;
     }
 }
 
@@ -310,8 +319,8 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
     if (pingpong && wg == 1)
         named_arrive(1, Tr::MMA_THREADS);
 
-    /* items with Q loaded, kv tiles consumed, and per stage the parity of its next fix */
-    uint32_t q_n = 0, kv_n = 0, fix_parity = 0;
+    /* items with Q loaded, kv tiles consumed */
+    uint32_t q_n = 0, kv_n = 0;
     for (int w = blockIdx.x; w < a.n_work; w += gridDim.x) {
         const Work wk = work_at(p, a, w, BM);
         const fc_batch &bt = p.batch[wk.b];
@@ -347,12 +356,10 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
             for (int i = 0; i < cute::size(tOrO); i++)
                 tOrO(i) *= alpha[(i / 2) % 2];
         };
-        auto wait_v = [&](int t, const Slot<STAGES> &sl) {
+        auto wait_v = [&](const Slot<STAGES> &sl) {
             mbar_wait(&s.v_full[sl.stage], sl.phase);
-            if (needs_fix<BN>(bt, a, t)) {
-                mbar_wait(&s.v_fixed[sl.stage], (fix_parity >> sl.stage) & 1u);
-                fix_parity ^= 1u << sl.stage;
-            }
+            if (a.edge_fixes) /* the fixer's release of the tile: one phase per tile, like v_full */
+                mbar_wait(&s.v_fixed[sl.stage], sl.phase);
         };
 
         if (kt.t0 < kt.t1 && !Tr::OVERLAP) { /* one tile at a time: fewer live registers (D = 256) */
@@ -371,7 +378,7 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
                 softmax_step(tSrS, m, l, alpha, p.scale);
                 rescale();
                 to_p();
-                wait_v(t, cur);
+                wait_v(cur);
                 my_turn();
                 wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, cur.stage), tOrO);
                 their_turn();
@@ -395,7 +402,7 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
             for (int t = kt.t0 + 1; t < kt.t1; t++) {
                 const Slot<STAGES> prev(kv_n + (uint32_t)(t - 1 - kt.t0)), cur(kv_n + (uint32_t)(t - kt.t0));
                 mbar_wait(&s.k_full[cur.stage], cur.phase);
-                wait_v(t - 1, prev);
+                wait_v(prev);
                 my_turn();
                 wg_gemm<true, false>(mma_qk, tSrQ, tSrK(cute::_, cute::_, cute::_, cur.stage), tSrS);
                 wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, prev.stage), tOrO);
@@ -411,7 +418,7 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
             }
             mbar_arrive(&s.q_empty); /* every Q·Kᵀ of the item has completed */
             const Slot<STAGES> last(kv_n + (uint32_t)(kt.t1 - 1 - kt.t0));
-            wait_v(kt.t1 - 1, last);
+            wait_v(last);
             my_turn();
             wg_gemm<false, true>(mma_pv, tOrP, tOrV(cute::_, cute::_, cute::_, last.stage), tOrO);
             their_turn();

@@ -89,8 +89,8 @@ template <typename T, int D_> struct FwdTraits {
         alignas(1024) E k[STAGES * BN * D];
         alignas(1024) E v[STAGES * BN * D];
         uint64_t q_full, q_empty;
-        /* v_fixed: the edge fixer is done with the stage's value tile (a barrier per stage, so that
-         * fixes of two stages cannot complete two phases of one barrier before it is waited on) */
+        /* v_fixed: the edge fixer has released the stage's value tile (one phase per tile, when the
+         * run has short batches) */
         uint64_t k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES], v_fixed[STAGES];
     };
     static constexpr size_t SMEM = sizeof(Smem) + 1024; /* + the slack that aligns the dynamic base */
