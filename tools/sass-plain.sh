@@ -59,7 +59,11 @@ if mode == "--update":
         out.writelines(header)
         out.write("nvcc %s\n" % nvcc)
         out.writelines("pattern %s\n" % p for p in patterns)
-        for (a, n), (h, c) in sorted(found.items()):
+        # architectures this library was not built for keep their listed entries (an sm_90a-only
+        # build updates the sm_90a lines alone)
+        built = {a for a, _ in found}
+        keep = {k: v for k, v in listed.items() if k[0] not in built}
+        for (a, n), (h, c) in sorted({**keep, **found}.items()):
             out.write("%s %s %d %s\n" % (a, h, c, n))
     print("sass-plain: %d plain kernel builds written to %s" % (len(found), list_path))
     sys.exit(0)
