@@ -20,18 +20,23 @@
 
 #define FC_DEC_COLS 64 /* kv columns per softmax step: keys and values of a step stay in L1 */
 /* Score accumulators (keys × rows) per block and value vectors per P·V block: what the register
- * file holds beside the operands — 16 and 4 in 32 registers; in AVX2's 16, 8 scores (2 keys of 4
- * rows) and 8 to 12 accumulator vectors (3 or 4 rows × 3, 2 × 4 or 1 × 8: at least the eight FMA
- * chains two pipes need; 4 × 3 leaves the 3 value vectors and one broadcast P, and beat 4 × 2 by
- * 6 % at 1 thread on Zen 5) */
+ * file holds beside the operands — 16 and 4 in 32 registers; in AVX2's 16, 12 scores (3 keys of 4
+ * rows, the query rows as the FMAs' memory operands: 12 FMA chains hide the converted keys' load
+ * latency, +3 % fp16 and int8 at 1 thread on Zen 5 against 2 keys of 4 rows) and 8 to 12
+ * accumulator vectors (3 or 4 rows × 3, 2 × 4 or 1 × 8: at least the eight FMA chains two pipes
+ * need; 4 × 3 leaves the 3 value vectors and one broadcast P, and beat 4 × 2 by 6 % at 1 thread on
+ * Zen 5).  FC_DEC_SUMS: the sums one transposing reduction (fc_dec_hsum) yields. */
 #if FC_W == 8
-#define FC_DEC_ACC 8
+#define FC_DEC_ACC 12
+#define FC_DEC_SUMS 8
 #define FC_DEC_NV(R) ((R) == 1 ? 8 : (R) == 2 ? 4 : 3)
 #elif FC_W == 4 /* NEON: 16 scores; 8 vectors for one or two rows (eight FMA chains at least) */
 #define FC_DEC_ACC 16
+#define FC_DEC_SUMS 16
 #define FC_DEC_NV(R) ((R) <= 2 ? 8 : 4)
 #else
 #define FC_DEC_ACC 16
+#define FC_DEC_SUMS 16
 #define FC_DEC_NV(R) 4
 #endif
 
@@ -117,7 +122,7 @@ FC_INLINE fvec fc_dec_load(const char *row, const fc_dtype dt, int e)
          : dt == FC_BF16 ? v_load_bf16((const uint16_t *)row + e) : v_load((const float *)row + e);
 }
 
-/* out[i] = Σ lanes of a[i], i < FC_DEC_ACC, each sum associated as v_hsum's. */
+/* out[i] = Σ lanes of a[i], i < FC_DEC_SUMS, each sum associated as v_hsum's. */
 FC_INLINE void fc_dec_hsum(const fvec *a, float *out)
 {
 #if FC_W == 8
@@ -146,10 +151,10 @@ FC_INLINE void fc_dec_hsum(const fvec *a, float *out)
     _mm512_storeu_ps(out, _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], 0x88), _mm512_shuffle_ps(d[0], d[1], 0xDD)));
 #elif FC_W == 4 /* NEON */
     /* pairwise adds, four sums per vector: v_hsum's (a0 + a1) + (a2 + a3) with out[i] in lane i % 4 */
-    for (int k = 0; k < FC_DEC_ACC; k += 4)
+    for (int k = 0; k < FC_DEC_SUMS; k += 4)
         vst1q_f32(out + k, vpaddq_f32(vpaddq_f32(a[k], a[k + 1]), vpaddq_f32(a[k + 2], a[k + 3])));
 #else
-    for (int i = 0; i < FC_DEC_ACC; i++)
+    for (int i = 0; i < FC_DEC_SUMS; i++)
         out[i] = v_hsum(a[i]);
 #endif
 }
@@ -185,9 +190,25 @@ FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const ch
             }
         }
         float *s = S + j * Rs;
-        fc_dec_hsum(a, s);
-        for (int i = 0; i < FC_DEC_ACC; i += FC_W)
+#pragma GCC unroll 2
+        for (int i = 0; i < FC_DEC_ACC; i += FC_DEC_SUMS) {
+            if (i + FC_DEC_SUMS <= FC_DEC_ACC) {
+                fc_dec_hsum(a + i, s + i);
+            } else { /* a last partial reduction: zeros beside it (each sum reads only its own vector) */
+                fvec b[FC_DEC_SUMS];
+                float t[FC_DEC_SUMS];
+                for (int k = 0; k < FC_DEC_SUMS; k++)
+                    b[k] = i + k < FC_DEC_ACC ? a[i + k] : v_zero();
+                fc_dec_hsum(b, t);
+                for (int k = 0; i + k < FC_DEC_ACC; k++)
+                    s[i + k] = t[k];
+            }
+        }
+        int i = 0;
+        for (; i + FC_W <= FC_DEC_ACC; i += FC_W)
             v_store(s + i, v_mul(v_add(v_load(s + i), v_load(add + i)), v_set1(scale)));
+        for (; i < FC_DEC_ACC; i++)
+            s[i] = (s[i] + add[i]) * scale;
     }
 }
 
@@ -343,7 +364,7 @@ static inline void fc_dec_fill(const fc_dec_rows *r, int64_t j, int n, int padde
 }
 
 /* The fully visible kv columns [j0, j0 + jn) for the item's rows: steps of FC_DEC_COLS columns
- * updating m, l and the accumulator o (row stride ldo).  S holds FC_DEC_COLS·4 floats. */
+ * updating m, l and the accumulator o (row stride ldo).  S holds (FC_DEC_COLS + FC_DEC_ACC)·4 floats. */
 static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64_t j0, int jn, float *S, float *o,
                                   int ldo, float *m, float *l)
 {
