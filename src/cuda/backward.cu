@@ -12,8 +12,7 @@
  * FLASHC_CUDA_BWD_GRID=N caps the fused kernel's grid at N CTAs (tests: results must not move).
  * Fused-path variants under measurement (results bitwise the same under each, any grid):
  *   FLASHC_CUDA_BWD_ORDER=batch (default) | spread: the units' launch order (fc_dq_spread_tiles);
- *   FLASHC_CUDA_BWD_SYNC=fence (default) | lean | defer | lean-defer: how an adder publishes its
- *   tile and when it waits for its turn (kDqSync*, backward_dq.cuh).
+ *   FLASHC_CUDA_BWD_SYNC=fence (default) | lean: how an adder publishes its tile (backward_dq.cuh).
  * Instantiations: fp16 and bf16 × head-dim classes 64 / 128 / 256; the feature kernels
  * (features.cuh) where a problem needs them (rope-split heads: classes 128 and 256).
  */
@@ -98,16 +97,14 @@ static int fc_bwd_pick(const char *env, const char *const *names, int n)
 
 static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const char *who)
 {
-    static const char *const orders[] = {"batch", "spread"}, *const syncs[] = {"fence", "lean", "defer", "lean-defer"};
+    static const char *const orders[] = {"batch", "spread"}, *const syncs[] = {"fence", "lean"};
     const char *order = getenv("FLASHC_CUDA_BWD_ORDER"), *sync = getenv("FLASHC_CUDA_BWD_SYNC");
-    const int order_at = fc_bwd_pick(order, orders, 2), sync_at = fc_bwd_pick(sync, syncs, 4);
+    const int order_at = fc_bwd_pick(order, orders, 2), sync_at = fc_bwd_pick(sync, syncs, 2);
     if (order_at < 0)
         return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD_ORDER=%.64s names no order (batch or spread)", who, order);
     if (sync_at < 0)
-        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD_SYNC=%.64s names no protocol (fence, lean, defer or lean-defer)",
-                       who, sync);
-    plan->dq_sync = sync_at; /* the names' indices are the kDqSync* bits */
-    static_assert(kDqSyncLean == 1 && kDqSyncDefer == 2, "FLASHC_CUDA_BWD_SYNC's names in bit order");
+        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD_SYNC=%.64s names no protocol (fence or lean)", who, sync);
+    plan->dq_sync = sync_at == 1 ? kDqSyncLean : kDqSyncFence;
     const char *env = getenv("FLASHC_CUDA_BWD");
     env = env && *env ? env : kBwdDefault;
     const bool want_fused = strcmp(env, "fused") == 0, auto_path = strcmp(env, "auto") == 0;

@@ -53,13 +53,8 @@ template <int BN, int BMQ, int DC> struct BwdDqSmem {
 
 constexpr unsigned long long kTurnTimeoutNs = 10ull * 1000 * 1000 * 1000;
 
-/* BwdLaunch::dq_sync, bits: how an adder publishes its accumulator tile (kDqSyncLean, see above)
- * and when it waits for its turn (kDqSyncDefer: the baseline waits at the end of a step, before
- * the next step's products, so that the tile's load hides behind them — a unit whose predecessor
- * is a little late idles; defer takes the turn there only if it has come, else after the next
- * step's products, loading the tile then; the same adds in the same order, each still between
- * its turn's acquire and its release). */
-constexpr int kDqSyncFence = 0, kDqSyncLean = 1, kDqSyncDefer = 2;
+/* BwdLaunch::dq_sync: how an adder publishes its accumulator tile (see above). */
+constexpr int kDqSyncFence = 0, kDqSyncLean = 1;
 
 __device__ __forceinline__ unsigned ld_relaxed_gpu(const unsigned *p)
 {
@@ -95,16 +90,6 @@ __device__ __forceinline__ void wait_turn(const unsigned *ctr, unsigned turn, un
         fence_acq_rel_gpu();
     else
         __threadfence();
-}
-
-/* Thread 0 of the adder, kDqSyncDefer: acquires (as wait_turn) and returns true if *ctr == turn
- * now (seen: a read issued earlier), else false without waiting. */
-__device__ __forceinline__ bool try_turn(const unsigned *ctr, unsigned turn, unsigned seen, bool lean)
-{
-    if (seen != turn && ld_relaxed_gpu(ctr) != turn)
-        return false;
-    wait_turn(ctr, turn, turn, lean);
-    return true;
 }
 
 /* The warp's dS tile (16 kv rows × BMQ query columns as tile_abt and grad_tile leave it) into
@@ -167,15 +152,14 @@ __device__ __forceinline__ void stash_partial(float *sPart, const float (&acc)[N
         }
 }
 
-/* The accumulator tile [BMQ][DC] at g (rows ld floats apart) → sAcc (cp.async, L2).  ROLLED: a
- * loop that is not unrolled (the rare late load of kDqSyncDefer, off the registers' peak). */
-template <int BMQ, int DC, int LDP, bool ROLLED = false>
+/* The accumulator tile [BMQ][DC] at g (rows ld floats apart) → sAcc (cp.async, L2). */
+template <int BMQ, int DC, int LDP>
 __device__ __forceinline__ void acc_load(float *sAcc, const float *g, int ld, int tid)
 {
-    constexpr int C = DC / 4, N = BMQ * C / kThreads; /* 16-byte chunks a row; a thread's */
+    constexpr int C = DC / 4; /* 16-byte chunks a row */
     static_assert(BMQ * C % kThreads == 0, "whole chunks per thread");
-#pragma unroll(ROLLED ? 1 : N)
-    for (int k = 0; k < N; k++) {
+#pragma unroll
+    for (int k = 0; k < BMQ * C / kThreads; k++) {
         const int x = tid + k * kThreads, r = x / C, c = (x % C) * 4;
         cp_async16(sAcc + r * LDP + c, g + (int64_t)r * ld + c, 16);
     }

@@ -96,11 +96,8 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
     };
     __shared__ int64_t s_P, s_A0, s_A; /* thread 0's turn search (in shared memory: no registers) */
     __shared__ unsigned s_turn, s_prev_turn;
-    __shared__ int s_ready;             /* kDqSyncDefer: thread 0 holds the turn of the step before */
     unsigned seen = 0;                  /* thread 0's first look at the counter */
-    /* the protocol's bits, read where used (kept in registers across the products, they spill) */
-    auto lean = [&] { return (L.dq_sync & kDqSyncLean) != 0; };
-    auto late = [&](int s) { return FUSED && s > 0 && (L.dq_sync & kDqSyncDefer) != 0 && !s_ready; };
+    auto lean = [&] { return L.dq_sync == kDqSyncLean; }; /* read where used: no register held */
     if (FUSED && tid == 0 && n_qt > 0) {
         s_P = fc_dq_prefix_tiles(&bt, BN);
         s_A0 = item.y >= s_P ? fc_dq_first_sharer(&bt, s_P, item.y, q_first / BMQ, BN, BMQ) : 0;
@@ -123,11 +120,11 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
     for (int s = 0, c = 0; s < n_steps; s++, c ^= 1) {
         cp_async_wait_all();
         /* Q, dO (and K, V) of step s arrived; every warp is done with buffer c ^ 1; FUSED: thread 0
-         * acquired step s − 1's turn (defer: or s_ready says not yet) */
+         * acquired step s − 1's turn */
         const bool full = __syncthreads_and(tid >= BMQ || sF[c * BMQ + tid].cover);
         if (s + 1 < n_steps)
             load_step(s + 1, c ^ 1);
-        if (FUSED && s > 0 && !late(s)) /* step s − 1's accumulator tile, behind this step's products */
+        if (FUSED && s > 0) /* the accumulator tile of step s − 1, behind this step's products */
             acc_load<BMQ, DC, DqSmem::ldp>(sAcc, acc_tile(s - 1), L.dq_ld, tid);
         cp_async_commit();
         if (FUSED && tid == 0) { /* step s's turn, and a first look at its counter */
@@ -162,13 +159,6 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
 
         if (FUSED) {
             const int ft = tid, fw = warp, fl = lane;
-            if (late(s)) { /* defer: the turn was not there at the last step's end (s_ready: unchanged since) */
-                if (ft == 0)
-                    wait_turn(turn_ctr(s - 1), s_prev_turn, ld_relaxed_gpu(turn_ctr(s - 1)), lean());
-                __syncthreads();
-                acc_load<BMQ, DC, DqSmem::ldp, true>(sAcc, acc_tile(s - 1), L.dq_ld, ft);
-                cp_async_commit();
-            }
             cp_async_wait_all(); /* this thread's chunks of step s − 1's accumulator tile */
             __syncthreads();     /* dS complete; the accumulator tile visible to every thread */
             if (s > 0)
@@ -181,22 +171,14 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
             if (ft == 0) {
                 if (s > 0)
                     st_release_gpu(turn_ctr(s - 1), s_prev_turn + 1);
-                if (L.dq_sync & kDqSyncDefer) /* take the turn if it is there; else in the next step, after its products */
-                    s_ready = try_turn(turn_ctr(s), s_turn, seen, lean());
-                else
-                    wait_turn(turn_ctr(s), s_turn, seen, lean());
+                wait_turn(turn_ctr(s), s_turn, seen, lean());
                 s_prev_turn = s_turn;
             }
             stash_partial<Split::NT, DqSmem::ldp>(sPart, dq, Split::row0(fw), Split::col0(fw), fl);
         }
     }
     if (FUSED && n_steps > 0) { /* the last step's add, as the loop's */
-        __syncthreads(); /* the partial in sPart; thread 0 acquired the turn (defer: or not yet) */
-        if (late(n_steps)) {
-            if (tid == 0)
-                wait_turn(turn_ctr(n_steps - 1), s_prev_turn, ld_relaxed_gpu(turn_ctr(n_steps - 1)), lean());
-            __syncthreads();
-        }
+        __syncthreads(); /* the partial in sPart; thread 0 acquired the turn */
         acc_load<BMQ, DC, DqSmem::ldp>(sAcc, acc_tile(n_steps - 1), L.dq_ld, tid);
         cp_async_commit();
         cp_async_wait_all();
