@@ -105,7 +105,8 @@ static unsigned short bf16_bits(float x)
 
 /* Operand `which`'s values: the fixed pattern (bf16 in [−1, 1), every operand alike), or
  * standard normal values (Box–Muller over a xorshift generator seeded by `which`: operands that
- * differ, the same in every run). */
+ * differ, the same in every run), drawn for a prime period of elements and repeated (the host
+ * time of a few rows stays small). */
 static void fill_operand(unsigned short *x, size_t elems, bool normal, int which)
 {
     if (!normal) {
@@ -113,8 +114,9 @@ static void fill_operand(unsigned short *x, size_t elems, bool normal, int which
             x[i] = (unsigned short)(0x3F80 - ((i * 2654435761u >> 7) & 0x7F) - ((i & 1) << 15));
         return;
     }
+    const size_t period = elems < 999983 ? elems : 999983;
     uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(which + 1);
-    for (size_t i = 0; i < elems; i += 2) {
+    for (size_t i = 0; i < period; i += 2) {
         float u[2];
         for (int t = 0; t < 2; t++) {
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -122,9 +124,11 @@ static void fill_operand(unsigned short *x, size_t elems, bool normal, int which
         }
         const float r = sqrtf(-2.0f * logf(u[0])), a = 6.2831853f * u[1];
         x[i] = bf16_bits(r * cosf(a));
-        if (i + 1 < elems)
+        if (i + 1 < period)
             x[i + 1] = bf16_bits(r * sinf(a));
     }
+    for (size_t at = period; at < elems; at += period)
+        memcpy(x + at, x, (elems - at < period ? elems - at : period) * sizeof *x);
 }
 
 /* The buffer sets' plans, run in turn (bench_cuda_median_ms's callback): `per_call` runs per
