@@ -237,7 +237,7 @@ final)
     # a last short call: the faces' GPU tests and the defaults' tests, a variant library (TRY, a
     # folder holding another libflashc.so.0, e.g. other tile widths) tested and timed beside the
     # default one, the run-time variants named in FWD_ENV / BWD_ENV / DEC_ENV (space-separated
-    # VAR=value settings, one bench run each), synccheck of the sm_90a forward; under BUDGET (200)
+    # variants, each VAR=value[,VAR=value...]; one bench run each), synccheck of the sm_90a forward; under BUDGET (200)
     BUDGET=${BUDGET:-200}
     TAIL=3 step faces 60 sh -c "$dir/tests/cuda/test_cuda_runtime && $dir/tests/cuda/test_cuda_cann && $dir/tests/cuda/test_cuda_infiniop && $dir/tests/cuda/test_hopper_layouts"
     TAIL=3 step fwd-default 40 "$dir/tests/cuda/test_cuda_forward" 10
@@ -248,14 +248,15 @@ final)
         TAIL=2 step bench-try 30 env LD_LIBRARY_PATH="$PWD/$TRY" $b --filter fwd
     fi
     n=0
-    for e in ${FWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-fwd-v$n" 30 env "$e" $b --filter fwd; done
-    for e in ${BWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-bwd-v$n" 40 env "$e" $b --filter bwd; done
-    for e in ${DEC_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-dec-v$n" 40 env "$e" $b --filter dec; done
+    for e in ${FWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-fwd-v$n" 30 env ${e//,/ } $b --filter fwd; done
+    for e in ${BWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-bwd-v$n" 40 env ${e//,/ } $b --filter bwd; done
+    for e in ${DEC_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec; done
     TAIL=2 step peer 30 python3 bench/sdpa_peer.py 10 fwd
     if command -v compute-sanitizer >/dev/null; then
         TAIL=3 step sync-fwd 40 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool synccheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
     fi
     echo
+    n=0; for e in ${FWD_ENV:-} ${BWD_ENV:-} ${DEC_ENV:-}; do n=$((n + 1)); echo "v$n: $e"; done
     for f in "$out"/bench-*.log "$out/peer.log"; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
     echo "tests: faces $rc_faces, fwd-default $rc_fwd_default, try ${rc_try_fwd_sm90:-n/a}; synccheck ${rc_sync_fwd:-n/a}"
     ;;
