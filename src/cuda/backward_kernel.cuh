@@ -33,7 +33,8 @@ template <int D, int BMQ> struct BwdKvSmem {
  * also adds its dQ partial in turn (backward_dq.cuh); else they start at the first row that may
  * see the tile, and dQ is the dQ kernel's. */
 template <typename T, int D, int DC, int BMQ, bool FUSED, int FEAT = 0>
-__device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L, unsigned u, unsigned char *smem_raw)
+__device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L, unsigned u, unsigned char *smem_raw,
+                                         fc_batch *s_bt = nullptr, int64_t *s_arow0 = nullptr)
 {
     constexpr int BN = kBwdKvRows, NQ = BMQ / 8, DT = DC / 8;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -56,7 +57,17 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
     const int2 item = L.items[u / per_item];
     const int64_t b = item.x, n2 = (u % per_item) / L.parts;
     const int part = u % L.parts, f0 = part * DC; /* first feature of this unit's dK/dV (and dQ) */
-    const fc_batch &bt = p.batch[b];
+    /* FUSED: the batch's facts in shared memory (s_bt, s_arow0: fused_units'), once per unit — its
+     * per-step fences invalidate L1 (CCTL.IVALL), after which every look at p.batch[b] or
+     * L.arow0[b] went to L2 again, some of them in chains (the row facts' offsets, the turn
+     * search).  A barrier orders the copy before every use; fused_units' barrier after a unit
+     * orders the previous unit's uses before it. */
+    if (FUSED) {
+        if (threadIdx.x == 0)
+            *s_bt = p.batch[b], *s_arow0 = L.arow0[b];
+        __syncthreads();
+    }
+    const fc_batch &bt = FUSED ? *s_bt : p.batch[b];
     const int j0 = item.y * BN, live = clamp_rows(BN, bt.skv - j0);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
@@ -87,16 +98,17 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
 
     /* FUSED: step s's accumulator tile and turn counter; thread 0's turn search (dq_order.h). */
     auto acc_tile = [&](int s) {
-        const int64_t n1 = n2 * p.G + s / n_qt, r = L.arow0[b] + q_first + (int64_t)(s % n_qt) * BMQ;
+        const int64_t n1 = n2 * p.G + s / n_qt, r = *s_arow0 + q_first + (int64_t)(s % n_qt) * BMQ;
         return L.dq_acc + (n1 * L.arows + r) * L.dq_ld + f0;
     };
     auto turn_ctr = [&](int s) {
-        const int64_t n1 = n2 * p.G + s / n_qt, qt = (L.arow0[b] + q_first) / BMQ + s % n_qt;
+        const int64_t n1 = n2 * p.G + s / n_qt, qt = (*s_arow0 + q_first) / BMQ + s % n_qt;
         return L.turns + (n1 * (L.arows / BMQ) + qt) * L.parts + part;
     };
     __shared__ int64_t s_P, s_A0, s_A; /* thread 0's turn search (in shared memory: no registers) */
     __shared__ unsigned s_turn, s_prev_turn;
     unsigned seen = 0;                  /* thread 0's first look at the counter */
+    auto lean = [&] { return L.dq_sync == kDqSyncLean; }; /* read where used: no register held */
     if (FUSED && tid == 0 && n_qt > 0) {
         s_P = fc_dq_prefix_tiles(&bt, BN);
         s_A0 = item.y >= s_P ? fc_dq_first_sharer(&bt, s_P, item.y, q_first / BMQ, BN, BMQ) : 0;
@@ -164,12 +176,13 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
                 acc_store<BMQ, DC, DqSmem::ldp>(acc_tile(s - 1), L.dq_ld, sAcc, sPart, ft);
             float dq[Split::NT][4] = {}; /* step s's partial: dQ = dS·K over this unit's features */
             tile_sab<T, D, BN, Split::NT, DqSmem::lds, true>(dq, sdS, Split::row0(fw), sK, f0 / 8 + Split::col0(fw) / 8, fl);
-            __threadfence(); /* release, first half: this thread's stores of step s − 1 */
+            if (!lean())
+                __threadfence(); /* release, first half: this thread's stores of step s − 1 */
             __syncthreads(); /* every thread fenced and done with sAcc and sPart */
             if (ft == 0) {
                 if (s > 0)
                     st_release_gpu(turn_ctr(s - 1), s_prev_turn + 1);
-                wait_turn(turn_ctr(s), s_turn, seen);
+                wait_turn(turn_ctr(s), s_turn, seen, lean());
                 s_prev_turn = s_turn;
             }
             stash_partial<Split::NT, DqSmem::ldp>(sPart, dq, Split::row0(fw), Split::col0(fw), fl);
@@ -182,7 +195,8 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
         cp_async_wait_all();
         __syncthreads();
         acc_store<BMQ, DC, DqSmem::ldp>(acc_tile(n_steps - 1), L.dq_ld, sAcc, sPart, tid);
-        __threadfence();
+        if (!lean())
+            __threadfence();
         __syncthreads();
         if (tid == 0)
             st_release_gpu(turn_ctr(n_steps - 1), s_prev_turn + 1);
@@ -228,6 +242,8 @@ __device__ __forceinline__ void fused_units(const fc_problem &p, const BwdLaunch
 {
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __shared__ int s_unit;
+    __shared__ fc_batch s_bt;
+    __shared__ int64_t s_arow0;
     for (;;) {
         if (threadIdx.x == 0)
             s_unit = (int)atomicAdd(L.ticket, 1u);
@@ -235,7 +251,7 @@ __device__ __forceinline__ void fused_units(const fc_problem &p, const BwdLaunch
         const unsigned u = (unsigned)s_unit;
         if (u >= (unsigned)L.units)
             return;
-        dkv_unit<T, D, DC, BMQ, true, FEAT>(p, L, u, smem_raw);
+        dkv_unit<T, D, DC, BMQ, true, FEAT>(p, L, u, smem_raw, &s_bt, &s_arow0);
         __syncthreads(); /* every thread read s_unit and is done with the unit's shared memory */
     }
 }

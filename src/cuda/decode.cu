@@ -142,8 +142,32 @@ static int fc_dec_splits(const fc_problem *p, const DecKernel &k, int sms, int o
  * split count (tests: the results must not change). */
 static const char *const kDecDefault = "auto"; /* the tensor-core kernel where it runs (passed on an H200) */
 
-static fc_status fc_dec_env(bool *simt, int *splits)
+/* FLASHC_CUDA_DECODE_VARIANT: the tensor-core kernel's variant (decode_mma_kernel.cuh; head-dim
+ * class 128): base (unset or empty), linear (kMmaLinearIssue), merge (kMmaWideMerge), or
+ * linear+merge. */
+static fc_status fc_dec_variant(int *variant)
 {
+    static const struct {
+        const char *name;
+        int bits;
+    } names[] = {{"base", 0}, {"linear", kMmaLinearIssue}, {"merge", kMmaWideMerge}, {"linear+merge", kMmaLinearIssue | kMmaWideMerge}};
+    const char *v = getenv("FLASHC_CUDA_DECODE_VARIANT");
+    *variant = 0;
+    if (!v || !*v)
+        return FC_OK;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(v, names[i].name) == 0) {
+            *variant = names[i].bits;
+            return FC_OK;
+        }
+    return fc_fail(FC_ERR_BACKEND, "fc_cuda_dec_plan: FLASHC_CUDA_DECODE_VARIANT=%s names no variant (base, linear, merge, linear+merge)", v);
+}
+
+static fc_status fc_dec_env(bool *simt, int *splits, int *variant)
+{
+    const fc_status st = fc_dec_variant(variant);
+    if (st != FC_OK)
+        return st;
     const char *mode = getenv("FLASHC_CUDA_DECODE"), *sp = getenv("FLASHC_CUDA_DECODE_SPLITS");
     mode = mode && *mode ? mode : kDecDefault;
     *simt = mode && strcmp(mode, "simt") == 0;
@@ -168,9 +192,9 @@ static size_t fc_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
 /* The tensor-core kernel's setup: stages that fit the device, occupancy, split count (fn NULL
  * when it cannot run the plan here). */
-static cudaError_t fc_dec_mma_setup(fc_cuda_dec *plan, const fc_problem *p, int dev, int sms, int forced)
+static cudaError_t fc_dec_mma_setup(fc_cuda_dec *plan, const fc_problem *p, int dev, int sms, int forced, int variant)
 {
-    MmaKernel k = mma_kernel(p->k.dtype, plan->dclass, plan->rows);
+    MmaKernel k = mma_kernel(p->k.dtype, plan->dclass, plan->rows, variant);
     int optin = 0, occ = 0;
     cudaFuncAttributes fa;
     cudaError_t err;
@@ -197,8 +221,8 @@ static cudaError_t fc_dec_mma_setup(fc_cuda_dec *plan, const fc_problem *p, int 
 extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
 {
     bool simt = false;
-    int forced = 0;
-    fc_status st = fc_dec_env(&simt, &forced);
+    int forced = 0, variant = 0;
+    fc_status st = fc_dec_env(&simt, &forced, &variant);
     if (st != FC_OK)
         return st;
     fc_cuda_dec *plan = (fc_cuda_dec *)calloc(1, sizeof *plan);
@@ -217,7 +241,7 @@ extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
     if ((err = cudaGetDevice(&dev)) != cudaSuccess || (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
         (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem_max)) ||
         (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plan->kernel.fn, kDecThreads, plan->kernel.smem)) ||
-        (!simt && !fc_dec_mma_gap(p, plan->rows) && (err = fc_dec_mma_setup(plan, p, dev, sms, forced))) ||
+        (!simt && !fc_dec_mma_gap(p, plan->rows) && (err = fc_dec_mma_setup(plan, p, dev, sms, forced, variant))) ||
         (err = cudaHostAlloc(&plan->report, sizeof *plan->report, cudaHostAllocMapped)) ||
         (err = cudaHostGetDevicePointer(&plan->report_dev, plan->report, 0)))
         st = fc_cuda_err(err, "fc_cuda_dec_plan");

@@ -59,6 +59,16 @@ __device__ __forceinline__ const char *dec_row(const fc_view &v, const char *lis
     return fc_view_row(&w, esize, 0, tok, n2, s);
 }
 
+/* Whether kv rows [s, s + n) of view v lie in one block of its block table (always without one):
+ * then they sit at one stride from row s. */
+__device__ __forceinline__ bool dec_one_page(const fc_view &v, int s, int n)
+{
+    if (!v.pages.table)
+        return true;
+    const int bs = v.pages.block_size < (1 << 30) ? (int)v.pages.block_size : (1 << 30);
+    return s / bs == (s + n - 1) / bs;
+}
+
 /* Records block-table entry (tensor, b, k) as bad in the run's fault word (zeroed by the run):
  * (1 << 32) | (0xFFFFFFFF − the entry's linear index), so the smallest index wins; tensor 2, k 0:
  * batch b's run length. */

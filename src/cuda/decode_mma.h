@@ -17,8 +17,9 @@ struct MmaKernel {
 };
 
 /* The kernel for key/value dtype kv (fp16, bf16, int8), head-dim class 64/128/256 and rows ≤ 8
- * (one n tile of Oᵀ) or ≤ 16 (two). */
-MmaKernel mma_kernel(fc_dtype kv, int dclass, int rows);
+ * (one n tile of Oᵀ) or ≤ 16 (two); variant: bits of kMmaLinearIssue | kMmaWideMerge (0: the
+ * default kernel). */
+MmaKernel mma_kernel(fc_dtype kv, int dclass, int rows, int variant);
 
 } // namespace fc_cuda
 

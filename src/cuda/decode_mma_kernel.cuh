@@ -117,9 +117,16 @@ template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32
     return __any_sync(0xffffffffu, bad);
 }
 
-template <typename KT, int DC, int NT>
-__global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_constant__ fc_problem p,
-                                                                  const __grid_constant__ MmaLaunch L)
+/* Variants of the kernel (bits of V; 0 is the default): kMmaLinearIssue copies a tile whose rows lie
+ * at one stride (a contiguous cache, a tile inside one page, a tensor list) from its first row's
+ * address, each lane a fixed 16-byte chunk column, instead of gathering per-row addresses by warp
+ * shuffles; kMmaWideMerge folds the blocks' partials with every lane of the last CTA loading (row
+ * statistics strided over lanes and summed in a fixed tree, outputs two features per load, many
+ * blocks in flight) instead of a few threads walking the blocks one load at a time. */
+constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2;
+
+template <typename KT, int DC, int NT, int V>
+__device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunch &L)
 {
     using Sh = MmaShape<KT, DC>;
     using T = typename MmaType<KT>::T;
@@ -240,8 +247,19 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
         return lo + (k0 + n / Sh::TPB) * kMmaBlock + ((n % Sh::TPB) * kMmaWarps + warp) * WN;
     };
     const char *kp[PPL], *vp[PPL]; /* row addresses of the next tile to issue (one per lane position) */
+    const char *kt0 = nullptr, *vt0 = nullptr; /* kMmaLinearIssue: its first rows (NULL: gather) */
     auto addresses = [&](int n) {
         const int j0 = n < tiles ? tile_j0(n) : hi;
+        if (V & kMmaLinearIssue) {
+            kt0 = vt0 = nullptr;
+            if (j0 + WN <= hi && dec_one_page(p.k, j0, WN) && dec_one_page(p.v, j0, WN)) {
+                const char *k0 = dec_row(p.k, k_base, ES, b, bt.kv_tok, n2, j0), *v0 = dec_row(p.v, v_base, ES, b, bt.kv_tok, n2, j0);
+                if (k0 && v0) {
+                    kt0 = k0, vt0 = v0;
+                    return;
+                }
+            }
+        }
 #pragma unroll
         for (int e = 0; e < PPL; e++) {
             const int idx = lane + 32 * e, j = j0 + idx;
@@ -257,6 +275,32 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
             asm volatile("" : "+r"(opaque));
             const int lane = opaque;
             unsigned char *dk = my_stages + (size_t)(n % stg) * 2 * Sh::TILE, *dv = dk + Sh::TILE;
+            if ((V & kMmaLinearIssue) && kt0) {
+                /* Rows at one stride: the lane copies chunk column ch of rows r0, r0 + RPI, ...; the
+                 * swizzles repeat every 8 rows, so P destination offsets serve every copy and the
+                 * sources advance by a fixed step. */
+                constexpr int RPI = 32 / CR, P = RPI >= 8 ? 1 : 8 / RPI;
+                static_assert(32 % CR == 0, "whole rows per warp copy");
+                const int ch = lane % CR, r0 = lane / CR;
+                const int kb = ch * 16 < kbytes ? 16 : 0, vb = ch * 16 < vbytes ? 16 : 0;
+                const int64_t kstep = kb ? p.k.ss * ES * RPI : 0, vstep = vb ? p.v.ss * ES * RPI : 0;
+                const char *ks = kb ? kt0 + r0 * p.k.ss * ES + ch * 16 : (const char *)L.partial;
+                const char *vs = vb ? vt0 + r0 * p.v.ss * ES + ch * 16 : (const char *)L.partial;
+                int dko[P], dvo[P];
+#pragma unroll
+                for (int q = 0; q < P; q++) {
+                    const int pos = q * RPI + r0;
+                    dko[q] = pos * DC * ES + mma_chunk<ES, CR, false>(pos, ch) * 16;
+                    dvo[q] = pos * DC * ES + mma_chunk<ES, CR, true>(pos, ch) * 16;
+                }
+#pragma unroll
+                for (int i = 0; i < WN / RPI; i++) {
+                    const int rows8 = i / P * 8 * DC * ES;
+                    cp_async16(dk + dko[i % P] + rows8, ks, kb);
+                    cp_async16(dv + dvo[i % P] + rows8, vs, vb);
+                    ks += kstep, vs += vstep;
+                }
+            } else {
 #pragma unroll
             for (int i = 0; i < WN * CR / 32; i++) {
                 const int x = i * 32 + lane, pos = x / CR, ch = x % CR, from = (i * 32 / CR) % 32 + lane / CR;
@@ -265,6 +309,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
                 const int kb = ks && ch * 16 < kbytes ? 16 : 0, vb = vs && ch * 16 < vbytes ? 16 : 0;
                 cp_async16(dk + pos * DC * ES + mma_chunk<ES, CR, false>(pos, ch) * 16, kb ? ks + ch * 16 : (const char *)L.partial, kb);
                 cp_async16(dv + pos * DC * ES + mma_chunk<ES, CR, true>(pos, ch) * 16, vb ? vs + ch * 16 : (const char *)L.partial, vb);
+            }
             }
         }
         cp_async_commit();
@@ -576,7 +621,41 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
     const float *part = L.partial + ((int64_t)b * p.Nkv + n2) * L.maxblk * (int64_t)R * (DC + 2);
     const int64_t pslot = (int64_t)R * (DC + 2);
     float *sW = reinterpret_cast<float *>(smem_raw); /* [nblk][R] block weights (the stages are idle) */
-    if (tid < R) {
+    /* Row r's statistics once folded: 1 / l (0 for an empty row) and the written statistics. */
+    auto row_done = [&](int r, int64_t i, int64_t n1, bool live, float m, float l) {
+        const bool empty = !live || l == 0.0f;
+        sInv[r] = empty ? 0.0f : 1.0f / l, sEmpty[r] = empty;
+        if (p.stats.max && i < bt.q_rows)
+            fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, n1, i), empty ? -FLT_MAX : m, empty ? FLT_MAX : l);
+    };
+    if (V & kMmaWideMerge) { /* a warp per row: lanes stride over the blocks, a fixed tree joins them */
+        for (int r = warp; r < R; r += kMmaWarps) {
+            const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;
+            const bool live = i < bt.sq;
+            const float sink = live && p.sink ? fc_sink_at(&p, n1) : -INFINITY;
+            float m = -INFINITY, l = 0.0f;
+#pragma unroll 4
+            for (int k = lane; k < nblk; k += 32)
+                m = nan_max(m, __ldcg(part + k * pslot + R * DC + r));
+#pragma unroll
+            for (int off = 16; off > 0; off /= 2)
+                m = nan_max(m, __shfl_xor_sync(0xffffffffu, m, off));
+            m = nan_max(sink, __shfl_sync(0xffffffffu, m, 0));
+            const float ref = (m == -INFINITY ? 0.0f : m) * kLog2e;
+#pragma unroll 4
+            for (int k = lane; k < nblk; k += 32) {
+                const float w = exp2f(fmaf(__ldcg(part + k * pslot + R * DC + r), kLog2e, -ref));
+                sW[k * R + r] = w;
+                l = fmaf(__ldcg(part + k * pslot + R * DC + R + r), w, l);
+            }
+#pragma unroll
+            for (int off = 16; off > 0; off /= 2)
+                l += __shfl_xor_sync(0xffffffffu, l, off);
+            l += sink == -INFINITY ? 0.0f : exp2f(fmaf(sink, kLog2e, -ref));
+            if (lane == 0)
+                row_done(r, i, n1, live, m, l);
+        }
+    } else if (tid < R) {
         const int r = tid;
         const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;
         const bool live = i < bt.sq;
@@ -591,24 +670,15 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
             sW[k * R + r] = w;
             l = fmaf(__ldcg(part + k * pslot + R * DC + R + r), w, l);
         }
-        const bool empty = !live || l == 0.0f;
-        sInv[r] = empty ? 0.0f : 1.0f / l, sEmpty[r] = empty;
-        if (p.stats.max && i < bt.q_rows)
-            fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, n1, i), empty ? -FLT_MAX : m, empty ? FLT_MAX : l);
+        row_done(r, i, n1, live, m, l);
     }
     __syncthreads();
     const int Dv = (int)p.Dv;
     const int64_t oes = fc_dtype_bytes(p.out.dtype);
     const fc_affine_view &va = p.v.dequant;
     const int64_t vae = I8 ? fc_dtype_bytes(va.dtype) : 0;
-    for (int x = tid; x < R * Dv; x += kMmaThreads) {
-        const int r = x / Dv, e = x % Dv;
-        const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;
-        if (i >= bt.q_rows)
-            continue;
-        float acc = 0.0f;
-        for (int k = 0; k < nblk; k++)
-            acc = fmaf(__ldcg(part + k * pslot + r * DC + e), sW[k * R + r], acc);
+    /* Output feature e of row r from its folded sum. */
+    auto store = [&](int r, int e, int64_t i, int64_t n1, float acc) {
         const bool empty = sEmpty[r] != 0.0f;
         float y = acc * sInv[r];
         if (I8) {
@@ -616,7 +686,64 @@ __global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_co
             y = (y + (va.offset ? load_any(va.offset + at, va.dtype) : 0.0f)) * load_any(va.scale + at, va.dtype);
         }
         dec_store(p, fc_view_row(&p.out, oes, b, bt.q_tok, n1, i), n1, e, empty ? 0.0f : y, empty);
+    };
+    if (V & kMmaWideMerge) { /* feature pairs (r, e, e + 1), two per thread, blocks in order, loads ahead */
+        for (int x0 = tid; x0 < R * DC / 2; x0 += 2 * kMmaThreads) {
+            float2 acc[2] = {make_float2(0.0f, 0.0f), make_float2(0.0f, 0.0f)};
+            int at[2];
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                const int x = x0 + u * kMmaThreads;
+                at[u] = x < R * DC / 2 ? x / (DC / 2) * DC + 2 * (x % (DC / 2)) : -1; /* -1: none */
+            }
+#pragma unroll 8
+            for (int k = 0; k < nblk; k++)
+#pragma unroll
+                for (int u = 0; u < 2; u++)
+                    if (at[u] >= 0) {
+                        const float2 v = __ldcg(reinterpret_cast<const float2 *>(part + k * pslot + at[u]));
+                        const float w = sW[k * R + at[u] / DC];
+                        acc[u].x = fmaf(v.x, w, acc[u].x), acc[u].y = fmaf(v.y, w, acc[u].y);
+                    }
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                const int r = at[u] / DC, e = at[u] % DC;
+                const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;
+                if (at[u] >= 0 && i < bt.q_rows) {
+                    if (e < Dv)
+                        store(r, e, i, n1, acc[u].x);
+                    if (e + 1 < Dv)
+                        store(r, e + 1, i, n1, acc[u].y);
+                }
+            }
+        }
+    } else {
+        for (int x = tid; x < R * Dv; x += kMmaThreads) {
+            const int r = x / Dv, e = x % Dv;
+            const int64_t i = r % L.qr, n1 = n2 * p.G + r / L.qr;
+            if (i >= bt.q_rows)
+                continue;
+            float acc = 0.0f;
+            for (int k = 0; k < nblk; k++)
+                acc = fmaf(__ldcg(part + k * pslot + r * DC + e), sW[k * R + r], acc);
+            store(r, e, i, n1, acc);
+        }
     }
+}
+
+template <typename KT, int DC, int NT>
+__global__ void __launch_bounds__(kMmaThreads, 1) dec_mma_kernel(const __grid_constant__ fc_problem p,
+                                                                  const __grid_constant__ MmaLaunch L)
+{
+    dec_mma_body<KT, DC, NT, 0>(p, L);
+}
+
+/* A variant (V: kMmaLinearIssue | kMmaWideMerge), chosen at run time (decode.cu). */
+template <typename KT, int DC, int NT, int V>
+__global__ void __launch_bounds__(kMmaThreads, 1) dec_mmav_kernel(const __grid_constant__ fc_problem p,
+                                                                   const __grid_constant__ MmaLaunch L)
+{
+    dec_mma_body<KT, DC, NT, V>(p, L);
 }
 
 } // namespace fc_cuda

@@ -9,7 +9,9 @@
  * runs twice, the second time with another split count, the CTAs in a shuffled order and the
  * other stage count: the two must agree bit for bit (the blocks alone fix the bits).  Cases that
  * bring their own lengths plan with the padded length and pass the real ones as the run's device
- * lengths (MmaLaunch.kv_lens).  What only a GPU shows (timing, concurrent CTAs, the real
+ * lengths (MmaLaunch.kv_lens).  Every case runs on the default kernel and again on the variant with
+ * both run-time changes (kMmaLinearIssue | kMmaWideMerge), plus paged cases whose tiles lie inside
+ * pages (the variant's one-stride copies).  What only a GPU shows (timing, concurrent CTAs, the real
  * cp.async and barriers) is tests/cuda/test_decode.c's.
  */
 #include "cta_emu.h"
@@ -35,6 +37,7 @@ struct Schedule {
 };
 static Schedule g_sched[2];
 static int g_run;       /* the run of the current case (nt_run_elsewhere runs the emulator twice) */
+static int g_variant;   /* the kernel's variant (kMmaLinearIssue | kMmaWideMerge bits; 0 the default) */
 static bool g_run_lens; /* plan with the padded kv length, run with the case's (the run's device lengths) */
 
 /* A decode case: B batches of one query row, N1 query heads on N2 kv heads, statistics written. */
@@ -63,8 +66,16 @@ template <typename KT, int DC, int NT> static void launch(const fc_problem &p, c
         for (size_t k = grid.size(); k > 1; k--)
             std::swap(grid[k - 1], grid[(size_t)tc_rng_int(&r, 0, (int64_t)k - 1)]);
     }
+    using namespace fc_cuda;
     for (const cta_emu_dim3 &blk : grid)
-        cta_emu::run_cta(fc_cuda::kMmaThreads, blk, [&] { fc_cuda::dec_mma_kernel<KT, DC, NT>(p, L); });
+        cta_emu::run_cta(kMmaThreads, blk, [&] {
+            switch (g_variant) {
+            case kMmaLinearIssue: dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue>(p, L); break;
+            case kMmaWideMerge: dec_mmav_kernel<KT, DC, NT, kMmaWideMerge>(p, L); break;
+            case kMmaLinearIssue | kMmaWideMerge: dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge>(p, L); break;
+            default: dec_mma_kernel<KT, DC, NT>(p, L);
+            }
+        });
 }
 
 template <typename KT, int DC> static void launch_rows(const fc_problem &p, const fc_cuda::MmaLaunch &L, uint64_t seed)
@@ -210,9 +221,9 @@ static void run(const nt_case *c, int split, int split2, int stages, bool run_le
     nt_run_elsewhere(c, emu_runner, 2);
 }
 
-int main(int argc, char **argv)
+/* Every case on the kernel's variant g_variant. */
+static void cases(bool quick)
 {
-    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
     static const int ones[3] = {1, 1, 1}, kvl[3] = {2100, 0, 1025};
     nt_case c = decode(1, 2, 8, 2, 1500, 128, FC_F16);
     tc_context("emulated mma decode: fp16, D 128, GQA 4, two blocks (1500 positions)");
@@ -279,6 +290,27 @@ int main(int argc, char **argv)
                 c.D = c.Dv = (c.D + 15) / 16 * 16;
             tc_context("emulated mma decode: random case %d", x);
             run(&c, 1, (int)tc_rng_int(&r, 1, 4), tc_rng_bool(&r, 0.5) ? 3 : 2);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    /* the default kernel, then the variant with both changes (each bit's code runs there) */
+    static const int variants[] = {0, fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge};
+    for (int v : variants) {
+        g_variant = v;
+        cases(quick);
+        if (v) { /* whole tiles inside pages of 64 and 128, with a left-padded start (tiles across pages) */
+            nt_case c = decode(12, 2, 8, 2, 2500, 128, FC_BF16);
+            c.kv.mode = NT_KV_PAGED, c.kv.block_size = 64;
+            tc_context("emulated mma decode, variant %d: paged (block 64), D 128", v);
+            run(&c, 1, 3, 3);
+            c = decode(13, 2, 4, 1, 2100, 128, FC_F16);
+            c.kv.mode = NT_KV_PAGED, c.kv.block_size = 128, c.kv.int8 = true, c.kv.per_channel = true, c.kv.affine_dt = FC_F32;
+            tc_context("emulated mma decode, variant %d: int8 paged (block 128), D 128", v);
+            run(&c, 1, 2, 3);
         }
     }
     return tc_summary("unit_decode_mma_emu");
