@@ -30,16 +30,21 @@ template <> struct CuteOf<__nv_bfloat16> { using type = cute::bfloat16_t; };
 
 /* Tile sizes per head-dim class (Dqk and Dv ≤ D, features past them load as zeros): kv rows per
  * tile BN and the depth of the K and V rings.  Query rows: 64 per consumer warpgroup, two of
- * them.  Experiment builds try another shape with -DFC_HOPPER_TRY_D=<class> -DFC_HOPPER_TRY_BN=..
- * (the kernel's variants are compared in one GPU run that way). */
-#ifndef FC_HOPPER_TRY_D
-#define FC_HOPPER_TRY_D 0
-#define FC_HOPPER_TRY_BN 0
+ * them.  Experiment builds try other widths with -DFC_HOPPER_TRY_BN64=.. / _BN128 / _BN256
+ * (a second library built that way is compared with the default in the same GPU call). */
+#ifndef FC_HOPPER_TRY_BN64
+#define FC_HOPPER_TRY_BN64 128
+#endif
+#ifndef FC_HOPPER_TRY_BN128
+#define FC_HOPPER_TRY_BN128 128
+#endif
+#ifndef FC_HOPPER_TRY_BN256
+#define FC_HOPPER_TRY_BN256 64
 #endif
 template <int D> struct FwdTile;
-template <> struct FwdTile<64> { static constexpr int BN = FC_HOPPER_TRY_D == 64 ? FC_HOPPER_TRY_BN : 128, STAGES = 2; };
-template <> struct FwdTile<128> { static constexpr int BN = FC_HOPPER_TRY_D == 128 ? FC_HOPPER_TRY_BN : 128, STAGES = 2; };
-template <> struct FwdTile<256> { static constexpr int BN = FC_HOPPER_TRY_D == 256 ? FC_HOPPER_TRY_BN : 64, STAGES = 2; };
+template <> struct FwdTile<64> { static constexpr int BN = FC_HOPPER_TRY_BN64, STAGES = 2; };
+template <> struct FwdTile<128> { static constexpr int BN = FC_HOPPER_TRY_BN128, STAGES = 2; };
+template <> struct FwdTile<256> { static constexpr int BN = FC_HOPPER_TRY_BN256, STAGES = 2; };
 
 template <typename T, int D_> struct FwdTraits {
     using E = typename CuteOf<T>::type;
