@@ -6,7 +6,15 @@
  * output and statistics of one forward run per buffer set; its "-dq7" rows force the seven-product
  * path (FLASHC_CUDA_BWD=dq-recompute) beside the default fused one.  The peer (PyTorch SDPA, flash and cuDNN) is timed on the
  * same shapes by bench/sdpa_peer.py in the same device call (tools/gpu-check.sh).
+ *
+ * The operands hold a fixed pattern (one exponent, a hashed mantissa, alternating signs) unless a
+ * row says "-normal": standard normal values, what torch.randn gives the Python binding's bench and
+ * the SDPA peer (a tensor core's power, and so the clock it holds, depends on the bits it
+ * multiplies).  "-b2b" rows time runs back to back, several per event bracket, as a training step
+ * queues them (the GPU never idles between runs), where the other rows time one run at a time.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +29,27 @@ typedef struct {
     int S, D;
     bool causal, backward;
     const char *bwd_path; /* FLASHC_CUDA_BWD for the plan (NULL: the default) */
+    bool normal;          /* standard normal operands (else the fixed pattern) */
+    int b2b;              /* runs per timed bracket, back to back (0: one) */
 } cuda_shape;
 
+enum { B2B = 20 }; /* as bench/flash_attn_binding.py's loop */
+
 static const cuda_shape shapes[] = {
-    {"fwd-bf16-d128-s4k", 4096, 128, false, false, NULL}, {"fwd-bf16-d128-s4k-causal", 4096, 128, true, false, NULL},
-    {"fwd-bf16-d64-s4k", 4096, 64, false, false, NULL},   {"fwd-bf16-d256-s4k", 4096, 256, false, false, NULL},
-    {"fwd-bf16-d128-s16k", 16384, 128, false, false, NULL}, {"fwd-bf16-d128-s1k", 1024, 128, false, false, NULL},
-    {"bwd-bf16-d128-s4k", 4096, 128, false, true, "auto"}, {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true, "auto"},
-    {"bwd-bf16-d128-s4k-dq7", 4096, 128, false, true, "dq-recompute"},
-    {"bwd-bf16-d128-s4k-causal-dq7", 4096, 128, true, true, "dq-recompute"},
+    {"fwd-bf16-d128-s4k", 4096, 128, false, false, NULL, false, 0},
+    {"fwd-bf16-d128-s4k-causal", 4096, 128, true, false, NULL, false, 0},
+    {"fwd-bf16-d64-s4k", 4096, 64, false, false, NULL, false, 0},
+    {"fwd-bf16-d256-s4k", 4096, 256, false, false, NULL, false, 0},
+    {"fwd-bf16-d128-s16k", 16384, 128, false, false, NULL, false, 0},
+    {"fwd-bf16-d128-s1k", 1024, 128, false, false, NULL, false, 0},
+    {"bwd-bf16-d128-s4k", 4096, 128, false, true, "auto", false, 0},
+    {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true, "auto", false, 0},
+    {"bwd-bf16-d128-s4k-dq7", 4096, 128, false, true, "dq-recompute", false, 0},
+    {"bwd-bf16-d128-s4k-causal-dq7", 4096, 128, true, true, "dq-recompute", false, 0},
+    {"fwd-bf16-d128-s4k-normal", 4096, 128, false, false, NULL, true, 0},
+    {"fwd-bf16-d128-s4k-normal-b2b", 4096, 128, false, false, NULL, true, B2B},
+    {"fwd-bf16-d128-s4k-causal-normal", 4096, 128, true, false, NULL, true, 0},
+    {"fwd-bf16-d128-s4k-causal-normal-b2b", 4096, 128, true, false, NULL, true, B2B},
 };
 
 enum { NBUF = 8 }; /* q, k, v, out, then the backward's dout, dq, dk, dv */
@@ -75,22 +95,61 @@ static fc_status plan_shape(const cuda_shape *s, void *const buf[NBUF], float *s
     return st;
 }
 
-/* The buffer sets' plans, run in turn (bench_cuda_median_ms's callback). */
+/* bf16 bits of x, rounded to nearest even (x finite). */
+static unsigned short bf16_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* Operand `which`'s values: the fixed pattern (bf16 in [−1, 1), every operand alike), or
+ * standard normal values (Box–Muller over a xorshift generator seeded by `which`: operands that
+ * differ, the same in every run), drawn for a prime period of elements and repeated (the host
+ * time of a few rows stays small). */
+static void fill_operand(unsigned short *x, size_t elems, bool normal, int which)
+{
+    if (!normal) {
+        for (size_t i = 0; i < elems; i++)
+            x[i] = (unsigned short)(0x3F80 - ((i * 2654435761u >> 7) & 0x7F) - ((i & 1) << 15));
+        return;
+    }
+    const size_t period = elems < 999983 ? elems : 999983;
+    uint64_t s = 0x9E3779B97F4A7C15ull * (uint64_t)(which + 1);
+    for (size_t i = 0; i < period; i += 2) {
+        float u[2];
+        for (int t = 0; t < 2; t++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            u[t] = ((float)(s >> 40) + 0.5f) / 16777216.0f; /* (0, 1) */
+        }
+        const float r = sqrtf(-2.0f * logf(u[0])), a = 6.2831853f * u[1];
+        x[i] = bf16_bits(r * cosf(a));
+        if (i + 1 < period)
+            x[i + 1] = bf16_bits(r * sinf(a));
+    }
+    for (size_t at = period; at < elems; at += period)
+        memcpy(x + at, x, (elems - at < period ? elems - at : period) * sizeof *x);
+}
+
+/* The buffer sets' plans, run in turn (bench_cuda_median_ms's callback): `per_call` runs per
+ * timed call. */
 typedef struct {
     const char *name;
     fc_plan **plan;
     void **ws;
     const size_t *ws_bytes;
-    int sets, next;
+    int sets, next, per_call;
 } rotation;
 
 static int run_next(void *ctx)
 {
     rotation *r = ctx;
-    const int k = r->next++ % r->sets;
-    if (fc_plan_run(r->plan[k], NULL, r->ws[k], r->ws_bytes[k]) != FC_OK) {
-        fprintf(stderr, "flashc-bench: %s: %s\n", r->name, fc_last_error());
-        return 1;
+    for (int n = 0; n < r->per_call; n++) {
+        const int k = r->next++ % r->sets;
+        if (fc_plan_run(r->plan[k], NULL, r->ws[k], r->ws_bytes[k]) != FC_OK) {
+            fprintf(stderr, "flashc-bench: %s: %s\n", r->name, fc_last_error());
+            return 1;
+        }
     }
     return 0;
 }
@@ -106,13 +165,15 @@ static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
     size_t ws_bytes[3] = {0};
     int rc = 0;
     unsigned short *init = malloc(bytes);
-    for (size_t i = 0; init && i < elems; i++) /* bf16 values in [−1, 1) */
-        init[i] = (unsigned short)(0x3F80 - ((i * 2654435761u >> 7) & 0x7F) - ((i & 1) << 15));
-    for (int k = 0; k < sets && init && rc == 0; k++) {
-        for (int t = 0; t < nbuf; t++)
+    for (int t = 0; t < nbuf && init && rc == 0; t++) {
+        if (t == 0 || s->normal) /* the pattern once; normal operands each their own (every set alike) */
+            fill_operand(init, elems, s->normal, t);
+        for (int k = 0; k < sets && rc == 0; k++)
             if (cudaMalloc(&buf[k][t], bytes) != cudaSuccess || cudaMemcpy(buf[k][t], init, bytes, cudaMemcpyHostToDevice))
                 rc = 1;
-        if (rc || (s->backward && cudaMalloc((void **)&stats[k], 2 * rows * sizeof(float)) != cudaSuccess))
+    }
+    for (int k = 0; k < sets && init && rc == 0; k++) {
+        if (s->backward && cudaMalloc((void **)&stats[k], 2 * rows * sizeof(float)) != cudaSuccess)
             break;
         if (plan_shape(s, buf[k], stats[k], &plan[k], &ws[k]) != FC_OK) {
             fprintf(stderr, "flashc-bench: %s: %s\n", s->name, fc_last_error());
@@ -124,8 +185,11 @@ static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
     if (!init || (rc == 0 && !plan[sets - 1]))
         rc = 1;
     if (rc == 0) {
-        rotation rot = {s->name, plan, ws, ws_bytes, sets, 0};
+        const int per_call = s->b2b > 1 ? s->b2b : 1;
+        rotation rot = {s->name, plan, ws, ws_bytes, sets, 0, per_call};
         *ms = bench_cuda_median_ms(3, repeat, run_next, &rot);
+        if (*ms > 0)
+            *ms /= (float)per_call;
         rc = *ms < 0 || fc_plan_flops(plan[0], flops) != FC_OK;
     }
     for (int k = 0; k < sets; k++) {

@@ -5,9 +5,16 @@ forward + backward, beside the C bench's rows and PyTorch SDPA's best backend on
 
 Two timings per row, CUDA events, median of --repeat: "call" brackets one call (as flashc-bench
 does: the binding's host time shows only where it exceeds the GPU's), "loop" brackets --loop calls
-back to back (a training step's view: host time hidden behind queued work).  With --c-bench FILE
-(flashc-bench's output) each row also gives the C bench's rate for the same work (forward + backward:
-its fwd and bwd rows' times added) and binding/C; the goal is at least 0.95.
+back to back (a training step's view: host time hidden behind queued work); the rate is the loop's.
+With --c-bench FILE (flashc-bench's output) each row also gives the C bench's rate for the same work
+(forward + backward: its fwd and bwd rows' times added) and binding/C; the goal is at least 0.95.
+
+The operands are torch.randn's unless the row says "-cdata": then they hold flashc-bench's fixed
+pattern (the same bits; q, k and v alike, as there), which a tensor core multiplies at less power.
+A forward on randn operands is compared with flashc-bench's "-normal-b2b" row where the file has it
+(normal operands, runs back to back: the same data and timing), else with its plain row; a -cdata
+row with the plain row.  "kernels" gives the GPU time per call of each kernel the forward queues
+(torch.profiler), so that GPU work the C bench does not do shows by name.
 
     python3 bench/flash_attn_binding.py [--repeat 30] [--loop 20] [--c-bench /tmp/flashc-gpu-bench.txt]
 """
@@ -60,6 +67,40 @@ def c_rows(path):
     return rows
 
 
+def c_pattern(shape, device):
+    """flashc-bench's fixed operand pattern (bench/cuda.c fill_operand) as a bf16 tensor."""
+    n = 1
+    for e in shape:
+        n *= e
+    i = torch.arange(n, dtype=torch.int64, device=device)
+    bits = 0x3F80 - (((i * 2654435761) >> 7) & 0x7F) - ((i & 1) << 15)  # in (−32768, 32768): int16's bits
+    return bits.to(torch.int16).view(torch.bfloat16).reshape(shape)
+
+
+def kernel_times(step, calls=10):
+    """GPU microseconds per call of each kernel step queues (torch.profiler), longest first; [] when
+    the profiler cannot say."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        step()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                step()
+            torch.cuda.synchronize()
+        rows = []
+        for e in prof.key_averages():
+            us = getattr(e, "self_device_time_total", None)
+            if us is None:
+                us = getattr(e, "self_cuda_time_total", 0)
+            if us > 0 and e.count >= calls:
+                rows.append((us / calls, e.count // calls, e.key))
+        return sorted(rows, reverse=True)
+    except Exception as err:  # the timing rows stand without it
+        print(f"# kernels: the profiler failed ({type(err).__name__}: {err})")
+        return []
+
+
 def sdpa_best(q, k, v, causal, backward, repeat, loop):
     """PyTorch SDPA's fastest backend on (B, H, S, D) copies of the problem (ms per call in a loop)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -95,10 +136,12 @@ def main():
         H, B = 2048 // D, 16384 // S
         g = torch.Generator(device="cuda").manual_seed(0)
         q, k, v = (torch.randn(B, S, H, D, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(3))
+        pattern = c_pattern((B, S, H, D), "cuda")
         visible = S * (S + 1) / 2 if causal else S * S
         fwd_flops = 4 * D * visible * B * H
-        for backward in (False, True):
-            leaves = [x.clone().requires_grad_(backward) for x in (q, k, v)]
+        for backward, cdata in ((False, False), (False, True), (True, False)):
+            source = (pattern, pattern, pattern) if cdata else (q, k, v)
+            leaves = [x.clone().requires_grad_(backward) for x in source]
 
             def step():
                 out = flash_attn_func(*leaves, causal=causal)
@@ -108,16 +151,21 @@ def main():
             call, looped = median_ms(step, args.repeat, args.loop)
             flops = fwd_flops * (3.5 if backward else 1.0)
             rate = flops / (looped * 1e-3) / 1e12
-            c_ms = c.get(name)
+            c_name = name if backward or cdata or name + "-normal-b2b" not in c else name + "-normal-b2b"
+            c_ms = c.get(c_name)
             if backward and c_ms is not None:
                 c_ms = c_ms + c.get(name.replace("fwd-", "bwd-"), float("nan"))
             c_rate = flops / (c_ms * 1e-3) / 1e12 if c_ms else float("nan")
-            peer = sdpa_best(q, k, v, causal, backward, max(5, args.repeat // 3), args.loop)
-            label = ("py-fwdbwd-" if backward else "py-fwd-") + name[len("fwd-"):]
+            peer = None if cdata else sdpa_best(q, k, v, causal, backward, max(5, args.repeat // 3), args.loop)
+            label = ("py-fwdbwd-" if backward else "py-fwd-") + name[len("fwd-"):] + ("-cdata" if cdata else "")
             peer_ms = peer[0] if peer else float("nan")
             print(f"{label:<30} {call:>8.3f} {looped:>8.3f} {rate:>8.1f} {c_rate:>9.1f} {rate / c_rate:>6.2f} "
                   f"{flops / (peer_ms * 1e-3) / 1e12:>8.1f} {peer_ms / looped:>7.2f}"
-                  + (f"  ({peer[1]})" if peer else ""))
+                  + (f"  ({peer[1]})" if peer else "") + (f"  (C: {c_name})" if c_ms else ""))
+            if not backward:
+                kernels = kernel_times(step)
+                print("#   kernels per call: " + ("; ".join(f"{us:.1f} us x{n} {key[:60]}" for us, n, key in kernels)
+                                              or "-"))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ dir=${1:-build-sm90}
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \
     -DFLASHC_BUILD_TESTS=ON -DFLASHC_VEC16=OFF -DFLASHC_PYTHON=OFF -DFLASHC_MPI=OFF >/dev/null
 tests=(test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_rope test_cuda_sparse
-       test_cuda_forward_runs test_cuda_backward_runs test_cuda_run_facts)
+       test_cuda_forward_runs test_cuda_backward_runs test_cuda_run_facts test_cuda_runtime test_cuda_cann
+       test_cuda_infiniop test_hopper_layouts)
 cmake --build "$dir" -j"${FLASHC_JOBS:-$(nproc)}" --target flashc "${tests[@]}" flashc-bench
 rm -rf .gpu
 mkdir -p .gpu/tests/cuda .gpu/bench

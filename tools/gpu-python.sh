@@ -8,6 +8,7 @@
 #   3. bench/flash_attn_binding.py: flash_attn_func's rate beside flashc-bench's rows (run after
 #      flashc-bench, whose output gpu-check.sh keeps in /tmp/flashc-gpu-bench.txt) and SDPA's.
 # Usage: tools/gpu-python.sh [flashc-bench output]   (python3 with torch, pytest and Python's headers)
+#   default output: /tmp/flashc-gpu-bench.txt (gpu-check.sh's), else $OUT/bench-fwd.log (gpu-quick.sh final's)
 #   FLASHC_PY_PREBUILT=dir: link the extension against dir/libflashc.a and dir/libcudart_static.a
 #   (built on the build machine, tools/gpu-prepare.sh) instead of building the library here
 set -uo pipefail
@@ -35,6 +36,8 @@ export PYTHONPATH="$PWD/$dir/pkg" XLA_PYTHON_CLIENT_PREALLOCATE=false # JAX's te
 (cd python/tests && "$py" -m pytest -q -rfEx -p no:cacheprovider test_flash_attn_gpu.py test_build.py 2>&1 |
     tee "${OUT:-/tmp}/gpu-pytest.log" | tail -40) # the whole log kept: a call cut short still shows how far it got
 tests=$?
-"$py" bench/flash_attn_binding.py --c-bench "${1:-/tmp/flashc-gpu-bench.txt}"
+cbench=${1:-/tmp/flashc-gpu-bench.txt}
+[ -n "${1:-}" ] || [ -s "$cbench" ] || cbench=${OUT:-/tmp}/bench-fwd.log
+"$py" bench/flash_attn_binding.py --c-bench "$cbench"
 echo "gpu-python: tests $( [ "$tests" = 0 ] && echo PASS || echo "FAIL ($tests)" )"
 [ "$tests" = 0 ]

@@ -25,6 +25,8 @@
 #   beside the dense causal forward of the D = 128 shape).
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
+#   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
+#   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV) timed beside the defaults, synccheck; BUDGET 200.
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -225,8 +227,34 @@ all)
     echo "tests: fwd-sm90 $rc_fwd_sm90, fwd-auto $rc_fwd_auto, bwd-fused $rc_bwd_fused, bwd-grid $rc_bwd_grid, dec-mma $rc_dec_mma," \
         "sparse $rc_sparse, rope $rc_rope; sanitizers: ${rc_san_fwd:-n/a} ${rc_race_fwd:-n/a} ${rc_race_bwd:-n/a} ${rc_race_dec:-n/a}"
     ;;
+final)
+    # a last short call: the faces' GPU tests and the defaults' tests, a variant library (TRY, a
+    # folder holding another libflashc.so.0, e.g. other tile widths) tested and timed beside the
+    # default one, the run-time variants named in FWD_ENV / BWD_ENV / DEC_ENV (space-separated
+    # VAR=value settings, one bench run each), synccheck of the sm_90a forward; under BUDGET (200)
+    BUDGET=${BUDGET:-200}
+    TAIL=3 step faces 60 sh -c "$dir/tests/cuda/test_cuda_runtime && $dir/tests/cuda/test_cuda_cann && $dir/tests/cuda/test_cuda_infiniop && $dir/tests/cuda/test_hopper_layouts"
+    TAIL=3 step fwd-default 40 "$dir/tests/cuda/test_cuda_forward" 10
+    b="$dir/bench/flashc-bench --backend cuda --repeat 10"
+    TAIL=2 step bench-fwd 30 $b --filter fwd
+    if [ -n "${TRY:-}" ]; then
+        TAIL=4 step try-fwd-sm90 40 env LD_LIBRARY_PATH="$PWD/$TRY" FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" 10
+        TAIL=2 step bench-try 30 env LD_LIBRARY_PATH="$PWD/$TRY" $b --filter fwd
+    fi
+    n=0
+    for e in ${FWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-fwd-v$n" 30 env "$e" $b --filter fwd; done
+    for e in ${BWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-bwd-v$n" 40 env "$e" $b --filter bwd; done
+    for e in ${DEC_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-dec-v$n" 40 env "$e" $b --filter dec; done
+    TAIL=2 step peer 30 python3 bench/sdpa_peer.py 10 fwd
+    if command -v compute-sanitizer >/dev/null; then
+        TAIL=3 step sync-fwd 40 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool synccheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
+    fi
+    echo
+    for f in "$out"/bench-*.log "$out/peer.log"; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
+    echo "tests: faces $rc_faces, fwd-default $rc_fwd_default, try ${rc_try_fwd_sm90:-n/a}; synccheck ${rc_sync_fwd:-n/a}"
+    ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, all, first, philox, sparse, feat)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, all, first, final, philox, sparse, feat)"
     exit 2
     ;;
 esac

@@ -14,9 +14,17 @@ from typing import Any
 import numpy as np
 
 
+_torch_tensor = None  # torch.Tensor once torch is imported (flashc never imports it itself)
+
+
 def _is_torch(x: Any) -> bool:
-    t = sys.modules.get("torch")
-    return t is not None and isinstance(x, t.Tensor)
+    global _torch_tensor
+    if _torch_tensor is None:
+        t = sys.modules.get("torch")
+        if t is None or not hasattr(t, "Tensor"):  # not imported, or still importing
+            return False
+        _torch_tensor = t.Tensor
+    return isinstance(x, _torch_tensor)
 
 
 _DL_CUDA = (2, 13)  # DLPack device types: CUDA device memory, CUDA managed memory
@@ -44,14 +52,24 @@ def _torch_view(x: Any, name: str) -> Any:
     return torch.from_dlpack(x)
 
 
+_dtype_names: dict = {}  # dtype objects seen → their names (every call of every array asks)
+
+
 def dtype_name(dtype: Any) -> str:
     """'float16' for 'float16', np.float16, np.dtype('float16') or torch.float16."""
     if isinstance(dtype, str):
         return dtype
+    try:
+        return _dtype_names[dtype]
+    except (KeyError, TypeError):
+        pass
     text = str(dtype)
-    if text.startswith("torch."):
-        return text[len("torch."):]
-    return np.dtype(dtype).name
+    name = text[len("torch."):] if text.startswith("torch.") else np.dtype(dtype).name
+    try:
+        _dtype_names[dtype] = name
+    except TypeError:  # unhashable: not kept
+        pass
+    return name
 
 
 def dtype_of(x: Any) -> str:
@@ -183,9 +201,15 @@ def native(x: Any) -> Any:
     return x
 
 
+_torch_to_dlpack = None
+
+
 def _to_dlpack(x: Any) -> Any:
-    from torch.utils.dlpack import to_dlpack
-    return to_dlpack(x)
+    global _torch_to_dlpack
+    if _torch_to_dlpack is None:
+        from torch.utils.dlpack import to_dlpack
+        _torch_to_dlpack = to_dlpack
+    return _torch_to_dlpack(x)
 
 
 def host_int64(x: Any, name: str) -> np.ndarray:

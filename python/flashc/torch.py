@@ -2,7 +2,10 @@
 
 ``flashc::attention_fwd`` / ``flashc::attention_bwd`` are registered with ``torch.library.custom_op``
 for CPU and CUDA tensors (fake-tensor implementations included, so ``torch.compile(fullgraph=True)``
-traces through them); the forward's autograd formula runs the native backward kernel.  CUDA
+traces through them); the forward's autograd formula runs the native backward kernel.
+``flashc::attention_fwd_out`` is the forward without the softmax statistics, for calls that need
+no gradient and no lse (:func:`forward_maybe_lse` picks it): the statistics' stores, their two
+buffers and the kernels that turn them into the lse are left out.  CUDA
 tensors run on the CUDA backend (builds that have it, ``flashc.build_info()``) on torch's current
 stream.  :func:`sdpa` has the meaning of
 ``torch.nn.functional.scaled_dot_product_attention``.
@@ -55,16 +58,50 @@ def _fwd(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], bias: Optional
     return out, lse.contiguous()
 
 
+def _out_like(q: Tensor, v: Tensor) -> Tensor:
+    return q.new_empty(tuple(q.shape[:-1]) + (v.shape[-1],))
+
+
 @_fwd.register_fake
 def _fwd_fake(q, k, v, mask, bias, alibi_slopes, keep, rng, cu_seqlens_q, cu_seqlens_k, layout, scale, causal,
               window_left, window_right, align, alibi_align, softcap, keep_prob, q_start):
-    out = q.new_empty(tuple(q.shape[:-1]) + (v.shape[-1],))
+    out = _out_like(q, v)
     if layout == "tnd":
         lse = q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)
     else:
         axes = {"bnsd": (0, 1, 2), "bsnd": (0, 2, 1), "sbnd": (1, 2, 0)}[layout]
         lse = q.new_empty(tuple(q.shape[a] for a in axes), dtype=torch.float32)
     return out, lse
+
+
+@torch.library.custom_op("flashc::attention_fwd_out", mutates_args=(), device_types=_DEVICES)
+def _fwd_out(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], bias: Optional[Tensor],
+             alibi_slopes: Optional[Tensor], keep: Optional[Tensor], rng: Optional[Tensor],
+             cu_seqlens_q: Optional[Tensor], cu_seqlens_k: Optional[Tensor], layout: str, scale: float, causal: bool,
+             window_left: int, window_right: int, align: str, alibi_align: str, softcap: float, keep_prob: float,
+             q_start: int) -> Tensor:
+    """attention_fwd's output alone (no statistics); no autograd formula: for calls without grad."""
+    return _api.attention(q, k, v, return_lse=False, **_kwargs(
+        q, k, mask, bias, alibi_slopes, keep, rng, cu_seqlens_q, cu_seqlens_k, layout, scale, causal, window_left,
+        window_right, align, alibi_align, softcap, keep_prob, q_start))
+
+
+@_fwd_out.register_fake
+def _fwd_out_fake(q, k, v, *rest):
+    return _out_like(q, v)
+
+
+def _needs_grad(*xs: Tensor) -> bool:
+    return torch.is_grad_enabled() and any(x.requires_grad for x in xs)
+
+
+def forward_maybe_lse(want_lse: bool, *args) -> Tuple[Tensor, Optional[Tensor]]:
+    """(out, lse) of attention_fwd's arguments; lse None (and not computed: attention_fwd_out) when
+    neither the caller (want_lse) nor autograd (a q, k or v that requires grad, grad mode on)
+    needs it."""
+    if want_lse or _needs_grad(*args[:3]):
+        return _fwd(*args)
+    return _fwd_out(*args), None
 
 
 @torch.library.custom_op("flashc::attention_bwd", mutates_args=(), device_types=_DEVICES)
@@ -225,6 +262,7 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] 
         if not dropout_p < 1:
             raise ValueError(f"flashc.torch.sdpa: dropout_p must be in [0, 1), got {dropout_p}")
         rng = draw_rng()
-    out, _ = _fwd(query, key, value, mask, bias, None, None, rng, None, None, "bnsd", float(scale or 0.0),
-                  bool(is_causal), -1, -1, "top_left", "top_left", 0.0, 1.0 - float(dropout_p), 0)
+    out, _ = forward_maybe_lse(False, query, key, value, mask, bias, None, None, rng, None, None, "bnsd",
+                               float(scale or 0.0), bool(is_causal), -1, -1, "top_left", "top_left", 0.0,
+                               1.0 - float(dropout_p), 0)
     return out.squeeze(1) if squeeze else out

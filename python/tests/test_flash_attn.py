@@ -43,3 +43,71 @@ def test_opcheck_of_the_drop_in_operators():
     torch.library.opcheck(torch.ops.flashc.attn_probs.default,
                           (q, kk, torch.zeros(2, 4, 1), slopes, None, None, None, 2, 1, 5, 0.0, -1, -1, 0.0, 1.0),
                           test_utils=checks)
+
+
+def _ops_called(fn):
+    """The flashc operators fn dispatches (torch's dispatcher sees custom operators)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    seen = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.namespace == "flashc":
+                seen.append(func.name())
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        result = fn()
+    return result, seen
+
+
+def test_statistics_are_computed_only_when_something_needs_them():
+    """Without a gradient to take and without return_attn_probs, the forward is the statistics-free
+    operator (no lse buffers, no lse kernels on a GPU); with either, the one that returns lse.  The
+    outputs are the same bits either way."""
+    q, k, v = (fc.rnd(2, 9, 4, 16, seed=s) for s in (1, 2, 3))
+    out, ops = _ops_called(lambda: flash_attn_func(q, k, v, causal=True))
+    assert ops == ["flashc::attention_fwd_out"]
+    with torch.no_grad():
+        _, ops = _ops_called(lambda: flash_attn_func(*(x.detach().requires_grad_() for x in (q, k, v))))
+    assert ops == ["flashc::attention_fwd_out"]
+    (out2, lse, _), ops = _ops_called(lambda: flash_attn_func(q, k, v, causal=True, return_attn_probs=True))
+    assert ops[0] == "flashc::attention_fwd" and lse.shape == (2, 4, 9)
+    leaves = [x.detach().requires_grad_() for x in (q, k, v)]
+    out3, ops = _ops_called(lambda: flash_attn_func(*leaves, causal=True))
+    assert ops == ["flashc::attention_fwd"]
+    out3.sum().backward()
+    assert all(x.grad is not None for x in leaves)
+    assert torch.equal(out, out2) and torch.equal(out, out3.detach())
+    cu = torch.tensor([0, 4, 9], dtype=torch.int32)
+    _, ops = _ops_called(lambda: flash_attn_varlen_func(q[0], k[0], v[0], cu, cu, 5, 5, causal=True))
+    assert ops == ["flashc::attention_fwd_out"]
+
+
+def test_opcheck_of_the_statistics_free_forward():
+    q, k, v = (fc.rnd(1, 5, 2, 8, seed=s) for s in (1, 2, 3))
+    args = (q, k, v, None, None, None, None, None, None, None, "bsnd", 0.0, True, -1, -1, "bottom_right",
+            "bottom_right", 0.0, 1.0, 0)
+    torch.library.opcheck(torch.ops.flashc.attention_fwd_out.default, args,
+                          test_utils=("test_schema", "test_faketensor"))
+
+
+def test_repeated_calls_reuse_one_plan():
+    """flash_attn_func forward and backward, called again on new tensors of one shape, find their
+    kept plans: no call plans anew (on a GPU a new plan uploads and frees device memory, which
+    synchronises)."""
+    from flashc import _flashc
+
+    def step(seed):
+        leaves = [fc.rnd(2, 7, 4, 16, seed=seed + s).requires_grad_() for s in range(3)]
+        out = flash_attn_func(*leaves, causal=True, window_size=(3, -1))
+        out.backward(torch.ones_like(out))
+        with torch.no_grad():
+            flash_attn_func(*leaves, causal=True, window_size=(3, -1))
+
+    step(0)  # plans the forward with and without statistics and the backward (or finds them kept)
+    hits, misses = _flashc.plan_cache_counts()
+    for seed in (10, 20, 30):
+        step(seed)
+    hits2, misses2 = _flashc.plan_cache_counts()
+    assert (hits2 - hits, misses2 - misses) == (9, 0)

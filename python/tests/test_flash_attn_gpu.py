@@ -70,6 +70,52 @@ def test_dense_calls_do_not_synchronise():
     torch.cuda.synchronize()
 
 
+def test_repeated_calls_reuse_their_plans_on_cuda():
+    """flash_attn_func forward (with and without grad) and backward, repeated on new CUDA tensors of
+    one shape: every repeat finds its kept plan (a new CUDA plan uploads and frees device memory,
+    which waits for the device)."""
+    from flashc import _flashc
+
+    def step(seed):
+        leaves = [fc.rnd(2, 256, 4, 128, seed=seed + s, dtype=torch.bfloat16, device="cuda").requires_grad_()
+                  for s in range(3)]
+        out = flash_attn_func(*leaves, causal=True)
+        out.backward(torch.ones_like(out))
+        with torch.no_grad():
+            flash_attn_func(*leaves, causal=True)
+
+    step(0)
+    hits, misses = _flashc.plan_cache_counts()
+    for seed in (10, 20, 30):
+        step(seed)
+    hits2, misses2 = _flashc.plan_cache_counts()
+    assert (hits2 - hits, misses2 - misses) == (9, 0)
+
+
+def test_a_forward_without_grad_queues_one_kernel():
+    """flash_attn_func without a gradient to take queues the attention kernel and nothing else (no
+    statistics to combine, no fills, copies or casts)."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError:
+        pytest.skip("no torch.profiler")
+    q, k, v = (fc.rnd(2, 512, 8, 128, seed=i, dtype=torch.bfloat16, device="cuda") for i in (1, 2, 3))
+    flash_attn_func(q, k, v, causal=True)  # planned
+    torch.cuda.synchronize()
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(4):
+                flash_attn_func(q, k, v, causal=True)
+            torch.cuda.synchronize()
+        events = [(e.key, e.count) for e in prof.key_averages()  # per call (not the profiler's own buffers)
+                  if getattr(e, "self_device_time_total", 0) > 0 and e.count >= 4]
+    except Exception as e:  # no CUPTI here: the profiler cannot say
+        pytest.skip(f"torch.profiler: {e}")
+    if not events:
+        pytest.skip("the profiler recorded no device activity")
+    assert len(events) == 1 and events[0][1] == 4, events
+
+
 def test_runs_on_the_callers_stream():
     q, k, v = (fc.rnd(1, 256, 4, 64, seed=i, dtype=torch.float16, device="cuda") for i in (1, 2, 3))
     want = flash_attn_func(q, k, v)

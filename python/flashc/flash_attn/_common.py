@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from ..torch import _fwd, draw_rng
+from ..torch import draw_rng, forward_maybe_lse
 from ._errors import FlashAttnError
 from ._ops import attn_probs
 
@@ -48,19 +48,22 @@ def band(causal: bool, left: int, right: int) -> Tuple[int, int]:
 def forward(q: Tensor, k: Tensor, v: Tensor, layout: str, cu_seqlens_q: Optional[Tensor],
             cu_seqlens_k: Optional[Tensor], max_seqlen_q: int, max_seqlen_k: int, dropout_p: float,
             softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int, softcap: float,
-            alibi_slopes: Optional[Tensor], return_probs: bool, rng: Optional[Tensor] = None):
+            alibi_slopes: Optional[Tensor], return_probs: bool, rng: Optional[Tensor] = None,
+            want_lse: bool = True):
     """(out, softmax_lse, S_dmask or None, rng): differentiable in q, k, v through
     flashc::attention_fwd.  Causal, windows and ALiBi are bottom-right aligned per batch
     (query i sees key j iff i + Sk − Sq − left ≤ j ≤ i + Sk − Sq + right; ALiBi adds
-    −slope·|i + Sk − Sq − j|)."""
+    −slope·|i + Sk − Sq − j|).  softmax_lse is None when neither want_lse, return_probs nor a
+    gradient needs it (the forward then writes no statistics)."""
     check_tensors(q, k, v)
     left, right = band(causal, window_left, window_right)
     if rng is None:
         rng = dropout_rng(dropout_p)
     scale = float(softmax_scale or 0.0)
     try:
-        out, lse = _fwd(q, k, v, None, None, alibi_slopes, None, rng, cu_seqlens_q, cu_seqlens_k, layout, scale, False,
-                        left, right, "bottom_right", "bottom_right", float(softcap), 1.0 - float(dropout_p), 0)
+        out, lse = forward_maybe_lse(want_lse or return_probs, q, k, v, None, None, alibi_slopes, None, rng,
+                                     cu_seqlens_q, cu_seqlens_k, layout, scale, False, left, right, "bottom_right",
+                                     "bottom_right", float(softcap), 1.0 - float(dropout_p), 0)
     except FlashAttnError:
         raise
     except ValueError as e:

@@ -36,7 +36,8 @@ def flash_attn_func(q: Tensor, k: Tensor, v: Tensor, dropout_p: float = 0.0, sof
     with ``return_attn_probs`` ``(out, softmax_lse (batch, nheads, seqlen_q), S_dmask)``."""
     check_tensors(q, k, v)
     out, lse, probs, _ = forward(q, k, v, "bsnd", None, None, q.shape[1], k.shape[1], dropout_p, softmax_scale, causal,
-                                 window_size[0], window_size[1], softcap, alibi_slopes, return_attn_probs)
+                                 window_size[0], window_size[1], softcap, alibi_slopes, return_attn_probs,
+                                 want_lse=return_attn_probs)
     return _result(out, lse, probs, return_attn_probs)
 
 
@@ -77,7 +78,7 @@ def flash_attn_varlen_func(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor
         return _result(out, lse, q.new_empty((0,)), return_attn_probs)
     out, lse, probs, _ = forward(q, k, v, "tnd", cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q), int(max_seqlen_k),
                                  dropout_p, softmax_scale, causal, window_size[0], window_size[1], softcap,
-                                 alibi_slopes, return_attn_probs)
+                                 alibi_slopes, return_attn_probs, want_lse=return_attn_probs)
     return _result(out, lse, probs, return_attn_probs)
 
 
