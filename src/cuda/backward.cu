@@ -10,6 +10,9 @@
  *   memory per block is below the fused kernel's):
  *     D → dK, dV (one CTA per kv tile) → dQ (one CTA per query tile, recomputing S and dP) → dsink
  * FLASHC_CUDA_BWD_GRID=N caps the fused kernel's grid at N CTAs (tests: results must not move).
+ * Fused-path variants under measurement (results bitwise the same under each, any grid):
+ *   FLASHC_CUDA_BWD_ORDER=batch (default) | spread: the units' launch order (fc_dq_spread_tiles);
+ *   FLASHC_CUDA_BWD_SYNC=fence (default) | lean: how an adder publishes its tile (backward_dq.cuh).
  * Instantiations: fp16 and bf16 × head-dim classes 64 / 128 / 256; the feature kernels
  * (features.cuh) where a problem needs them (rope-split heads: classes 128 and 256).
  */
@@ -32,6 +35,8 @@ struct fc_cuda_bwd {
     int64_t rows;              /* Σ q_rows: D has Nq·rows entries */
     bool fused;                /* the five-product path */
     int grid_cap;              /* fused: CTAs at most (0: one per unit) */
+    int walk;                  /* the kv tiles' order (FC_TILES_KV or, fused, FC_TILES_KV_SPREAD) */
+    int dq_sync;               /* fused: kDqSync* (backward_dq.cuh) */
     int64_t arows;             /* fused: accumulator rows per query head */
     size_t acc_at, turns_at, ticket_at, ws_bytes; /* workspace layout from its 256-aligned start */
 };
@@ -79,8 +84,27 @@ static size_t fc_align256(size_t x) { return (x + 255) & ~(size_t)255; }
  * the plan, as does "fused" on a device whose shared memory per block is below the kernel's. */
 static const char *const kBwdDefault = "dq-recompute"; /* the fused kernel passes on a GPU but is slower today */
 
+/* The index of env's value among names[0..n) (unset or empty: 0), or −1. */
+static int fc_bwd_pick(const char *env, const char *const *names, int n)
+{
+    if (!env || !*env)
+        return 0;
+    for (int k = 0; k < n; k++)
+        if (strcmp(env, names[k]) == 0)
+            return k;
+    return -1;
+}
+
 static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const char *who)
 {
+    static const char *const orders[] = {"batch", "spread"}, *const syncs[] = {"fence", "lean"};
+    const char *order = getenv("FLASHC_CUDA_BWD_ORDER"), *sync = getenv("FLASHC_CUDA_BWD_SYNC");
+    const int order_at = fc_bwd_pick(order, orders, 2), sync_at = fc_bwd_pick(sync, syncs, 2);
+    if (order_at < 0)
+        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD_ORDER=%.64s names no order (batch or spread)", who, order);
+    if (sync_at < 0)
+        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD_SYNC=%.64s names no protocol (fence or lean)", who, sync);
+    plan->dq_sync = sync_at == 1 ? kDqSyncLean : kDqSyncFence;
     const char *env = getenv("FLASHC_CUDA_BWD");
     env = env && *env ? env : kBwdDefault;
     const bool want_fused = strcmp(env, "fused") == 0, auto_path = strcmp(env, "auto") == 0;
@@ -105,6 +129,7 @@ static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const char *who)
     if (want_fused && !plan->fused)
         return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=fused needs %zu bytes of shared memory per block; this device has %d",
                        who, need, optin);
+    plan->walk = plan->fused && order_at == 1 ? FC_TILES_KV_SPREAD : FC_TILES_KV;
     return FC_OK;
 }
 
@@ -188,7 +213,7 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
     if (st == FC_OK)
         st = fc_cuda_tile_order(p, kBwdQRows, false, p->Nq, fc_cuda_q_tile_cost, &plan->q_items, &plan->n_q, who);
     if (st == FC_OK)
-        st = fc_cuda_tile_order(p, kBwdKvRows, true, p->Nkv * fc_bwd_parts(plan->dclass), fc_cuda_kv_tile_cost, &plan->kv_items,
+        st = fc_cuda_tile_order(p, kBwdKvRows, plan->walk, p->Nkv * fc_bwd_parts(plan->dclass), fc_cuda_kv_tile_cost, &plan->kv_items,
                                 &plan->n_kv, who);
     free(row0);
     if (st != FC_OK) {
@@ -320,6 +345,7 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
         L.dq_ld = plan->dclass;
         L.turns = (unsigned *)(ws + plan->turns_at);
         L.ticket = (unsigned *)(ws + plan->ticket_at);
+        L.dq_sync = plan->dq_sync;
     }
     L.vec_q = fc_cuda_vec_qk_ok(&p, &p.q, &p.q_rope);
     L.vec_k = fc_cuda_vec_qk_ok(&p, &p.k, &p.k_rope);

@@ -31,6 +31,7 @@ struct BwdLaunch {
     unsigned *turns;      /* per (n1, query tile, part): how many kv tiles have added (dq_order.h) */
     unsigned *ticket;     /* the next unit of work to claim */
     int units;            /* units of work: kv tiles × kv heads × parts */
+    int dq_sync;          /* fused: how an adder publishes its tile (kDqSync*, backward_dq.cuh) */
 };
 
 /* A query row's facts, in shared memory beside its tile. */

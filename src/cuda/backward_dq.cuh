@@ -16,7 +16,11 @@
  * Memory order: the adder's threads store (st.cg) and each fences (membar.gl); a barrier; its
  * thread 0 stores the counter with st.release.gpu.  The next adder's thread 0 reads the counter
  * (ld.relaxed.gpu) until it holds its turn, fences (acquire), a barrier; then its threads load
- * the tile with cp.async.cg (L2, never a stale L1 line).
+ * the tile with cp.async.cg (L2, never a stale L1 line).  kDqSyncLean (FLASHC_CUDA_BWD_SYNC=lean)
+ * drops the per-thread fences: a barrier orders every thread's stores before thread 0's
+ * st.release.gpu, and a PTX release is cumulative (the pattern of cooperative groups' grid
+ * barrier: a CTA barrier, then one thread's fence and flag); the acquire side fences with
+ * fence.acq_rel.gpu instead of the sequentially consistent membar.gl.  Same sums, same order.
  *
  * No deadlock, for any grid size and any order in which the hardware starts CTAs: a CTA claims
  * units from a ticket counter (atomicAdd) one at a time, so units are claimed in increasing
@@ -49,6 +53,9 @@ template <int BN, int BMQ, int DC> struct BwdDqSmem {
 
 constexpr unsigned long long kTurnTimeoutNs = 10ull * 1000 * 1000 * 1000;
 
+/* BwdLaunch::dq_sync: how an adder publishes its accumulator tile (see above). */
+constexpr int kDqSyncFence = 0, kDqSyncLean = 1;
+
 __device__ __forceinline__ unsigned ld_relaxed_gpu(const unsigned *p)
 {
     unsigned v;
@@ -59,6 +66,7 @@ __device__ __forceinline__ void st_release_gpu(unsigned *p, unsigned v)
 {
     asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); }
 __device__ __forceinline__ unsigned long long global_ns()
 {
     unsigned long long t;
@@ -66,8 +74,9 @@ __device__ __forceinline__ unsigned long long global_ns()
     return t;
 }
 
-/* Thread 0 of the adder: waits until *ctr == turn (seen: a read issued earlier), then acquires. */
-__device__ __forceinline__ void wait_turn(const unsigned *ctr, unsigned turn, unsigned seen)
+/* Thread 0 of the adder: waits until *ctr == turn (seen: a read issued earlier), then acquires
+ * (lean: with fence.acq_rel.gpu). */
+__device__ __forceinline__ void wait_turn(const unsigned *ctr, unsigned turn, unsigned seen, bool lean)
 {
     if (seen != turn) {
         const unsigned long long t0 = global_ns();
@@ -77,7 +86,10 @@ __device__ __forceinline__ void wait_turn(const unsigned *ctr, unsigned turn, un
                 __trap(); /* cannot happen (backward_dq.cuh's argument); an error beats a hang */
         }
     }
-    __threadfence();
+    if (lean)
+        fence_acq_rel_gpu();
+    else
+        __threadfence();
 }
 
 /* The warp's dS tile (16 kv rows × BMQ query columns as tile_abt and grad_tile leave it) into

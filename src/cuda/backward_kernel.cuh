@@ -97,6 +97,7 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
     __shared__ int64_t s_P, s_A0, s_A; /* thread 0's turn search (in shared memory: no registers) */
     __shared__ unsigned s_turn, s_prev_turn;
     unsigned seen = 0;                  /* thread 0's first look at the counter */
+    auto lean = [&] { return L.dq_sync == kDqSyncLean; }; /* read where used: no register held */
     if (FUSED && tid == 0 && n_qt > 0) {
         s_P = fc_dq_prefix_tiles(&bt, BN);
         s_A0 = item.y >= s_P ? fc_dq_first_sharer(&bt, s_P, item.y, q_first / BMQ, BN, BMQ) : 0;
@@ -164,12 +165,13 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
                 acc_store<BMQ, DC, DqSmem::ldp>(acc_tile(s - 1), L.dq_ld, sAcc, sPart, ft);
             float dq[Split::NT][4] = {}; /* step s's partial: dQ = dS·K over this unit's features */
             tile_sab<T, D, BN, Split::NT, DqSmem::lds, true>(dq, sdS, Split::row0(fw), sK, f0 / 8 + Split::col0(fw) / 8, fl);
-            __threadfence(); /* release, first half: this thread's stores of step s − 1 */
+            if (!lean())
+                __threadfence(); /* release, first half: this thread's stores of step s − 1 */
             __syncthreads(); /* every thread fenced and done with sAcc and sPart */
             if (ft == 0) {
                 if (s > 0)
                     st_release_gpu(turn_ctr(s - 1), s_prev_turn + 1);
-                wait_turn(turn_ctr(s), s_turn, seen);
+                wait_turn(turn_ctr(s), s_turn, seen, lean());
                 s_prev_turn = s_turn;
             }
             stash_partial<Split::NT, DqSmem::ldp>(sPart, dq, Split::row0(fw), Split::col0(fw), fl);
@@ -182,7 +184,8 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
         cp_async_wait_all();
         __syncthreads();
         acc_store<BMQ, DC, DqSmem::ldp>(acc_tile(n_steps - 1), L.dq_ld, sAcc, sPart, tid);
-        __threadfence();
+        if (!lean())
+            __threadfence();
         __syncthreads();
         if (tid == 0)
             st_release_gpu(turn_ctr(n_steps - 1), s_prev_turn + 1);

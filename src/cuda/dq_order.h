@@ -22,6 +22,7 @@
 #define FC_CUDA_DQ_ORDER_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../core/hd.h"
 #include "../core/problem.h"
@@ -78,6 +79,40 @@ static inline void fc_dq_ascending_tiles(int32_t *pairs, int64_t n, int64_t *nex
 {
     for (int64_t x = 0; x < n; x++)
         pairs[2 * x + 1] = (int32_t)next[pairs[2 * x]]++;
+}
+
+/* The "spread" launch order (FLASHC_CUDA_BWD_ORDER=spread), applied after fc_dq_ascending_tiles:
+ * the pairs stably sorted by tile index, so that the k-th kv tiles of all batches run together.
+ * Each (batch, kv head, part) is one chain of turns, and the CTAs resident at a time hold about
+ * resident / chains consecutive tiles of each; interleaving the batches makes B times more chains,
+ * each B times shorter, so a late tile holds up fewer followers.  Each batch's tiles stay in
+ * increasing order (a stable sort by tile keeps the batch's relative order, which was already by
+ * tile), so the no-deadlock argument holds unchanged.  False when out of host memory. */
+typedef struct {
+    int32_t tile, batch;
+    int64_t at;
+} fc_dq_slot;
+
+static inline int fc_dq_slot_cmp(const void *a, const void *b)
+{
+    const fc_dq_slot *x = (const fc_dq_slot *)a, *y = (const fc_dq_slot *)b;
+    if (x->tile != y->tile)
+        return x->tile < y->tile ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static inline bool fc_dq_spread_tiles(int32_t *pairs, int64_t n)
+{
+    fc_dq_slot *slot = (fc_dq_slot *)malloc((size_t)(n ? n : 1) * sizeof *slot);
+    if (!slot)
+        return false;
+    for (int64_t x = 0; x < n; x++)
+        slot[x].batch = pairs[2 * x], slot[x].tile = pairs[2 * x + 1], slot[x].at = x;
+    qsort(slot, (size_t)n, sizeof *slot, fc_dq_slot_cmp);
+    for (int64_t x = 0; x < n; x++)
+        pairs[2 * x] = slot[x].batch, pairs[2 * x + 1] = slot[x].tile;
+    free(slot);
+    return true;
 }
 
 #endif /* FC_CUDA_DQ_ORDER_H */

@@ -70,9 +70,10 @@ static int fc_tile_cmp(const void *a, const void *b)
     return x->idx - y->idx;
 }
 
-fc_status fc_cuda_tile_order(const fc_problem *p, int tile, bool kv, int64_t per_tile, fc_tile_cost cost, int2 **dev, int *n_out,
+fc_status fc_cuda_tile_order(const fc_problem *p, int tile, int walk, int64_t per_tile, fc_tile_cost cost, int2 **dev, int *n_out,
                              const char *what)
 {
+    const bool kv = walk != FC_TILES_Q;
     int64_t n = 0;
     for (int64_t b = 0; b < p->B; b++)
         n += ((kv ? p->batch[b].kv_rows : p->batch[b].q_rows) + tile - 1) / tile;
@@ -96,6 +97,8 @@ fc_status fc_cuda_tile_order(const fc_problem *p, int tile, bool kv, int64_t per
         else if (kv) /* the fused backward's turns need each batch's kv tiles in increasing order */
             fc_dq_ascending_tiles(&items[0].x, n, next);
         free(next);
+        if (st == FC_OK && walk == FC_TILES_KV_SPREAD && !fc_dq_spread_tiles(&items[0].x, n))
+            st = fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory", what);
     }
     if (st == FC_OK) {
         st = fc_cuda_upload((void **)dev, items, (size_t)n * sizeof(int2), what);

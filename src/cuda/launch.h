@@ -34,12 +34,15 @@ typedef int64_t (*fc_tile_cost)(const fc_batch *bt, int64_t t, int tile);
 int64_t fc_cuda_q_tile_cost(const fc_batch *bt, int64_t t, int tile);
 int64_t fc_cuda_kv_tile_cost(const fc_batch *bt, int64_t t, int tile);
 
-/* Tiles (batch, tile index) of `tile` query rows (kv = false: over q_rows) or key/value rows
- * (kv = true: over kv_rows) of every batch, heaviest first, in a new device array *dev of *n
- * entries; `per_tile` CTAs run each (heads, parts), and the total must fit one launch.  kv: the
- * slots of each batch then take its tiles in increasing order (dq_order.h: the backward's dQ
- * turns wait only on earlier units). */
-fc_status fc_cuda_tile_order(const fc_problem *p, int tile, bool kv, int64_t per_tile, fc_tile_cost cost, int2 **dev, int *n,
+/* How fc_cuda_tile_order lays out the tiles (false / true name the first two). */
+enum { FC_TILES_Q = 0, FC_TILES_KV = 1, FC_TILES_KV_SPREAD = 2 };
+
+/* Tiles (batch, tile index) of `tile` query rows (FC_TILES_Q: over q_rows) or key/value rows (else:
+ * over kv_rows) of every batch, heaviest first, in a new device array *dev of *n entries;
+ * `per_tile` CTAs run each (heads, parts), and the total must fit one launch.  kv: the slots of
+ * each batch then take its tiles in increasing order (dq_order.h: the backward's dQ turns wait
+ * only on earlier units); FC_TILES_KV_SPREAD then interleaves the batches (fc_dq_spread_tiles). */
+fc_status fc_cuda_tile_order(const fc_problem *p, int tile, int walk, int64_t per_tile, fc_tile_cost cost, int2 **dev, int *n,
                              const char *what);
 
 #endif /* FC_CUDA_LAUNCH_H */

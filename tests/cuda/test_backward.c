@@ -71,8 +71,9 @@ static void env_restore(const char *name, char *old)
 }
 
 /* The fused path adds each query tile's dQ partials in kv order, whatever the schedule: capping
- * the grid (FLASHC_CUDA_BWD_GRID: one CTA claims every unit in turn; a few wait on each other)
- * leaves every gradient bit where the default grid (one CTA per unit) put it.  Then problems with
+ * the grid (FLASHC_CUDA_BWD_GRID: one CTA claims every unit in turn; a few wait on each other),
+ * and the unit order and turn protocol variants (FLASHC_CUDA_BWD_ORDER, FLASHC_CUDA_BWD_SYNC),
+ * leave every gradient bit where the default grid (one CTA per unit) put it.  Then problems with
  * far more units than the GPU holds at once, so that units wait on earlier ones that had to
  * finish first (dq_order.h's argument; a deadlock would trap after 10 s).  Under
  * FLASHC_CUDA_BWD=dq-recompute the cap changes nothing and the checks hold as well. */
@@ -83,13 +84,21 @@ static void grids(void)
     void *ref = NULL, *got = NULL;
     size_t n_ref = 0, n = 0;
     gc_run_out(&c, &ref, &n_ref);
-    const char *caps[] = {"1", "3", "29"};
-    for (int k = 0; k < 3 && ref; k++) {
-        char *old = env_swap("FLASHC_CUDA_BWD_GRID", caps[k]);
+    static const char *const names[] = {"FLASHC_CUDA_BWD_GRID", "FLASHC_CUDA_BWD_ORDER", "FLASHC_CUDA_BWD_SYNC"};
+    static const char *const runs[][3] = {{"1", NULL, NULL},     {"3", NULL, NULL},     {"29", NULL, NULL},
+                                          {"7", "spread", NULL}, {NULL, NULL, "lean"},  {"5", "spread", "lean"},
+                                          {NULL, "batch", "fence"}};
+    for (int k = 0; k < (int)(sizeof runs / sizeof runs[0]) && ref; k++) {
+        char *old[3];
+        for (int e = 0; e < 3; e++)
+            old[e] = runs[k][e] ? env_swap(names[e], runs[k][e]) : NULL;
         gc_run_out(&c, &got, &n);
-        env_restore("FLASHC_CUDA_BWD_GRID", old);
-        TC_CHECK(got && n == n_ref && memcmp(got, ref, n) == 0, "a grid of %s CTAs gives the default grid's gradients bit for bit",
-                 caps[k]);
+        for (int e = 0; e < 3; e++)
+            if (runs[k][e])
+                env_restore(names[e], old[e]);
+        TC_CHECK(got && n == n_ref && memcmp(got, ref, n) == 0,
+                 "FLASHC_CUDA_BWD_GRID=%s ORDER=%s SYNC=%s gives the default run's gradients bit for bit", runs[k][0] ? runs[k][0] : "-",
+                 runs[k][1] ? runs[k][1] : "-", runs[k][2] ? runs[k][2] : "-");
         free(got);
     }
     TC_CHECK(ref != NULL, "the grid check's reference run");
@@ -120,9 +129,13 @@ static void refusals(void)
     char *old = env_swap("FLASHC_CUDA_BWD", "seven");
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "FLASHC_CUDA_BWD=seven");
     env_restore("FLASHC_CUDA_BWD", old);
-    old = env_swap("FLASHC_CUDA_BWD_GRID", "0");
-    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "FLASHC_CUDA_BWD_GRID=0");
-    env_restore("FLASHC_CUDA_BWD_GRID", old);
+    static const char *const bad_env[][2] = {{"FLASHC_CUDA_BWD_GRID", "0"}, {"FLASHC_CUDA_BWD_ORDER", "random"},
+                                             {"FLASHC_CUDA_BWD_SYNC", "none"}};
+    for (int k = 0; k < 3; k++) {
+        old = env_swap(bad_env[k][0], bad_env[k][1]);
+        gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, bad_env[k][0]);
+        env_restore(bad_env[k][0], old);
+    }
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_F32;
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "fp16/bf16");
     cudaFree(buf);

@@ -5,8 +5,9 @@
  *     lengths) the turn the kernel computes for each (kv tile, query tile) it visits — P, then
  *     fc_dq_first_sharer walked in query-tile order, restarted per query head — equals the number
  *     of earlier kv tiles that visit that query tile, counted;
- *   - launch order: after fc_dq_ascending_tiles, every unit waits only on units with smaller
- *     indices;
+ *   - launch order: after fc_dq_ascending_tiles, and after fc_dq_spread_tiles on top of it (the
+ *     FLASHC_CUDA_BWD_ORDER=spread order: the same pairs, sorted by tile), every unit waits only on
+ *     units with smaller indices;
  *   - schedules: the kernel's protocol (claim a unit from the ticket; per step wait for the turn,
  *     add the partial, release turn + 1) run by a random number of CTAs, a random number of them
  *     resident at a time, started in random order and stepped in random interleavings: it never
@@ -183,6 +184,17 @@ static model random_model(tc_rng *r)
     }
     int64_t next[MAXB] = {0}; /* ...then each batch's tiles in increasing order */
     fc_dq_ascending_tiles(m.items, m.n_items, next);
+    if (tc_rng_bool(r, 0.5)) { /* the spread order: a permutation of the pairs, by tile */
+        int32_t before[2 * 64 * MAXB];
+        memcpy(before, m.items, sizeof before);
+        TC_CHECK(fc_dq_spread_tiles(m.items, m.n_items), "spread: out of memory");
+        int count[MAXB][64] = {{0}}, bad = 0;
+        for (int x = 0; x < m.n_items; x++)
+            count[before[2 * x]][before[2 * x + 1]]++, count[m.items[2 * x]][m.items[2 * x + 1]]--;
+        for (int x = 0; x < m.n_items; x++)
+            bad += count[m.items[2 * x]][m.items[2 * x + 1]] != 0 || (x > 0 && m.items[2 * x + 1] < m.items[2 * x - 1]);
+        TC_CHECK(bad == 0, "spread: the same pairs, in tile order");
+    }
     return m;
 }
 
