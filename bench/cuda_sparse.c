@@ -1,14 +1,12 @@
 /*
- * flashc-bench --backend cuda, sparse forward (SparseFlashAttention; FLASHC_CUDA_EXPERIMENTAL=sparse,
- * which these rows set for their own plans): B = 1, 16 query heads on 1 kv head, S = 8K query and
- * kv positions, each row selecting its top 16 blocks of 64 below the causal limit (the rows near the
- * start fewer), bf16; the MLA shape (512 + 64 rope, values 512) and D = 128.  TFLOP/s over the
- * selected positions (fc_plan_flops), CUDA events around each run, the median of many, inputs
- * rotated over three buffer sets.  Beside each, the dense causal forward of the same D = 128 shape
- * (the issue's yardstick: the sparse rate per visible FLOP against the dense one; the dense
- * kernels take no rope, so the MLA row has no dense twin yet).
+ * flashc-bench --backend cuda, sparse forward (SparseFlashAttention): B = 1, 16 query heads on 1 kv
+ * head, S = 8K query and kv positions, each row selecting its top 16 blocks of 64 below the causal
+ * limit (the rows near the start fewer), bf16; the MLA shape (512 + 64 rope, values 512) and
+ * D = 128.  TFLOP/s over the selected positions (fc_plan_flops), CUDA events around each run, the
+ * median of many, inputs rotated over three buffer sets.  Beside each, the dense causal forward of
+ * the same D = 128 shape (the sparse rate per visible FLOP against the dense one; the dense kernels
+ * take rope only up to Dqk + Dr = 256, so the MLA row has no dense twin yet).
  */
-#define _POSIX_C_SOURCE 200809L /* setenv, strdup */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,10 +150,6 @@ int bench_cuda_sparse(const char *filter, int repeat)
         any = any || !filter || strstr(shapes[i].name, filter);
     if (!any)
         return 0;
-    const char *was = getenv("FLASHC_CUDA_EXPERIMENTAL");
-    char *keep = was ? strdup(was) : NULL, on[256];
-    snprintf(on, sizeof on, "%s%ssparse", was ? was : "", was && *was ? "," : "");
-    setenv("FLASHC_CUDA_EXPERIMENTAL", on, 1);
     int32_t *ind_h = malloc((size_t)S * TOPK * sizeof *ind_h), *ind = NULL;
     int failures = 0;
     if (!ind_h || cudaMalloc((void **)&ind, (size_t)S * TOPK * sizeof *ind) != cudaSuccess)
@@ -179,10 +173,5 @@ int bench_cuda_sparse(const char *filter, int repeat)
     }
     cudaFree(ind);
     free(ind_h);
-    if (keep)
-        setenv("FLASHC_CUDA_EXPERIMENTAL", keep, 1);
-    else
-        unsetenv("FLASHC_CUDA_EXPERIMENTAL");
-    free(keep);
     return failures;
 }

@@ -73,18 +73,17 @@ for sample in fa_v2 fa_grad_v5; do # the seed samples, forward and backward
         -DCHECK=tests/cann/samples/check_$sample.cmake -P tests/cuda/check_sample_gpu.cmake 2>&1 | tail -2
     [ "${PIPESTATUS[0]}" = 0 ] || faces=1
 done
-# Features written without a GPU: off by default, on here (FLASHC_CUDA_EXPERIMENTAL); each line
-# names its switch, and its first GPU pass is what lets the feature out from behind it.
-echo "== features not yet run on a GPU (FLASHC_CUDA_EXPERIMENTAL)"
-experimental=0
-for run in "philox test_cuda_forward 20" "philox test_cuda_backward 20" "philox test_cuda_backward 10 dq-recompute" \
-           "rope test_cuda_rope 30" "rope test_cuda_rope 10 dq-recompute" "sparse test_cuda_sparse 40"; do
+# Rope-split heads (forward, both backward paths) and the sparse forward; generated dropout (philox)
+# is among the forward's and backward's cases above.
+echo "== rope-split heads and the sparse forward"
+features=0
+for run in "test_cuda_rope 30" "test_cuda_rope 10 dq-recompute" "test_cuda_sparse 40"; do
     set -- $run
-    echo "-- FLASHC_CUDA_EXPERIMENTAL=$1 $2 $3 ${4:-fused}"
-    FLASHC_CUDA_EXPERIMENTAL=$1 FLASHC_CUDA_BWD=${4:-fused} "$dir/tests/cuda/$2" "$3" 2>&1 | tail -6
-    [ "${PIPESTATUS[0]}" = 0 ] || { experimental=1; echo "experimental FAIL: $1 ($2 ${4:-})"; }
+    echo "-- $1 $2 ${3:-fused}"
+    FLASHC_CUDA_BWD=${3:-fused} "$dir/tests/cuda/$1" "$2" 2>&1 | tail -6
+    [ "${PIPESTATUS[0]}" = 0 ] || { features=1; echo "features FAIL: $1 ${3:-}"; }
 done
-echo "tests: forward exit $tests, backward exit $btests (dq-recompute $btests7), decode exit $decode, no-driver exit $nodriver (77 = skipped: a GPU is present), faces exit $faces, experimental exit $experimental, $(( $(date +%s) - start )) s"
+echo "tests: forward exit $tests, backward exit $btests (dq-recompute $btests7), decode exit $decode, no-driver exit $nodriver (77 = skipped: a GPU is present), faces exit $faces, rope/sparse exit $features, $(( $(date +%s) - start )) s"
 echo "== flashc-bench --backend cuda"
 "$dir/bench/flashc-bench" --backend cuda --repeat 30 | tee /tmp/flashc-gpu-bench.txt
 echo "== flashc-bench --backend cuda, forward on the sm_90a kernel (FLASHC_CUDA_FWD=sm90)"
@@ -127,5 +126,5 @@ echo "tests: forward $( [ "$tests" = 0 ] && echo PASS || echo "FAIL ($tests)" ),
      "decode $( [ "$decode" = 0 ] && echo PASS || echo "FAIL ($decode)" ), no-driver $nodriver," \
      "faces $( [ "$faces" = 0 ] && echo PASS || echo FAIL )," \
      "python $( [ "$python" = 0 ] && echo PASS || echo FAIL )," \
-     "experimental (FLASHC_CUDA_EXPERIMENTAL) $( [ "$experimental" = 0 ] && echo PASS || echo FAIL )"
-[ "$tests" = 0 ] && [ "$btests" = 0 ] && [ "$btests7" = 0 ] && [ "$decode" = 0 ] && [ "$faces" = 0 ] && [ "$python" = 0 ] && [ "$experimental" = 0 ]
+     "rope/sparse $( [ "$features" = 0 ] && echo PASS || echo FAIL )"
+[ "$tests" = 0 ] && [ "$btests" = 0 ] && [ "$btests7" = 0 ] && [ "$decode" = 0 ] && [ "$faces" = 0 ] && [ "$python" = 0 ] && [ "$features" = 0 ]

@@ -15,15 +15,12 @@
 #   call — the sm_90a forward, the fused backward and the tensor-core decode, short test sweeps and
 #   memcheck each, one plan on two streams, a run's own facts without host allocation, then their
 #   bench rows: what a session with few device minutes runs first.
-#   tools/gpu-quick.sh philox [build-dir]: dropout generated on the device (FLASHC_CUDA_EXPERIMENTAL=
-#   philox, off by default until this passes): the forward's and both backward paths' tests with
-#   generated masks (the GPU's bits must be the CPU's), then memcheck.
-#   tools/gpu-quick.sh feat [build-dir]: the feature kernels not yet run on a GPU, switched on
-#   (FLASHC_CUDA_EXPERIMENTAL=all): rope-split heads (test_cuda_rope: forward and both backward
+#   tools/gpu-quick.sh philox [build-dir]: dropout generated on the device: the forward's and both
+#   backward paths' tests with generated masks (the GPU's bits must be the CPU's), then memcheck.
+#   tools/gpu-quick.sh feat [build-dir]: rope-split heads (test_cuda_rope: forward and both backward
 #   paths against the CPU), generated dropout (the philox area's tests), then memcheck of each.
-#   tools/gpu-quick.sh sparse [build-dir]: the sparse forward (SparseFlashAttention,
-#   FLASHC_CUDA_EXPERIMENTAL=sparse, off by default until this passes): its test (every key layout,
-#   GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
+#   tools/gpu-quick.sh sparse [build-dir]: the sparse forward (SparseFlashAttention): its test (every
+#   key layout, GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
 #   memcheck, racecheck and synccheck on a few cases, then flashc-bench's sparse rows (MLA and D = 128,
 #   beside the dense causal forward of the D = 128 shape).
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
@@ -162,7 +159,6 @@ new)
         "memcheck: ${rc_san_fwd:-n/a} ${rc_san_bwd:-n/a} ${rc_san_dec:-n/a}"
     ;;
 philox)
-    export FLASHC_CUDA_EXPERIMENTAL=philox
     TAIL=12 step philox-fwd 120 "$dir/tests/cuda/test_cuda_forward" 30
     TAIL=12 step philox-bwd 120 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 20
     TAIL=12 step philox-bwd-dq7 120 env FLASHC_CUDA_BWD=dq-recompute "$dir/tests/cuda/test_cuda_backward" 10
@@ -174,7 +170,6 @@ philox)
         "memcheck: ${rc_san_philox_fwd:-n/a} ${rc_san_philox_bwd:-n/a}"
     ;;
 feat)
-    export FLASHC_CUDA_EXPERIMENTAL=all
     TAIL=12 step rope 150 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_rope" 30
     [ "$rc_rope" = 124 ] && { echo "gpu-quick: the rope tests timed out; stopping"; exit 1; }
     TAIL=12 step rope-dq7 90 env FLASHC_CUDA_BWD=dq-recompute "$dir/tests/cuda/test_cuda_rope" 10
@@ -188,7 +183,6 @@ feat)
         "memcheck: ${rc_san_rope:-n/a} ${rc_san_rope_dq7:-n/a}"
     ;;
 sparse)
-    export FLASHC_CUDA_EXPERIMENTAL=sparse
     TAIL=20 step sparse-fwd 150 "$dir/tests/cuda/test_cuda_sparse" 60
     [ "$rc_sparse_fwd" = 124 ] && { echo "gpu-quick: the sparse tests timed out; stopping"; exit 1; }
     if command -v compute-sanitizer >/dev/null; then
@@ -212,15 +206,15 @@ all)
     TAIL=6 step bwd-fused 60 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 10
     TAIL=6 step bwd-grid 40 env FLASHC_CUDA_BWD=fused FLASHC_CUDA_BWD_GRID=4096 "$dir/tests/cuda/test_cuda_backward" 4
     TAIL=6 step dec-mma 50 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 10
-    TAIL=10 step sparse 50 env FLASHC_CUDA_EXPERIMENTAL=sparse "$dir/tests/cuda/test_cuda_sparse" 30
-    TAIL=6 step rope 40 env FLASHC_CUDA_EXPERIMENTAL=all FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_rope" 10
+    TAIL=10 step sparse 50 "$dir/tests/cuda/test_cuda_sparse" 30
+    TAIL=6 step rope 40 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_rope" 10
     b="$dir/bench/flashc-bench --backend cuda --repeat 10"
     TAIL=2 step bench-fwd 40 env FLASHC_CUDA_FWD=sm90 $b --filter fwd
     TAIL=2 step bench-fwd-nopp 40 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_PINGPONG=0 $b --filter fwd
     TAIL=2 step bench-fwd80 40 env FLASHC_CUDA_FWD=sm80 $b --filter fwd
     TAIL=2 step bench-bwd 50 env FLASHC_CUDA_BWD=fused $b --filter bwd
     TAIL=2 step bench-dec 50 env FLASHC_CUDA_DECODE=mma $b --filter dec
-    TAIL=2 step bench-sfa 30 env FLASHC_CUDA_EXPERIMENTAL=sparse $b --filter sfa
+    TAIL=2 step bench-sfa 30 $b --filter sfa
     TAIL=2 step peer 60 python3 bench/sdpa_peer.py 10
     if command -v compute-sanitizer >/dev/null; then
         TAIL=3 step san-fwd 60 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 0

@@ -11,7 +11,6 @@
 #include "../core/error.h"
 #include "../core/host_data.h"
 #include "cuda.h"
-#include "experimental.h"
 
 /* Which kernel runs a forward: the decode kernel when it takes the problem (few query rows per kv
  * head), else the tiled forward; false with *why when neither does (the decode kernel's reason
@@ -149,21 +148,7 @@ static void fc_cuda_destroy(void *state)
 static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
 {
     (void)options;
-    const char *unknown = fc_cuda_experimental_unknown();
-    if (unknown)
-        return fc_fail(FC_ERR_BACKEND,
-                       "fc_cuda_plan: FLASHC_CUDA_EXPERIMENTAL names \"%.*s\", which is none of philox, rope, sparse, all",
-                       (int)strcspn(unknown, ","), unknown);
-    if (plan->prob.drop_philox && !fc_cuda_experimental("philox"))
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: generated dropout (fc_dropout.generate) is not in the CUDA backend "
-                                       "yet (written, not yet run on a GPU: FLASHC_CUDA_EXPERIMENTAL=philox); pass keep_bits");
-    if (plan->prob.Dr > 0 && !plan->prob.sparse.data && !fc_cuda_experimental("rope")) /* the dense kernels' rope */
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: rope features (Dr > 0, the MLA split) are not in the CUDA backend yet "
-                                       "(written, not yet run on a GPU: FLASHC_CUDA_EXPERIMENTAL=rope)");
     const bool sparse = plan->op == FC_OP_FORWARD && plan->prob.sparse.data;
-    if (sparse && !fc_cuda_experimental("sparse"))
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_plan: sparse block selection (fc_sparse, SparseFlashAttention) is not in the CUDA "
-                                       "backend yet (written, not yet run on a GPU: FLASHC_CUDA_EXPERIMENTAL=sparse)");
     fc_cuda_state *s = calloc(1, sizeof *s);
     if (!s)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_plan: out of host memory");

@@ -82,7 +82,7 @@ static size_t fc_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 /* The path (FLASHC_CUDA_BWD: "auto" = fused where it fits, "fused", "dq-recompute"; unset or empty:
  * kBwdDefault) and the fused grid cap (FLASHC_CUDA_BWD_GRID); a value that names neither fails
  * the plan, as does "fused" on a device whose shared memory per block is below the kernel's. */
-static const char *const kBwdDefault = "dq-recompute"; /* auto once the fused kernel has passed on a GPU */
+static const char *const kBwdDefault = "dq-recompute"; /* the fused kernel passes on a GPU but is slower today */
 
 /* The index of env's value among names[0..n) (unset or empty: 0), or −1. */
 static int fc_bwd_pick(const char *env, const char *const *names, int n)

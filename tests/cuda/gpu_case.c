@@ -20,19 +20,6 @@ bool gc_have_gpu(void)
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-bool gc_experimental(const char *feature)
-{
-    const char *s = getenv("FLASHC_CUDA_EXPERIMENTAL");
-    const size_t n = strlen(feature);
-    while (s && *s) {
-        const size_t k = strcspn(s, ",");
-        if ((k == 3 && strncmp(s, "all", 3) == 0) || (k == n && strncmp(s, feature, n) == 0))
-            return true;
-        s += k + (s[k] == ',');
-    }
-    return false;
-}
-
 bool gc_require_gpu(const char *test)
 {
     if (gc_have_gpu())
@@ -385,7 +372,7 @@ static gc_case gc_random(tc_rng *r)
     c.alibi = tc_rng_bool(r, 0.2), c.sink = tc_rng_bool(r, 0.2), c.dropout = tc_rng_bool(r, 0.2);
     c.stats = tc_rng_bool(r, 0.5), c.softcap = tc_rng_bool(r, 0.2) ? 10.0f : 0.0f;
     c.grad_f32 = tc_rng_bool(r, 0.2);
-    c.philox = c.dropout && c.D % 2 == 0 && gc_experimental("philox"); /* half the dropout cases, when on */
+    c.philox = c.dropout && c.D % 2 == 0; /* about half the dropout cases */
     c.dropout = c.dropout && !c.philox;
     return c;
 }

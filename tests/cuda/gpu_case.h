@@ -41,7 +41,7 @@ typedef struct gc_kv {
 typedef struct gc_case {
     int B, Nq, Nkv, Sq, Skv, D, Dv;
     int Dr;               /* > 0: rope-split heads (q_rope, k_rope of Dr features in the case's layout; the
-                             backward's dq_rope, dk_rope); needs FLASHC_CUDA_EXPERIMENTAL=rope */
+                             backward's dq_rope, dk_rope) */
     fc_dtype dt;
     gc_layout layout;
     bool packed;          /* varlen, tokens back to back (else padded batches) */
@@ -51,7 +51,7 @@ typedef struct gc_case {
     int q_start, kv_start;
     bool mask, bias, bias_before, alibi, sink, dropout, stats;
     bool philox;          /* dropout generated from a seed and offset (fc_dropout.generate) on both backends:
-                             the GPU's bits must be the CPU's; needs FLASHC_CUDA_EXPERIMENTAL=philox */
+                             the GPU's bits must be the CPU's */
     bool nan_tail;        /* padded batches: value feature 0 of each batch's last kv position is NaN
                              (rows that do not see it must stay finite, semantics §0.3) */
     float softcap;
@@ -62,10 +62,6 @@ typedef struct gc_case {
     gc_kv kv;
     unsigned seed;
 } gc_case;
-
-/* Whether FLASHC_CUDA_EXPERIMENTAL names `feature` (or all): the library's features that have not
- * yet passed on a GPU, off (refused by name) without it. */
-bool gc_experimental(const char *feature);
 
 /* Whether a CUDA device is usable; gc_require_gpu also prints that `test` is skipped when not. */
 bool gc_have_gpu(void);

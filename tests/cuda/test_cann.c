@@ -6,12 +6,12 @@
  *   - on the GPU twice: bit-identical, and within twice the §0.4 tolerance of the CPU runtime's
  *     result (gaps of strided outputs included: equal bits);
  *   - on the GPU through fa_run_case: against the independent reference, every element.
- * A case the GPU does not cover (fp32, rope) must either be refused in the first phase with
+ * A case the GPU does not cover (fp32 operands) must either be refused in the first phase with
  * 561000 and a message naming the CUDA backend, or match the CPU.  IncreFlashAttention with
  * kvPaddingSize (a device tensor written after the first phase, read by the face in the second)
  * on the GPU against the reference: the read waits for the stream, and the per-batch windows it
- * gives reach the kernel.  SparseFlashAttention (the sparse forward, behind its switch) against the
- * reference.  Skips (77) without a GPU.
+ * gives reach the kernel.  SparseFlashAttention (the sparse forward) against the reference.
+ * Skips (77) without a GPU.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -81,7 +81,7 @@ static int make_cases(fa_gpu_case *out)
     c = fa_case_default();
     c.fn = FA_V5, c.layout = "TND", c.dtype = TC_F16, c.B = 4, c.N1 = 4, c.N2 = 2, c.D = 16, c.Dr = 16, c.seed = 20;
     memcpy(c.s1, r1, sizeof r1), memcpy(c.s2, r2, sizeof r2);
-    out[n++] = (fa_gpu_case){"V5 TND fp16 with rope", c, true};
+    out[n++] = (fa_gpu_case){"V5 TND fp16 with rope", c, false};
     return n;
 }
 
@@ -187,13 +187,12 @@ static void decode_left_padding(void)
     }
 }
 
-/* SparseFlashAttention through the face on the GPU (FLASHC_CUDA_EXPERIMENTAL=sparse) against the
- * reference: BSND and TND, whose runs bind the actual lengths the face reads (the run's own
- * facts), causal mode 3, rope, MQA, both index widths.  (PA_BSND is not among them: the face binds
- * its host copy of the block table, which the CUDA backend refuses as host memory.) */
+/* SparseFlashAttention through the face on the GPU against the reference: BSND and TND, whose
+ * runs bind the actual lengths the face reads (the run's own facts), causal mode 3, rope, MQA,
+ * both index widths.  (PA_BSND is not among them: the face binds its host copy of the block
+ * table, which the CUDA backend refuses as host memory.) */
 static void sparse_face(void)
 {
-    setenv("FLASHC_CUDA_EXPERIMENTAL", "sparse", 1);
     sfa_case c = sfa_case_default();
     c.D = 64, c.seed = 40;
     sfa_run_case("SFA BSND fp16 on the GPU", &c);
@@ -203,7 +202,6 @@ static void sparse_face(void)
     c = sfa_case_default();
     c.lq = "BSND", c.lkv = "TND", c.lens_q = true, c.N1 = 8, c.N2 = 1, c.K = 9, c.bs = 5, c.Dv = 32, c.seed = 42;
     sfa_run_case("SFA BSND query over TND keys, MQA 8, Dv 32", &c);
-    unsetenv("FLASHC_CUDA_EXPERIMENTAL");
 }
 
 int main(void)

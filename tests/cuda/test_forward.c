@@ -41,11 +41,10 @@ static void named_cases(void)
     c = base(64, FC_F16), c.softcap = 5.0f, gc_run(&c);
     c = base(128, FC_F16), c.sink = true, c.stats = true, c.window = GC_CAUSAL, gc_run(&c);
     c = base(128, FC_BF16), c.dropout = true, c.stats = true, gc_run(&c);
-    if (gc_experimental("philox")) { /* generated on the device: the CPU's bits */
-        c = base(128, FC_BF16), c.philox = true, c.stats = true, gc_run(&c);
-        c = base(64, FC_F16), c.philox = true, c.packed = c.varlen = true, c.B = 3, c.window = GC_CAUSAL, gc_run(&c);
-        c = base(256, FC_BF16), c.philox = true, c.Sq = 130, c.Skv = 517, c.bias = true, gc_run(&c);
-    }
+    /* generated on the device: the CPU's bits */
+    c = base(128, FC_BF16), c.philox = true, c.stats = true, gc_run(&c);
+    c = base(64, FC_F16), c.philox = true, c.packed = c.varlen = true, c.B = 3, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(256, FC_BF16), c.philox = true, c.Sq = 130, c.Skv = 517, c.bias = true, gc_run(&c);
     c = base(256, FC_BF16), c.Sq = 1, c.Skv = 1000, gc_run(&c); /* decode-like */
     c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
 }
@@ -68,12 +67,7 @@ static void selection(void)
     fc_plan_destroy(plan);
     plan = NULL;
     fc_options cuda = {.backend = FC_BACKEND_CUDA};
-    if (!gc_experimental("philox")) { /* written, not yet run on a GPU: off unless asked for */
-        d.out.data = dq;
-        d.dropout = (fc_dropout){.generate = true, .keep_prob = 0.5};
-        gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "FLASHC_CUDA_EXPERIMENTAL=philox");
-        d.dropout = (fc_dropout){.keep_prob = 1.0};
-    }
+    d.out.data = dq;
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = FC_F32;
     gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "fp16/bf16");
     cudaFree(dq);

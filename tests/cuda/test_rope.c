@@ -3,9 +3,8 @@
  * (gpu_case.h: poisoned outputs, two bitwise-equal GPU runs), forward and backward: the MLA
  * training form (128 + 64, Dv = 128), UnpaddingScoreGradV5's packed (TND) varlen causal form,
  * odd splits (element loads), every layout, GQA and MQA, masks, bias, ALiBi, sink, the caller's
- * dropout bits, Sq ≠ Skv, decode shapes; then seeded sweeps of random rope cases.  Off by default
- * until these pass on a GPU: without FLASHC_CUDA_EXPERIMENTAL=rope (or all) only the refusal is
- * checked — the plan fails with FC_ERR_BACKEND naming the switch.  Skips (77) without a GPU.
+ * dropout bits, Sq ≠ Skv, decode shapes; then seeded sweeps of random rope cases.  (Which rope
+ * problems the kernels refuse, by name: tests/unit/test_cuda_rope.c.)  Skips (77) without a GPU.
  *   test_cuda_rope [cases [sweep]]   (default 40 per direction; sweep: the sweeps alone, for the sanitizers)
  */
 #include <stdlib.h>
@@ -46,33 +45,11 @@ static void named_cases(bool bwd)
         c = base(128, 64, FC_F16, bwd), c.grad_f32 = true, gc_run(&c); /* fp32 gradients: refused by name */
 }
 
-/* Without the switch the plan is refused, naming it. */
-static void refusal(void)
-{
-    enum { S = 16, E = 64, R = 32 };
-    void *buf = NULL;
-    cudaMalloc(&buf, 4 * S * (E + R) * 2);
-    char *at = (char *)buf;
-    fc_attention_desc d = fc_attention_desc_init();
-    d.batch = 1, d.q_heads = d.kv_heads = 1, d.head_dim = E, d.rope_dim = R, d.q_len = d.kv_len = S;
-    d.q = fc_tensor_bnsd(at, FC_BF16, 1, S, E), d.k = d.v = d.out = d.q;
-    d.out.data = at + S * E * 2;
-    d.q_rope = fc_tensor_bnsd(at + 2 * S * E * 2, FC_BF16, 1, S, R), d.k_rope = d.q_rope;
-    fc_options cuda = {.backend = FC_BACKEND_CUDA};
-    fc_plan *plan = NULL;
-    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "FLASHC_CUDA_EXPERIMENTAL=rope");
-    cudaFree(buf);
-}
-
 int main(int argc, char **argv)
 {
     if (!gc_require_gpu("test_cuda_rope"))
         return TC_SKIP;
     const int cases = argc > 1 ? atoi(argv[1]) : 40;
-    if (!gc_experimental("rope")) {
-        refusal();
-        return tc_summary("test_cuda_rope");
-    }
     if (!(argc > 2 && strcmp(argv[2], "sweep") == 0)) {
         named_cases(false);
         named_cases(true);

@@ -1,18 +1,18 @@
 /*
- * The CUDA sparse forward (SparseFlashAttention; FLASHC_CUDA_EXPERIMENTAL=sparse) through the
- * native API, on the native harness (tests/native/harness.h): each case's library buffers are
- * copied to the GPU, run there (FC_BACKEND_DEFAULT must pick CUDA) and copied back, and the
- * harness checks them against the independent sparse reference (tests/reference/sparse.h) —
- * values within §0.4, empty and padding rows exact, statistics replicas, and nothing written
- * outside the outputs (gaps and guards keep their sentinels).  Each case also runs on the CPU
- * backend (GPU against CPU within the output's tolerance), twice on the GPU (bit for bit), and its
- * FLOP count (the index rows read back from the device) must be the CPU plan's.  Named cases cover
- * every key layout (BSND-like padded batches, TND packed, PA_BSND paged), GQA/MQA with more than
- * 16 query heads per kv head, rope and the MLA shape (512 + 64, 512), −1 padding, duplicates,
- * blocks past the causal limit, INT32/INT64 indices, odd strides (element loads); then a seeded
- * sweep of random cases (argv[1] of them, default 40).  Refusals: without the switch (naming it),
- * fp32 operands, another output dtype, head dims beyond the kernel's, a block-table entry out of
- * range (FC_ERR_INVALID_ARG naming it, nothing written).  Skips (77) without a GPU.
+ * The CUDA sparse forward (SparseFlashAttention) through the native API, on the native harness
+ * (tests/native/harness.h): each case's library buffers are copied to the GPU, run there
+ * (FC_BACKEND_DEFAULT must pick CUDA) and copied back, and the harness checks them against the
+ * independent sparse reference (tests/reference/sparse.h) — values within §0.4, empty and padding
+ * rows exact, statistics replicas, and nothing written outside the outputs (gaps and guards keep
+ * their sentinels).  Each case also runs on the CPU backend (GPU against CPU within the output's
+ * tolerance), twice on the GPU (bit for bit), and its FLOP count (the index rows read back from
+ * the device) must be the CPU plan's.  Named cases cover every key layout (BSND-like padded
+ * batches, TND packed, PA_BSND paged), GQA/MQA with more than 16 query heads per kv head, rope and
+ * the MLA shape (512 + 64, 512), −1 padding, duplicates, blocks past the causal limit, INT32/INT64
+ * indices, odd strides (element loads); then a seeded sweep of random cases (argv[1] of them,
+ * default 40).  Refusals: fp32 operands, another output dtype, head dims beyond the kernel's, a
+ * block-table entry out of range (FC_ERR_INVALID_ARG naming it, nothing written).  Skips (77)
+ * without a GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,9 +303,6 @@ static void expect_refusal(const char *what, nt_case c, fc_status want, const ch
 static void refusals(void)
 {
     nt_case c = sp_case(60, FC_F16, 4, true, FC_I32);
-    unsetenv("FLASHC_CUDA_EXPERIMENTAL");
-    expect_refusal("without the switch", c, FC_ERR_BACKEND, "FLASHC_CUDA_EXPERIMENTAL=sparse");
-    setenv("FLASHC_CUDA_EXPERIMENTAL", "sparse", 1);
     nt_case f = c;
     f.dt = f.out_dt = FC_F32;
     expect_refusal("fp32 operands", f, FC_ERR_BACKEND, "fp16/bf16");
@@ -332,7 +329,7 @@ int main(int argc, char **argv)
         printf("test_cuda_sparse: no CUDA device; skipped\n");
         return TC_SKIP;
     }
-    refusals(); /* leaves FLASHC_CUDA_EXPERIMENTAL=sparse set */
+    refusals();
     named_cases();
     sweep(argc > 1 ? atoi(argv[1]) : 40);
     return tc_summary("test_cuda_sparse");
