@@ -166,7 +166,7 @@ int bench_cuda_decode(const char *filter, int repeat)
 {
     const double copy = copy_rate(repeat);
     const char *variant = getenv("FLASHC_CUDA_DECODE_VARIANT"); /* the tensor-core kernel's (decode.cu) */
-    printf("tensor-core decode variant: %s\n", variant && *variant ? variant : "base");
+    printf("tensor-core decode variant: %s\n", variant && *variant ? variant : "default (linear+merge)");
     printf("%-28s %10s %10s %8s\n", "decode case", "ms", "GB/s", "of copy");
     printf("%-28s %10s %10.0f %8s\n", "copy-d2d-1gib", "-", copy, "100%");
     int failures = 0;

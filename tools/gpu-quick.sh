@@ -93,6 +93,7 @@ dec)
     step bench-dec 150 "$dir/bench/flashc-bench" --backend cuda --filter dec --repeat 20
     step peer-dec 150 python3 bench/sdpa_peer.py 20 decode
     step dec-simt 100 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 10 quick
+    step dec-base 100 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=base "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-runs-simt 60 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode_runs"
     if command -v compute-sanitizer >/dev/null; then
         for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
@@ -108,7 +109,7 @@ dec)
         join -a 1 -e - -o auto - <(grep -E '^(dec-|copy)' "$out/peer-dec.log" | awk '{print $1, $3}' | sort) |
         awk '{r = ($4 + 0 > 0) ? sprintf("%.2f", $2 / $4) : "-"; printf "%-30s %8s %8s %8s %8s\n", $1, $2, $3, $4, r}'
     grep -E 'token-rate' "$out/bench-dec.log"
-    echo "tests: mma $rc_dec_mma, runs $rc_dec_runs, simt ${rc_dec_simt:-n/a}, runs-simt ${rc_dec_runs_simt:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
+    echo "tests: mma $rc_dec_mma, runs $rc_dec_runs, simt ${rc_dec_simt:-n/a}, base ${rc_dec_base:-n/a}, runs-simt ${rc_dec_runs_simt:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
     ;;
 bwd)
     # the fused kernel first (a hang, e.g. a turn never reached, ends the call at the step's limit)
