@@ -410,7 +410,8 @@ void gc_sweep_rope(unsigned seed, int cases, bool backward)
     tc_rng r = tc_rng_seed(seed);
     for (int n = 0; n < cases; n++) {
         gc_case c = gc_random(&r);
-        c.philox = false; /* the rope kernels do not generate dropout (refused by name) */
+        c.dropout = c.dropout || c.philox; /* the rope kernels do not generate dropout (refused by name): */
+        c.philox = false;                  /* the caller's bits instead */
         c.D = (int)tc_rng_int(&r, 1, 224), c.Dr = (int)tc_rng_int(&r, 1, 256 - c.D);
         if (tc_rng_bool(&r, 0.5)) /* the MLA forms' multiples of 8 (cp.async loads) */
             c.D = c.D < 8 ? 8 : c.D / 8 * 8, c.Dr = c.D + (c.Dr + 7) / 8 * 8 > 256 ? 256 - c.D : (c.Dr + 7) / 8 * 8;
