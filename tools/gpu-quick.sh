@@ -256,7 +256,7 @@ final)
     echo "tests: faces $rc_faces, fwd-default $rc_fwd_default, try ${rc_try_fwd_sm90:-n/a}; synccheck ${rc_sync_fwd:-n/a}"
     ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, all, first, final, philox, sparse, feat)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, all, final, philox, sparse, feat)"
     exit 2
     ;;
 esac

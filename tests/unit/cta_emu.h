@@ -262,37 +262,18 @@ inline bool __any_sync(unsigned, int pred) { return __ballot_sync(0xffffffffu, p
 inline int __ffs(int x) { return __builtin_ffs(x); }
 
 /* Atomics (shared or global memory alike) and fences: see the file comment. */
-template <class T> inline T atomicAdd(T *p, T v)
+/* One read-modify-write: the emulator runs one thread at a time, so every atomic is *p = f(old). */
+template <class T, class F> inline T emu_rmw(T *p, F f)
 {
     const T old = *p;
-    *p = old + v;
+    *p = f(old);
     return old;
 }
-template <class T> inline T atomicMin(T *p, T v)
-{
-    const T old = *p;
-    *p = v < old ? v : old;
-    return old;
-}
-template <class T> inline T atomicMax(T *p, T v)
-{
-    const T old = *p;
-    *p = v > old ? v : old;
-    return old;
-}
-template <class T> inline T atomicExch(T *p, T v)
-{
-    const T old = *p;
-    *p = v;
-    return old;
-}
-template <class T> inline T atomicCAS(T *p, T cmp, T v)
-{
-    const T old = *p;
-    if (old == cmp)
-        *p = v;
-    return old;
-}
+template <class T> inline T atomicAdd(T *p, T v) { return emu_rmw(p, [v](T o) { return o + v; }); }
+template <class T> inline T atomicMin(T *p, T v) { return emu_rmw(p, [v](T o) { return v < o ? v : o; }); }
+template <class T> inline T atomicMax(T *p, T v) { return emu_rmw(p, [v](T o) { return v > o ? v : o; }); }
+template <class T> inline T atomicExch(T *p, T v) { return emu_rmw(p, [v](T) { return v; }); }
+template <class T> inline T atomicCAS(T *p, T cmp, T v) { return emu_rmw(p, [cmp, v](T o) { return o == cmp ? v : o; }); }
 inline void __threadfence() {}
 inline void __threadfence_block() {}
 inline void __threadfence_system() {}
