@@ -4,7 +4,8 @@
  * of many runs, inputs rotated over enough buffer sets to exceed the L2 cache, TFLOP/s over the
  * visible positions (fc_plan_flops; the backward counts 2.5× the forward).  The backward runs on the
  * output and statistics of one forward run per buffer set; its "-dq7" rows force the seven-product
- * path (FLASHC_CUDA_BWD=dq-recompute) beside the default fused one.  The peer (PyTorch SDPA, flash and cuDNN) is timed on the
+ * path (FLASHC_CUDA_BWD=dq-recompute) and its "-sm90" rows the sm_90a kernel (FLASHC_CUDA_BWD=sm90)
+ * beside the fused one.  The peer (PyTorch SDPA, flash and cuDNN) is timed on the
  * same shapes by bench/sdpa_peer.py in the same device call (tools/gpu-check.sh).
  *
  * The operands hold a fixed pattern (one exponent, a hashed mantissa, alternating signs) unless a
@@ -46,6 +47,11 @@ static const cuda_shape shapes[] = {
     {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true, "auto", false, 0},
     {"bwd-bf16-d128-s4k-dq7", 4096, 128, false, true, "dq-recompute", false, 0},
     {"bwd-bf16-d128-s4k-causal-dq7", 4096, 128, true, true, "dq-recompute", false, 0},
+    {"bwd-bf16-d128-s4k-sm90", 4096, 128, false, true, "sm90", false, 0},
+    {"bwd-bf16-d128-s4k-causal-sm90", 4096, 128, true, true, "sm90", false, 0},
+    {"bwd-bf16-d64-s4k", 4096, 64, false, true, "auto", false, 0},
+    {"bwd-bf16-d64-s4k-dq7", 4096, 64, false, true, "dq-recompute", false, 0},
+    {"bwd-bf16-d64-s4k-sm90", 4096, 64, false, true, "sm90", false, 0},
     {"fwd-bf16-d128-s4k-normal", 4096, 128, false, false, NULL, true, 0},
     {"fwd-bf16-d128-s4k-normal-b2b", 4096, 128, false, false, NULL, true, B2B},
     {"fwd-bf16-d128-s4k-causal-normal", 4096, 128, true, false, NULL, true, 0},

@@ -17,7 +17,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 SHAPES = [("fwd-bf16-d128-s4k", 4096, 128, False), ("fwd-bf16-d128-s4k-causal", 4096, 128, True),
           ("fwd-bf16-d64-s4k", 4096, 64, False), ("fwd-bf16-d256-s4k", 4096, 256, False),
           ("fwd-bf16-d128-s16k", 16384, 128, False), ("fwd-bf16-d128-s1k", 1024, 128, False),
-          ("bwd-bf16-d128-s4k", 4096, 128, False), ("bwd-bf16-d128-s4k-causal", 4096, 128, True)]
+          ("bwd-bf16-d128-s4k", 4096, 128, False), ("bwd-bf16-d128-s4k-causal", 4096, 128, True),
+          ("bwd-bf16-d64-s4k", 4096, 64, False)]
 
 
 def time_one(backend, S, D, causal, repeat, backward):

@@ -11,6 +11,9 @@
 #   tools/gpu-quick.sh bwd [build-dir]: the backward — tests on the fused five-product kernel
 #   (FLASHC_CUDA_BWD=fused), with a grid larger than the GPU (turn order) and on the forced
 #   seven-product path, the sanitizers on the fused kernel, its bench rows beside SDPA; a table last.
+#   tools/gpu-quick.sh hbwd [build-dir]: the sm_90a backward (FLASHC_CUDA_BWD=sm90, every case must run
+#   there): its tests (named cases, plain sweep, grid-cap bits), a grid larger than the GPU, memcheck
+#   and racecheck, then the backward bench rows (sm90 beside fused and dq7) and SDPA's; a table last.
 #   tools/gpu-quick.sh new [build-dir]: a first look at every kernel not yet checked on a GPU in one
 #   call — the sm_90a forward, the fused backward and the tensor-core decode, short test sweeps and
 #   memcheck each, one plan on two streams, a run's own facts without host allocation, then their
@@ -110,6 +113,31 @@ dec)
         awk '{r = ($4 + 0 > 0) ? sprintf("%.2f", $2 / $4) : "-"; printf "%-30s %8s %8s %8s %8s\n", $1, $2, $3, $4, r}'
     grep -E 'token-rate' "$out/bench-dec.log"
     echo "tests: mma $rc_dec_mma, runs $rc_dec_runs, simt ${rc_dec_simt:-n/a}, base ${rc_dec_base:-n/a}, runs-simt ${rc_dec_runs_simt:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
+    ;;
+hbwd)
+    # the sm_90a backward first (a hang, e.g. a turn never reached, ends the call at the step's limit)
+    TAIL=25 step bwd-sm90 150 env FLASHC_CUDA_BWD=sm90 "$dir/tests/cuda/test_cuda_backward" 40
+    [ "$rc_bwd_sm90" = 124 ] && { echo "gpu-quick: the sm_90a backward tests timed out; stopping"; exit 1; }
+    step bwd-sm90-grid 90 env FLASHC_CUDA_BWD=sm90 FLASHC_CUDA_BWD_GRID=4096 "$dir/tests/cuda/test_cuda_backward" 10
+    step bench-bwd 150 "$dir/bench/flashc-bench" --backend cuda --filter bwd --repeat 20
+    step peer-bwd 150 python3 bench/sdpa_peer.py 20 bwd
+    if command -v compute-sanitizer >/dev/null; then
+        for tool in ${SANITIZERS:-memcheck racecheck}; do
+            step "san-$tool" 120 env FLASHC_CUDA_BWD=sm90 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$dir/tests/cuda/test_cuda_backward" 2
+        done
+    fi
+    echo
+    echo "== backward, bf16, S = 4K (TFLOP/s, counted as 2.5x the forward; flash, cudnn: PyTorch SDPA)"
+    printf '%-28s %8s %8s %8s %8s %8s %10s\n' case sm90 fused dq7 flash cudnn sm90/cudnn
+    for c in bwd-bf16-d128-s4k bwd-bf16-d128-s4k-causal bwd-bf16-d64-s4k; do
+        v() { awk -v n="$1" '$1 == n {print $3}' "$2"; }
+        s9=$(v "$c-sm90" "$out/bench-bwd.log") fu=$(v "$c" "$out/bench-bwd.log") d7=$(v "$c-dq7" "$out/bench-bwd.log")
+        fl=$(awk -v n="$c" '$1 == n {print $3}' "$out/peer-bwd.log") cu=$(awk -v n="$c" '$1 == n {print $5}' "$out/peer-bwd.log")
+        r=$(awk -v a="${s9:-0}" -v b="${cu:-0}" 'BEGIN {print (b > 0 && a > 0) ? sprintf("%.2f", a / b) : "-"}')
+        printf '%-28s %8s %8s %8s %8s %8s %10s\n' "$c" "${s9:--}" "${fu:--}" "${d7:--}" "${fl:--}" "${cu:--}" "$r"
+    done
+    echo "tests: sm90 $rc_bwd_sm90, grid ${rc_bwd_sm90_grid:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a}"
     ;;
 bwd)
     # the fused kernel first (a hang, e.g. a turn never reached, ends the call at the step's limit)
@@ -256,7 +284,7 @@ final)
     echo "tests: faces $rc_faces, fwd-default $rc_fwd_default, try ${rc_try_fwd_sm90:-n/a}; synccheck ${rc_sync_fwd:-n/a}"
     ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, all, final, philox, sparse, feat)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, hbwd, dec, new, all, final, philox, sparse, feat)"
     exit 2
     ;;
 esac

@@ -11,7 +11,7 @@ dump=$("$root/tools/find-cuobjdump.sh") || { echo "sass-check: no cuobjdump (too
 export PATH="$(dirname "$dump"):$PATH" # its nvdisasm
 "$dump" -sass -arch sm_90a "$lib" | awk '
     function report() {
-        if (fn == "" || fn !~ /fwd_hopper_kernel/) return
+        if (fn == "" || fn !~ /(fwd|bwd)_hopper_kernel/) return
         n++
         ok = hgmma > 0 && utma > 0 && syncs > 0 && local == 0
         printf "%-4s %-90s HGMMA %3d UTMALDG %3d SYNCS %4d LDL/STL %d\n", ok ? "ok" : "FAIL", substr(fn, 1, 90), hgmma, utma, syncs, local

@@ -9,7 +9,10 @@
  *   dq-recompute (seven products; FLASHC_CUDA_BWD=dq-recompute, and where the device's shared
  *   memory per block is below the fused kernel's):
  *     D → dK, dV (one CTA per kv tile) → dQ (one CTA per query tile, recomputing S and dP) → dsink
- * FLASHC_CUDA_BWD_GRID=N caps the fused kernel's grid at N CTAs (tests: results must not move).
+ *   sm90 (FLASHC_CUDA_BWD=sm90, opt-in until a GPU run passes; insists: a plan or run it cannot
+ *   take fails, naming why): the fused path's order with the Hopper kernel (hopper/bwd_kernel.cuh:
+ *   TMA, wgmma, 128-key units, 64-row query tiles) in place of the fused kernel
+ * FLASHC_CUDA_BWD_GRID=N caps the fused (or sm90) kernel's grid at N CTAs (tests: results must not move).
  * Fused-path variants under measurement (results bitwise the same under each, any grid):
  *   FLASHC_CUDA_BWD_ORDER=batch (default) | spread: the units' launch order (fc_dq_spread_tiles);
  *   FLASHC_CUDA_BWD_SYNC=fence (default) | lean: how an adder publishes its tile (backward_dq.cuh).
@@ -24,6 +27,11 @@
 #include "cuda.h"
 #include "launch.h"
 #include "plan_facts.h"
+#ifdef FLASHC_HOPPER
+#include "hopper/bwd.h"
+#include "hopper/fwd.h"
+#include "hopper/tma_map.h"
+#endif
 
 using namespace fc_cuda;
 
@@ -34,6 +42,9 @@ struct fc_cuda_bwd {
     int n_q, n_kv, dclass;
     int64_t rows;              /* Σ q_rows: D has Nq·rows entries */
     bool fused;                /* the five-product path */
+    bool sm90;                 /* the five products on the Hopper kernel (the fused path's workspace) */
+    void *encode;              /* sm90: the driver's tensor-map encoder */
+    int sms;                   /* sm90: the persistent grid's default size */
     int grid_cap;              /* fused: CTAs at most (0: one per unit) */
     int walk;                  /* the kv tiles' order (FC_TILES_KV or, fused, FC_TILES_KV_SPREAD) */
     int dq_sync;               /* fused: kDqSync* (backward_dq.cuh) */
@@ -62,6 +73,15 @@ static_assert(BwdShape<64>::DC == FusedShape<64>::DC && BwdShape<128>::DC == Fus
 
 static int fc_bwd_parts(int dclass) { return dclass == 256 ? 2 : 1; } /* BwdShape<D>::DC = FusedShape<D>::DC = D / parts */
 static int fc_bwd_bmq(int dclass) { return dclass == 64 ? FusedShape<64>::BMQ : dclass == 128 ? FusedShape<128>::BMQ : FusedShape<256>::BMQ; }
+
+/* The query rows of an accumulator tile (one turn counter each) and the kv rows of a unit. */
+#ifdef FLASHC_HOPPER
+static int fc_bwd_acc_rows(const fc_cuda_bwd *plan) { return plan->sm90 ? fc_hopper::kBwdQRows : fc_bwd_bmq(plan->dclass); }
+static int fc_bwd_kv_rows(const fc_cuda_bwd *plan) { return plan->sm90 ? fc_hopper::kBwdKvRows : kBwdKvRows; }
+#else
+static int fc_bwd_acc_rows(const fc_cuda_bwd *plan) { return fc_bwd_bmq(plan->dclass); }
+static int fc_bwd_kv_rows(const fc_cuda_bwd *plan) { (void)plan; return kBwdKvRows; }
+#endif
 
 /* Shared memory of the dK/dV kernel or of the fused one, with the score-terms scratch. */
 template <int D> static size_t fc_bwd_smem(bool fused, bool terms)
@@ -95,7 +115,31 @@ static int fc_bwd_pick(const char *env, const char *const *names, int n)
     return -1;
 }
 
-static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const char *who)
+/* FLASHC_CUDA_BWD=sm90: the Hopper kernel, or a failure naming why it cannot run p. */
+static fc_status fc_bwd_choose_sm90(fc_cuda_bwd *plan, const fc_problem *p, const char *who)
+{
+#ifdef FLASHC_HOPPER
+    const char *why = NULL;
+    if (fc_hopper::fwd_device_ok(&why) && (why = fc_hopper::bwd_unsupported(p, plan->dclass)) == NULL) {
+        int dev = 0;
+        cudaError_t err = cudaGetDevice(&dev);
+        if (err == cudaSuccess)
+            err = cudaDeviceGetAttribute(&plan->sms, cudaDevAttrMultiProcessorCount, dev);
+        if (err != cudaSuccess)
+            return fc_cuda_err(err, who);
+        plan->sm90 = true;
+        plan->fused = false;
+        plan->walk = FC_TILES_KV;
+        return fc_hopper::tma_encoder(&plan->encode, who);
+    }
+#else
+    (void)plan, (void)p;
+    const char *why = "this build has no sm_90a kernels";
+#endif
+    return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=sm90, but the sm_90a backward cannot run this: %s", who, why);
+}
+
+static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const fc_problem *p, const char *who)
 {
     static const char *const orders[] = {"batch", "spread"}, *const syncs[] = {"fence", "lean"};
     const char *order = getenv("FLASHC_CUDA_BWD_ORDER"), *sync = getenv("FLASHC_CUDA_BWD_SYNC");
@@ -107,9 +151,9 @@ static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const char *who)
     plan->dq_sync = sync_at == 1 ? kDqSyncLean : kDqSyncFence;
     const char *env = getenv("FLASHC_CUDA_BWD");
     env = env && *env ? env : kBwdDefault;
-    const bool want_fused = strcmp(env, "fused") == 0, auto_path = strcmp(env, "auto") == 0;
-    if (!want_fused && !auto_path && strcmp(env, "dq-recompute") != 0)
-        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=%.64s names no backward path (fused, dq-recompute or auto)", who, env);
+    const bool want_fused = strcmp(env, "fused") == 0, auto_path = strcmp(env, "auto") == 0, want_sm90 = strcmp(env, "sm90") == 0;
+    if (!want_fused && !auto_path && !want_sm90 && strcmp(env, "dq-recompute") != 0)
+        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=%.64s names no backward path (fused, dq-recompute, sm90 or auto)", who, env);
     const char *grid = getenv("FLASHC_CUDA_BWD_GRID");
     if (grid && *grid) {
         char *end;
@@ -130,7 +174,7 @@ static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const char *who)
         return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=fused needs %zu bytes of shared memory per block; this device has %d",
                        who, need, optin);
     plan->walk = plan->fused && order_at == 1 ? FC_TILES_KV_SPREAD : FC_TILES_KV;
-    return FC_OK;
+    return want_sm90 ? fc_bwd_choose_sm90(plan, p, who) : FC_OK;
 }
 
 /* The fused path's workspace after D: the dQ accumulators, the turn counters and the ticket
@@ -139,8 +183,8 @@ static fc_status fc_bwd_layout(fc_cuda_bwd *plan, const fc_problem *p, const cha
 {
     size_t dsum, acc = 0, turns = 0;
     bool bad = __builtin_mul_overflow((size_t)p->Nq, (size_t)plan->rows, &dsum) || __builtin_mul_overflow(dsum, 4, &dsum);
-    if (plan->fused) {
-        const size_t tiles = (size_t)(plan->arows / fc_bwd_bmq(plan->dclass));
+    if (plan->fused || plan->sm90) {
+        const size_t tiles = (size_t)(plan->arows / fc_bwd_acc_rows(plan));
         bad = bad || __builtin_mul_overflow((size_t)p->Nq, (size_t)plan->arows, &acc) ||
               __builtin_mul_overflow(acc, (size_t)plan->dclass * 4, &acc) || __builtin_mul_overflow((size_t)p->Nq, tiles, &turns) ||
               __builtin_mul_overflow(turns, (size_t)fc_bwd_parts(plan->dclass) * 4, &turns);
@@ -151,7 +195,7 @@ static fc_status fc_bwd_layout(fc_cuda_bwd *plan, const fc_problem *p, const cha
     plan->acc_at = fc_align256(dsum);
     plan->turns_at = fc_align256(plan->acc_at + acc);
     plan->ticket_at = plan->turns_at + turns;
-    plan->ws_bytes = 255 + (plan->fused ? plan->ticket_at + 4 : dsum); /* + 255: the start is aligned up */
+    plan->ws_bytes = 255 + (plan->fused || plan->sm90 ? plan->ticket_at + 4 : dsum); /* + 255: the start is aligned up */
     return FC_OK;
 }
 
@@ -196,12 +240,12 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
     }
     int64_t *arow0 = row0 + (p->B ? p->B : 1);
     plan->dclass = fc_cuda_dclass(p);
-    const int bmq = fc_bwd_bmq(plan->dclass);
+    fc_status st = fc_bwd_choose(plan, p, who);
+    const int bmq = fc_bwd_acc_rows(plan);
     for (int64_t b = 0; b < p->B; b++) {
         row0[b] = plan->rows, plan->rows += p->batch[b].q_rows;
         arow0[b] = plan->arows, plan->arows += (p->batch[b].q_rows + bmq - 1) / bmq * bmq;
     }
-    fc_status st = fc_bwd_choose(plan, who);
     if (st == FC_OK)
         st = fc_bwd_layout(plan, p, who);
     if (st == FC_OK)
@@ -213,7 +257,7 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
     if (st == FC_OK)
         st = fc_cuda_tile_order(p, kBwdQRows, false, p->Nq, fc_cuda_q_tile_cost, &plan->q_items, &plan->n_q, who);
     if (st == FC_OK)
-        st = fc_cuda_tile_order(p, kBwdKvRows, plan->walk, p->Nkv * fc_bwd_parts(plan->dclass), fc_cuda_kv_tile_cost, &plan->kv_items,
+        st = fc_cuda_tile_order(p, fc_bwd_kv_rows(plan), plan->walk, p->Nkv * fc_bwd_parts(plan->dclass), fc_cuda_kv_tile_cost, &plan->kv_items,
                                 &plan->n_kv, who);
     free(row0);
     if (st != FC_OK) {
@@ -277,7 +321,7 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
     using Shape = BwdShape<D>;
     using QSmem = BwdQSmem<D, Shape::BN>;
     fc_status st = FC_OK;
-    if (plan->fused) { /* the accumulators, turn counters and ticket start at zero */
+    if (plan->fused || plan->sm90) { /* the accumulators, turn counters and ticket start at zero */
         const cudaError_t err = cudaMemsetAsync(L.dq_acc, 0, plan->ticket_at + 4 - plan->acc_at, stream);
         if (err != cudaSuccess)
             st = fc_cuda_err(err, "fc_cuda_bwd_run: zeroing the dQ accumulators");
@@ -288,6 +332,23 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
         st = fc_bwd_launch(bwd_dsum_kernel<T, kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: D = rowsum(dO∘O)");
     L.items = plan->kv_items, L.n_items = plan->n_kv;
     const size_t kv_smem = fc_bwd_smem<D>(plan->fused, L.terms);
+#ifdef FLASHC_HOPPER
+    if (st == FC_OK && plan->sm90) {
+        if constexpr (FEAT == 0) { /* the Hopper kernel in the fused kernel's place (it takes no features) */
+            const int cap = plan->grid_cap ? plan->grid_cap : plan->sms;
+            bool launched = false;
+            const char *why = NULL;
+            st = fc_hopper::bwd_run(plan->encode, plan->dclass, p, L, plan->facts.reach, cap < L.units ? cap : L.units, stream,
+                                    &launched, &why);
+            if (st == FC_OK && !launched)
+                return fc_fail(FC_ERR_BACKEND, "fc_cuda_bwd_run: FLASHC_CUDA_BWD=sm90, but this run's views cannot be mapped: %s", why);
+            L.items = plan->q_items, L.n_items = plan->n_q;
+            if (st == FC_OK)
+                st = fc_bwd_launch(bwd_dq_convert_kernel<kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: dQ");
+            return st;
+        }
+    }
+#endif
     if (st == FC_OK && plan->fused) {
         const unsigned grid = (unsigned)(plan->grid_cap && plan->grid_cap < L.units ? plan->grid_cap : L.units);
         st = fc_bwd_launch(BwdKernels<T, D, FEAT>::fused(), grid, kThreads, kv_smem, stream, p, L,
@@ -338,7 +399,7 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
     L.dsum = (float *)ws;
     L.rows = plan->rows;
     L.units = plan->n_kv * (int)p.Nkv * L.parts; /* fits: fc_cuda_tile_order checked it */
-    if (plan->fused) {
+    if (plan->fused || plan->sm90) {
         L.dq_acc = (float *)(ws + plan->acc_at);
         L.arow0 = plan->arow0;
         L.arows = plan->arows;

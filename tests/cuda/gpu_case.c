@@ -405,6 +405,17 @@ void gc_sweep_plain(unsigned seed, int cases)
     }
 }
 
+void gc_sweep_plain_backward(unsigned seed, int cases)
+{
+    tc_rng r = tc_rng_seed(seed);
+    for (int n = 0; n < cases; n++) {
+        gc_case c = gc_random_plain(&r);
+        c.D = c.D > 128 ? c.D / 16 * 8 : c.D, c.Dv = c.Dv > 128 ? c.Dv / 16 * 8 : c.Dv; /* multiples of 8 (16-byte rows) */
+        c.backward = true, c.seed = seed * 1000u + (unsigned)n;
+        gc_run(&c);
+    }
+}
+
 void gc_sweep_rope(unsigned seed, int cases, bool backward)
 {
     tc_rng r = tc_rng_seed(seed);

@@ -92,6 +92,9 @@ void gc_sweep_rope(unsigned seed, int cases, bool backward);
  * varlen, Dv ≠ Dqk, odd lengths, several tiles per row. */
 void gc_sweep_plain(unsigned seed, int cases);
 
+/* The same over what the sm_90a backward takes (head dims ≤ 128), backward. */
+void gc_sweep_plain_backward(unsigned seed, int cases);
+
 /* Whether p is CUDA device memory (cudaPointerGetAttributes). */
 bool gc_is_device_memory(const void *p);
 

@@ -5,8 +5,10 @@
  * refusals: a feature the GPU lacks is FC_ERR_BACKEND naming it; and the fused path's dQ order:
  * the same bits on any grid, and a grid larger than the GPU holds at once.  Runs the path the
  * environment picks (FLASHC_CUDA_BWD: fused, auto or dq-recompute — the library default: the fused
- * kernel passes on a GPU but is slower today; tools/gpu-check.sh runs both).  Skips (77) without a
- * GPU.
+ * kernel passes on a GPU but is slower today; tools/gpu-check.sh runs both).  Under
+ * FLASHC_CUDA_BWD=sm90 (which fails any plan the sm_90a kernel cannot take) it runs the cases of
+ * what that kernel covers instead: its own named cases, a plain sweep and the grid checks without
+ * dropout.  Skips (77) without a GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,42 @@ static void named_cases(void)
     c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
 }
 
+static bool sm90_only(void)
+{
+    const char *m = getenv("FLASHC_CUDA_BWD");
+    return m && strcmp(m, "sm90") == 0;
+}
+
+/* Cases for the sm_90a kernel: several 128-key units and 64-row query tiles per unit, the edges
+ * past a batch's last key and query (packed: the next batch's rows; padded: NaN padding), both
+ * head-dim classes, GQA, every visibility form and both statistics orders. */
+static void sm90_cases(void)
+{
+    const int dims[] = {64, 128};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 2; k++) {
+            gc_case c = base(dims[k], t ? FC_BF16 : FC_F16);
+            c.Sq = 700, c.Skv = 900, c.Nq = 8, c.Nkv = 2;
+            gc_run(&c);
+            c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.stats = true, c.layout = GC_BNSD;
+            gc_run(&c);
+            c = base(dims[k], t ? FC_BF16 : FC_F16);
+            c.packed = c.varlen = true, c.B = 5, c.Sq = 400, c.Skv = 333, c.window = GC_BAND;
+            gc_run(&c);
+            c.packed = false, c.pad_nan = true, c.window = GC_FULL, c.layout = GC_GAPS;
+            gc_run(&c);
+        }
+    gc_case c = base(128, FC_BF16);
+    c.B = 1, c.Nq = c.Nkv = 1, c.Sq = 2048, c.Skv = 2048, c.window = GC_CAUSAL, c.stats = true;
+    gc_run(&c); /* one long causal chain of turns */
+    c.window = GC_PREFIX, c.Sq = 700, c.Skv = 900;
+    gc_run(&c); /* rows with a prefix gap: every tile masked; prefix tiles see every row */
+    c = base(128, FC_F16), c.Dv = 64, c.Sq = 300, c.Skv = 300, gc_run(&c);
+    c = base(64, FC_BF16), c.Nq = 8, c.Nkv = 1, c.Sq = 300, c.Skv = 260, c.window = GC_CAUSAL, gc_run(&c); /* G = 8 */
+    c = base(128, FC_BF16), c.Sq = 1, c.Skv = 1000, gc_run(&c);
+    c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
+}
+
 /* Sets an environment variable (NULL: unsets it); returns its former value (malloc'd or NULL). */
 static char *env_swap(const char *name, const char *value)
 {
@@ -80,7 +118,7 @@ static void env_restore(const char *name, char *old)
 static void grids(void)
 {
     gc_case c = base(128, FC_BF16);
-    c.B = 3, c.Nq = 8, c.Nkv = 2, c.Sq = 300, c.Skv = 333, c.varlen = true, c.window = GC_PREFIX, c.dropout = true;
+    c.B = 3, c.Nq = 8, c.Nkv = 2, c.Sq = 300, c.Skv = 333, c.varlen = true, c.window = GC_PREFIX, c.dropout = !sm90_only();
     void *ref = NULL, *got = NULL;
     size_t n_ref = 0, n = 0;
     gc_run_out(&c, &ref, &n_ref);
@@ -136,16 +174,36 @@ static void refusals(void)
         gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, bad_env[k][0]);
         env_restore(bad_env[k][0], old);
     }
+    d.softcap = 5.0f; /* what the sm_90a backward does not take, named under FLASHC_CUDA_BWD=sm90 */
+    old = env_swap("FLASHC_CUDA_BWD", "sm90");
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "FLASHC_CUDA_BWD=sm90");
+    env_restore("FLASHC_CUDA_BWD", old);
+    d.softcap = 0.0f;
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_F32;
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "fp16/bf16");
     cudaFree(buf);
 }
 
+static int plain_cases = 60;
+
 static void checks(void)
 {
     refusals();
-    named_cases();
+    if (sm90_only()) {
+        sm90_cases();
+        gc_sweep_plain_backward(20261129u, plain_cases);
+    } else {
+        named_cases();
+    }
     grids();
 }
 
-int main(int argc, char **argv) { return gc_main("test_cuda_backward", argc, argv, checks, 20261127u, true); }
+/* test_cuda_backward [cases]: cases sizes the sweep (default 60) */
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        plain_cases = atoi(argv[1]);
+    /* under sm90 the general sweep's features would be refused by name: the plain sweep only */
+    char *none[] = {argv[0], "0", NULL};
+    return gc_main("test_cuda_backward", sm90_only() ? 2 : argc, sm90_only() ? none : argv, checks, 20261127u, true);
+}

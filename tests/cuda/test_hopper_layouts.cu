@@ -8,12 +8,19 @@
  *   - the wgmma accumulators of S and O and the A operand of P·V hold, for thread t and value
  *     i = c + 2h + 4k, row 64·(t / 128) + 16·(t / 32 mod 4) + (t mod 32) / 4 + 8h and column
  *     8k + 2·(t mod 4) + c — the formulas the kernel uses for masks, rows and stores.
+ * And what the sm_90a backward relies on: its K, V, Q and dO tiles are what the copies write and
+ * their transposed views (Qᵀ, dOᵀ, Kᵀ as B operands) address the same elements; the accumulator of
+ * Sᵀ and dPᵀ and the register A operand of dV and dK hold the same (row, column) value by value;
+ * the MN-major dS tile keeps a pair of adjacent query rows in adjacent elements (one 32-bit
+ * store); every accumulator element of dK, dV and the dQ partial belongs to exactly one thread,
+ * and the dQ partial's value pairs are adjacent features of one row (one float2 each).
  */
 #include <stdio.h>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "cuda/hopper/bwd_traits.cuh"
 #include "cuda/hopper/fwd_traits.cuh"
 
 using namespace cute;
@@ -98,8 +105,89 @@ template <class T, int D> static void check(const char *name)
     printf("%s: BM %d, BN %d, stages %d, %zu bytes of shared memory\n", name, Tr::BM, Tr::BN, Tr::STAGES, Tr::SMEM);
 }
 
+template <class Tr> static void bwd_layouts(const char *name)
+{
+    constexpr int BM = Tr::BM, BN = Tr::BN, D = Tr::D, ST = Tr::STAGES;
+    typename Tr::LayoutKV lkv;
+    typename Tr::LayoutKt lkt;
+    typename Tr::LayoutQ lq;
+    typename Tr::LayoutQt lqt;
+    typename Tr::LayoutDS lds;
+    for (int j = 0; j < BN; j++)
+        for (int e = 0; e < D; e++) {
+            const int want = tma_swizzled((e / 64) * BN * 64 + j * 64 + e % 64);
+            const int k = offset_of<Tr>(lkv, j, e), kt = offset_of<Tr>(lkt, e, j);
+            CHECK(k == want && kt == want, "%s: K(%d, %d) at %d, Kt at %d, the TMA writes %d", name, j, e, k, kt, want);
+        }
+    for (int st = 0; st < ST; st++)
+        for (int r = 0; r < BM; r++)
+            for (int e = 0; e < D; e++) {
+                const int want = st * BM * D + tma_swizzled((e / 64) * BM * 64 + r * 64 + e % 64);
+                const int q = offset_of<Tr>(lq, r, e, st), qt = offset_of<Tr>(lqt, e, r, st);
+                CHECK(q == want && qt == want, "%s: Q(%d, %d, stage %d) at %d, Qt at %d, the TMA writes %d", name, r, e, st, q, qt, want);
+            }
+    static int seen[256 * 256];
+    for (int x = 0; x < BM * BN; x++)
+        seen[x] = 0;
+    for (int q = 0; q < BM; q++)
+        for (int j = 0; j < BN; j++) {
+            const int at = offset_of<Tr>(lds, q, j);
+            CHECK(at >= 0 && at < BM * BN, "%s: dS(%d, %d) at %d, outside the tile", name, q, j, at);
+            if (at >= 0 && at < BM * BN)
+                seen[at]++;
+            if (q % 2 == 0)
+                CHECK(offset_of<Tr>(lds, q + 1, j) == at + 1, "%s: dS(%d, %d) and dS(%d, %d) not adjacent", name, q, j, q + 1, j);
+        }
+    for (int x = 0; x < BM * BN; x++)
+        CHECK(seen[x] == 1, "%s: dS element %d taken %d times", name, x, seen[x]);
+
+    typename Tr::MmaSdP sdp;
+    typename Tr::MmaDKV dkv;
+    typename Tr::MmaDQ dq;
+    static int kv_seen[256 * 256], q_seen[256 * 256];
+    for (int x = 0; x < BN * D; x++)
+        kv_seen[x] = 0;
+    for (int x = 0; x < BM * D; x++)
+        q_seen[x] = 0;
+    for (int t = 0; t < Tr::MMA_THREADS; t++) {
+        auto ts = sdp.get_thread_slice(t);
+        auto tk = dkv.get_thread_slice(t);
+        auto tq = dq.get_thread_slice(t);
+        Tensor cs = ts.partition_C(make_identity_tensor(Shape<Int<BN>, Int<BM>>{}));
+        Tensor ap = tk.partition_A(make_identity_tensor(Shape<Int<BN>, Int<BM>>{}));
+        Tensor ckv = tk.partition_C(make_identity_tensor(Shape<Int<BN>, Int<D>>{}));
+        Tensor cq = tq.partition_C(make_identity_tensor(Shape<Int<BM>, Int<D>>{}));
+        CHECK(size(cs) == BM / 2 && size(ap) == BM / 2 && size(ckv) == D / 2 && size(cq) == D / 4, "%s: fragment sizes %d %d %d %d",
+              name, (int)size(cs), (int)size(ap), (int)size(ckv), (int)size(cq));
+        for (int i = 0; i < size(cs); i++) {
+            CHECK(get<0>(cs(i)) == get<0>(ap(i)) && get<1>(cs(i)) == get<1>(ap(i)),
+                  "%s: Sᵀ value %d of thread %d at (%d, %d), the A operand's at (%d, %d)", name, i, t, (int)get<0>(cs(i)),
+                  (int)get<1>(cs(i)), (int)get<0>(ap(i)), (int)get<1>(ap(i)));
+            if (i % 2 == 0)
+                CHECK(get<0>(cs(i + 1)) == get<0>(cs(i)) && get<1>(cs(i + 1)) == get<1>(cs(i)) + 1,
+                      "%s: Sᵀ values %d, %d of thread %d not adjacent query rows", name, i, i + 1, t);
+        }
+        for (int i = 0; i < size(ckv); i++)
+            kv_seen[get<0>(ckv(i)) * D + get<1>(ckv(i))]++;
+        for (int i = 0; i < size(cq); i++) {
+            q_seen[get<0>(cq(i)) * D + get<1>(cq(i))]++;
+            if (i % 2 == 0)
+                CHECK(get<0>(cq(i + 1)) == get<0>(cq(i)) && get<1>(cq(i + 1)) == get<1>(cq(i)) + 1 && get<1>(cq(i)) % 2 == 0,
+                      "%s: dQ values %d, %d of thread %d not one aligned feature pair", name, i, i + 1, t);
+        }
+    }
+    for (int x = 0; x < BN * D; x++)
+        CHECK(kv_seen[x] == 1, "%s: dK/dV element (%d, %d) held %d times", name, x / D, x % D, kv_seen[x]);
+    for (int x = 0; x < BM * D; x++)
+        CHECK(q_seen[x] == 1, "%s: dQ element (%d, %d) held %d times", name, x / D, x % D, q_seen[x]);
+    printf("%s backward: BN %d, BM %d, stages %d, %zu bytes of shared memory\n", name, BN, BM, ST, Tr::SMEM);
+}
+
 int main()
 {
+    bwd_layouts<fc_hopper::BwdTraits<__half, 64>>("f16 d64");
+    bwd_layouts<fc_hopper::BwdTraits<__half, 128>>("f16 d128");
+    bwd_layouts<fc_hopper::BwdTraits<__nv_bfloat16, 128>>("bf16 d128");
     check<__half, 64>("f16 d64");
     check<__half, 128>("f16 d128");
     check<__half, 256>("f16 d256");

@@ -1,8 +1,6 @@
 /*
  * The Hopper forward's host side: which problems it takes, its plan (the work list, the L2 head
- * group, the persistent grid) and each run's tensor maps and launch.  The maps are encoded per
- * run by the driver's cuTensorMapEncodeTiled, reached through the runtime's entry-point query so
- * that libflashc keeps no link-time dependency on the driver.
+ * group, the persistent grid) and each run's tensor maps (tma_map.h, encoded per run) and launch.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,12 +14,9 @@
 #include "fwd.h"
 #include "fwd_args.h"
 #include "fwd_traits.cuh"
+#include "tma_map.h"
 
 namespace fc_hopper {
-
-typedef CUresult (*EncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
-                                const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
 const char *fwd_unsupported(const fc_problem *p)
 {
@@ -89,13 +84,11 @@ fc_status fwd_plan(const fc_problem *p, FwdPlan *out)
         err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (err == cudaSuccess)
         err = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    if (err == cudaSuccess)
-        err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &out->encode, 12000, cudaEnableDefault, &found);
     if (err != cudaSuccess)
         return fc_cuda_err(err, who);
-    if (found != cudaDriverEntryPointSuccess || !out->encode)
-        return fc_fail(FC_ERR_BACKEND, "%s: the driver has no cuTensorMapEncodeTiled", who);
+    const fc_status enc = tma_encoder(&out->encode, who);
+    if (enc != FC_OK)
+        return enc;
     out->dclass = fc_cuda_dclass(p);
     out->head_group = head_group(p, l2);
     const char *pp = getenv("FLASHC_CUDA_FWD_PINGPONG"); /* 0 turns the warpgroups' turns off (a variant to compare) */
@@ -107,36 +100,6 @@ fc_status fwd_plan(const fc_problem *p, FwdPlan *out)
     const int64_t work = (int64_t)out->n_items * p->Nq;
     out->grid = (int)(work < sms ? work : sms);
     return FC_OK;
-}
-
-/* A 4-D map (feature, position, head, batch) of view v, boxes of 64 features × rows; NULL, or
- * why the view cannot be mapped. */
-static const char *encode_map(EncodeTiled encode, CUtensorMap *map, const fc_view &v, int64_t features, int64_t positions,
-                              int64_t heads, int64_t batches, int rows)
-{
-    if (v.se != 1)
-        return "a feature stride other than 1";
-    if ((uintptr_t)v.data % 16)
-        return "a base address not 16-byte aligned";
-    cuuint64_t dim[4] = {(cuuint64_t)features, (cuuint64_t)positions, (cuuint64_t)heads, (cuuint64_t)batches};
-    const int64_t step[3] = {v.ss * 2, v.sn * 2, v.sb * 2};
-    cuuint64_t stride[3];
-    int64_t natural = features * 2; /* a stride for a dimension of extent 1, which is never stepped */
-    for (int d = 0; d < 3; d++) {
-        const int64_t s = dim[d + 1] > 1 ? step[d] : (natural + 15) / 16 * 16;
-        if (s <= 0 || s % 16 || s >= ((int64_t)1 << 40))
-            return "strides that are not positive multiples of 16 bytes";
-        stride[d] = (cuuint64_t)s;
-        natural = s * (int64_t)dim[d + 1];
-    }
-    for (int d = 0; d < 4; d++)
-        if (dim[d] == 0 || dim[d] >= ((cuuint64_t)1 << 31))
-            return "an extent beyond 2^31";
-    const cuuint32_t box[4] = {64, (cuuint32_t)rows, 1, 1}, unit[4] = {1, 1, 1, 1};
-    const CUtensorMapDataType dt = v.dtype == FC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    const CUresult r = encode(map, dt, 4, v.data, dim, stride, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS ? NULL : "cuTensorMapEncodeTiled refused the view";
 }
 
 fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reach &reach, cudaStream_t stream,
@@ -151,13 +114,13 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reac
         *why = "key and value views that differ in having a batch stride";
         return FC_OK;
     }
-    EncodeTiled enc = (EncodeTiled)plan.encode;
+    void *enc = plan.encode;
     const int bn = plan.dclass == 256 ? FwdTile<256>::BN : plan.dclass == 128 ? FwdTile<128>::BN : FwdTile<64>::BN;
-    *why = encode_map(enc, &a.q, run.q, run.Dqk, q_ext, run.Nq, qb ? run.B : 1, kFwdRows);
+    *why = tma_map_view(enc, &a.q, run.q, run.Dqk, q_ext, run.Nq, qb ? run.B : 1, kFwdRows);
     if (!*why)
-        *why = encode_map(enc, &a.k, run.k, run.Dqk, kv_ext, run.Nkv, kb ? run.B : 1, bn);
+        *why = tma_map_view(enc, &a.k, run.k, run.Dqk, kv_ext, run.Nkv, kb ? run.B : 1, bn);
     if (!*why)
-        *why = encode_map(enc, &a.v, run.v, run.Dv, kv_ext, run.Nkv, kb ? run.B : 1, bn);
+        *why = tma_map_view(enc, &a.v, run.v, run.Dv, kv_ext, run.Nkv, kb ? run.B : 1, bn);
     if (*why)
         return FC_OK;
     a.items = plan.items;

@@ -1,0 +1,343 @@
+/*
+ * The Hopper backward kernel (sm_90a): dK, dV and the dQ partials of one kv tile per unit, on
+ * TMA, wgmma and mbarrier rings (the forward's vocabulary: sync.cuh, fwd_kernel.cuh's helpers).
+ *
+ * A persistent CTA of three warpgroups claims units from the ticket (one at a time, in
+ * increasing order: the order backward_dq.cuh's no-deadlock argument needs) — a unit is one kv
+ * tile of BN keys of one (batch, kv head), and its steps are the query tiles of BM rows that may
+ * see it (dq_order.h), for each query head of the group in turn.  Roles:
+ *   - producer (warp 0, one lane): claims units and posts them through a two-slot ring; per unit
+ *     K and V by bulk tensor copies (one buffer, released by the MMA warpgroups at the unit's
+ *     end), then per step Q and dO through a ring of STAGES buffers;
+ *   - preparer (warp 1): per unit zeroes the K and V rows past the batch's last key, per step the
+ *     Q and dO rows past its last query (what the maps still cover there — the next packed batch,
+ *     padding, NaN included — must never meet a zero probability in a product), and writes the
+ *     step's row facts (spans, statistics in the exp2 frame, D: backward_common.cuh's row_facts)
+ *     and whether every row sees the whole kv tile (then no mask); it releases each to the MMA
+ *     warpgroups on the *_ready barriers;
+ *   - two MMA warpgroups of 64 kv rows each: Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ by wgmma from shared
+ *     memory; Pᵀ and dSᵀ per element in registers; dV += Pᵀ·dO and dK += dSᵀ·Q by wgmma with the
+ *     register operand; dS to shared memory (both warpgroups' kv rows) and the dQ partial dS·K by
+ *     wgmma, each warpgroup over half the features; the partial is added into the query tile's
+ *     fp32 accumulator behind its turn counter, in kv tile order (backward_dq.cuh's protocol:
+ *     wait for the turn, load, add, store, fence, release turn + 1).
+ * Every sum runs in a fixed order whatever the grid and schedule: results repeat bit for bit.
+ */
+#ifndef FC_CUDA_HOPPER_BWD_KERNEL_CUH
+#define FC_CUDA_HOPPER_BWD_KERNEL_CUH
+
+#include "../backward_dq.cuh"
+#include "bwd_args.h"
+#include "bwd_traits.cuh"
+#include "fwd_kernel.cuh"
+
+namespace fc_hopper {
+
+/* One unit: kv tile t of batch b and kv head n2; its steps visit the query tiles [qa, qa + n_qt)
+ * of each of the group's query heads. */
+struct BwdUnit {
+    int b, n2, t, qa, n_qt, steps;
+};
+
+__device__ __forceinline__ BwdUnit bwd_unit(const fc_problem &p, const fc_cuda::BwdLaunch &L, int u)
+{
+    const int nkv = (int)p.Nkv;
+    const int2 it = L.items[u / nkv];
+    int64_t qa, qz;
+    fc_dq_visits(&p.batch[it.x], it.y, kBwdKvRows, kBwdQRows, &qa, &qz);
+    return BwdUnit{it.x, u % nkv, it.y, (int)qa, (int)(qz - qa), (int)(qz - qa) * (int)p.G};
+}
+
+/* Step st of unit w: its query head and first query row. */
+__device__ __forceinline__ int step_head(const fc_problem &p, const BwdUnit &w, int st) { return w.n2 * (int)p.G + st / w.n_qt; }
+__device__ __forceinline__ int step_row(const BwdUnit &w, int st) { return (w.qa + st % w.n_qt) * kBwdQRows; }
+
+/* One warp zeroes rows [from, ROWS) of a tile of NC feature chunks (a row of a chunk is 128
+ * contiguous bytes whatever the swizzle: 8 pieces of 16). */
+template <int ROWS, int NC> __device__ __forceinline__ void zero_rows(void *tile, int from, int lane)
+{
+    char *base = reinterpret_cast<char *>(tile) + (lane % 8) * 16;
+#pragma unroll 1
+    for (int c = 0; c < NC; c++)
+        for (int r = max(from, 0) + lane / 8; r < ROWS; r += 4)
+            *reinterpret_cast<uint4 *>(base + (c * ROWS + r) * 128) = make_uint4(0, 0, 0, 0);
+}
+
+/* The n-th claimed unit's slot of the unit ring and its phase. */
+__device__ __forceinline__ int unit_slot(uint32_t n) { return (int)(n & 1u); }
+__device__ __forceinline__ uint32_t unit_phase(uint32_t n) { return (n >> 1) & 1u; }
+
+/* The next unit for the preparer and the MMA threads (each arrives on the slot's empty barrier). */
+template <class Tr> __device__ __forceinline__ int take_unit(typename Tr::Smem &s, uint32_t n)
+{
+    mbar_wait(&s.unit_full[unit_slot(n)], unit_phase(n));
+    const int u = s.unit[unit_slot(n)];
+    mbar_arrive(&s.unit_empty[unit_slot(n)]);
+    return u;
+}
+
+/* The producer (one lane): claims units in ticket order, then copies K, V and each step's Q, dO. */
+template <class Tr>
+__device__ __forceinline__ void bwd_produce(const fc_problem &p, const fc_cuda::BwdLaunch &L, const BwdArgs &a, typename Tr::Smem &s)
+{
+    constexpr int BM = Tr::BM, BN = Tr::BN, D = Tr::D, CH = Tr::CHUNK, NC = D / CH;
+    uint32_t q_n = 0;
+    for (uint32_t n = 0;; n++) {
+        const int u = (int)atomicAdd(L.ticket, 1u);
+        mbar_wait(&s.unit_empty[unit_slot(n)], unit_phase(n) ^ 1u);
+        s.unit[unit_slot(n)] = u;
+        mbar_arrive(&s.unit_full[unit_slot(n)]);
+        if (u >= L.units)
+            return;
+        const BwdUnit w = bwd_unit(p, L, u);
+        const fc_batch &bt = p.batch[w.b];
+        const int kb = a.kv_batched ? w.b : 0, qb = a.q_batched ? w.b : 0, row = (int)bt.kv_tok + w.t * BN;
+        mbar_wait(&s.kv_empty, (n & 1u) ^ 1u);
+        mbar_arrive_tx(&s.kv_full, 2 * Tr::KV_BYTES);
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            tma_load_4d(&a.k, &s.kv_full, s.k + c * BN * CH, c * CH, row, w.n2, kb);
+            tma_load_4d(&a.v, &s.kv_full, s.v + c * BN * CH, c * CH, row, w.n2, kb);
+        }
+        for (int st = 0; st < w.steps; st++, q_n++) {
+            const Slot<Tr::STAGES> sl(q_n);
+            const int n1 = step_head(p, w, st), qrow = (int)bt.q_tok + step_row(w, st);
+            mbar_wait(&s.q_empty[sl.stage], sl.phase ^ 1u);
+            mbar_arrive_tx(&s.q_full[sl.stage], 2 * Tr::Q_BYTES);
+            typename Tr::E *q = s.q + sl.stage * BM * D, *o = s.dout + sl.stage * BM * D;
+#pragma unroll
+            for (int c = 0; c < NC; c++) {
+                tma_load_4d(&a.q, &s.q_full[sl.stage], q + c * BM * CH, c * CH, qrow, n1, qb);
+                tma_load_4d(&a.dout, &s.q_full[sl.stage], o + c * BM * CH, c * CH, qrow, n1, qb);
+            }
+        }
+    }
+}
+
+/* The preparer warp: edges zeroed, the steps' row facts written, each released on *_ready. */
+template <class Tr>
+__device__ __forceinline__ void bwd_prepare(const fc_problem &p, const fc_cuda::BwdLaunch &L, typename Tr::Smem &s, int lane)
+{
+    constexpr int BM = Tr::BM, BN = Tr::BN, D = Tr::D, NC = D / Tr::CHUNK;
+    uint32_t q_n = 0;
+    for (uint32_t n = 0;; n++) {
+        const int u = take_unit<Tr>(s, n);
+        if (u >= L.units)
+            return;
+        const BwdUnit w = bwd_unit(p, L, u);
+        const fc_batch &bt = p.batch[w.b];
+        const int j0 = w.t * BN;
+        mbar_wait(&s.kv_full, n & 1u);
+        if (j0 + BN > bt.skv) {
+            zero_rows<BN, NC>(s.k, (int)(bt.skv - j0), lane);
+            zero_rows<BN, NC>(s.v, (int)(bt.skv - j0), lane);
+            fence_async_smem();
+        }
+        __syncwarp();
+        if (lane == 0)
+            mbar_arrive(&s.kv_ready);
+        for (int st = 0; st < w.steps; st++, q_n++) {
+            const Slot<Tr::STAGES> sl(q_n);
+            const int n1 = step_head(p, w, st), i0 = step_row(w, st);
+            mbar_wait(&s.q_full[sl.stage], sl.phase);
+            bool cover = true;
+            for (int r = lane; r < BM; r += 32) {
+                fc_cuda::RowFacts &f = s.facts[sl.stage][r];
+                fc_cuda::row_facts(p, L, bt, w.b, n1, i0 + r, j0, j0 + BN, f);
+                cover = cover && f.cover;
+            }
+            cover = __all_sync(0xffffffffu, cover);
+            if (lane == 0)
+                s.full[sl.stage] = cover;
+            if (i0 + BM > bt.sq) {
+                zero_rows<BM, NC>(s.q + sl.stage * BM * D, (int)(bt.sq - i0), lane);
+                zero_rows<BM, NC>(s.dout + sl.stage * BM * D, (int)(bt.sq - i0), lane);
+                fence_async_smem();
+            }
+            __syncwarp();
+            if (lane == 0)
+                mbar_arrive(&s.q_ready[sl.stage]);
+        }
+    }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
+    bwd_hopper_kernel(const __grid_constant__ fc_problem p, const __grid_constant__ fc_cuda::BwdLaunch L,
+                      const __grid_constant__ BwdArgs a)
+{
+    using Tr = BwdTraits<T, D>;
+    constexpr int BM = Tr::BM, BN = Tr::BN, STAGES = Tr::STAGES, MMA_THREADS = Tr::MMA_THREADS;
+    extern __shared__ char smem_raw[];
+    typename Tr::Smem &s = *reinterpret_cast<typename Tr::Smem *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~(uintptr_t)1023);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < 2; i++)
+            mbar_init(&s.unit_full[i], 1), mbar_init(&s.unit_empty[i], MMA_THREADS + 32);
+        mbar_init(&s.kv_full, 1), mbar_init(&s.kv_ready, 1), mbar_init(&s.kv_empty, MMA_THREADS);
+        for (int i = 0; i < STAGES; i++)
+            mbar_init(&s.q_full[i], 1), mbar_init(&s.q_ready[i], 1), mbar_init(&s.q_empty[i], MMA_THREADS);
+        mbar_init_fence();
+    }
+    if (warp == 0 && lane == 0) {
+        tma_prefetch_map(&a.q), tma_prefetch_map(&a.dout), tma_prefetch_map(&a.k), tma_prefetch_map(&a.v);
+    }
+    __syncthreads();
+
+    if (warp < 4) { /* the producer warpgroup */
+        regs_shrink<Tr::REGS_PRODUCER>();
+        if (warp == 0 && lane == 0)
+            bwd_produce<Tr>(p, L, a, s);
+        else if (warp == 1)
+            bwd_prepare<Tr>(p, L, s, lane);
+        return;
+    }
+    regs_grow<Tr::REGS_MMA>();
+
+    /* the MMA warpgroups */
+    using namespace cute;
+    const int ct = threadIdx.x - 128;
+    typename Tr::MmaSdP mma_sdp;
+    typename Tr::MmaDKV mma_dkv;
+    typename Tr::MmaDQ mma_dq;
+    auto thr_sdp = mma_sdp.get_thread_slice(ct);
+    auto thr_dkv = mma_dkv.get_thread_slice(ct);
+    auto thr_dq = mma_dq.get_thread_slice(ct);
+    Tensor sK = make_tensor(make_smem_ptr(s.k), typename Tr::LayoutKV{});
+    Tensor sV = make_tensor(make_smem_ptr(s.v), typename Tr::LayoutKV{});
+    Tensor sQ = make_tensor(make_smem_ptr(s.q), typename Tr::LayoutQ{});
+    Tensor sdO = make_tensor(make_smem_ptr(s.dout), typename Tr::LayoutQ{});
+    Tensor sQt = make_tensor(make_smem_ptr(s.q), typename Tr::LayoutQt{});
+    Tensor sdOt = make_tensor(make_smem_ptr(s.dout), typename Tr::LayoutQt{});
+    Tensor sKt = make_tensor(make_smem_ptr(s.k), typename Tr::LayoutKt{});
+    Tensor sdS = make_tensor(make_smem_ptr(s.ds), typename Tr::LayoutDS{});
+    Tensor tSrK = thr_sdp.partition_fragment_A(sK);    /* (MMA, 1, D/16) descriptors */
+    Tensor tSrV = thr_sdp.partition_fragment_A(sV);
+    Tensor tSrQ = thr_sdp.partition_fragment_B(sQ);    /* (MMA, 1, D/16, STAGES) */
+    Tensor tSrdO = thr_sdp.partition_fragment_B(sdO);
+    Tensor tVrdO = thr_dkv.partition_fragment_B(sdOt); /* (MMA, 1, BM/16, STAGES) */
+    Tensor tKrQ = thr_dkv.partition_fragment_B(sQt);
+    Tensor tQrdS = thr_dq.partition_fragment_A(sdS);   /* (MMA, 1, BN/16) */
+    Tensor tQrK = thr_dq.partition_fragment_B(sKt);
+    Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<BN>, Int<BM>>{});
+    Tensor tSrdP = partition_fragment_C(mma_sdp, Shape<Int<BN>, Int<BM>>{});
+    Tensor tVrdV = partition_fragment_C(mma_dkv, Shape<Int<BN>, Int<D>>{});
+    Tensor tKrdK = partition_fragment_C(mma_dkv, Shape<Int<BN>, Int<D>>{});
+    Tensor tQrdQ = partition_fragment_C(mma_dq, Shape<Int<BM>, Int<D>>{});
+    Tensor tVrP = make_tensor<typename Tr::E>(partition_shape_A(mma_dkv, Shape<Int<BN>, Int<BM>>{}));
+    Tensor tKrdS = make_tensor<typename Tr::E>(partition_shape_A(mma_dkv, Shape<Int<BN>, Int<BM>>{}));
+    /* (row, column) of each accumulator value, from CuTe's own partition of the tiles */
+    Tensor cS = thr_sdp.partition_C(make_identity_tensor(Shape<Int<BN>, Int<BM>>{}));
+    Tensor cKV = thr_dkv.partition_C(make_identity_tensor(Shape<Int<BN>, Int<D>>{}));
+    Tensor cQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<BM>, Int<D>>{}));
+    /* Pᵀ and dSᵀ become the register A operands value by value (wgmma's accumulator and A
+     * fragment layouts agree, as the forward's P·V relies on; tests/cuda/test_hopper_layouts) */
+    static_assert(decltype(size(typename decltype(tSrS)::layout_type{}))::value == BM / 2 &&
+                      decltype(size(typename decltype(tVrP)::layout_type{}))::value == BM / 2 &&
+                      decltype(size(typename decltype(tVrdV)::layout_type{}))::value == D / 2 &&
+                      decltype(size(typename decltype(tQrdQ)::layout_type{}))::value == D / 4,
+                  "per thread: BM/2 scores, D/2 of dK and of dV, D/4 of the dQ partial");
+
+    uint32_t q_n = 0;
+    for (uint32_t n = 0;; n++) {
+        const int u = take_unit<Tr>(s, n);
+        if (u >= L.units)
+            return;
+        const BwdUnit w = bwd_unit(p, L, u);
+        const fc_batch &bt = p.batch[w.b];
+        const int j0 = w.t * BN;
+        const int64_t arow0 = L.arow0[w.b];
+        int64_t P = 0, A = 0; /* thread 0's turn search (dq_order.h) */
+        if (ct == 0)
+            P = fc_dq_prefix_tiles(&bt, BN);
+        clear(tVrdV);
+        clear(tKrdK);
+        mbar_wait(&s.kv_ready, n & 1u);
+
+        for (int st = 0; st < w.steps; st++, q_n++) {
+            const Slot<STAGES> sl(q_n);
+            const int n1 = step_head(p, w, st), i0 = step_row(w, st);
+            mbar_wait(&s.q_ready[sl.stage], sl.phase);
+            wg_gemm<true, false>(mma_sdp, tSrK, tSrQ(_, _, _, sl.stage), tSrS);
+            wg_gemm<true, false>(mma_sdp, tSrV, tSrdO(_, _, _, sl.stage), tSrdP);
+            warpgroup_wait<0>();
+
+            /* Pᵀ into tSrS, dSᵀ into tSrdP (grad_at's plain path: hidden elements give 0 and 0) */
+            const bool full = s.full[sl.stage] != 0;
+            const fc_cuda::RowFacts *F = s.facts[sl.stage];
+#pragma unroll
+            for (int i = 0; i < size(tSrS); i++) {
+                const int r = get<0>(cS(i)), q = get<1>(cS(i));
+                const fc_cuda::RowFacts &f = F[q];
+                const bool seen = full || span_has(f.span, j0 + r);
+                const float pr = fc_cuda::fast_exp2(fmaf(tSrS(i) * p.scale, kLog2e, -f.mlog2)) * f.linv;
+                tSrS(i) = seen ? pr : 0.0f;
+                tSrdP(i) = seen ? pr * (tSrdP(i) - f.dsum) : 0.0f;
+            }
+            auto p32 = recast<uint32_t>(tVrP);
+            auto ds32 = recast<uint32_t>(tKrdS);
+#pragma unroll
+            for (int i = 0; i < size(p32); i++) {
+                p32(i) = fc_cuda::Elem<T>::pack(tSrS(2 * i), tSrS(2 * i + 1));
+                ds32(i) = fc_cuda::Elem<T>::pack(tSrdP(2 * i), tSrdP(2 * i + 1));
+                /* dS[query][kv]: the pair's two queries are adjacent in the MN-major tile */
+                *reinterpret_cast<uint32_t *>(&sdS(get<1>(cS(2 * i)), get<0>(cS(2 * i)))) = ds32(i);
+            }
+            fence_async_smem();
+            named_sync(1, MMA_THREADS); /* both warpgroups' dS in shared memory */
+
+            /* dV and dK first, then dQ: the register operands are dead before dQ's accumulators live */
+            wg_gemm<false, true>(mma_dkv, tVrP, tVrdO(_, _, _, sl.stage), tVrdV);
+            wg_gemm<false, true>(mma_dkv, tKrdS, tKrQ(_, _, _, sl.stage), tKrdK);
+            warpgroup_wait<0>();
+            wg_gemm<true, false>(mma_dq, tQrdS, tQrK, tQrdQ);
+            warpgroup_wait<0>();
+            mbar_arrive(&s.q_empty[sl.stage]);
+
+            /* the partial into the accumulator, in turn (backward_dq.cuh) */
+            const int64_t tile = (arow0 + i0) / BM;
+            unsigned *ctr = L.turns + (int64_t)n1 * (L.arows / BM) + tile;
+            unsigned turn = 0;
+            if (ct == 0) {
+                const int qt = w.qa + st % w.n_qt;
+                if (w.t >= P)
+                    A = fc_dq_first_sharer(&bt, st % w.n_qt == 0 ? P : A, w.t, qt, BN, BM);
+                turn = (unsigned)fc_dq_turn(w.t, P, A);
+                fc_cuda::wait_turn(ctr, turn, fc_cuda::ld_relaxed_gpu(ctr), false);
+            }
+            named_sync(1, MMA_THREADS);
+            float *acc = L.dq_acc + ((int64_t)n1 * L.arows + arow0 + i0) * L.dq_ld;
+#pragma unroll
+            for (int i = 0; i < size(tQrdQ); i += 2) {
+                float2 *g = reinterpret_cast<float2 *>(acc + (int64_t)get<0>(cQ(i)) * L.dq_ld + get<1>(cQ(i)));
+                float2 v = __ldcg(g);
+                v.x += tQrdQ(i), v.y += tQrdQ(i + 1);
+                __stcg(g, v);
+            }
+            __threadfence(); /* release, first half: this thread's stores */
+            named_sync(1, MMA_THREADS);
+            if (ct == 0)
+                fc_cuda::st_release_gpu(ctr, turn + 1);
+        }
+        mbar_arrive(&s.kv_empty); /* every product reading K and V has completed */
+
+        /* dK = scale·Σ dSᵀ·Q and dV; every kv row of the tile below kv_rows (rows no query sees: zeros) */
+        const int64_t es = fc_dtype_bytes(p.dk.dtype);
+#pragma unroll
+        for (int i = 0; i < size(tKrdK); i++) {
+            const int64_t j = j0 + get<0>(cKV(i));
+            const int e = get<1>(cKV(i));
+            if (j >= bt.kv_rows)
+                continue;
+            if (e < p.Dqk)
+                fc_cuda::store_any(fc_view_row(&p.dk, es, w.b, bt.kv_tok, w.n2, j) + e * p.dk.se * es, p.dk.dtype, tKrdK(i) * p.scale);
+            if (e < p.Dv)
+                fc_cuda::store_any(fc_view_row(&p.dv, es, w.b, bt.kv_tok, w.n2, j) + e * p.dv.se * es, p.dv.dtype, tVrdV(i));
+        }
+    }
+}
+
+} // namespace fc_hopper
+
+#endif /* FC_CUDA_HOPPER_BWD_KERNEL_CUH */
