@@ -33,6 +33,11 @@
  * u's turn: only u adds at it); so u's waits end and u finishes — a contradiction.  Claimed units
  * all finish, so CTAs keep claiming until none are left.  The waits only need resident CTAs to
  * progress, which the GPU guarantees; a wait past kTurnTimeoutNs (a bug) traps instead of hanging.
+ * The sm_90a kernel (hopper/bwd_kernel.cuh) keeps the argument: its producer lane claims the next
+ * unit while the CTA's MMA warpgroups still run the current one, so a CTA may hold two claimed
+ * units — but it runs them in claim order, and the one waiting to start is larger than the running
+ * one.  Take again the smallest claimed unit u that never finishes: its CTA's earlier units are
+ * smaller, so they finished, so the CTA runs u; everything u waits on is smaller and finishes.
  */
 #ifndef FC_CUDA_BACKWARD_DQ_CUH
 #define FC_CUDA_BACKWARD_DQ_CUH

@@ -63,6 +63,14 @@ template <int ROWS, int NC> __device__ __forceinline__ void zero_rows(void *tile
             *reinterpret_cast<uint4 *>(base + (c * ROWS + r) * 128) = make_uint4(0, 0, 0, 0);
 }
 
+/* p, as far as the compiler knows, a new pointer each time (keeps values derived from it from
+ * being hoisted out of a loop and held in registers). */
+template <class P> __device__ __forceinline__ P *opaque(P *p)
+{
+    asm volatile("" : "+l"(p));
+    return p;
+}
+
 /* The n-th claimed unit's slot of the unit ring and its phase. */
 __device__ __forceinline__ int unit_slot(uint32_t n) { return (int)(n & 1u); }
 __device__ __forceinline__ uint32_t unit_phase(uint32_t n) { return (n >> 1) & 1u; }
@@ -167,6 +175,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
                       const __grid_constant__ BwdArgs a)
 {
     using Tr = BwdTraits<T, D>;
+    using E = typename Tr::E;
     constexpr int BM = Tr::BM, BN = Tr::BN, STAGES = Tr::STAGES, MMA_THREADS = Tr::MMA_THREADS;
     extern __shared__ char smem_raw[];
     typename Tr::Smem &s = *reinterpret_cast<typename Tr::Smem *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~(uintptr_t)1023);
@@ -204,22 +213,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
     auto thr_sdp = mma_sdp.get_thread_slice(ct);
     auto thr_dkv = mma_dkv.get_thread_slice(ct);
     auto thr_dq = mma_dq.get_thread_slice(ct);
-    Tensor sK = make_tensor(make_smem_ptr(s.k), typename Tr::LayoutKV{});
-    Tensor sV = make_tensor(make_smem_ptr(s.v), typename Tr::LayoutKV{});
-    Tensor sQ = make_tensor(make_smem_ptr(s.q), typename Tr::LayoutQ{});
-    Tensor sdO = make_tensor(make_smem_ptr(s.dout), typename Tr::LayoutQ{});
-    Tensor sQt = make_tensor(make_smem_ptr(s.q), typename Tr::LayoutQt{});
-    Tensor sdOt = make_tensor(make_smem_ptr(s.dout), typename Tr::LayoutQt{});
-    Tensor sKt = make_tensor(make_smem_ptr(s.k), typename Tr::LayoutKt{});
     Tensor sdS = make_tensor(make_smem_ptr(s.ds), typename Tr::LayoutDS{});
-    Tensor tSrK = thr_sdp.partition_fragment_A(sK);    /* (MMA, 1, D/16) descriptors */
-    Tensor tSrV = thr_sdp.partition_fragment_A(sV);
-    Tensor tSrQ = thr_sdp.partition_fragment_B(sQ);    /* (MMA, 1, D/16, STAGES) */
-    Tensor tSrdO = thr_sdp.partition_fragment_B(sdO);
-    Tensor tVrdO = thr_dkv.partition_fragment_B(sdOt); /* (MMA, 1, BM/16, STAGES) */
-    Tensor tKrQ = thr_dkv.partition_fragment_B(sQt);
-    Tensor tQrdS = thr_dq.partition_fragment_A(sdS);   /* (MMA, 1, BN/16) */
-    Tensor tQrK = thr_dq.partition_fragment_B(sKt);
     Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<BN>, Int<BM>>{});
     Tensor tSrdP = partition_fragment_C(mma_sdp, Shape<Int<BN>, Int<BM>>{});
     Tensor tVrdV = partition_fragment_C(mma_dkv, Shape<Int<BN>, Int<D>>{});
@@ -259,8 +253,15 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             const Slot<STAGES> sl(q_n);
             const int n1 = step_head(p, w, st), i0 = step_row(w, st);
             mbar_wait(&s.q_ready[sl.stage], sl.phase);
-            wg_gemm<true, false>(mma_sdp, tSrK, tSrQ(_, _, _, sl.stage), tSrS);
-            wg_gemm<true, false>(mma_sdp, tSrV, tSrdO(_, _, _, sl.stage), tSrdP);
+            /* the operand descriptors, made here from pointers the compiler cannot see through: held
+             * across the loop they would take some 160 registers */
+            E *k = opaque(s.k), *v = opaque(s.v), *q = opaque(s.q + sl.stage * BM * D), *o = opaque(s.dout + sl.stage * BM * D);
+            Tensor tSrK = thr_sdp.partition_fragment_A(make_tensor(make_smem_ptr(k), typename Tr::LayoutKV{})); /* (MMA, 1, D/16) */
+            Tensor tSrV = thr_sdp.partition_fragment_A(make_tensor(make_smem_ptr(v), typename Tr::LayoutKV{}));
+            Tensor tSrQ = thr_sdp.partition_fragment_B(make_tensor(make_smem_ptr(q), typename Tr::LayoutQ{}));
+            Tensor tSrdO = thr_sdp.partition_fragment_B(make_tensor(make_smem_ptr(o), typename Tr::LayoutQ{}));
+            wg_gemm<true, false>(mma_sdp, tSrK, tSrQ, tSrS);
+            wg_gemm<true, false>(mma_sdp, tSrV, tSrdO, tSrdP);
             warpgroup_wait<0>();
 
             /* Pᵀ into tSrS, dSᵀ into tSrdP (grad_at's plain path: hidden elements give 0 and 0) */
@@ -288,9 +289,13 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             named_sync(1, MMA_THREADS); /* both warpgroups' dS in shared memory */
 
             /* dV and dK first, then dQ: the register operands are dead before dQ's accumulators live */
-            wg_gemm<false, true>(mma_dkv, tVrP, tVrdO(_, _, _, sl.stage), tVrdV);
-            wg_gemm<false, true>(mma_dkv, tKrdS, tKrQ(_, _, _, sl.stage), tKrdK);
+            Tensor tVrdO = thr_dkv.partition_fragment_B(make_tensor(make_smem_ptr(o), typename Tr::LayoutQt{})); /* (MMA, 1, BM/16) */
+            Tensor tKrQ = thr_dkv.partition_fragment_B(make_tensor(make_smem_ptr(q), typename Tr::LayoutQt{}));
+            wg_gemm<false, true>(mma_dkv, tVrP, tVrdO, tVrdV);
+            wg_gemm<false, true>(mma_dkv, tKrdS, tKrQ, tKrdK);
             warpgroup_wait<0>();
+            Tensor tQrdS = thr_dq.partition_fragment_A(make_tensor(make_smem_ptr(opaque(s.ds)), typename Tr::LayoutDS{})); /* (MMA, 1, BN/16) */
+            Tensor tQrK = thr_dq.partition_fragment_B(make_tensor(make_smem_ptr(k), typename Tr::LayoutKt{}));
             wg_gemm<true, false>(mma_dq, tQrdS, tQrK, tQrdQ);
             warpgroup_wait<0>();
             mbar_arrive(&s.q_empty[sl.stage]);

@@ -33,12 +33,13 @@ template <typename T, int D_> struct BwdTraits {
 
     using Atom = cute::GMMA::Layout_K_SW128_Atom<E>;
     using LayoutKV = decltype(cute::tile_to_shape(Atom{}, cute::Shape<cute::Int<BN>, cute::Int<D>>{}));
-    using LayoutQ = decltype(cute::tile_to_shape(Atom{}, cute::Shape<cute::Int<BM>, cute::Int<D>, cute::Int<STAGES>>{}));
-    /* Q and dO as the B operand of dK and dV (features × query rows × stage), K as dQ's (features ×
-     * kv rows): the same bytes read MN-major */
+    /* one stage of the Q and dO rings (the kernel offsets the pointer: operand descriptors made
+     * per step, not one per stage held in registers) */
+    using LayoutQ = decltype(cute::tile_to_shape(Atom{}, cute::Shape<cute::Int<BM>, cute::Int<D>>{}));
+    /* Q and dO as the B operand of dK and dV (features × query rows), K as dQ's (features × kv
+     * rows): the same bytes read MN-major */
     using LayoutQt = decltype(cute::composition(
-        LayoutQ{}, cute::make_layout(cute::Shape<cute::Int<D>, cute::Int<BM>, cute::Int<STAGES>>{},
-                                     cute::Stride<cute::Int<BM>, cute::_1, cute::Int<BM * D>>{})));
+        LayoutQ{}, cute::make_layout(cute::Shape<cute::Int<D>, cute::Int<BM>>{}, cute::Stride<cute::Int<BM>, cute::_1>{})));
     using LayoutKt = decltype(cute::composition(
         LayoutKV{}, cute::make_layout(cute::Shape<cute::Int<D>, cute::Int<BN>>{}, cute::Stride<cute::Int<BN>, cute::_1>{})));
     /* dS (query rows × kv rows), query rows contiguous: the A operand of dQ, MN-major */
