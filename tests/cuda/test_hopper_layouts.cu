@@ -160,6 +160,8 @@ template <class Tr> static void bwd_layouts(const char *name)
         CHECK(size(cs) == BM / 2 && size(ap) == BM / 2 && size(ckv) == D / 2 && size(cq) == D / 4, "%s: fragment sizes %d %d %d %d",
               name, (int)size(cs), (int)size(ap), (int)size(ckv), (int)size(cq));
         for (int i = 0; i < size(cs); i++) {
+            CHECK((int)get<0>(cs(i)) == row_of(t, i) && (int)get<1>(cs(i)) == col_of(t, i), "%s: Sᵀ value %d of thread %d at (%d, %d)",
+                  name, i, t, (int)get<0>(cs(i)), (int)get<1>(cs(i)));
             CHECK(get<0>(cs(i)) == get<0>(ap(i)) && get<1>(cs(i)) == get<1>(ap(i)),
                   "%s: Sᵀ value %d of thread %d at (%d, %d), the A operand's at (%d, %d)", name, i, t, (int)get<0>(cs(i)),
                   (int)get<1>(cs(i)), (int)get<0>(ap(i)), (int)get<1>(ap(i)));
@@ -167,9 +169,16 @@ template <class Tr> static void bwd_layouts(const char *name)
                 CHECK(get<0>(cs(i + 1)) == get<0>(cs(i)) && get<1>(cs(i + 1)) == get<1>(cs(i)) + 1,
                       "%s: Sᵀ values %d, %d of thread %d not adjacent query rows", name, i, i + 1, t);
         }
-        for (int i = 0; i < size(ckv); i++)
+        for (int i = 0; i < size(ckv); i++) {
+            CHECK((int)get<0>(ckv(i)) == row_of(t, i) && (int)get<1>(ckv(i)) == col_of(t, i), "%s: dK/dV value %d of thread %d at (%d, %d)",
+                  name, i, t, (int)get<0>(ckv(i)), (int)get<1>(ckv(i)));
             kv_seen[get<0>(ckv(i)) * D + get<1>(ckv(i))]++;
+        }
         for (int i = 0; i < size(cq); i++) {
+            /* the kernel's formula: the warpgroups split the features */
+            const int qr = row_of(t, i) % 64, qc = (D / 2) * (t / 128) + col_of(t, i);
+            CHECK((int)get<0>(cq(i)) == qr && (int)get<1>(cq(i)) == qc, "%s: dQ value %d of thread %d at (%d, %d), not (%d, %d)", name, i,
+                  t, (int)get<0>(cq(i)), (int)get<1>(cq(i)), qr, qc);
             q_seen[get<0>(cq(i)) * D + get<1>(cq(i))]++;
             if (i % 2 == 0)
                 CHECK(get<0>(cq(i + 1)) == get<0>(cq(i)) && get<1>(cq(i + 1)) == get<1>(cq(i)) + 1 && get<1>(cq(i)) % 2 == 0,

@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
 
     /* the MMA warpgroups */
     using namespace cute;
-    const int ct = threadIdx.x - 128;
+    const int ct = threadIdx.x - 128; /* lane: threadIdx.x % 32 */
     typename Tr::MmaSdP mma_sdp;
     typename Tr::MmaDKV mma_dkv;
     typename Tr::MmaDQ mma_dq;
@@ -221,10 +221,11 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
     Tensor tQrdQ = partition_fragment_C(mma_dq, Shape<Int<BM>, Int<D>>{});
     Tensor tVrP = make_tensor<typename Tr::E>(partition_shape_A(mma_dkv, Shape<Int<BN>, Int<BM>>{}));
     Tensor tKrdS = make_tensor<typename Tr::E>(partition_shape_A(mma_dkv, Shape<Int<BN>, Int<BM>>{}));
-    /* (row, column) of each accumulator value, from CuTe's own partition of the tiles */
-    Tensor cS = thr_sdp.partition_C(make_identity_tensor(Shape<Int<BN>, Int<BM>>{}));
-    Tensor cKV = thr_dkv.partition_C(make_identity_tensor(Shape<Int<BN>, Int<D>>{}));
-    Tensor cQ = thr_dq.partition_C(make_identity_tensor(Shape<Int<BM>, Int<D>>{}));
+    /* The accumulators' (row, column) of value i = c + 2h + 4k (wgmma's m64nNk16 layout; checked
+     * against CuTe's partition by tests/cuda/test_hopper_layouts): Sᵀ, dPᵀ, dK and dV at kv row
+     * 64·wg + 16·(warp % 4) + lane / 4 + 8h, column 8k + 2·(lane % 4) + c; the dQ partial at query
+     * row 16·(warp % 4) + lane / 4 + 8h, feature (D/2)·wg + 8k + 2·(lane % 4) + c. */
+    const int wg = ct / 128, row0 = 16 * ((ct / 32) % 4) + lane / 4, col0 = 2 * (lane % 4);
     /* Pᵀ and dSᵀ become the register A operands value by value (wgmma's accumulator and A
      * fragment layouts agree, as the forward's P·V relies on; tests/cuda/test_hopper_layouts) */
     static_assert(decltype(size(typename decltype(tSrS)::layout_type{}))::value == BM / 2 &&
@@ -269,7 +270,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             const fc_cuda::RowFacts *F = s.facts[sl.stage];
 #pragma unroll
             for (int i = 0; i < size(tSrS); i++) {
-                const int r = get<0>(cS(i)), q = get<1>(cS(i));
+                const int r = 64 * wg + row0 + 8 * ((i / 2) % 2), q = 8 * (i / 4) + col0 + i % 2;
                 const fc_cuda::RowFacts &f = F[q];
                 const bool seen = full || span_has(f.span, j0 + r);
                 const float pr = fc_cuda::fast_exp2(fmaf(tSrS(i) * p.scale, kLog2e, -f.mlog2)) * f.linv;
@@ -283,7 +284,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
                 p32(i) = fc_cuda::Elem<T>::pack(tSrS(2 * i), tSrS(2 * i + 1));
                 ds32(i) = fc_cuda::Elem<T>::pack(tSrdP(2 * i), tSrdP(2 * i + 1));
                 /* dS[query][kv]: the pair's two queries are adjacent in the MN-major tile */
-                *reinterpret_cast<uint32_t *>(&sdS(get<1>(cS(2 * i)), get<0>(cS(2 * i)))) = ds32(i);
+                *reinterpret_cast<uint32_t *>(&sdS(8 * (i / 2) + col0, 64 * wg + row0 + 8 * (i % 2))) = ds32(i);
             }
             fence_async_smem();
             named_sync(1, MMA_THREADS); /* both warpgroups' dS in shared memory */
@@ -315,7 +316,8 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             float *acc = L.dq_acc + ((int64_t)n1 * L.arows + arow0 + i0) * L.dq_ld;
 #pragma unroll
             for (int i = 0; i < size(tQrdQ); i += 2) {
-                float2 *g = reinterpret_cast<float2 *>(acc + (int64_t)get<0>(cQ(i)) * L.dq_ld + get<1>(cQ(i)));
+                const int r = row0 + 8 * ((i / 2) % 2), e = (D / 2) * wg + 8 * (i / 4) + col0;
+                float2 *g = reinterpret_cast<float2 *>(acc + (int64_t)r * L.dq_ld + e);
                 float2 v = __ldcg(g);
                 v.x += tQrdQ(i), v.y += tQrdQ(i + 1);
                 __stcg(g, v);
@@ -328,17 +330,23 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
         mbar_arrive(&s.kv_empty); /* every product reading K and V has completed */
 
         /* dK = scale·Σ dSᵀ·Q and dV; every kv row of the tile below kv_rows (rows no query sees: zeros) */
-        const int64_t es = fc_dtype_bytes(p.dk.dtype);
+        /* (the gradients have the operands' dtype T: bwd_unsupported) */
 #pragma unroll
-        for (int i = 0; i < size(tKrdK); i++) {
-            const int64_t j = j0 + get<0>(cKV(i));
-            const int e = get<1>(cKV(i));
+        for (int h = 0; h < 2; h++) {
+            const int64_t j = j0 + 64 * wg + row0 + 8 * h;
             if (j >= bt.kv_rows)
                 continue;
-            if (e < p.Dqk)
-                fc_cuda::store_any(fc_view_row(&p.dk, es, w.b, bt.kv_tok, w.n2, j) + e * p.dk.se * es, p.dk.dtype, tKrdK(i) * p.scale);
-            if (e < p.Dv)
-                fc_cuda::store_any(fc_view_row(&p.dv, es, w.b, bt.kv_tok, w.n2, j) + e * p.dv.se * es, p.dv.dtype, tVrdV(i));
+            char *dk = fc_view_row(&p.dk, 2, w.b, bt.kv_tok, w.n2, j), *dv = fc_view_row(&p.dv, 2, w.b, bt.kv_tok, w.n2, j);
+#pragma unroll
+            for (int k = 0; k < D / 8; k++)
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    const int e = 8 * k + col0 + c, i = 4 * k + 2 * h + c;
+                    if (e < p.Dqk)
+                        *reinterpret_cast<T *>(dk + e * p.dk.se * 2) = T(tKrdK(i) * p.scale);
+                    if (e < p.Dv)
+                        *reinterpret_cast<T *>(dv + e * p.dv.se * 2) = T(tVrdV(i));
+                }
         }
     }
 }
