@@ -405,6 +405,20 @@ void gc_sweep_plain(unsigned seed, int cases)
     }
 }
 
+void gc_sm90_class_cases(gc_case base, int sq, int skv)
+{
+    gc_case c = base;
+    c.Sq = sq, c.Skv = skv, c.Nq = 8, c.Nkv = 2;
+    gc_run(&c);
+    c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.stats = true, c.layout = GC_BNSD;
+    gc_run(&c);
+    c = base;
+    c.packed = c.varlen = true, c.B = 5, c.Sq = 400, c.Skv = 333, c.window = GC_BAND;
+    gc_run(&c);
+    c.packed = false, c.pad_nan = true, c.window = GC_FULL, c.layout = GC_GAPS;
+    gc_run(&c);
+}
+
 void gc_sweep_plain_backward(unsigned seed, int cases)
 {
     tc_rng r = tc_rng_seed(seed);

@@ -92,6 +92,12 @@ void gc_sweep_rope(unsigned seed, int cases, bool backward);
  * varlen, Dv ≠ Dqk, odd lengths, several tiles per row. */
 void gc_sweep_plain(unsigned seed, int cases);
 
+/* The sm_90a kernels' cases of one head-dim class and dtype (c: the base case): Sq × Skv with
+ * several tiles per row and query heads of a group; causal bottom-right with statistics (BNSD);
+ * packed banded varlen (past a batch's last row: the next batch's rows); padded varlen with NaN
+ * padding (GAPS). */
+void gc_sm90_class_cases(gc_case c, int sq, int skv);
+
 /* The same over what the sm_90a backward takes (head dims ≤ 128), backward. */
 void gc_sweep_plain_backward(unsigned seed, int cases);
 

@@ -68,18 +68,8 @@ static void sm90_cases(void)
 {
     const int dims[] = {64, 128};
     for (int t = 0; t < 2; t++)
-        for (int k = 0; k < 2; k++) {
-            gc_case c = base(dims[k], t ? FC_BF16 : FC_F16);
-            c.Sq = 700, c.Skv = 900, c.Nq = 8, c.Nkv = 2;
-            gc_run(&c);
-            c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.stats = true, c.layout = GC_BNSD;
-            gc_run(&c);
-            c = base(dims[k], t ? FC_BF16 : FC_F16);
-            c.packed = c.varlen = true, c.B = 5, c.Sq = 400, c.Skv = 333, c.window = GC_BAND;
-            gc_run(&c);
-            c.packed = false, c.pad_nan = true, c.window = GC_FULL, c.layout = GC_GAPS;
-            gc_run(&c);
-        }
+        for (int k = 0; k < 2; k++)
+            gc_sm90_class_cases(base(dims[k], t ? FC_BF16 : FC_F16), 700, 900);
     gc_case c = base(128, FC_BF16);
     c.B = 1, c.Nq = c.Nkv = 1, c.Sq = 2048, c.Skv = 2048, c.window = GC_CAUSAL, c.stats = true;
     gc_run(&c); /* one long causal chain of turns */

@@ -9,11 +9,11 @@
  *     i = c + 2h + 4k, row 64·(t / 128) + 16·(t / 32 mod 4) + (t mod 32) / 4 + 8h and column
  *     8k + 2·(t mod 4) + c — the formulas the kernel uses for masks, rows and stores.
  * And what the sm_90a backward relies on: its K, V, Q and dO tiles are what the copies write and
- * their transposed views (Qᵀ, dOᵀ, Kᵀ as B operands) address the same elements; the accumulator of
- * Sᵀ and dPᵀ and the register A operand of dV and dK hold the same (row, column) value by value;
- * the MN-major dS tile keeps a pair of adjacent query rows in adjacent elements (one 32-bit
- * store); every accumulator element of dK, dV and the dQ partial belongs to exactly one thread,
- * and the dQ partial's value pairs are adjacent features of one row (one float2 each).
+ * their transposed views (Qᵀ, dOᵀ, Kᵀ as B operands) address the same elements; the Pᵀ / dSᵀ tile
+ * (kv rows contiguous) takes every element once, keeps a pair of adjacent kv rows in adjacent
+ * elements (one 32-bit store), and its dS view is the same bytes; the accumulators of S and dP,
+ * dK and dV and the dQ partial hold the (row, column) the kernel's formulas say, every element
+ * in exactly one thread, the dQ partial's value pairs adjacent features (one float2 each).
  */
 #include <stdio.h>
 
@@ -112,6 +112,7 @@ template <class Tr> static void bwd_layouts(const char *name)
     typename Tr::LayoutKt lkt;
     typename Tr::LayoutQ lq;
     typename Tr::LayoutQt lqt;
+    typename Tr::LayoutPt lpt;
     typename Tr::LayoutDS lds;
     for (int j = 0; j < BN; j++)
         for (int e = 0; e < D; e++) {
@@ -131,12 +132,13 @@ template <class Tr> static void bwd_layouts(const char *name)
         seen[x] = 0;
     for (int q = 0; q < BM; q++)
         for (int j = 0; j < BN; j++) {
-            const int at = offset_of<Tr>(lds, q, j);
-            CHECK(at >= 0 && at < BM * BN, "%s: dS(%d, %d) at %d, outside the tile", name, q, j, at);
+            const int at = offset_of<Tr>(lpt, j, q);
+            CHECK(at >= 0 && at < BM * BN, "%s: Pt(%d, %d) at %d, outside the tile", name, j, q, at);
             if (at >= 0 && at < BM * BN)
                 seen[at]++;
-            if (q % 2 == 0)
-                CHECK(offset_of<Tr>(lds, q + 1, j) == at + 1, "%s: dS(%d, %d) and dS(%d, %d) not adjacent", name, q, j, q + 1, j);
+            if (j % 2 == 0)
+                CHECK(offset_of<Tr>(lpt, j + 1, q) == at + 1, "%s: Pt(%d, %d) and Pt(%d, %d) not adjacent", name, j, q, j + 1, q);
+            CHECK(offset_of<Tr>(lds, q, j) == at, "%s: dS(%d, %d) at %d, dSt at %d", name, q, j, offset_of<Tr>(lds, q, j), at);
         }
     for (int x = 0; x < BM * BN; x++)
         CHECK(seen[x] == 1, "%s: dS element %d taken %d times", name, x, seen[x]);
@@ -153,21 +155,15 @@ template <class Tr> static void bwd_layouts(const char *name)
         auto ts = sdp.get_thread_slice(t);
         auto tk = dkv.get_thread_slice(t);
         auto tq = dq.get_thread_slice(t);
-        Tensor cs = ts.partition_C(make_identity_tensor(Shape<Int<BN>, Int<BM>>{}));
-        Tensor ap = tk.partition_A(make_identity_tensor(Shape<Int<BN>, Int<BM>>{}));
+        Tensor cs = ts.partition_C(make_identity_tensor(Shape<Int<BM>, Int<BN>>{}));
         Tensor ckv = tk.partition_C(make_identity_tensor(Shape<Int<BN>, Int<D>>{}));
         Tensor cq = tq.partition_C(make_identity_tensor(Shape<Int<BM>, Int<D>>{}));
-        CHECK(size(cs) == BM / 2 && size(ap) == BM / 2 && size(ckv) == D / 2 && size(cq) == D / 4, "%s: fragment sizes %d %d %d %d",
-              name, (int)size(cs), (int)size(ap), (int)size(ckv), (int)size(cq));
+        CHECK(size(cs) == BN / 4 && size(ckv) == D / 2 && size(cq) == D / 4, "%s: fragment sizes %d %d %d", name, (int)size(cs),
+              (int)size(ckv), (int)size(cq));
         for (int i = 0; i < size(cs); i++) {
-            CHECK((int)get<0>(cs(i)) == row_of(t, i) && (int)get<1>(cs(i)) == col_of(t, i), "%s: Sᵀ value %d of thread %d at (%d, %d)",
-                  name, i, t, (int)get<0>(cs(i)), (int)get<1>(cs(i)));
-            CHECK(get<0>(cs(i)) == get<0>(ap(i)) && get<1>(cs(i)) == get<1>(ap(i)),
-                  "%s: Sᵀ value %d of thread %d at (%d, %d), the A operand's at (%d, %d)", name, i, t, (int)get<0>(cs(i)),
-                  (int)get<1>(cs(i)), (int)get<0>(ap(i)), (int)get<1>(ap(i)));
-            if (i % 2 == 0)
-                CHECK(get<0>(cs(i + 1)) == get<0>(cs(i)) && get<1>(cs(i + 1)) == get<1>(cs(i)) + 1,
-                      "%s: Sᵀ values %d, %d of thread %d not adjacent query rows", name, i, i + 1, t);
+            const int sr = row_of(t, i) % 64, sc = (BN / 2) * (t / 128) + col_of(t, i);
+            CHECK((int)get<0>(cs(i)) == sr && (int)get<1>(cs(i)) == sc, "%s: S value %d of thread %d at (%d, %d), not (%d, %d)", name, i,
+                  t, (int)get<0>(cs(i)), (int)get<1>(cs(i)), sr, sc);
         }
         for (int i = 0; i < size(ckv); i++) {
             CHECK((int)get<0>(ckv(i)) == row_of(t, i) && (int)get<1>(ckv(i)) == col_of(t, i), "%s: dK/dV value %d of thread %d at (%d, %d)",

@@ -15,10 +15,11 @@
  *     step's row facts (spans, statistics in the exp2 frame, D: backward_common.cuh's row_facts)
  *     and whether every row sees the whole kv tile (then no mask); it releases each to the MMA
  *     warpgroups on the *_ready barriers;
- *   - two MMA warpgroups of 64 kv rows each: Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ by wgmma from shared
- *     memory; Pᵀ and dSᵀ per element in registers; dV += Pᵀ·dO and dK += dSᵀ·Q by wgmma with the
- *     register operand; dS to shared memory (both warpgroups' kv rows) and the dQ partial dS·K by
- *     wgmma, each warpgroup over half the features; the partial is added into the query tile's
+ *   - two MMA warpgroups: S = Q·Kᵀ and dP = dO·Vᵀ by wgmma from shared memory (each warpgroup 64
+ *     of the keys), P and dS per element in registers (two query rows per thread: two rows'
+ *     statistics), stored transposed to shared memory; dV += Pᵀ·dO and dK += dSᵀ·Q (each warpgroup
+ *     its 64 kv rows) and the dQ partial dS·K (each warpgroup half the features) by wgmma from
+ *     shared memory; the partial is added into the query tile's
  *     fp32 accumulator behind its turn counter, in kv tile order (backward_dq.cuh's protocol:
  *     wait for the turn, load, add, store, fence, release turn + 1).
  * Every sum runs in a fixed order whatever the grid and schedule: results repeat bit for bit.
@@ -70,6 +71,11 @@ template <class P> __device__ __forceinline__ P *opaque(P *p)
     asm volatile("" : "+l"(p));
     return p;
 }
+__device__ __forceinline__ int opaque(int x)
+{
+    asm volatile("" : "+r"(x));
+    return x;
+}
 
 /* The n-th claimed unit's slot of the unit ring and its phase. */
 __device__ __forceinline__ int unit_slot(uint32_t n) { return (int)(n & 1u); }
@@ -82,6 +88,20 @@ template <class Tr> __device__ __forceinline__ int take_unit(typename Tr::Smem &
     const int u = s.unit[unit_slot(n)];
     mbar_arrive(&s.unit_empty[unit_slot(n)]);
     return u;
+}
+
+/* f(n, unit, its batch's facts) for each unit the producer claimed, in claim order, until the
+ * ticket runs out: the preparer's and the MMA threads' loop. */
+template <class Tr, class F>
+__device__ __forceinline__ void each_unit(const fc_problem &p, const fc_cuda::BwdLaunch &L, typename Tr::Smem &s, F f)
+{
+    for (uint32_t n = 0;; n++) {
+        const int u = take_unit<Tr>(s, n);
+        if (u >= L.units)
+            return;
+        const BwdUnit w = bwd_unit(p, L, u);
+        f(n, w, p.batch[w.b]);
+    }
 }
 
 /* The producer (one lane): claims units in ticket order, then copies K, V and each step's Q, dO. */
@@ -128,12 +148,7 @@ __device__ __forceinline__ void bwd_prepare(const fc_problem &p, const fc_cuda::
 {
     constexpr int BM = Tr::BM, BN = Tr::BN, D = Tr::D, NC = D / Tr::CHUNK;
     uint32_t q_n = 0;
-    for (uint32_t n = 0;; n++) {
-        const int u = take_unit<Tr>(s, n);
-        if (u >= L.units)
-            return;
-        const BwdUnit w = bwd_unit(p, L, u);
-        const fc_batch &bt = p.batch[w.b];
+    each_unit<Tr>(p, L, s, [&](uint32_t n, const BwdUnit &w, const fc_batch &bt) {
         const int j0 = w.t * BN;
         mbar_wait(&s.kv_full, n & 1u);
         if (j0 + BN > bt.skv) {
@@ -166,7 +181,7 @@ __device__ __forceinline__ void bwd_prepare(const fc_problem &p, const fc_cuda::
             if (lane == 0)
                 mbar_arrive(&s.q_ready[sl.stage]);
         }
-    }
+    });
 }
 
 template <typename T, int D>
@@ -213,34 +228,26 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
     auto thr_sdp = mma_sdp.get_thread_slice(ct);
     auto thr_dkv = mma_dkv.get_thread_slice(ct);
     auto thr_dq = mma_dq.get_thread_slice(ct);
-    Tensor sdS = make_tensor(make_smem_ptr(s.ds), typename Tr::LayoutDS{});
-    Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<BN>, Int<BM>>{});
-    Tensor tSrdP = partition_fragment_C(mma_sdp, Shape<Int<BN>, Int<BM>>{});
+    Tensor sPt = make_tensor(make_smem_ptr(s.p), typename Tr::LayoutPt{});
+    Tensor sdSt = make_tensor(make_smem_ptr(s.ds), typename Tr::LayoutPt{});
+    Tensor tSrS = partition_fragment_C(mma_sdp, Shape<Int<BM>, Int<BN>>{});
+    Tensor tSrdP = partition_fragment_C(mma_sdp, Shape<Int<BM>, Int<BN>>{});
     Tensor tVrdV = partition_fragment_C(mma_dkv, Shape<Int<BN>, Int<D>>{});
     Tensor tKrdK = partition_fragment_C(mma_dkv, Shape<Int<BN>, Int<D>>{});
     Tensor tQrdQ = partition_fragment_C(mma_dq, Shape<Int<BM>, Int<D>>{});
-    Tensor tVrP = make_tensor<typename Tr::E>(partition_shape_A(mma_dkv, Shape<Int<BN>, Int<BM>>{}));
-    Tensor tKrdS = make_tensor<typename Tr::E>(partition_shape_A(mma_dkv, Shape<Int<BN>, Int<BM>>{}));
     /* The accumulators' (row, column) of value i = c + 2h + 4k (wgmma's m64nNk16 layout; checked
-     * against CuTe's partition by tests/cuda/test_hopper_layouts): Sᵀ, dPᵀ, dK and dV at kv row
-     * 64·wg + 16·(warp % 4) + lane / 4 + 8h, column 8k + 2·(lane % 4) + c; the dQ partial at query
+     * against CuTe's partition by tests/cuda/test_hopper_layouts): S and dP at query row
+     * 16·(warp % 4) + lane / 4 + 8h, key (BN/2)·wg + 8k + 2·(lane % 4) + c; dK and dV at kv row
+     * 64·wg + 16·(warp % 4) + lane / 4 + 8h, feature 8k + 2·(lane % 4) + c; the dQ partial at query
      * row 16·(warp % 4) + lane / 4 + 8h, feature (D/2)·wg + 8k + 2·(lane % 4) + c. */
-    const int wg = ct / 128, row0 = 16 * ((ct / 32) % 4) + lane / 4, col0 = 2 * (lane % 4);
-    /* Pᵀ and dSᵀ become the register A operands value by value (wgmma's accumulator and A
-     * fragment layouts agree, as the forward's P·V relies on; tests/cuda/test_hopper_layouts) */
-    static_assert(decltype(size(typename decltype(tSrS)::layout_type{}))::value == BM / 2 &&
-                      decltype(size(typename decltype(tVrP)::layout_type{}))::value == BM / 2 &&
+    const int wg_ = ct / 128, row0_ = 16 * ((ct / 32) % 4) + lane / 4, col0_ = 2 * (lane % 4);
+    static_assert(decltype(size(typename decltype(tSrS)::layout_type{}))::value == BN / 4 &&
                       decltype(size(typename decltype(tVrdV)::layout_type{}))::value == D / 2 &&
                       decltype(size(typename decltype(tQrdQ)::layout_type{}))::value == D / 4,
-                  "per thread: BM/2 scores, D/2 of dK and of dV, D/4 of the dQ partial");
+                  "per thread: BN/4 scores, D/2 of dK and of dV, D/4 of the dQ partial");
 
     uint32_t q_n = 0;
-    for (uint32_t n = 0;; n++) {
-        const int u = take_unit<Tr>(s, n);
-        if (u >= L.units)
-            return;
-        const BwdUnit w = bwd_unit(p, L, u);
-        const fc_batch &bt = p.batch[w.b];
+    each_unit<Tr>(p, L, s, [&](uint32_t n, const BwdUnit &w, const fc_batch &bt) {
         const int j0 = w.t * BN;
         const int64_t arow0 = L.arow0[w.b];
         int64_t P = 0, A = 0; /* thread 0's turn search (dq_order.h) */
@@ -253,50 +260,52 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
         for (int st = 0; st < w.steps; st++, q_n++) {
             const Slot<STAGES> sl(q_n);
             const int n1 = step_head(p, w, st), i0 = step_row(w, st);
+            /* the thread's coordinates, opaque per step: the addresses made from them are short
+             * work, and held across the loop they spilled */
+            const int wg = opaque(wg_), row0 = opaque(row0_), col0 = opaque(col0_);
             mbar_wait(&s.q_ready[sl.stage], sl.phase);
             /* the operand descriptors, made here from pointers the compiler cannot see through: held
              * across the loop they would take some 160 registers */
             E *k = opaque(s.k), *v = opaque(s.v), *q = opaque(s.q + sl.stage * BM * D), *o = opaque(s.dout + sl.stage * BM * D);
-            Tensor tSrK = thr_sdp.partition_fragment_A(make_tensor(make_smem_ptr(k), typename Tr::LayoutKV{})); /* (MMA, 1, D/16) */
-            Tensor tSrV = thr_sdp.partition_fragment_A(make_tensor(make_smem_ptr(v), typename Tr::LayoutKV{}));
-            Tensor tSrQ = thr_sdp.partition_fragment_B(make_tensor(make_smem_ptr(q), typename Tr::LayoutQ{}));
-            Tensor tSrdO = thr_sdp.partition_fragment_B(make_tensor(make_smem_ptr(o), typename Tr::LayoutQ{}));
-            wg_gemm<true, false>(mma_sdp, tSrK, tSrQ, tSrS);
-            wg_gemm<true, false>(mma_sdp, tSrV, tSrdO, tSrdP);
+            Tensor tSrQ = thr_sdp.partition_fragment_A(make_tensor(make_smem_ptr(q), typename Tr::LayoutQ{})); /* (MMA, 1, D/16) */
+            Tensor tSrdO = thr_sdp.partition_fragment_A(make_tensor(make_smem_ptr(o), typename Tr::LayoutQ{}));
+            Tensor tSrK = thr_sdp.partition_fragment_B(make_tensor(make_smem_ptr(k), typename Tr::LayoutKV{}));
+            Tensor tSrV = thr_sdp.partition_fragment_B(make_tensor(make_smem_ptr(v), typename Tr::LayoutKV{}));
+            wg_gemm<true, false>(mma_sdp, tSrQ, tSrK, tSrS);
+            wg_gemm<true, false>(mma_sdp, tSrdO, tSrV, tSrdP);
             warpgroup_wait<0>();
 
-            /* Pᵀ into tSrS, dSᵀ into tSrdP (grad_at's plain path: hidden elements give 0 and 0) */
+            /* P into tSrS, dS into tSrdP (grad_at's plain path: hidden elements give 0 and 0), then
+             * both to shared memory transposed: a pair of adjacent keys is one 32-bit store */
             const bool full = s.full[sl.stage] != 0;
-            const fc_cuda::RowFacts *F = s.facts[sl.stage];
+            const fc_cuda::RowFacts &f0 = s.facts[sl.stage][row0], &f1 = s.facts[sl.stage][row0 + 8];
 #pragma unroll
             for (int i = 0; i < size(tSrS); i++) {
-                const int r = 64 * wg + row0 + 8 * ((i / 2) % 2), q = 8 * (i / 4) + col0 + i % 2;
-                const fc_cuda::RowFacts &f = F[q];
-                const bool seen = full || span_has(f.span, j0 + r);
+                const fc_cuda::RowFacts &f = (i / 2) % 2 ? f1 : f0;
+                const int j = (BN / 2) * wg + 8 * (i / 4) + col0 + i % 2;
+                const bool seen = full || span_has(f.span, j0 + j);
                 const float pr = fc_cuda::fast_exp2(fmaf(tSrS(i) * p.scale, kLog2e, -f.mlog2)) * f.linv;
                 tSrS(i) = seen ? pr : 0.0f;
                 tSrdP(i) = seen ? pr * (tSrdP(i) - f.dsum) : 0.0f;
             }
-            auto p32 = recast<uint32_t>(tVrP);
-            auto ds32 = recast<uint32_t>(tKrdS);
 #pragma unroll
-            for (int i = 0; i < size(p32); i++) {
-                p32(i) = fc_cuda::Elem<T>::pack(tSrS(2 * i), tSrS(2 * i + 1));
-                ds32(i) = fc_cuda::Elem<T>::pack(tSrdP(2 * i), tSrdP(2 * i + 1));
-                /* dS[query][kv]: the pair's two queries are adjacent in the MN-major tile */
-                *reinterpret_cast<uint32_t *>(&sdS(8 * (i / 2) + col0, 64 * wg + row0 + 8 * (i % 2))) = ds32(i);
+            for (int i = 0; i < size(tSrS) / 2; i++) {
+                const int j = (BN / 2) * wg + 8 * (i / 2) + col0, r = row0 + 8 * (i % 2);
+                *reinterpret_cast<uint32_t *>(&sPt(j, r)) = fc_cuda::Elem<T>::pack(tSrS(2 * i), tSrS(2 * i + 1));
+                *reinterpret_cast<uint32_t *>(&sdSt(j, r)) = fc_cuda::Elem<T>::pack(tSrdP(2 * i), tSrdP(2 * i + 1));
             }
             fence_async_smem();
-            named_sync(1, MMA_THREADS); /* both warpgroups' dS in shared memory */
+            named_sync(1, MMA_THREADS); /* both warpgroups' P and dS in shared memory */
 
-            /* dV and dK first, then dQ: the register operands are dead before dQ's accumulators live */
-            Tensor tVrdO = thr_dkv.partition_fragment_B(make_tensor(make_smem_ptr(o), typename Tr::LayoutQt{})); /* (MMA, 1, BM/16) */
+            E *pt = opaque(s.p), *dst = opaque(s.ds);
+            Tensor tVrP = thr_dkv.partition_fragment_A(make_tensor(make_smem_ptr(pt), typename Tr::LayoutPt{})); /* (MMA, 1, BM/16) */
+            Tensor tKrdS = thr_dkv.partition_fragment_A(make_tensor(make_smem_ptr(dst), typename Tr::LayoutPt{}));
+            Tensor tVrdO = thr_dkv.partition_fragment_B(make_tensor(make_smem_ptr(o), typename Tr::LayoutQt{}));
             Tensor tKrQ = thr_dkv.partition_fragment_B(make_tensor(make_smem_ptr(q), typename Tr::LayoutQt{}));
-            wg_gemm<false, true>(mma_dkv, tVrP, tVrdO, tVrdV);
-            wg_gemm<false, true>(mma_dkv, tKrdS, tKrQ, tKrdK);
-            warpgroup_wait<0>();
-            Tensor tQrdS = thr_dq.partition_fragment_A(make_tensor(make_smem_ptr(opaque(s.ds)), typename Tr::LayoutDS{})); /* (MMA, 1, BN/16) */
+            Tensor tQrdS = thr_dq.partition_fragment_A(make_tensor(make_smem_ptr(dst), typename Tr::LayoutDS{})); /* (MMA, 1, BN/16) */
             Tensor tQrK = thr_dq.partition_fragment_B(make_tensor(make_smem_ptr(k), typename Tr::LayoutKt{}));
+            wg_gemm<false, false>(mma_dkv, tVrP, tVrdO, tVrdV);
+            wg_gemm<false, false>(mma_dkv, tKrdS, tKrQ, tKrdK);
             wg_gemm<true, false>(mma_dq, tQrdS, tQrK, tQrdQ);
             warpgroup_wait<0>();
             mbar_arrive(&s.q_empty[sl.stage]);
@@ -331,6 +340,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
 
         /* dK = scale·Σ dSᵀ·Q and dV; every kv row of the tile below kv_rows (rows no query sees: zeros) */
         /* (the gradients have the operands' dtype T: bwd_unsupported) */
+        const int wg = opaque(wg_), row0 = opaque(row0_), col0 = opaque(col0_);
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int64_t j = j0 + 64 * wg + row0 + 8 * h;
@@ -348,7 +358,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
                         *reinterpret_cast<T *>(dv + e * p.dv.se * 2) = T(tVrdV(i));
                 }
         }
-    }
+    });
 }
 
 } // namespace fc_hopper

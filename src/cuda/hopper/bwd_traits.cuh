@@ -2,10 +2,12 @@
  * The Hopper backward's static shape: per CTA a kv tile of BN = 128 keys (64 per MMA warpgroup),
  * query tiles of BM = 64 rows streamed through a ring of STAGES, the shared-memory layouts (the
  * forward's 128-byte-swizzled K-major atoms, as the bulk copies write them; dS stored MN-major)
- * and the wgmma tilings of the five products:
- *     Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ          (SS, the warpgroups split the kv rows)
- *     dV += Pᵀ·dO, dK += dSᵀ·Q         (RS: Pᵀ, dSᵀ in registers as the S accumulators leave them)
- *     dQ partial = dS·K                 (SS, dS through shared memory; the warpgroups split the features)
+ * and the wgmma tilings of the five products, all from shared memory:
+ *     S = Q·Kᵀ, dP = dO·Vᵀ             (the warpgroups split the keys: each thread holds two query
+ *                                       rows, so two rows' statistics)
+ *     dV += Pᵀ·dO, dK += dSᵀ·Q         (P and dS stored transposed, keys contiguous; the warpgroups
+ *                                       split the keys)
+ *     dQ partial = dS·K                 (the same dS bytes read K-major; the warpgroups split the features)
  * Compile-time facts, checked by static_asserts; the kernel is bwd_kernel.cuh.
  */
 #ifndef FC_CUDA_HOPPER_BWD_TRAITS_CUH
@@ -23,12 +25,12 @@ template <typename T, int D_> struct BwdTraits {
     static constexpr int MMA_WG = 2, THREADS = 128 * (MMA_WG + 1), MMA_THREADS = 128 * MMA_WG;
     static constexpr int CHUNK = 64; /* features per 128-byte swizzle row */
     /* setmaxnreg: the producer warpgroup (TMA, the row facts, edge zeroing) keeps few; the MMA
-     * warpgroups hold dK and dV (D/2 floats each), Sᵀ and dPᵀ (BM/2 each) */
-    static constexpr int REGS_PRODUCER = 40, REGS_MMA = 232;
+     * warpgroups hold dK and dV (D/2 floats each), S and dP (BN/4 each) or the dQ partial (D/4) */
+    static constexpr int REGS_PRODUCER = 56, REGS_MMA = 224;
 
     static_assert(D == 64 || D == 128, "head-dim classes 64 and 128");
     static_assert(BN == 64 * MMA_WG, "64 kv rows per MMA warpgroup");
-    static_assert(BM % 16 == 0 && BM <= 256 && BN <= 256, "one TMA box per tile and feature chunk");
+    static_assert(BM == 64 && BN <= 256, "64 query rows (one wgmma M), one TMA box per tile and feature chunk");
     static_assert(128 * REGS_PRODUCER + MMA_THREADS * REGS_MMA <= 65536, "register file");
 
     using Atom = cute::GMMA::Layout_K_SW128_Atom<E>;
@@ -42,19 +44,22 @@ template <typename T, int D_> struct BwdTraits {
         LayoutQ{}, cute::make_layout(cute::Shape<cute::Int<D>, cute::Int<BM>>{}, cute::Stride<cute::Int<BM>, cute::_1>{})));
     using LayoutKt = decltype(cute::composition(
         LayoutKV{}, cute::make_layout(cute::Shape<cute::Int<D>, cute::Int<BN>>{}, cute::Stride<cute::Int<BN>, cute::_1>{})));
-    /* dS (query rows × kv rows), query rows contiguous: the A operand of dQ, MN-major */
-    using LayoutDS = decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<E>{},
-                                                  cute::Shape<cute::Int<BM>, cute::Int<BN>>{}));
+    /* Pᵀ and dSᵀ (kv rows × query rows), kv rows contiguous: the A operands of dV and dK (MN-major);
+     * dS (query rows × kv rows): the same bytes as dQ's A operand, K-major */
+    using LayoutPt = decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<E>{},
+                                                  cute::Shape<cute::Int<BN>, cute::Int<BM>>{}));
+    using LayoutDS = decltype(cute::composition(
+        LayoutPt{}, cute::make_layout(cute::Shape<cute::Int<BM>, cute::Int<BN>>{}, cute::Stride<cute::Int<BN>, cute::_1>{})));
 
     using MmaSdP = decltype(cute::make_tiled_mma(
-        cute::GMMA::ss_op_selector<E, E, float, cute::Shape<cute::_64, cute::Int<BM>, cute::Int<D>>>(),
-        cute::Layout<cute::Shape<cute::Int<MMA_WG>, cute::_1, cute::_1>>{}));
+        cute::GMMA::ss_op_selector<E, E, float, cute::Shape<cute::_64, cute::Int<BN / MMA_WG>, cute::Int<D>>>(),
+        cute::Layout<cute::Shape<cute::_1, cute::Int<MMA_WG>, cute::_1>>{}));
     using MmaDKV = decltype(cute::make_tiled_mma(
-        cute::GMMA::rs_op_selector<E, E, float, cute::Shape<cute::_64, cute::Int<D>, cute::Int<BM>>, cute::GMMA::Major::K,
+        cute::GMMA::ss_op_selector<E, E, float, cute::Shape<cute::_64, cute::Int<D>, cute::Int<BM>>, cute::GMMA::Major::MN,
                                    cute::GMMA::Major::MN>(),
         cute::Layout<cute::Shape<cute::Int<MMA_WG>, cute::_1, cute::_1>>{}));
     using MmaDQ = decltype(cute::make_tiled_mma(
-        cute::GMMA::ss_op_selector<E, E, float, cute::Shape<cute::_64, cute::Int<D / MMA_WG>, cute::Int<BN>>, cute::GMMA::Major::MN,
+        cute::GMMA::ss_op_selector<E, E, float, cute::Shape<cute::_64, cute::Int<D / MMA_WG>, cute::Int<BN>>, cute::GMMA::Major::K,
                                    cute::GMMA::Major::MN>(),
         cute::Layout<cute::Shape<cute::_1, cute::Int<MMA_WG>, cute::_1>>{}));
 
@@ -67,7 +72,8 @@ template <typename T, int D_> struct BwdTraits {
         alignas(1024) E v[BN * D];
         alignas(1024) E q[STAGES * BM * D];
         alignas(1024) E dout[STAGES * BM * D];
-        alignas(1024) E ds[BM * BN];
+        alignas(1024) E p[BN * BM];
+        alignas(1024) E ds[BN * BM];
         fc_cuda::RowFacts facts[STAGES][BM]; /* the step's query rows (backward_common.cuh) */
         int full[STAGES];                    /* every row of the step sees the whole kv tile: no mask */
         int unit[2];                         /* the claimed units, in claim order */
