@@ -77,6 +77,34 @@ __device__ __forceinline__ int opaque(int x)
     return x;
 }
 
+/* backward_common.cuh's row_facts for what this kernel takes (no ALiBi frame), the statistics
+ * found from the kv head n2 and group member g (no 64-bit division in the preparer's code). */
+__device__ __forceinline__ void step_row_facts(const fc_problem &p, const fc_cuda::BwdLaunch &L, const fc_batch &bt, int b, int n2,
+                                               int g, int64_t i, int a, int z, fc_cuda::RowFacts &f)
+{
+    const bool live = i < bt.sq;
+    int64_t sp[4] = {0, 0, 0, 0};
+    if (live)
+        fc_row_spans(&bt, i, sp);
+    const int4 s = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
+    f.span = s;
+    f.slope = f.apos = f.mlog2 = f.linv = f.dsum = 0.0f;
+    if (live) {
+        const int64_t at = fc_stat_offset_ng(&p, &bt, n2, g, i);
+        f.mlog2 = p.stats.max[at] * kLog2e;
+        f.linv = 1.0f / p.stats.sum[at];
+        f.dsum = L.dsum[((int64_t)n2 * p.G + g) * L.rows + L.row0[b] + i];
+    }
+    f.cover = !live || (s.x <= a && z <= s.y) || (s.z <= a && z <= s.w);
+}
+
+/* fc_view_row of a view neither paged nor a tensor list (the gradients: fc_cuda_bwd_unsupported),
+ * 16-bit elements: no page-table division in the code. */
+__device__ __forceinline__ char *flat_row(const fc_view &v, int64_t b, int64_t tok, int64_t n, int64_t s)
+{
+    return (char *)v.data + (b * v.sb + (tok + s) * v.ss + n * v.sn) * 2;
+}
+
 /* The n-th claimed unit's slot of the unit ring and its phase. */
 __device__ __forceinline__ int unit_slot(uint32_t n) { return (int)(n & 1u); }
 __device__ __forceinline__ uint32_t unit_phase(uint32_t n) { return (n >> 1) & 1u; }
@@ -161,12 +189,12 @@ __device__ __forceinline__ void bwd_prepare(const fc_problem &p, const fc_cuda::
             mbar_arrive(&s.kv_ready);
         for (int st = 0; st < w.steps; st++, q_n++) {
             const Slot<Tr::STAGES> sl(q_n);
-            const int n1 = step_head(p, w, st), i0 = step_row(w, st);
+            const int i0 = step_row(w, st);
             mbar_wait(&s.q_full[sl.stage], sl.phase);
             bool cover = true;
             for (int r = lane; r < BM; r += 32) {
                 fc_cuda::RowFacts &f = s.facts[sl.stage][r];
-                fc_cuda::row_facts(p, L, bt, w.b, n1, i0 + r, j0, j0 + BN, f);
+                step_row_facts(p, L, bt, w.b, w.n2, st / w.n_qt, i0 + r, j0, j0 + BN, f);
                 cover = cover && f.cover;
             }
             cover = __all_sync(0xffffffffu, cover);
@@ -249,10 +277,8 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
     uint32_t q_n = 0;
     each_unit<Tr>(p, L, s, [&](uint32_t n, const BwdUnit &w, const fc_batch &bt) {
         const int j0 = w.t * BN;
-        const int64_t arow0 = L.arow0[w.b];
-        int64_t P = 0, A = 0; /* thread 0's turn search (dq_order.h) */
-        if (ct == 0)
-            P = fc_dq_prefix_tiles(&bt, BN);
+        if (ct == 0) /* thread 0's turn search (dq_order.h), in shared memory: no registers held */
+            s.turn_p = fc_dq_prefix_tiles(&bt, BN);
         clear(tVrdV);
         clear(tKrdK);
         mbar_wait(&s.kv_ready, n & 1u);
@@ -280,19 +306,19 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             const bool full = s.full[sl.stage] != 0;
             const fc_cuda::RowFacts &f0 = s.facts[sl.stage][row0], &f1 = s.facts[sl.stage][row0 + 8];
 #pragma unroll
-            for (int i = 0; i < size(tSrS); i++) {
-                const fc_cuda::RowFacts &f = (i / 2) % 2 ? f1 : f0;
-                const int j = (BN / 2) * wg + 8 * (i / 4) + col0 + i % 2;
-                const bool seen = full || span_has(f.span, j0 + j);
-                const float pr = fc_cuda::fast_exp2(fmaf(tSrS(i) * p.scale, kLog2e, -f.mlog2)) * f.linv;
-                tSrS(i) = seen ? pr : 0.0f;
-                tSrdP(i) = seen ? pr * (tSrdP(i) - f.dsum) : 0.0f;
-            }
-#pragma unroll
-            for (int i = 0; i < size(tSrS) / 2; i++) {
+            for (int i = 0; i < size(tSrS) / 2; i++) { /* values 2i, 2i + 1: row r, keys j, j + 1 (each pair stored as made) */
+                const fc_cuda::RowFacts &f = i % 2 ? f1 : f0;
                 const int j = (BN / 2) * wg + 8 * (i / 2) + col0, r = row0 + 8 * (i % 2);
-                *reinterpret_cast<uint32_t *>(&sPt(j, r)) = fc_cuda::Elem<T>::pack(tSrS(2 * i), tSrS(2 * i + 1));
-                *reinterpret_cast<uint32_t *>(&sdSt(j, r)) = fc_cuda::Elem<T>::pack(tSrdP(2 * i), tSrdP(2 * i + 1));
+                float pr[2], ds[2];
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    const bool seen = full || span_has(f.span, j0 + j + c);
+                    const float x = fc_cuda::fast_exp2(fmaf(tSrS(2 * i + c) * p.scale, kLog2e, -f.mlog2)) * f.linv;
+                    pr[c] = seen ? x : 0.0f;
+                    ds[c] = seen ? x * (tSrdP(2 * i + c) - f.dsum) : 0.0f;
+                }
+                *reinterpret_cast<uint32_t *>(&sPt(j, r)) = fc_cuda::Elem<T>::pack(pr[0], pr[1]);
+                *reinterpret_cast<uint32_t *>(&sdSt(j, r)) = fc_cuda::Elem<T>::pack(ds[0], ds[1]);
             }
             fence_async_smem();
             named_sync(1, MMA_THREADS); /* both warpgroups' P and dS in shared memory */
@@ -311,14 +337,15 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             mbar_arrive(&s.q_empty[sl.stage]);
 
             /* the partial into the accumulator, in turn (backward_dq.cuh) */
-            const int64_t tile = (arow0 + i0) / BM;
+            const int64_t arow0 = __ldg(L.arow0 + w.b), tile = (arow0 + i0) / BM;
             unsigned *ctr = L.turns + (int64_t)n1 * (L.arows / BM) + tile;
             unsigned turn = 0;
             if (ct == 0) {
                 const int qt = w.qa + st % w.n_qt;
+                const int64_t P = s.turn_p;
                 if (w.t >= P)
-                    A = fc_dq_first_sharer(&bt, st % w.n_qt == 0 ? P : A, w.t, qt, BN, BM);
-                turn = (unsigned)fc_dq_turn(w.t, P, A);
+                    s.turn_a = fc_dq_first_sharer(&bt, st % w.n_qt == 0 ? P : s.turn_a, w.t, qt, BN, BM);
+                turn = (unsigned)fc_dq_turn(w.t, P, s.turn_a);
                 fc_cuda::wait_turn(ctr, turn, fc_cuda::ld_relaxed_gpu(ctr), false);
             }
             named_sync(1, MMA_THREADS);
@@ -346,7 +373,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             const int64_t j = j0 + 64 * wg + row0 + 8 * h;
             if (j >= bt.kv_rows)
                 continue;
-            char *dk = fc_view_row(&p.dk, 2, w.b, bt.kv_tok, w.n2, j), *dv = fc_view_row(&p.dv, 2, w.b, bt.kv_tok, w.n2, j);
+            char *dk = flat_row(p.dk, w.b, bt.kv_tok, w.n2, j), *dv = flat_row(p.dv, w.b, bt.kv_tok, w.n2, j);
 #pragma unroll
             for (int k = 0; k < D / 8; k++)
 #pragma unroll

@@ -77,6 +77,7 @@ template <typename T, int D_> struct BwdTraits {
         fc_cuda::RowFacts facts[STAGES][BM]; /* the step's query rows (backward_common.cuh) */
         int full[STAGES];                    /* every row of the step sees the whole kv tile: no mask */
         int unit[2];                         /* the claimed units, in claim order */
+        int64_t turn_p, turn_a;              /* MMA thread 0's turn search: the unit's prefix tiles, A(qt) */
         uint64_t unit_full[2], unit_empty[2];
         uint64_t kv_full, kv_ready, kv_empty;
         uint64_t q_full[STAGES], q_ready[STAGES], q_empty[STAGES];
