@@ -202,18 +202,13 @@ static inline FC_HD float fc_sink_at(const fc_problem *p, int64_t n1)
     return p->sink ? p->sink[n1 * p->sink_stride] : -INFINITY;
 }
 
-/* The offset of (b, query head n2·G + g, i) in the statistics (its first copy). */
-static inline FC_HD int64_t fc_stat_offset_ng(const fc_problem *p, const fc_batch *bt, int64_t n2, int64_t g, int64_t i)
-{
-    const fc_stats_view *s = &p->stats;
-    return bt->stat_row0 * s->s_row0 + n2 * (s->sn2 + bt->q_rows * s->sn2_rows) + g * (s->sg + bt->q_rows * s->sg_rows) +
-           i * s->si;
-}
-
 /* The offset of (b, n1, i) in the statistics (its first copy). */
 static inline FC_HD int64_t fc_stat_offset(const fc_problem *p, const fc_batch *bt, int64_t n1, int64_t i)
 {
-    return fc_stat_offset_ng(p, bt, n1 / p->G, n1 % p->G, i);
+    const fc_stats_view *s = &p->stats;
+    const int64_t n2 = n1 / p->G, g = n1 % p->G;
+    return bt->stat_row0 * s->s_row0 + n2 * (s->sn2 + bt->q_rows * s->sn2_rows) + g * (s->sg + bt->q_rows * s->sg_rows) +
+           i * s->si;
 }
 
 /* Writes one row's statistics at `at` (from fc_stat_offset), every copy. */

@@ -90,7 +90,9 @@ __device__ __forceinline__ void step_row_facts(const fc_problem &p, const fc_cud
     f.span = s;
     f.slope = f.apos = f.mlog2 = f.linv = f.dsum = 0.0f;
     if (live) {
-        const int64_t at = fc_stat_offset_ng(&p, &bt, n2, g, i);
+        const fc_stats_view &sv = p.stats; /* fc_stat_offset with n1 / G and n1 mod G given */
+        const int64_t at = bt.stat_row0 * sv.s_row0 + n2 * (sv.sn2 + bt.q_rows * sv.sn2_rows) + g * (sv.sg + bt.q_rows * sv.sg_rows) +
+                           i * sv.si;
         f.mlog2 = p.stats.max[at] * kLog2e;
         f.linv = 1.0f / p.stats.sum[at];
         f.dsum = L.dsum[((int64_t)n2 * p.G + g) * L.rows + L.row0[b] + i];
