@@ -270,7 +270,10 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
      * 16·(warp % 4) + lane / 4 + 8h, key (BN/2)·wg + 8k + 2·(lane % 4) + c; dK and dV at kv row
      * 64·wg + 16·(warp % 4) + lane / 4 + 8h, feature 8k + 2·(lane % 4) + c; the dQ partial at query
      * row 16·(warp % 4) + lane / 4 + 8h, feature (D/2)·wg + 8k + 2·(lane % 4) + c. */
-    const int wg_ = ct / 128, row0_ = 16 * ((ct / 32) % 4) + lane / 4, col0_ = 2 * (lane % 4);
+    struct Coords { /* made from ct opaque per use: short work, and held across the loops they spilled */
+        int wg, row0, col0;
+        __device__ explicit Coords(int t) : wg(t / 128), row0(16 * ((t / 32) % 4) + (t % 32) / 4), col0(2 * (t % 4)) {}
+    };
     static_assert(decltype(size(typename decltype(tSrS)::layout_type{}))::value == BN / 4 &&
                       decltype(size(typename decltype(tVrdV)::layout_type{}))::value == D / 2 &&
                       decltype(size(typename decltype(tQrdQ)::layout_type{}))::value == D / 4,
@@ -288,9 +291,8 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
         for (int st = 0; st < w.steps; st++, q_n++) {
             const Slot<STAGES> sl(q_n);
             const int n1 = step_head(p, w, st), i0 = step_row(w, st);
-            /* the thread's coordinates, opaque per step: the addresses made from them are short
-             * work, and held across the loop they spilled */
-            const int wg = opaque(wg_), row0 = opaque(row0_), col0 = opaque(col0_);
+            const Coords co(opaque(ct));
+            const int wg = co.wg, row0 = co.row0, col0 = co.col0;
             mbar_wait(&s.q_ready[sl.stage], sl.phase);
             /* the operand descriptors, made here from pointers the compiler cannot see through: held
              * across the loop they would take some 160 registers */
@@ -369,7 +371,8 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
 
         /* dK = scale·Σ dSᵀ·Q and dV; every kv row of the tile below kv_rows (rows no query sees: zeros) */
         /* (the gradients have the operands' dtype T: bwd_unsupported) */
-        const int wg = opaque(wg_), row0 = opaque(row0_), col0 = opaque(col0_);
+        const Coords co(opaque(ct));
+        const int wg = co.wg, row0 = co.row0, col0 = co.col0;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int64_t j = j0 + 64 * wg + row0 + 8 * h;
