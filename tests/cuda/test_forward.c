@@ -73,7 +73,14 @@ static void selection(void)
     cudaFree(dq);
 }
 
-/* A FLASHC_CUDA_FWD naming no kernel is refused like the other CUDA switches: FC_ERR_BACKEND naming it. */
+static bool sm90_only(void)
+{
+    const char *m = getenv("FLASHC_CUDA_FWD");
+    return m && strcmp(m, "sm90") == 0;
+}
+
+/* A FLASHC_CUDA_FWD (or FLASHC_CUDA_FWD_D64) naming no kernel is refused like the other CUDA
+ * switches: FC_ERR_BACKEND naming it. */
 static void bad_mode(void)
 {
     enum { S = 16, E = 64 };
@@ -88,6 +95,11 @@ static void bad_mode(void)
     char *old = gc_env_swap("FLASHC_CUDA_FWD", "sm70");
     gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "FLASHC_CUDA_FWD=sm70");
     gc_env_restore("FLASHC_CUDA_FWD", old);
+    if (sm90_only()) { /* read where the sm_90a kernel plans (class 64 here) */
+        old = gc_env_swap("FLASHC_CUDA_FWD_D64", "wg4");
+        gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "FLASHC_CUDA_FWD_D64=wg4");
+        gc_env_restore("FLASHC_CUDA_FWD_D64", old);
+    }
     cudaFree(buf);
 }
 
@@ -118,20 +130,14 @@ static void sm90_cases(void)
     c = base(64, FC_BF16), c.D = 40, c.Dv = 200, gc_run(&c); /* D class 256 from Dv */
 }
 
-static bool sm90_only(void)
-{
-    const char *m = getenv("FLASHC_CUDA_FWD");
-    return m && strcmp(m, "sm90") == 0;
-}
-
 static int plain_cases = 60;
 static bool sweep_only; /* argv[2] "sweep": the plain sweep alone (short runs under the sanitizers) */
 
 static void checks(void)
 {
+    bad_mode();
     if (!sm90_only()) {
         selection();
-        bad_mode();
         named_cases();
     }
     if (!sweep_only)
