@@ -12,7 +12,7 @@
  *   - preparer (warp 1): per unit zeroes the K and V rows past the batch's last key, per step the
  *     Q and dO rows past its last query (what the maps still cover there — the next packed batch,
  *     padding, NaN included — must never meet a zero probability in a product), and writes the
- *     step's row facts (spans, statistics in the exp2 frame, D: backward_common.cuh's row_facts)
+ *     step's row facts (spans, statistics in the exp2 frame, D: bwd_traits.cuh's BwdRow)
  *     and whether every row sees the whole kv tile (then no mask); it releases each to the MMA
  *     warpgroups on the *_ready barriers;
  *   - two MMA warpgroups: S = Q·Kᵀ and dP = dO·Vᵀ by wgmma from shared memory (each warpgroup 64
@@ -77,10 +77,11 @@ __device__ __forceinline__ int opaque(int x)
     return x;
 }
 
-/* backward_common.cuh's row_facts for what this kernel takes (no ALiBi frame), the statistics
- * found from the kv head n2 and group member g (no 64-bit division in the preparer's code). */
+/* Query row i's facts (backward_common.cuh's row_facts for what this kernel takes: no ALiBi
+ * frame), the statistics found from the kv head n2 and group member g (no 64-bit division in the
+ * preparer's code); cover for columns [a, z). */
 __device__ __forceinline__ void step_row_facts(const fc_problem &p, const fc_cuda::BwdLaunch &L, const fc_batch &bt, int b, int n2,
-                                               int g, int64_t i, int a, int z, fc_cuda::RowFacts &f)
+                                               int g, int64_t i, int a, int z, BwdRow &f)
 {
     const bool live = i < bt.sq;
     int64_t sp[4] = {0, 0, 0, 0};
@@ -88,13 +89,12 @@ __device__ __forceinline__ void step_row_facts(const fc_problem &p, const fc_cud
         fc_row_spans(&bt, i, sp);
     const int4 s = make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
     f.span = s;
-    f.slope = f.apos = f.mlog2 = f.linv = f.dsum = 0.0f;
+    f.lse2 = INFINITY, f.dsum = 0.0f; /* not a row of the batch: P = exp2(−∞) = 0 (its Q and dO rows are zeroed) */
     if (live) {
         const fc_stats_view &sv = p.stats; /* fc_stat_offset with n1 / G and n1 mod G given */
         const int64_t at = bt.stat_row0 * sv.s_row0 + n2 * (sv.sn2 + bt.q_rows * sv.sn2_rows) + g * (sv.sg + bt.q_rows * sv.sg_rows) +
                            i * sv.si;
-        f.mlog2 = p.stats.max[at] * kLog2e;
-        f.linv = 1.0f / p.stats.sum[at];
+        f.lse2 = p.stats.max[at] * kLog2e + log2f(p.stats.sum[at]);
         f.dsum = L.dsum[((int64_t)n2 * p.G + g) * L.rows + L.row0[b] + i];
     }
     f.cover = !live || (s.x <= a && z <= s.y) || (s.z <= a && z <= s.w);
@@ -195,7 +195,7 @@ __device__ __forceinline__ void bwd_prepare(const fc_problem &p, const fc_cuda::
             mbar_wait(&s.q_full[sl.stage], sl.phase);
             bool cover = true;
             for (int r = lane; r < BM; r += 32) {
-                fc_cuda::RowFacts &f = s.facts[sl.stage][r];
+                BwdRow &f = s.facts[sl.stage][r];
                 step_row_facts(p, L, bt, w.b, w.n2, st / w.n_qt, i0 + r, j0, j0 + BN, f);
                 cover = cover && f.cover;
             }
@@ -308,16 +308,17 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             /* P into tSrS, dS into tSrdP (grad_at's plain path: hidden elements give 0 and 0), then
              * both to shared memory transposed: a pair of adjacent keys is one 32-bit store */
             const bool full = s.full[sl.stage] != 0;
-            const fc_cuda::RowFacts &f0 = s.facts[sl.stage][row0], &f1 = s.facts[sl.stage][row0 + 8];
+            const float scale_log2 = p.scale * kLog2e;
+            const BwdRow &f0 = s.facts[sl.stage][row0], &f1 = s.facts[sl.stage][row0 + 8];
 #pragma unroll
             for (int i = 0; i < size(tSrS) / 2; i++) { /* values 2i, 2i + 1: row r, keys j, j + 1 (each pair stored as made) */
-                const fc_cuda::RowFacts &f = i % 2 ? f1 : f0;
+                const BwdRow &f = i % 2 ? f1 : f0;
                 const int j = (BN / 2) * wg + 8 * (i / 2) + col0, r = row0 + 8 * (i % 2);
                 float pr[2], ds[2];
 #pragma unroll
                 for (int c = 0; c < 2; c++) {
                     const bool seen = full || span_has(f.span, j0 + j + c);
-                    const float x = fc_cuda::fast_exp2(fmaf(tSrS(2 * i + c) * p.scale, kLog2e, -f.mlog2)) * f.linv;
+                    const float x = fc_cuda::fast_exp2(fmaf(tSrS(2 * i + c), scale_log2, -f.lse2));
                     pr[c] = seen ? x : 0.0f;
                     ds[c] = seen ? x * (tSrdP(2 * i + c) - f.dsum) : 0.0f;
                 }

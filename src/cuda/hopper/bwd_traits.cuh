@@ -19,6 +19,16 @@
 
 namespace fc_hopper {
 
+/* A query row's facts for one step, in shared memory: its visible columns, the statistics as one
+ * exp2 offset — P = exp2(s·scale·log2 e − lse2), lse2 = max·log2 e + log2 sum (one value per row
+ * where max and 1/sum were two: the MMA threads hold two rows' worth) — D, and whether it sees
+ * every column of the kv tile (or is not a row of the batch). */
+struct BwdRow {
+    int4 span;
+    float lse2, dsum;
+    int cover, pad;
+};
+
 template <typename T, int D_> struct BwdTraits {
     using E = typename CuteOf<T>::type;
     static constexpr int D = D_, BN = kBwdKvRows, BM = kBwdQRows, STAGES = 2;
@@ -74,7 +84,7 @@ template <typename T, int D_> struct BwdTraits {
         alignas(1024) E dout[STAGES * BM * D];
         alignas(1024) E p[BN * BM];
         alignas(1024) E ds[BN * BM];
-        fc_cuda::RowFacts facts[STAGES][BM]; /* the step's query rows (backward_common.cuh) */
+        BwdRow facts[STAGES][BM];            /* the step's query rows */
         int full[STAGES];                    /* every row of the step sees the whole kv tile: no mask */
         int unit[2];                         /* the claimed units, in claim order */
         int64_t turn_p, turn_a;              /* MMA thread 0's turn search: the unit's prefix tiles, A(qt) */
