@@ -2,7 +2,8 @@
 # SASS invariants of the sm_90a kernels in a built library (a ctest; CI runs it without a GPU):
 # every kernel whose name matches a pattern below must use the instructions it was written for —
 # HGMMA (wgmma), UTMALDG (bulk tensor loads), SYNCS (transaction barriers) — and touch no local
-# memory (LDL/STL: spills or a register array indexed at run time).
+# memory (LDL/STL: spills or a register array indexed at run time); the backward's few spilled
+# scalars are a listed debt (at most 16 such instructions, as src/cuda/budget.txt allows).
 # Usage: tools/sass-check.sh LIBRARY   (cuobjdump from PATH, the toolkit, or tools/deps.sh's .deps)
 set -euo pipefail
 lib=$1
@@ -13,8 +14,8 @@ export PATH="$(dirname "$dump"):$PATH" # its nvdisasm
     function report() {
         if (fn == "" || fn !~ /(fwd|bwd)_hopper_kernel/) return
         n++
-        # the backward spills a few unit-level scalars (a known debt, src/cuda/budget.txt): at most 16
-        ok = hgmma > 0 && utma > 0 && syncs > 0 && local <= (fn ~ /bwd_hopper_kernel/ ? 16 : 0)
+        # the backward at D = 128 spills a few unit-level scalars (a known debt, src/cuda/budget.txt)
+        ok = hgmma > 0 && utma > 0 && syncs > 0 && local <= (fn ~ /bwd_hopper_kernel.*Li128/ ? 16 : 0)
         printf "%-4s %-90s HGMMA %3d UTMALDG %3d SYNCS %4d LDL/STL %d\n", ok ? "ok" : "FAIL", substr(fn, 1, 90), hgmma, utma, syncs, local
         if (!ok) bad = 1
     }
