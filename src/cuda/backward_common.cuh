@@ -199,6 +199,7 @@ __global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constan
 
 constexpr int kSinkThreads = 256;
 
+#ifndef FC_CUDA_BWD_SINK_ELSEWHERE /* the sm_90a backward's files include these pieces; backward.cu has the kernel */
 /* dsink[n1] = −Σ_b Σ_i exp(sink − m_i)/l_i · D_i (semantics §3.3): one CTA per head, each thread
  * a fixed stride of the rows in double, then a fixed tree. */
 __global__ void __launch_bounds__(kSinkThreads) bwd_dsink_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
@@ -230,6 +231,7 @@ __global__ void __launch_bounds__(kSinkThreads) bwd_dsink_kernel(const __grid_co
     if (threadIdx.x == 0)
         p.dsink[n1] = (float)part[0];
 }
+#endif
 
 /* Stores row `row` of a gradient: scale·acc over the features of this thread's pairs of the 8-wide
  * column tiles d (first feature e0 + 8·d + 2·(lane mod 4)), those below n only. */

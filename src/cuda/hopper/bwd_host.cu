@@ -3,6 +3,7 @@
  * and launch.  The plan (work list, accumulators, turn counters, ticket) is the CUDA backward's
  * (backward.cu), sized by kBwdKvRows and kBwdQRows.
  */
+#define FC_CUDA_BWD_SINK_ELSEWHERE /* the dsink kernel is backward.cu's alone */
 #include <string.h>
 
 #include "../backward_common.cuh"

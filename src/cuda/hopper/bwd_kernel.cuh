@@ -27,6 +27,7 @@
 #ifndef FC_CUDA_HOPPER_BWD_KERNEL_CUH
 #define FC_CUDA_HOPPER_BWD_KERNEL_CUH
 
+#define FC_CUDA_BWD_SINK_ELSEWHERE /* the dsink kernel is backward.cu's alone */
 #include "../backward_dq.cuh"
 #include "bwd_args.h"
 #include "bwd_traits.cuh"

@@ -13,6 +13,7 @@
 #ifndef FC_CUDA_HOPPER_BWD_TRAITS_CUH
 #define FC_CUDA_HOPPER_BWD_TRAITS_CUH
 
+#define FC_CUDA_BWD_SINK_ELSEWHERE /* the dsink kernel is backward.cu's alone */
 #include "../backward_common.cuh"
 #include "bwd.h"
 #include "fwd_traits.cuh"
