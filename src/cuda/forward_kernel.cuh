@@ -406,6 +406,27 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
         }
 }
 
+/* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps; BN_TERMS
+ * the kv columns of the kernel with score terms or dropout (more code, more registers).  Chosen on
+ * an H100 among shapes that ptxas fits without local-memory spills (docs/PERFORMANCE.md keeps the
+ * variants tried and their rates).  Experiment builds try another shape for one class with
+ * -DFC_FWD_TRY_D=<class> -DFC_FWD_TRY_BM=.. -DFC_FWD_TRY_BN=.. -DFC_FWD_TRY_WARPS=.. */
+#ifndef FC_FWD_TRY_D
+#define FC_FWD_TRY_D 0
+#define FC_FWD_TRY_BM 0
+#define FC_FWD_TRY_BN 0
+#define FC_FWD_TRY_WARPS 0
+#endif
+template <int D, int BM_, int BN_, int BN_TERMS_, int WARPS_> struct FwdShapeOf {
+    static constexpr bool tried = D == FC_FWD_TRY_D;
+    static constexpr int BM = tried ? FC_FWD_TRY_BM : BM_, BN = tried ? FC_FWD_TRY_BN : BN_,
+                         BN_TERMS = tried ? FC_FWD_TRY_BN : BN_TERMS_, WARPS = tried ? FC_FWD_TRY_WARPS : WARPS_;
+};
+template <int D> struct FwdShape;
+template <> struct FwdShape<64> : FwdShapeOf<64, 128, 64, 64, 4> {};
+template <> struct FwdShape<128> : FwdShapeOf<128, 64, 96, 64, 4> {};
+template <> struct FwdShape<256> : FwdShapeOf<256, 64, 32, 16, 4> {};
+
 template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN>
 __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
 {
