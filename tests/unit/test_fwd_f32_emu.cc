@@ -14,11 +14,11 @@
 #include "cuda/dclass.h"
 #include "cuda/forward_kernel.cuh"
 #include "cuda/vec_rule.h"
+#include "emu_plan.h"
 
 extern "C" {
 #include "common/check.h"
 #include "common/rng.h"
-#include "core/plan.h"
 #include "harness.h"
 #include "harness_internal.h"
 }
@@ -39,11 +39,8 @@ template <int D> static void launch(const fc_problem &p, const fc_cuda::FwdLaunc
 static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, nt_bufs *, size_t *ws_bytes)
 {
     *ws_bytes = 0;
-    fc_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.backend = FC_BACKEND_CPU;
     fc_plan *plan = NULL;
-    fc_status st = fc_plan_create(a, &opt, &plan);
+    fc_status st = emu_cpu_plan(a, &plan);
     if (st != FC_OK)
         return st;
     const fc_problem &p = plan->prob;
