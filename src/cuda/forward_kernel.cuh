@@ -88,7 +88,7 @@ __device__ __forceinline__ void pv_3xtf32(float (&acc)[MT][D / 8][4], float (&s)
 #pragma unroll
         for (int d = 0; d < D / 8; d++) {
             const int f = d * 8 + lane / 4;
-            const float b0 = lds_f32(sV + swz<D, 4>(j, f / 4) + f % 4), b1 = lds_f32(sV + swz<D, 4>(j + 1, f / 4) + f % 4);
+            const float b0 = sV[swz<D, 4>(j, f / 4) + f % 4], b1 = sV[swz<D, 4>(j + 1, f / 4) + f % 4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
                 mma_3xtf32(acc[mt][d], a[mt], b0, b1);

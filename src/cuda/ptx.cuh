@@ -85,16 +85,6 @@ __device__ __forceinline__ void mma1688_tf32(float d[4], const uint32_t a[4], ui
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* A shared-memory load the compiler keeps in program order among the asm volatile statements (the
- * mma.sync above all): fp32 P·V reads V element by element, and hoisted ahead of the products those
- * reads held registers enough to spill. */
-__device__ __forceinline__ float lds_f32(const float *p)
-{
-    float x;
-    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(x) : "r"(smem_addr(p)));
-    return x;
-}
-
 /* d += a·b for one m16n8k16 tile (a row-major 16×16, b column-major 16×8). */
 template <typename T> __device__ __forceinline__ void mma16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1);
 template <> __device__ __forceinline__ void mma16816<__half>(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)

@@ -484,8 +484,6 @@ __attribute__((noinline)) inline void mma1688_tf32(float d[4], const uint32_t a[
     }
 }
 
-inline float lds_f32(const float *p) { return *p; }
-
 inline float fast_exp2(float x) { return exp2f(x); }
 
 /* prmt.b32, default mode: byte k of the result is byte (sel >> 4k) & 7 of {b, a} (a: bytes 0–3),
