@@ -25,7 +25,7 @@ struct FwdLaunch {
     int n_items;
     bool vec_q, vec_k, vec_v; /* rows are 16-byte aligned with unit feature stride: cp.async */
     bool terms;               /* pse, ALiBi, softcap or a mask: the per-element score path */
-    bool pair_out;            /* the output has unit feature stride and 4-byte aligned rows */
+    bool pair_out;            /* the output takes two features per store (vec_rule.h fc_cuda_pair_fits) */
 };
 
 /* ES: bytes per operand element (2; 4 for fp32 operands). */
@@ -226,25 +226,25 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
             qk_3xtf32<D, MT, NT>(s, sQ, sK, warp, lane);
         else {
 #pragma unroll
-        for (int ks = 0; ks < D / 16; ks++) {
-            uint32_t a[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                const int row = warp * 16 * MT + mt * 16 + lane % 16;
-                ldsm_x4(a[mt], sQ + swz<D>(row, ks * 2 + lane / 16));
-            }
-#pragma unroll
-            for (int nt = 0; nt < NT; nt += 2) {
-                uint32_t bk[4];
-                const int row = nt * 8 + lane % 8 + (lane / 16) * 8;
-                ldsm_x4(bk, sK + swz<D>(row, ks * 2 + (lane / 8) % 2));
+            for (int ks = 0; ks < D / 16; ks++) {
+                uint32_t a[MT][4];
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma16816<T>(s[mt][nt], a[mt], bk[0], bk[1]);
-                    mma16816<T>(s[mt][nt + 1], a[mt], bk[2], bk[3]);
+                    const int row = warp * 16 * MT + mt * 16 + lane % 16;
+                    ldsm_x4(a[mt], sQ + swz<D>(row, ks * 2 + lane / 16));
+                }
+#pragma unroll
+                for (int nt = 0; nt < NT; nt += 2) {
+                    uint32_t bk[4];
+                    const int row = nt * 8 + lane % 8 + (lane / 16) * 8;
+                    ldsm_x4(bk, sK + swz<D>(row, ks * 2 + (lane / 8) % 2));
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        mma16816<T>(s[mt][nt], a[mt], bk[0], bk[1]);
+                        mma16816<T>(s[mt][nt + 1], a[mt], bk[2], bk[3]);
+                    }
                 }
             }
-        }
         }
 
         cp_async_wait_all();
@@ -333,26 +333,27 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
         /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */
         if constexpr (F32)
             pv_3xtf32<D, MT, NT, BN>(acc, s, sS, sV, warp, lane);
-        else
+        else {
 #pragma unroll
-        for (int ks = 0; ks < BN / 16; ks++) {
-            uint32_t a[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                a[mt][0] = Elem<T>::pack(s[mt][2 * ks][0], s[mt][2 * ks][1]);
-                a[mt][1] = Elem<T>::pack(s[mt][2 * ks][2], s[mt][2 * ks][3]);
-                a[mt][2] = Elem<T>::pack(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
-                a[mt][3] = Elem<T>::pack(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
-            }
-#pragma unroll
-            for (int d = 0; d < DT; d += 2) {
-                uint32_t bv[4];
-                const int row = ks * 16 + lane % 8 + ((lane / 8) % 2) * 8;
-                ldsm_x4_t(bv, sV + swz<D>(row, d + lane / 16));
+            for (int ks = 0; ks < BN / 16; ks++) {
+                uint32_t a[MT][4];
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma16816<T>(acc[mt][d], a[mt], bv[0], bv[1]);
-                    mma16816<T>(acc[mt][d + 1], a[mt], bv[2], bv[3]);
+                    a[mt][0] = Elem<T>::pack(s[mt][2 * ks][0], s[mt][2 * ks][1]);
+                    a[mt][1] = Elem<T>::pack(s[mt][2 * ks][2], s[mt][2 * ks][3]);
+                    a[mt][2] = Elem<T>::pack(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
+                    a[mt][3] = Elem<T>::pack(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
+                }
+#pragma unroll
+                for (int d = 0; d < DT; d += 2) {
+                    uint32_t bv[4];
+                    const int row = ks * 16 + lane % 8 + ((lane / 8) % 2) * 8;
+                    ldsm_x4_t(bv, sV + swz<D>(row, d + lane / 16));
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        mma16816<T>(acc[mt][d], a[mt], bv[0], bv[1]);
+                        mma16816<T>(acc[mt][d + 1], a[mt], bv[2], bv[3]);
+                    }
                 }
             }
         }
