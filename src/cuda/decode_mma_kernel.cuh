@@ -105,6 +105,18 @@ __device__ __forceinline__ uint32_t i8_pair(uint32_t a, uint32_t b, uint32_t sel
     return *reinterpret_cast<uint32_t *>(&h);
 }
 
+/* The four int8 values of w as two fp16 pairs (bytes 0, 1 and 2, 3), exactly: each byte flipped to
+ * x + 128 and placed under the exponent byte 0x64 (fp16 1024 + x + 128) by one permute, then 1152
+ * subtracted. */
+__device__ __forceinline__ void i8_quad(uint32_t w, uint32_t &lo, uint32_t &hi)
+{
+    w ^= 0x80808080u;
+    const __half2 off = __halves2half2(__ushort_as_half(0x6480), __ushort_as_half(0x6480));
+    uint32_t t0 = prmt(w, 0x64646464u, 0x4140u), t1 = prmt(w, 0x64646464u, 0x4342u);
+    __half2 h0 = __hsub2(*reinterpret_cast<__half2 *>(&t0), off), h1 = __hsub2(*reinterpret_cast<__half2 *>(&t1), off);
+    lo = *reinterpret_cast<uint32_t *>(&h0), hi = *reinterpret_cast<uint32_t *>(&h1);
+}
+
 /* Whether any fp16/bf16 value in the 32-bit words [w, w + n) is ±inf or NaN (lanes share the work). */
 template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32_t *w, int n, int lane)
 {
@@ -122,8 +134,12 @@ template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32
  * address, each lane a fixed 16-byte chunk column, instead of gathering per-row addresses by warp
  * shuffles; kMmaWideMerge folds the blocks' partials with every lane of the last CTA loading (row
  * statistics strided over lanes and summed in a fixed tree, outputs two features per load, many
- * blocks in flight) instead of a few threads walking the blocks one load at a time. */
-constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2;
+ * blocks in flight) instead of a few threads walking the blocks one load at a time;
+ * kMmaPositionsM (rows ≤ 8) computes Sᵀ = K·Qᵀ with the positions on the MMA's M side and the ≤ 8
+ * rows as its N = 8 (half the MMAs and half the softmax work of 16 padded rows; Q's fragments stay
+ * in registers), each lane then holding rows 2c, 2c + 1 of positions g, g + 8, and turns Sᵀ's
+ * accumulators into the B operand of Oᵀ += Vᵀ·Pᵀ by one movmatrix per 8 × 8. */
+constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4;
 
 template <typename KT, int DC, int NT, int V>
 __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunch &L)
@@ -133,6 +149,10 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
     constexpr bool I8 = sizeof(KT) == 1;
     constexpr int WN = Sh::WN, CR = Sh::CR, ES = Sh::ES, NS = Sh::NS, KS = Sh::KS, PPL = Sh::PPL;
     constexpr int MT = DC / 16; /* feature tiles of Oᵀ */
+    /* kMmaPositionsM: S's accumulator s[j][e] is row slot e & 1 (row 2c + (e & 1)) at position
+     * 16j + g + 8(e >> 1); otherwise row slot e >> 1 (row g + 8(e >> 1)) at position 8j + 2c + (e & 1). */
+    constexpr bool PM = (V & kMmaPositionsM) && NT == 1;
+    constexpr int SN = PM ? WN / 16 : NS;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __shared__ int s_lo, s_hi, s_flo, s_fhi, s_fault, s_last;
     __shared__ float sM[kMmaWarps][kMmaRows], sL[kMmaWarps][kMmaRows], sQs[kMmaRows], sKs[kMmaRows];
@@ -240,7 +260,8 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
     int64_t kk0, kk1;
     fc_dec_split_range(nblk, L.nsplit, split, &kk0, &kk1);
     const int k0 = (int)kk0, tiles = (int)(kk1 - kk0) * Sh::TPB;
-    const float qs0 = sQs[g], qs1 = sQs[g + 8], ks0 = sKs[g], ks1 = sKs[g + 8];
+    const int rw0 = PM ? 2 * (lane % 4) : g, rw1 = PM ? rw0 + 1 : g + 8; /* the thread's row slots */
+    const float qs0 = sQs[rw0], qs1 = sQs[rw1], ks0 = sKs[rw0], ks1 = sKs[rw1];
 
     unsigned char *my_stages = smem_raw + (size_t)warp * stg * 2 * Sh::TILE;
     auto tile_j0 = [&](int n) -> int {
@@ -325,6 +346,22 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             for (int e = 0; e < 4; e++)
                 o[mt][nt][e] = 0.0f;
 
+    /* kMmaPositionsM: Q (rows 0-7) as the B operand of every k step, hi and lo parts. */
+    uint32_t qf[PM ? KS : 1][2][2];
+    if (PM) {
+#pragma unroll
+        for (int u2 = 0; u2 < (PM ? KS / 2 : 0); u2++)
+#pragma unroll
+            for (int part = 0; part < 2; part++) {
+                uint32_t r[4] = {0, 0, 0, 0};
+                const int row = lane % 8, ch = 4 * u2 + lane / 8;
+                if (part == 0 || two)
+                    ldsm_x4(r, sQ + (kMmaRows * part + row) * DC + ((ch ^ row) << 3));
+                qf[2 * u2][part][0] = r[0], qf[2 * u2][part][1] = r[1];
+                qf[2 * u2 + 1][part][0] = r[2], qf[2 * u2 + 1][part][1] = r[3];
+            }
+    }
+
     addresses(0);
     for (int n = 0; n < stg - 1; n++) {
         issue(n);
@@ -347,14 +384,47 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             const int lane = opaque, g = lane / 4, c = lane % 4;
             const unsigned char *tk = my_stages + (size_t)(n % stg) * 2 * Sh::TILE, *tv = tk + Sh::TILE;
             /* S = Q·Kᵀ: 16 rows × WN positions. */
-            float s[NS][4];
+            float s[SN][4];
 #pragma unroll
-            for (int j = 0; j < NS; j++)
+            for (int j = 0; j < SN; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     s[j][e] = 0.0f;
             const int qrow = (lane % 8) + 8 * ((lane / 8) & 1);
-            if (!I8) {
+            if (PM && !I8) { /* Sᵀ = K·Qᵀ: m tile j is positions 16j..16j + 15, K by ldmatrix */
+#pragma unroll
+                for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                    for (int j = 0; j < SN; j++) {
+                        const int q = lane / 8, row = 16 * j + 8 * (q & 1) + lane % 8, ch = 2 * ks + (q >> 1);
+                        uint32_t a[4];
+                        ldsm_x4(a, tk + row * DC * ES + mma_chunk<ES, CR, false>(row, ch) * 16);
+                        mma16816<T>(s[j], a, qf[ks][0][0], qf[ks][0][1]);
+                        if (two)
+                            mma16816<T>(s[j], a, qf[ks][1][0], qf[ks][1][1]);
+                    }
+            } else if (PM) { /* int8 keys: the 16 bytes of positions g and g + 8 give four k steps' A */
+#pragma unroll
+                for (int gq = 0; gq < DC / 64; gq++)
+#pragma unroll
+                    for (int j = 0; j < SN; j++) {
+                        uint32_t ww[2][4];
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            const int row = 16 * j + 8 * h + g;
+                            const uint4 w = *reinterpret_cast<const uint4 *>(tk + row * DC + mma_chunk<1, CR, false>(row, 4 * gq + c) * 16);
+                            ww[h][0] = w.x, ww[h][1] = w.y, ww[h][2] = w.z, ww[h][3] = w.w;
+                        }
+#pragma unroll
+                        for (int u = 0; u < 4; u++) {
+                            uint32_t a[4];
+                            i8_quad(ww[0][u], a[0], a[2]);
+                            i8_quad(ww[1][u], a[1], a[3]);
+                            mma16816<T>(s[j], a, qf[4 * gq + u][0][0], qf[4 * gq + u][0][1]);
+                            mma16816<T>(s[j], a, qf[4 * gq + u][1][0], qf[4 * gq + u][1][1]);
+                        }
+                    }
+            } else if (!I8) {
 #pragma unroll
                 for (int u2 = 0; u2 < KS / 2; u2++) {
                     uint32_t a0[4], a1[4], h0[4], h1[4];
@@ -403,54 +473,65 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 }
             }
 
-            /* Logits, the tile's visibility, the online softmax (rows g and g + 8 of the thread). */
+            /* Logits, the tile's visibility, the online softmax (the thread's two row slots). */
             const bool full = j0 >= flo && j0 + WN <= fhi;
+            auto slot = [](int e) { return PM ? e & 1 : e >> 1; };
+            auto pos = [&](int j, int e) { return PM ? 16 * j + g + 8 * (e >> 1) : 8 * j + 2 * c + (e & 1); };
 #pragma unroll
-            for (int j = 0; j < NS; j++)
+            for (int j = 0; j < SN; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    s[j][e] = e < 2 ? fmaf(s[j][e], qs0, ks0) : fmaf(s[j][e], qs1, ks1);
+                    s[j][e] = slot(e) == 0 ? fmaf(s[j][e], qs0, ks0) : fmaf(s[j][e], qs1, ks1);
             if (!full) {
-                const int4 sp0 = sSpan[g], sp1 = sSpan[g + 8];
+                const int4 sp0 = sSpan[PM ? 2 * c : g], sp1 = sSpan[PM ? 2 * c + 1 : g + 8];
 #pragma unroll
-                for (int j = 0; j < NS; j++)
+                for (int j = 0; j < SN; j++)
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int col = j0 + 8 * j + 2 * c + (e & 1);
-                        if (!span_has(e < 2 ? sp0 : sp1, col))
+                    for (int e = 0; e < 4; e++)
+                        if (!span_has(slot(e) == 0 ? sp0 : sp1, j0 + pos(j, e)))
                             s[j][e] = -INFINITY;
-                    }
             }
+            auto mxf = [](float a, float b) { return PM ? max_nan(a, b) : nan_max(a, b); };
             float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
-            for (int j = 0; j < NS; j++) {
-                mx0 = nan_max(mx0, nan_max(s[j][0], s[j][1]));
-                mx1 = nan_max(mx1, nan_max(s[j][2], s[j][3]));
+            for (int j = 0; j < SN; j++) {
+                if (PM) {
+                    mx0 = mxf(mx0, mxf(s[j][0], s[j][2]));
+                    mx1 = mxf(mx1, mxf(s[j][1], s[j][3]));
+                } else {
+                    mx0 = nan_max(mx0, nan_max(s[j][0], s[j][1]));
+                    mx1 = nan_max(mx1, nan_max(s[j][2], s[j][3]));
+                }
             }
 #pragma unroll
-            for (int off = 1; off < 4; off *= 2) {
-                mx0 = nan_max(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-                mx1 = nan_max(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
+            for (int off = PM ? 4 : 1; off < (PM ? 32 : 4); off *= 2) {
+                mx0 = mxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
+                mx1 = mxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
             }
-            const float mn0 = nan_max(m0, mx0), mn1 = nan_max(m1, mx1);
+            const float mn0 = mxf(m0, mx0), mn1 = mxf(m1, mx1);
             const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
             const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
             m0 = mn0, m1 = mn1;
             float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
-            for (int j = 0; j < NS; j++) {
-                s[j][0] = fast_exp2(fmaf(s[j][0], kLog2e, -ref0));
-                s[j][1] = fast_exp2(fmaf(s[j][1], kLog2e, -ref0));
-                s[j][2] = fast_exp2(fmaf(s[j][2], kLog2e, -ref1));
-                s[j][3] = fast_exp2(fmaf(s[j][3], kLog2e, -ref1));
-                sum0 += s[j][0] + s[j][1];
-                sum1 += s[j][2] + s[j][3];
+            for (int j = 0; j < SN; j++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, slot(e) == 0 ? -ref0 : -ref1));
+                if (PM) {
+                    sum0 += s[j][0] + s[j][2];
+                    sum1 += s[j][1] + s[j][3];
+                } else {
+                    sum0 += s[j][0] + s[j][1];
+                    sum1 += s[j][2] + s[j][3];
+                }
             }
             l0 = fmaf(l0, al0, sum0), l1 = fmaf(l1, al1, sum1);
             /* O rows 2c, 2c + 1 (+ 8) take the alphas of the lanes that own those rows. */
             if (!__all_sync(0xffffffffu, al0 == 1.0f && al1 == 1.0f)) {
-                const float ra[2][2] = {{__shfl_sync(0xffffffffu, al0, 8 * c), __shfl_sync(0xffffffffu, al0, 8 * c + 4)},
-                                        {__shfl_sync(0xffffffffu, al1, 8 * c), __shfl_sync(0xffffffffu, al1, 8 * c + 4)}};
+                /* (kMmaPositionsM: the thread's own row slots are O's rows 2c, 2c + 1) */
+                const float ra[2][2] = {{PM ? al0 : __shfl_sync(0xffffffffu, al0, 8 * c), PM ? al1 : __shfl_sync(0xffffffffu, al0, 8 * c + 4)},
+                                        {PM ? 0.0f : __shfl_sync(0xffffffffu, al1, 8 * c), PM ? 0.0f : __shfl_sync(0xffffffffu, al1, 8 * c + 4)}};
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -468,8 +549,13 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                     uint32_t pb[NT][2];
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++) {
-                        pb[nt][0] = Elem<T>::pack(s[2 * t][2 * nt], s[2 * t][2 * nt + 1]);
-                        pb[nt][1] = Elem<T>::pack(s[2 * t + 1][2 * nt], s[2 * t + 1][2 * nt + 1]);
+                        if (PM) { /* Sᵀ's positions g, g + 8 of rows 2c, 2c + 1 → P's positions 2c.. (+ 8) of row g */
+                            pb[nt][0] = movm_t(Elem<T>::pack(s[t][0], s[t][1]));
+                            pb[nt][1] = movm_t(Elem<T>::pack(s[t][2], s[t][3]));
+                        } else {
+                            pb[nt][0] = Elem<T>::pack(s[2 * t][2 * nt], s[2 * t][2 * nt + 1]);
+                            pb[nt][1] = Elem<T>::pack(s[2 * t + 1][2 * nt], s[2 * t + 1][2 * nt + 1]);
+                        }
                     }
                     if (!I8) {
 #pragma unroll
@@ -513,10 +599,10 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                  * accumulator elements over the positions its row sees. */
                 float *sp = reinterpret_cast<float *>(const_cast<unsigned char *>(tk));
 #pragma unroll
-                for (int j = 0; j < NS; j++)
+                for (int j = 0; j < SN; j++)
 #pragma unroll
                     for (int e = 0; e < 4; e++)
-                        sp[(g + 8 * (e >> 1)) * WN + 8 * j + 2 * c + (e & 1)] = s[j][e];
+                        sp[(PM ? 2 * c + (e & 1) : g + 8 * (e >> 1)) * WN + pos(j, e)] = s[j][e];
                 __syncwarp();
                 const T *vt = reinterpret_cast<const T *>(tv);
 #pragma unroll
@@ -546,12 +632,15 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             asm volatile("" : "+r"(opaque));
             const int lane = opaque, g = lane / 4, c = lane % 4;
             /* The block's end: fold the warps' states in warp order into its partial. */
-            l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-            l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-            l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-            l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-            if (c == 0)
-                sM[warp][g] = m0, sM[warp][g + 8] = m1, sL[warp][g] = l0, sL[warp][g + 8] = l1;
+#pragma unroll
+            for (int off = PM ? 4 : 1; off < (PM ? 32 : 4); off *= 2)
+                l0 += __shfl_xor_sync(0xffffffffu, l0, off);
+#pragma unroll
+            for (int off = PM ? 4 : 1; off < (PM ? 32 : 4); off *= 2)
+                l1 += __shfl_xor_sync(0xffffffffu, l1, off);
+            const int rw0 = PM ? 2 * c : g, rw1 = PM ? rw0 + 1 : g + 8;
+            if ((PM ? g : c) == 0)
+                sM[warp][rw0] = m0, sM[warp][rw1] = m1, sL[warp][rw0] = l0, sL[warp][rw1] = l1;
             __syncthreads();
             float wgt[NT][2];
 #pragma unroll
