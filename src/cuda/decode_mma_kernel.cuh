@@ -260,8 +260,12 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
     int64_t kk0, kk1;
     fc_dec_split_range(nblk, L.nsplit, split, &kk0, &kk1);
     const int k0 = (int)kk0, tiles = (int)(kk1 - kk0) * Sh::TPB;
-    const int rw0 = PM ? 2 * (lane % 4) : g, rw1 = PM ? rw0 + 1 : g + 8; /* the thread's row slots */
-    const float qs0 = sQs[rw0], qs1 = sQs[rw1], ks0 = sKs[rw0], ks1 = sKs[rw1];
+    /* the thread's row slots (kMmaPositionsM: rows 2c, 2c + 1) */
+    float qs0, qs1, ks0, ks1;
+    if constexpr (PM)
+        qs0 = sQs[2 * (lane % 4)], qs1 = sQs[2 * (lane % 4) + 1], ks0 = sKs[2 * (lane % 4)], ks1 = sKs[2 * (lane % 4) + 1];
+    else
+        qs0 = sQs[g], qs1 = sQs[g + 8], ks0 = sKs[g], ks1 = sKs[g + 8];
 
     unsigned char *my_stages = smem_raw + (size_t)warp * stg * 2 * Sh::TILE;
     auto tile_j0 = [&](int n) -> int {
@@ -348,9 +352,9 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 
     /* kMmaPositionsM: Q (rows 0-7) as the B operand of every k step, hi and lo parts. */
     uint32_t qf[PM ? KS : 1][2][2];
-    if (PM) {
+    if constexpr (PM) {
 #pragma unroll
-        for (int u2 = 0; u2 < (PM ? KS / 2 : 0); u2++)
+        for (int u2 = 0; u2 < KS / 2; u2++)
 #pragma unroll
             for (int part = 0; part < 2; part++) {
                 uint32_t r[4] = {0, 0, 0, 0};
@@ -391,7 +395,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 for (int e = 0; e < 4; e++)
                     s[j][e] = 0.0f;
             const int qrow = (lane % 8) + 8 * ((lane / 8) & 1);
-            if (PM && !I8) { /* Sᵀ = K·Qᵀ: m tile j is positions 16j..16j + 15, K by ldmatrix */
+            if constexpr (PM && !I8) { /* Sᵀ = K·Qᵀ: m tile j is positions 16j..16j + 15, K by ldmatrix */
 #pragma unroll
                 for (int ks = 0; ks < KS; ks++)
 #pragma unroll
@@ -403,7 +407,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                         if (two)
                             mma16816<T>(s[j], a, qf[ks][1][0], qf[ks][1][1]);
                     }
-            } else if (PM) { /* int8 keys: the 16 bytes of positions g and g + 8 give four k steps' A */
+            } else if constexpr (PM) { /* int8 keys: the 16 bytes of positions g and g + 8 give four k steps' A */
 #pragma unroll
                 for (int gq = 0; gq < DC / 64; gq++)
 #pragma unroll
@@ -473,42 +477,37 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 }
             }
 
-            /* Logits, the tile's visibility, the online softmax (the thread's two row slots). */
+            /* Logits, the tile's visibility, the online softmax: kMmaPositionsM's row slots are rows
+             * 2c, 2c + 1 (e & 1) at positions 16j + g (+ 8), the max a NaN-propagating max.NaN, the
+             * alphas O's own rows (no shuffles). */
             const bool full = j0 >= flo && j0 + WN <= fhi;
-            auto slot = [](int e) { return PM ? e & 1 : e >> 1; };
-            auto pos = [&](int j, int e) { return PM ? 16 * j + g + 8 * (e >> 1) : 8 * j + 2 * c + (e & 1); };
+            if constexpr (PM) {
 #pragma unroll
             for (int j = 0; j < SN; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    s[j][e] = slot(e) == 0 ? fmaf(s[j][e], qs0, ks0) : fmaf(s[j][e], qs1, ks1);
+                    s[j][e] = (e & 1) == 0 ? fmaf(s[j][e], qs0, ks0) : fmaf(s[j][e], qs1, ks1);
             if (!full) {
-                const int4 sp0 = sSpan[PM ? 2 * c : g], sp1 = sSpan[PM ? 2 * c + 1 : g + 8];
+                const int4 sp0 = sSpan[2 * c], sp1 = sSpan[2 * c + 1];
 #pragma unroll
                 for (int j = 0; j < SN; j++)
 #pragma unroll
                     for (int e = 0; e < 4; e++)
-                        if (!span_has(slot(e) == 0 ? sp0 : sp1, j0 + pos(j, e)))
+                        if (!span_has((e & 1) == 0 ? sp0 : sp1, j0 + 16 * j + g + 8 * (e >> 1)))
                             s[j][e] = -INFINITY;
             }
-            auto mxf = [](float a, float b) { return PM ? max_nan(a, b) : nan_max(a, b); };
             float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
             for (int j = 0; j < SN; j++) {
-                if (PM) {
-                    mx0 = mxf(mx0, mxf(s[j][0], s[j][2]));
-                    mx1 = mxf(mx1, mxf(s[j][1], s[j][3]));
-                } else {
-                    mx0 = nan_max(mx0, nan_max(s[j][0], s[j][1]));
-                    mx1 = nan_max(mx1, nan_max(s[j][2], s[j][3]));
-                }
+                mx0 = max_nan(mx0, max_nan(s[j][0], s[j][2]));
+                mx1 = max_nan(mx1, max_nan(s[j][1], s[j][3]));
             }
 #pragma unroll
-            for (int off = PM ? 4 : 1; off < (PM ? 32 : 4); off *= 2) {
-                mx0 = mxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-                mx1 = mxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
+            for (int off = 4; off < 32; off *= 2) {
+                mx0 = max_nan(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
+                mx1 = max_nan(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
             }
-            const float mn0 = mxf(m0, mx0), mn1 = mxf(m1, mx1);
+            const float mn0 = max_nan(m0, mx0), mn1 = max_nan(m1, mx1);
             const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
             const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
             m0 = mn0, m1 = mn1;
@@ -517,21 +516,64 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             for (int j = 0; j < SN; j++) {
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, slot(e) == 0 ? -ref0 : -ref1));
-                if (PM) {
-                    sum0 += s[j][0] + s[j][2];
-                    sum1 += s[j][1] + s[j][3];
-                } else {
-                    sum0 += s[j][0] + s[j][1];
-                    sum1 += s[j][2] + s[j][3];
-                }
+                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, (e & 1) == 0 ? -ref0 : -ref1));
+                sum0 += s[j][0] + s[j][2];
+                sum1 += s[j][1] + s[j][3];
+            }
+            l0 = fmaf(l0, al0, sum0), l1 = fmaf(l1, al1, sum1);
+            if (!__all_sync(0xffffffffu, al0 == 1.0f && al1 == 1.0f))
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        o[mt][0][e] *= e & 1 ? al1 : al0;
+            } else {
+#pragma unroll
+            for (int j = 0; j < NS; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[j][e] = e < 2 ? fmaf(s[j][e], qs0, ks0) : fmaf(s[j][e], qs1, ks1);
+            if (!full) {
+                const int4 sp0 = sSpan[g], sp1 = sSpan[g + 8];
+#pragma unroll
+                for (int j = 0; j < NS; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int col = j0 + 8 * j + 2 * c + (e & 1);
+                        if (!span_has(e < 2 ? sp0 : sp1, col))
+                            s[j][e] = -INFINITY;
+                    }
+            }
+            float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < NS; j++) {
+                mx0 = nan_max(mx0, nan_max(s[j][0], s[j][1]));
+                mx1 = nan_max(mx1, nan_max(s[j][2], s[j][3]));
+            }
+#pragma unroll
+            for (int off = 1; off < 4; off *= 2) {
+                mx0 = nan_max(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
+                mx1 = nan_max(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
+            }
+            const float mn0 = nan_max(m0, mx0), mn1 = nan_max(m1, mx1);
+            const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
+            const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
+            m0 = mn0, m1 = mn1;
+            float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+            for (int j = 0; j < NS; j++) {
+                s[j][0] = fast_exp2(fmaf(s[j][0], kLog2e, -ref0));
+                s[j][1] = fast_exp2(fmaf(s[j][1], kLog2e, -ref0));
+                s[j][2] = fast_exp2(fmaf(s[j][2], kLog2e, -ref1));
+                s[j][3] = fast_exp2(fmaf(s[j][3], kLog2e, -ref1));
+                sum0 += s[j][0] + s[j][1];
+                sum1 += s[j][2] + s[j][3];
             }
             l0 = fmaf(l0, al0, sum0), l1 = fmaf(l1, al1, sum1);
             /* O rows 2c, 2c + 1 (+ 8) take the alphas of the lanes that own those rows. */
             if (!__all_sync(0xffffffffu, al0 == 1.0f && al1 == 1.0f)) {
-                /* (kMmaPositionsM: the thread's own row slots are O's rows 2c, 2c + 1) */
-                const float ra[2][2] = {{PM ? al0 : __shfl_sync(0xffffffffu, al0, 8 * c), PM ? al1 : __shfl_sync(0xffffffffu, al0, 8 * c + 4)},
-                                        {PM ? 0.0f : __shfl_sync(0xffffffffu, al1, 8 * c), PM ? 0.0f : __shfl_sync(0xffffffffu, al1, 8 * c + 4)}};
+                const float ra[2][2] = {{__shfl_sync(0xffffffffu, al0, 8 * c), __shfl_sync(0xffffffffu, al0, 8 * c + 4)},
+                                        {__shfl_sync(0xffffffffu, al1, 8 * c), __shfl_sync(0xffffffffu, al1, 8 * c + 4)}};
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -539,6 +581,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
                         for (int e = 0; e < 4; e++)
                             o[mt][nt][e] *= ra[nt][e & 1];
+            }
             }
 
             /* Oᵀ += Vᵀ·Pᵀ; a non-finite value in an edge tile takes the CUDA-core path instead. */
@@ -549,7 +592,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                     uint32_t pb[NT][2];
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++) {
-                        if (PM) { /* Sᵀ's positions g, g + 8 of rows 2c, 2c + 1 → P's positions 2c.. (+ 8) of row g */
+                        if constexpr (PM) { /* Sᵀ's positions g, g + 8 of rows 2c, 2c + 1 → P's positions 2c.. (+ 8) of row g */
                             pb[nt][0] = movm_t(Elem<T>::pack(s[t][0], s[t][1]));
                             pb[nt][1] = movm_t(Elem<T>::pack(s[t][2], s[t][3]));
                         } else {
@@ -601,8 +644,12 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
                 for (int j = 0; j < SN; j++)
 #pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        sp[(PM ? 2 * c + (e & 1) : g + 8 * (e >> 1)) * WN + pos(j, e)] = s[j][e];
+                    for (int e = 0; e < 4; e++) {
+                        if constexpr (PM)
+                            sp[(2 * c + (e & 1)) * WN + 16 * j + g + 8 * (e >> 1)] = s[j][e];
+                        else
+                            sp[(g + 8 * (e >> 1)) * WN + 8 * j + 2 * c + (e & 1)] = s[j][e];
+                    }
                 __syncwarp();
                 const T *vt = reinterpret_cast<const T *>(tv);
 #pragma unroll
@@ -632,15 +679,20 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             asm volatile("" : "+r"(opaque));
             const int lane = opaque, g = lane / 4, c = lane % 4;
             /* The block's end: fold the warps' states in warp order into its partial. */
+            if constexpr (PM) { /* the row slots 2c, 2c + 1 summed over the lanes' positions g */
 #pragma unroll
-            for (int off = PM ? 4 : 1; off < (PM ? 32 : 4); off *= 2)
-                l0 += __shfl_xor_sync(0xffffffffu, l0, off);
-#pragma unroll
-            for (int off = PM ? 4 : 1; off < (PM ? 32 : 4); off *= 2)
-                l1 += __shfl_xor_sync(0xffffffffu, l1, off);
-            const int rw0 = PM ? 2 * c : g, rw1 = PM ? rw0 + 1 : g + 8;
-            if ((PM ? g : c) == 0)
-                sM[warp][rw0] = m0, sM[warp][rw1] = m1, sL[warp][rw0] = l0, sL[warp][rw1] = l1;
+                for (int off = 4; off < 32; off *= 2)
+                    l0 += __shfl_xor_sync(0xffffffffu, l0, off), l1 += __shfl_xor_sync(0xffffffffu, l1, off);
+                if (g == 0)
+                    sM[warp][2 * c] = m0, sM[warp][2 * c + 1] = m1, sL[warp][2 * c] = l0, sL[warp][2 * c + 1] = l1;
+            } else {
+            l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+            l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+            l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+            l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+            if (c == 0)
+                sM[warp][g] = m0, sM[warp][g + 8] = m1, sL[warp][g] = l0, sL[warp][g + 8] = l1;
+            }
             __syncthreads();
             float wgt[NT][2];
 #pragma unroll
