@@ -612,6 +612,26 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                         }
                     } else {
                         const int r0 = 16 * t + 2 * c;
+                        if constexpr (PM) { /* a byte of positions r0, r0 + 1 per feature by one permute, then i8_quad */
+#pragma unroll
+                            for (int mp = 0; mp < MT / 2; mp++) {
+                                const int ch = 2 * mp + (g >> 2), byte = (g & 3) * 4;
+                                uint32_t w[4];
+#pragma unroll
+                                for (int k = 0; k < 4; k++) {
+                                    const int row = r0 + (k & 1) + 8 * (k >> 1);
+                                    w[k] = *reinterpret_cast<const uint32_t *>(tv + row * DC + mma_chunk<1, CR, true>(row, ch) * 16 + byte);
+                                }
+#pragma unroll
+                                for (int hh = 0; hh < 2; hh++) {
+                                    uint32_t a[4];
+                                    const uint32_t sel = hh ? 0x7362u : 0x5140u;
+                                    i8_quad(prmt(w[0], w[1], sel), a[0], a[1]);
+                                    i8_quad(prmt(w[2], w[3], sel), a[2], a[3]);
+                                    mma16816<T>(o[2 * mp + hh][0], a, pb[0][0], pb[0][1]);
+                                }
+                            }
+                        } else
 #pragma unroll
                         for (int mp = 0; mp < MT / 2; mp++) {
                             const int ch = 2 * mp + (g >> 2), byte = (g & 3) * 4;
