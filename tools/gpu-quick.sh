@@ -245,7 +245,12 @@ final)
     n=0
     for e in ${FWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-fwd-v$n" 30 env ${e//,/ } $b --filter fwd; done
     for e in ${BWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-bwd-v$n" 40 env ${e//,/ } $b --filter bwd; done
-    for e in ${DEC_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec; done
+    for e in ${DEC_ENV:-}; do
+        n=$((n + 1))
+        # the variant's decode tests first (the bench row of a wrong kernel means nothing)
+        TAIL=2 step "test-dec-v$n" 40 env ${e//,/ } FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 2 quick
+        TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec
+    done
     TAIL=2 step peer 30 python3 bench/sdpa_peer.py 10 fwd
     if command -v compute-sanitizer >/dev/null; then
         TAIL=3 step sync-fwd 40 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool synccheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
