@@ -251,13 +251,15 @@ final)
         TAIL=2 step "test-dec-v$n" 40 env ${e//,/ } FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 2 quick
         TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec
     done
+    [ -n "${DEC_ENV:-}" ] && TAIL=2 step peer-dec 60 python3 bench/sdpa_peer.py 10 decode
     TAIL=2 step peer 30 python3 bench/sdpa_peer.py 10 fwd
     if command -v compute-sanitizer >/dev/null; then
         TAIL=3 step sync-fwd 40 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool synccheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
     fi
     echo
     n=0; for e in ${FWD_ENV:-} ${BWD_ENV:-} ${DEC_ENV:-}; do n=$((n + 1)); echo "v$n: $e"; done
-    for f in "$out"/bench-*.log "$out/peer.log"; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
+    for f in "$out"/bench-*.log "$out"/peer*.log; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
+    n=0; for e in ${FWD_ENV:-} ${BWD_ENV:-} ${DEC_ENV:-}; do n=$((n + 1)); v=rc_test_dec_v$n; [ -n "${!v:-}" ] && echo "decode tests v$n: ${!v}"; done
     echo "tests: faces $rc_faces, fwd-default $rc_fwd_default, try ${rc_try_fwd_sm90:-n/a}; synccheck ${rc_sync_fwd:-n/a}"
     ;;
 *)
