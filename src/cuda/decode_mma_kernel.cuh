@@ -366,6 +366,31 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             }
     }
 
+    /* kMmaPositionsM: the lane's load offsets inside a stage — 16-bit: ldmatrix rows of K's k steps
+     * and Vᵀ's feature tiles; int8: K's 16 bytes per 64 features, V's 4 bytes per feature pair
+     * tile — the same for every 16 positions (the swizzles repeat), so kept in registers. */
+    int kofs[PM ? KS : 1], vofs[PM ? MT : 1];
+    if constexpr (PM && I8) {
+#pragma unroll
+        for (int gq = 0; gq < DC / 64; gq++)
+            kofs[gq] = g * DC + mma_chunk<1, CR, false>(g, 4 * gq + lane % 4) * 16;
+#pragma unroll
+        for (int mp = 0; mp < MT / 2; mp++)
+            vofs[mp] = 2 * (lane % 4) * DC + mma_chunk<1, CR, true>(2 * (lane % 4), 2 * mp + (g >> 2)) * 16 + (g & 3) * 4;
+    } else if constexpr (PM) {
+        const int q = lane / 8;
+#pragma unroll
+        for (int ks = 0; ks < KS; ks++) {
+            const int row = 8 * (q & 1) + lane % 8;
+            kofs[ks] = row * DC * ES + mma_chunk<ES, CR, false>(row, 2 * ks + (q >> 1)) * 16;
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            const int row = 8 * (q >> 1) + lane % 8;
+            vofs[mt] = row * DC * ES + mma_chunk<ES, CR, true>(row, 2 * mt + (q & 1)) * 16;
+        }
+    }
+
     addresses(0);
     for (int n = 0; n < stg - 1; n++) {
         issue(n);
@@ -400,9 +425,8 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 for (int ks = 0; ks < KS; ks++)
 #pragma unroll
                     for (int j = 0; j < SN; j++) {
-                        const int q = lane / 8, row = 16 * j + 8 * (q & 1) + lane % 8, ch = 2 * ks + (q >> 1);
                         uint32_t a[4];
-                        ldsm_x4(a, tk + row * DC * ES + mma_chunk<ES, CR, false>(row, ch) * 16);
+                        ldsm_x4(a, tk + kofs[ks] + 16 * j * DC * ES);
                         mma16816<T>(s[j], a, qf[ks][0][0], qf[ks][0][1]);
                         if (two)
                             mma16816<T>(s[j], a, qf[ks][1][0], qf[ks][1][1]);
@@ -415,8 +439,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                         uint32_t ww[2][4];
 #pragma unroll
                         for (int h = 0; h < 2; h++) {
-                            const int row = 16 * j + 8 * h + g;
-                            const uint4 w = *reinterpret_cast<const uint4 *>(tk + row * DC + mma_chunk<1, CR, false>(row, 4 * gq + c) * 16);
+                            const uint4 w = *reinterpret_cast<const uint4 *>(tk + kofs[gq] + (16 * j + 8 * h) * DC);
                             ww[h][0] = w.x, ww[h][1] = w.y, ww[h][2] = w.z, ww[h][3] = w.w;
                         }
 #pragma unroll
@@ -600,7 +623,14 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                             pb[nt][1] = Elem<T>::pack(s[2 * t + 1][2 * nt], s[2 * t + 1][2 * nt + 1]);
                         }
                     }
-                    if (!I8) {
+                    if constexpr (PM && !I8) {
+#pragma unroll
+                        for (int mt = 0; mt < MT; mt++) {
+                            uint32_t a[4];
+                            ldsm_x4_t(a, tv + vofs[mt] + 16 * t * DC * ES);
+                            mma16816<T>(o[mt][0], a, pb[0][0], pb[0][1]);
+                        }
+                    } else if (!I8) {
 #pragma unroll
                         for (int mt = 0; mt < MT; mt++) {
                             const int q = lane / 8, row = 16 * t + 8 * (q >> 1) + lane % 8, ch = 2 * mt + (q & 1);
@@ -615,13 +645,10 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                         if constexpr (PM) { /* a byte of positions r0, r0 + 1 per feature by one permute, then i8_quad */
 #pragma unroll
                             for (int mp = 0; mp < MT / 2; mp++) {
-                                const int ch = 2 * mp + (g >> 2), byte = (g & 3) * 4;
                                 uint32_t w[4];
 #pragma unroll
-                                for (int k = 0; k < 4; k++) {
-                                    const int row = r0 + (k & 1) + 8 * (k >> 1);
-                                    w[k] = *reinterpret_cast<const uint32_t *>(tv + row * DC + mma_chunk<1, CR, true>(row, ch) * 16 + byte);
-                                }
+                                for (int k = 0; k < 4; k++)
+                                    w[k] = *reinterpret_cast<const uint32_t *>(tv + vofs[mp] + (16 * t + (k & 1) + 8 * (k >> 1)) * DC);
 #pragma unroll
                                 for (int hh = 0; hh < 2; hh++) {
                                     uint32_t a[4];
