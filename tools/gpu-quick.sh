@@ -27,7 +27,8 @@
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
 #   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV) timed beside the defaults (a forward variant's
-#   sm_90a tests first), synccheck; BUDGET 200.
+#   sm_90a tests first, a decode variant's decode tests first; with DEC_ENV the PyTorch decode rows),
+#   synccheck; BUDGET 200.
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
