@@ -421,16 +421,22 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                     s[j][e] = 0.0f;
             const int qrow = (lane % 8) + 8 * ((lane / 8) & 1);
             if constexpr (PM && !I8) { /* Sᵀ = K·Qᵀ: m tile j is positions 16j..16j + 15, K by ldmatrix */
+                auto sdot = [&](auto lo) { /* lo: Q's second part (a branch per tile, not a predicate per MMA) */
 #pragma unroll
-                for (int ks = 0; ks < KS; ks++)
+                    for (int ks = 0; ks < KS; ks++)
 #pragma unroll
-                    for (int j = 0; j < SN; j++) {
-                        uint32_t a[4];
-                        ldsm_x4(a, tk + kofs[ks] + 16 * j * DC * ES);
-                        mma16816<T>(s[j], a, qf[ks][0][0], qf[ks][0][1]);
-                        if (two)
-                            mma16816<T>(s[j], a, qf[ks][1][0], qf[ks][1][1]);
-                    }
+                        for (int j = 0; j < SN; j++) {
+                            uint32_t a[4];
+                            ldsm_x4(a, tk + kofs[ks] + 16 * j * DC * ES);
+                            mma16816<T>(s[j], a, qf[ks][0][0], qf[ks][0][1]);
+                            if constexpr (decltype(lo)::value)
+                                mma16816<T>(s[j], a, qf[ks][1][0], qf[ks][1][1]);
+                        }
+                };
+                if (two)
+                    sdot(std::true_type{});
+                else
+                    sdot(std::false_type{});
             } else if constexpr (PM) { /* int8 keys: the 16 bytes of positions g and g + 8 give four k steps' A */
 #pragma unroll
                 for (int gq = 0; gq < DC / 64; gq++)
