@@ -255,7 +255,7 @@ final)
     for e in ${DEC_ENV:-}; do
         n=$((n + 1))
         # the variant's decode tests first (the bench row of a wrong kernel means nothing)
-        TAIL=2 step "test-dec-v$n" 40 env ${e//,/ } FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 2 quick
+        TAIL=2 step "test-dec-v$n" 60 env ${e//,/ } FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 10
         TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec
     done
     [ -n "${DEC_ENV:-}" ] && TAIL=2 step peer-dec 60 python3 bench/sdpa_peer.py 10 decode
