@@ -3,6 +3,8 @@
 # straight-line blocks a full tile runs — S MMAs, the online softmax, P·V — summed per kernel, the
 # alpha-rescale block (taken only when a row's max grows) apart; cold paths (edge masks, the
 # CUDA-core P·V, the block-end fold) and the copy issue (the same in every variant) left out.
+# Where a kernel branches per tile (posm's S loop with and without Q's second part) both sides
+# are summed: subtract the side not taken (the block list: cuobjdump -sass, or read the blocks).
 # Usage: tools/sass-tile.sh LIBRARY|OBJECT|CUBIN [KERNEL-REGEX] [ARCH]
 #   e.g. tools/sass-tile.sh build/libflashc.so 'dec_mmav_kernelI.*Li128ELi1E' sm_90a
 set -euo pipefail
