@@ -26,11 +26,15 @@
 #   key layout, GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
 #   memcheck, racecheck and synccheck on a few cases, then flashc-bench's sparse rows (MLA and D = 128,
 #   beside the dense causal forward of the D = 128 shape).
+#   tools/gpu-quick.sh f32 [build-dir]: fp32 operands (the 3×TF32 kernels): test_cuda_forward's fp32
+#   cases and sweep on the automatic choice (the sm_90a forward leaves fp32 to them) and forced sm_80,
+#   memcheck, then flashc-bench's fp32 forward rows beside bf16 (the goal: ≥ 0.3× the bf16 rate).
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
 #   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV) timed beside the defaults (a forward variant's
-#   sm_90a tests first), synccheck; BUDGET 200.
+#   sm_90a tests first, a decode variant's decode tests first; with DEC_ENV the PyTorch decode rows),
+#   synccheck; BUDGET 200.
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -98,6 +102,7 @@ dec)
     step peer-dec 150 python3 bench/sdpa_peer.py 20 decode
     step dec-simt 100 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-base 100 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=base "$dir/tests/cuda/test_cuda_decode" 10 quick
+    step dec-posm 100 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=linear+merge+posm "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-runs-simt 60 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode_runs"
     if command -v compute-sanitizer >/dev/null; then
         for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
@@ -212,6 +217,19 @@ feat)
     echo "tests: rope $rc_rope, rope-dq7 ${rc_rope_dq7:-n/a}, philox-fwd ${rc_philox_fwd:-n/a}, philox-bwd ${rc_philox_bwd:-n/a};" \
         "memcheck: ${rc_san_rope:-n/a} ${rc_san_rope_dq7:-n/a}"
     ;;
+f32)
+    TAIL=20 step f32-fwd 150 "$dir/tests/cuda/test_cuda_forward" 40
+    [ "$rc_f32_fwd" = 124 ] && { echo "gpu-quick: the forward tests timed out; stopping"; exit 1; }
+    TAIL=12 step f32-fwd-sm80 120 env FLASHC_CUDA_FWD=sm80 "$dir/tests/cuda/test_cuda_forward" 20
+    if command -v compute-sanitizer >/dev/null; then
+        step san-f32-fwd 120 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2
+    fi
+    step bench-f32 90 "$dir/bench/flashc-bench" --backend cuda --filter d128-s4k --repeat 20
+    echo
+    echo "== fp32 forward beside bf16 (D = 128, S = 4K; TFLOP/s)"
+    grep -E '^fwd-(bf16|f32)-d128-s4k(-causal)? ' "$out/bench-f32.log"
+    echo "tests: fwd $rc_f32_fwd, fwd-sm80 $rc_f32_fwd_sm80; memcheck: ${rc_san_f32_fwd:-n/a}"
+    ;;
 sparse)
     TAIL=20 step sparse-fwd 150 "$dir/tests/cuda/test_cuda_sparse" 60
     [ "$rc_sparse_fwd" = 124 ] && { echo "gpu-quick: the sparse tests timed out; stopping"; exit 1; }
@@ -278,14 +296,21 @@ final)
         TAIL=2 step "bench-fwd-v$n" 30 env ${e//,/ } $b --filter fwd
     done
     for e in ${BWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-bwd-v$n" 40 env ${e//,/ } $b --filter bwd; done
-    for e in ${DEC_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec; done
+    for e in ${DEC_ENV:-}; do
+        n=$((n + 1))
+        # the variant's decode tests first (the bench row of a wrong kernel means nothing)
+        TAIL=2 step "test-dec-v$n" 60 env ${e//,/ } FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 10
+        TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec
+    done
+    [ -n "${DEC_ENV:-}" ] && TAIL=2 step peer-dec 60 python3 bench/sdpa_peer.py 10 decode
     TAIL=2 step peer 30 python3 bench/sdpa_peer.py 10 fwd
     if command -v compute-sanitizer >/dev/null; then
         TAIL=3 step sync-fwd 40 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool synccheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
     fi
     echo
     n=0; for e in ${FWD_ENV:-} ${BWD_ENV:-} ${DEC_ENV:-}; do n=$((n + 1)); echo "v$n: $e"; done
-    for f in "$out"/bench-*.log "$out/peer.log"; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
+    for f in "$out"/bench-*.log "$out"/peer*.log; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
+    n=0; for e in ${FWD_ENV:-} ${BWD_ENV:-} ${DEC_ENV:-}; do n=$((n + 1)); v=rc_test_dec_v$n; [ -n "${!v:-}" ] && echo "decode tests v$n: ${!v}"; done
     echo "tests: faces $rc_faces, fwd-default $rc_fwd_default, try ${rc_try_fwd_sm90:-n/a}; synccheck ${rc_sync_fwd:-n/a}"
     n=0; for e in ${FWD_ENV:-}; do n=$((n + 1)); eval "echo \"forward variant v$n tests: \${rc_test_fwd_v$n:-n/a}\""; done
     ;;
