@@ -19,10 +19,11 @@
 #   backward paths' tests with generated masks (the GPU's bits must be the CPU's), then memcheck.
 #   tools/gpu-quick.sh feat [build-dir]: rope-split heads (test_cuda_rope: forward and both backward
 #   paths against the CPU), generated dropout (the philox area's tests), then memcheck of each.
-#   tools/gpu-quick.sh sparse [build-dir]: the sparse forward (SparseFlashAttention): its test (every
-#   key layout, GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
-#   memcheck, racecheck and synccheck on a few cases, then flashc-bench's sparse rows (MLA and D = 128,
-#   beside the dense causal forward of the D = 128 shape).
+#   tools/gpu-quick.sh sparse [build-dir]: the sparse forward and backward (SparseFlashAttention and
+#   its grad): their test (every key layout, GQA past 16 heads, rope and MLA, against the reference,
+#   the CPU and a second run, bit for bit), the seed's SparseFlashAttentionGrad sample and the CANN
+#   face on the GPU, then memcheck, racecheck and synccheck on a few cases, then flashc-bench's sparse
+#   rows (MLA and D = 128, forward and backward, beside the dense causal ones of the D = 128 shape).
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
@@ -186,6 +187,7 @@ feat)
 sparse)
     TAIL=20 step sparse-fwd 150 "$dir/tests/cuda/test_cuda_sparse" 60
     [ "$rc_sparse_fwd" = 124 ] && { echo "gpu-quick: the sparse tests timed out; stopping"; exit 1; }
+    TAIL=10 step sparse-faces 120 ctest --test-dir "$dir" -R 'cuda_sample_sfa_grad|cuda_cann' --output-on-failure
     if command -v compute-sanitizer >/dev/null; then
         for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
             step "san-sparse-$tool" 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 3
@@ -193,9 +195,9 @@ sparse)
     fi
     step bench-sparse 120 "$dir/bench/flashc-bench" --backend cuda --filter sfa --repeat 20
     echo
-    echo "== sparse forward, bf16, B = 1, 16 query / 1 kv heads, S = 8K, top 16 blocks of 64 (TFLOP/s over the selected positions)"
+    echo "== sparse forward (sfa) and backward (sfag), bf16, B = 1, 16 query / 1 kv heads, S = 8K, top 16 blocks of 64 (TFLOP/s over the selected positions)"
     grep -E '^sfa' "$out/bench-sparse.log"
-    echo "tests: sparse $rc_sparse_fwd; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
+    echo "tests: sparse $rc_sparse_fwd, faces ${rc_sparse_faces:-n/a}; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
     ;;
 all)
     # every new kernel in one call under BUDGET seconds (default 300): correctness of each first

@@ -2,9 +2,9 @@
  * The CUDA sparse backward (SparseFlashAttentionGrad): what it covers (the forward's operands and
  * features, gradients in the operands' dtype), the plan (per-batch facts, the kernel class, the
  * workspace's layout) and the run on its stream:
- *   dQ and D (sparse_dq_kernel) → the inverse index (sparse_index.cuh: blocks, count, scan,
+ *   dQ, D and the rows' facts (sparse_dq_kernel) → the inverse index (sparse_index.cuh: blocks, count, scan,
  *   scatter, sort) → dK and dV (sparse_dkv_kernel).
- * Workspace: D (N1 × query rows floats), the index (two int32 per index entry, one per bucket and
+ * Workspace: per query row and head the statistics as the kernels use them and D (4 floats), the index (two int32 per index entry, one per bucket and
  * one per batch) and room for a run's own facts: O(index), nothing O(Sq·Skv).  Instantiations:
  * fp16 and bf16 × classes 64 / 128 / 256 and MLA (576 / 512), nothing else.
  */
@@ -26,7 +26,7 @@ struct fc_cuda_sfag {
     int dclass;
     int64_t kv_cap;              /* as the forward's: a paged run's kv lengths at most this */
     int64_t rows, nb, entries;   /* the workspace holds this many query rows, blocks per kv head, index entries */
-    size_t dsum_at, blk0_at, count_at, start_at, list_at, tmp_at, bytes;
+    size_t rowf_at, blk0_at, count_at, start_at, list_at, tmp_at, bytes;
 };
 
 static const char *const kWho = "fc_cuda_sfag_run";
@@ -80,16 +80,16 @@ static fc_status fc_sfag_layout(fc_cuda_sfag *plan, const fc_problem *p)
     plan->nb = 0;
     for (int64_t b = 0; b < p->B; b++)
         plan->nb += fc_sfag_blocks(p->batch[b].kv_rows, p->sparse.block_size); /* each < kv_rows + 1 */
-    int64_t buckets = 0, dsum = 0;
+    int64_t buckets = 0, rowf = 0;
     if (__builtin_mul_overflow(plan->rows, p->Nkv, &plan->entries) ||
         __builtin_mul_overflow(plan->entries, p->sparse.count, &plan->entries) || plan->entries >= INT32_MAX ||
         __builtin_mul_overflow(plan->nb, p->Nkv, &buckets) || buckets >= INT32_MAX ||
-        __builtin_mul_overflow(plan->rows, p->Nq, &dsum) || dsum > INT64_MAX / 8)
+        __builtin_mul_overflow(plan->rows, p->Nq, &rowf) || rowf > INT64_MAX / 32)
         return fc_fail(FC_ERR_BACKEND, "%s: the sparse backward's index would hold 2^31 entries or more (%lld query rows × %lld kv "
                                        "heads × %lld entries, %lld blocks)",
                        who, (long long)plan->rows, (long long)p->Nkv, (long long)p->sparse.count, (long long)plan->nb);
     size_t at = fc_align256(fc_cuda_facts_bytes(p));
-    plan->dsum_at = at, at = fc_align256(at + (size_t)dsum * sizeof(float));
+    plan->rowf_at = at, at = fc_align256(at + (size_t)rowf * 4 * sizeof(float));
     plan->blk0_at = at, at = fc_align256(at + (size_t)(p->B + 1) * sizeof(int64_t));
     plan->count_at = at, at = fc_align256(at + (size_t)buckets * sizeof(int32_t));
     plan->start_at = at, at = fc_align256(at + (size_t)(buckets + 1) * sizeof(int32_t));
@@ -193,8 +193,8 @@ extern "C" fc_status fc_cuda_sfag_run(const fc_cuda_sfag *plan, const fc_problem
     L.f.vec_kr = p.Dr > 0 && fc_cuda_vec_ok(&p.k_rope, p.Dr);
     L.f.pair_out = false;
     L.vec_do = fc_cuda_vec_ok(&p.dout, p.Dv);
-    L.rows = plan->rows; /* D's row stride (the run's rows, check.rows, are at most these) */
-    L.dsum = (float *)(ws + plan->dsum_at);
+    L.rows = plan->rows; /* the row facts' stride (the run's rows, check.rows, are at most these) */
+    L.rowf = (float *)(ws + plan->rowf_at);
     L.X.blk0 = (int64_t *)(ws + plan->blk0_at);
     L.X.count = (int32_t *)(ws + plan->count_at);
     L.X.start = (int32_t *)(ws + plan->start_at);

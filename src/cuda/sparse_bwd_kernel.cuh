@@ -24,8 +24,9 @@ namespace fc_cuda {
 struct SfagLaunch {
     SfaLaunch f;   /* the forward's: head tiles, the rope offset, cp.async rows (pair_out unused) */
     bool vec_do;   /* the output gradient's rows take cp.async */
-    int64_t rows;  /* query rows of the problem: D is [N1][rows] */
-    float *dsum;   /* D, written by the dQ kernel, read by the dK/dV kernel */
+    int64_t rows;  /* query rows of the problem: the row facts are [N1][rows] */
+    float *rowf;   /* per (head, row) 4 floats: m·log2 e, 1/l, D, 0 — written by the dQ kernel for the
+                      dK/dV kernel */
     SfagIndex X;   /* the inverse index */
     int parts;     /* dK/dV CTAs per block (fc_sfag_parts) */
 };
@@ -59,6 +60,14 @@ template <int DK, int DV> struct SfagKvSmem {
     static constexpr size_t rows = (size_t)2 * 3 * M * sizeof(void *), facts = (size_t)2 * M * (3 * sizeof(float) + sizeof(int64_t));
     static constexpr size_t bytes = k + v + q + o + s + pt + rows + facts;
 };
+
+/* Row (b, tok + s, head n) of a query-side view (query, query rope, output gradient): never paged,
+ * and the run refuses tensor lists — fc_view_row's plain case, without the paged case's 64-bit
+ * division (a subroutine call whose saved registers count as spills in the dK/dV loop). */
+__device__ __forceinline__ const char *sfag_query_row(const fc_view &v, int64_t b, int64_t tok, int64_t n, int64_t s)
+{
+    return v.data + (b * v.sb + (tok + s) * v.ss + n * v.sn) * 2;
+}
 
 /* s += A·Bᵀ for 16 rows of A ([16][D] swizzled) and KW rows of B from b0 ([..][D] swizzled): one
  * warp's KW / 8 n-tiles over all D features. */
@@ -221,6 +230,8 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
         if (in) {
             const int64_t at = fc_stat_offset(&p, &bt, n1, i);
             ml = p.stats.max[at] * kLog2e, li = 1.0f / p.stats.sum[at];
+            float *f = L.rowf + (n1 * L.rows + blockIdx.x) * 4;
+            f[0] = ml, f[1] = li, f[3] = 0.0f;
         }
         sM[tid] = ml, sL[tid] = li;
     }
@@ -239,7 +250,7 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
         if (lane == 0) {
             sD[r] = d;
             if (in)
-                L.dsum[n1 * L.rows + blockIdx.x] = d;
+                L.rowf[(n1 * L.rows + blockIdx.x) * 4 + 2] = d;
         }
     }
     if (warp == 0)
@@ -384,11 +395,11 @@ __global__ void __launch_bounds__(128) sparse_dkv_kernel(const __grid_constant__
         if (e >= entries)
             return;
         const int64_t r = L.X.list[e0 + e], n1 = n2 * p.G + gg % G, i = r - bt.stat_row0;
-        rows[tid] = fc_view_row(&p.q, 2, b, bt.q_tok, n1, i);
-        rows[M + tid] = dr > 0 ? fc_view_row(&p.q_rope, 2, b, bt.q_tok, n1, i) : nullptr;
-        rows[2 * M + tid] = fc_view_row(&p.dout, 2, b, bt.q_tok, n1, i);
-        const int64_t sa = fc_stat_offset(&p, &bt, n1, i);
-        f[tid] = p.stats.max[sa] * kLog2e, f[M + tid] = 1.0f / p.stats.sum[sa], f[2 * M + tid] = L.dsum[n1 * L.rows + r];
+        rows[tid] = sfag_query_row(p.q, b, bt.q_tok, n1, i);
+        rows[M + tid] = dr > 0 ? sfag_query_row(p.q_rope, b, bt.q_tok, n1, i) : nullptr;
+        rows[2 * M + tid] = sfag_query_row(p.dout, b, bt.q_tok, n1, i);
+        const float *rf = L.rowf + (n1 * L.rows + r) * 4;
+        f[tid] = rf[0], f[M + tid] = rf[1], f[2 * M + tid] = rf[2];
         sThr[st * M + tid] = fc_sparse_threshold(&p.sparse, &bt, i);
     };
     auto load_pairs = [&](int st) {

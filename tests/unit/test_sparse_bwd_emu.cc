@@ -117,7 +117,7 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
         kv_rows = p.batch[b].kv_rows > kv_rows ? p.batch[b].kv_rows : kv_rows;
     }
     const int64_t entries = rows * p.Nkv * p.sparse.count;
-    std::vector<float> dsum((size_t)(p.Nq * rows + 1), NAN);
+    std::vector<float> rowf((size_t)(p.Nq * rows * 4 + 1), NAN);
     std::vector<int64_t> blk0((size_t)p.B + 1, -1);
     std::vector<int32_t> count((size_t)(nb * p.Nkv + 1), -1), start((size_t)(nb * p.Nkv + 1), -1), list((size_t)entries + 1, -1),
         tmp((size_t)entries + 1, -1);
@@ -128,7 +128,7 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     L.f.vec_qr = p.Dr > 0 && vec_ok(&p.q_rope, p.Dr), L.f.vec_kr = p.Dr > 0 && vec_ok(&p.k_rope, p.Dr);
     L.f.pair_out = false;
     L.vec_do = vec_ok(&p.dout, p.Dv);
-    L.rows = rows, L.dsum = dsum.data();
+    L.rows = rows, L.rowf = rowf.data();
     L.X = fc_cuda::SfagIndex{blk0.data(), count.data(), start.data(), list.data(), tmp.data(), nb};
     L.parts = (int)fc_sfag_parts(p.sparse.block_size, kv_rows);
     if (cls == 64)
