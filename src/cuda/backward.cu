@@ -158,8 +158,11 @@ static fc_status fc_bwd_layout(fc_cuda_bwd *plan, const fc_problem *p, const cha
 extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
 {
     const char *fwd = fc_cuda_fwd_unsupported(p); /* the operands and features the scores need */
-    if (fwd)
-        return fwd;
+    return fwd ? fwd : fc_cuda_grads_unsupported(p);
+}
+
+extern "C" const char *fc_cuda_grads_unsupported(const fc_problem *p)
+{
     if (p->dout.dtype != p->q.dtype)
         return "an output gradient dtype different from the query's";
     if (p->dq.dtype != p->q.dtype || p->dk.dtype != p->q.dtype || p->dv.dtype != p->q.dtype ||

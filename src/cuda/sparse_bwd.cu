@@ -38,15 +38,7 @@ extern "C" const char *fc_cuda_sfag_unsupported(const fc_problem *p)
         return fwd;
     if (p->softcap > 0.0f)
         return "sparse selection with a softcap in the backward";
-    if (p->dout.dtype != p->q.dtype)
-        return "an output gradient dtype different from the query's";
-    if (p->dq.dtype != p->q.dtype || p->dk.dtype != p->q.dtype || p->dv.dtype != p->q.dtype ||
-        (p->Dr > 0 && (p->dq_rope.dtype != p->q.dtype || p->dk_rope.dtype != p->q.dtype)))
-        return "gradient dtypes other than the operands' (fp32 gradients are not on the GPU yet)";
-    if (p->dout.batch_data || p->dq.batch_data || p->dk.batch_data || p->dv.batch_data || p->dk.pages.table ||
-        p->dv.pages.table || p->dq_rope.batch_data || p->dk_rope.batch_data || p->dk_rope.pages.table)
-        return "tensor-list or paged gradient storage";
-    return NULL;
+    return fc_cuda_grads_unsupported(p);
 }
 
 template <int C> static constexpr size_t fc_sfag_dq_smem() { return SfagDqSmem<SfagShape<C>::DK, SfagShape<C>::DV, SfagShape<C>::BN>::bytes; }

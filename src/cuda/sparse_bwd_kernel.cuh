@@ -4,7 +4,8 @@
  *   sparse_dq_kernel: one CTA per query token × kv head × 16 query heads (the forward's grid and
  *     walk, sparse_fwd_kernel.cuh); per tile of BN selected positions half the warps form S = Q·Kᵀ
  *     and half dP = dO·Vᵀ (BN/2 keys each, through shared memory), every warp forms dS for the
- *     whole tile and dQ += dS·K for its DK/4 features.  It writes D of its rows for the other kernel.
+ *     whole tile and dQ += dS·K for its DK/4 features.  It writes its rows' facts (m·log2 e, 1/l,
+ *     D) for the other kernel.
  *   sparse_dkv_kernel: one CTA per FC_SFAG_KEYS kv rows of one selection block × kv head
  *     (sparse_plan.h); it steps through the (row, query head) pairs of the block's inverse-index
  *     bucket (sparse_index.cuh), FC_SFAG_PAIRS at a time, with the keys as the MMA's rows: half the
@@ -194,19 +195,7 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
     const int dqk = (int)p.Dqk, dr = (int)p.Dr, dv = (int)p.Dv;
 
     auto walk = [&](int st) {
-        int pos[2];
-        const int n = sel_next<BN>(p.sparse, ind, thr, cur, lane, pos);
-        const char **rows = sRow + st * 3 * BN;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int x = lane + 32 * h;
-            if (x >= BN)
-                break;
-            const bool in = pos[h] >= 0;
-            rows[x] = in ? sfa_kv_row(p.k, b, bt.kv_tok, n2, pos[h]) : nullptr;
-            rows[BN + x] = in ? sfa_kv_row(p.v, b, bt.kv_tok, n2, pos[h]) : nullptr;
-            rows[2 * BN + x] = in && dr > 0 ? sfa_kv_row(p.k_rope, b, bt.kv_tok, n2, pos[h]) : nullptr;
-        }
+        const int n = sfa_walk_rows<BN>(p, b, bt.kv_tok, n2, dr, ind, thr, cur, lane, sRow + st * 3 * BN);
         if (lane == 0)
             s_n[st] = n;
     };

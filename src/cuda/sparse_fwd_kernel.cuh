@@ -94,6 +94,27 @@ __device__ __forceinline__ void sfa_load_rows(T *tile, const char *const *main, 
     }
 }
 
+/* The next tile of the walk (warp 0; lane x owns slots x, x + 32): each slot's key, value and key
+ * rope rows into rows[0 .. 3·BN) (NULL = nothing to load); returns the count (every lane). */
+template <int BN>
+__device__ __forceinline__ int sfa_walk_rows(const fc_problem &p, int64_t b, int64_t kv_tok, int64_t n2, int dr, const char *ind,
+                                             int64_t thr, SelCursor &cur, int lane, const char **rows)
+{
+    int pos[2];
+    const int n = sel_next<BN>(p.sparse, ind, thr, cur, lane, pos);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int x = lane + 32 * h;
+        if (x >= BN)
+            break;
+        const bool in = pos[h] >= 0;
+        rows[x] = in ? sfa_kv_row(p.k, b, kv_tok, n2, pos[h]) : nullptr;
+        rows[BN + x] = in ? sfa_kv_row(p.v, b, kv_tok, n2, pos[h]) : nullptr;
+        rows[2 * BN + x] = in && dr > 0 ? sfa_kv_row(p.k_rope, b, kv_tok, n2, pos[h]) : nullptr;
+    }
+    return n;
+}
+
 template <typename T, int DK, int DV, int BN, int WARPS>
 __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_constant__ fc_problem p, const SfaLaunch L)
 {
@@ -123,21 +144,9 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
     SelCursor cur = sel_start(live, thr);
     const int dqk = (int)p.Dqk, dr = (int)p.Dr, dv = (int)p.Dv;
 
-    /* The next tile's positions → row addresses of stage st (warp 0; lane x owns slots x, x + 32). */
+    /* The next tile's positions → row addresses of stage st (warp 0); a stage's tiles. */
     auto walk = [&](int st) {
-        int pos[2];
-        const int n = sel_next<BN>(p.sparse, ind, thr, cur, lane, pos);
-        const char **rows = sRow + st * 3 * BN;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int x = lane + 32 * h;
-            if (x >= BN)
-                break;
-            const bool in = pos[h] >= 0;
-            rows[x] = in ? sfa_kv_row(p.k, b, bt.kv_tok, n2, pos[h]) : nullptr;
-            rows[BN + x] = in ? sfa_kv_row(p.v, b, bt.kv_tok, n2, pos[h]) : nullptr;
-            rows[2 * BN + x] = in && dr > 0 ? sfa_kv_row(p.k_rope, b, bt.kv_tok, n2, pos[h]) : nullptr;
-        }
+        const int n = sfa_walk_rows<BN>(p, b, bt.kv_tok, n2, dr, ind, thr, cur, lane, sRow + st * 3 * BN);
         if (lane == 0)
             s_n[st] = n;
     };
