@@ -33,9 +33,10 @@ struct SfagLaunch {
 };
 
 /* Tiles per class: BN selected positions per dQ step (the ring of two K and V stages, Q and dO
- * in sm_80's 163 KiB). */
+ * in sm_80's 163 KiB; class 64 takes 32, where 64 made ptxas spill around the walk's 64-bit
+ * divisions). */
 template <int C> struct SfagShape {
-    static constexpr int DK = C, DV = C, BN = C <= 128 ? 64 : 32;
+    static constexpr int DK = C, DV = C, BN = C == 128 ? 64 : 32;
 };
 template <> struct SfagShape<FC_SFA_MLA_DK> {
     static constexpr int DK = FC_SFA_MLA_DK, DV = FC_SFA_MLA_DV, BN = 16;

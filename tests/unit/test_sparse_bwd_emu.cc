@@ -6,8 +6,10 @@
  * whole grids: dQ and D, the inverse index (blocks, count, scan, scatter, sort), dK and dV.  The
  * harness checks the gradients against the sparse reference (§0.4 gradient tolerance, every
  * element written, nothing outside, rows that see nothing exactly 0) and against the CPU backend;
- * a second launch configuration (every grid run in reverse CTA order — so the scatter's atomics
- * hand out other slots — and index kernels of 64 threads instead of 128) must give the same bits.
+ * a second launch configuration (every grid run in reverse CTA order, the count and scatter with
+ * one thread per CTA — so the scatter's atomics hand the rows out last to first — and the scan and
+ * sort with 64 threads instead of 128) must give the same bits, and every bucket must come out
+ * sorted.
  * Cases: GQA and MQA (more than 16 query heads per kv head), BSND-like padded batches with padding
  * rows, TND, paged keys, causal cuts, −1 entries, duplicates, blocks past the limit, rope, the
  * MLA shape (512 + 64, 512), fp16 and bf16, each head-dim class.
@@ -52,7 +54,7 @@ static void launch(const fc_problem &p, fc_cuda::SfagLaunch L, int64_t rows, int
                       fc_cuda::SfagKvSmem<Sh::DK, Sh::DV>::bytes <= kCtaEmuSmem,
                   "the emulator's shared memory holds the CTA's");
     const bool rev = config == 1;
-    const int per_cta = rev ? 64 : 128;
+    const int per_cta = rev ? 1 : 128; /* reversed one-thread CTAs: the scatter takes the rows last to first */
     each_cta(rows * p.Nkv * L.f.head_tiles, rev, [&](int64_t x) {
         cta_emu::run_cta(128, cta_emu_dim3{(unsigned)(x / (p.Nkv * L.f.head_tiles)), (unsigned)(x % (p.Nkv * L.f.head_tiles)), 0},
                          [&] { fc_cuda::sparse_dq_kernel<T, Sh::DK, Sh::DV, Sh::BN>(p, L); });
