@@ -27,7 +27,8 @@
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
-#   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV) timed beside the defaults, synccheck; BUDGET 200.
+#   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV) timed beside the defaults (a forward variant's
+#   sm_90a tests first), synccheck; BUDGET 200.
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -245,7 +246,11 @@ final)
         TAIL=2 step bench-try 30 env LD_LIBRARY_PATH="$PWD/$TRY" $b --filter fwd
     fi
     n=0
-    for e in ${FWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-fwd-v$n" 30 env ${e//,/ } $b --filter fwd; done
+    for e in ${FWD_ENV:-}; do # each forward variant's sm_90a sweep (FLASHC_CUDA_FWD=sm90: it must run there), then its rows
+        n=$((n + 1))
+        TAIL=2 step "test-fwd-v$n" 40 env FLASHC_CUDA_FWD=sm90 ${e//,/ } "$dir/tests/cuda/test_cuda_forward" 10
+        TAIL=2 step "bench-fwd-v$n" 30 env ${e//,/ } $b --filter fwd
+    done
     for e in ${BWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-bwd-v$n" 40 env ${e//,/ } $b --filter bwd; done
     for e in ${DEC_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec; done
     TAIL=2 step peer 30 python3 bench/sdpa_peer.py 10 fwd
@@ -256,6 +261,7 @@ final)
     n=0; for e in ${FWD_ENV:-} ${BWD_ENV:-} ${DEC_ENV:-}; do n=$((n + 1)); echo "v$n: $e"; done
     for f in "$out"/bench-*.log "$out/peer.log"; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
     echo "tests: faces $rc_faces, fwd-default $rc_fwd_default, try ${rc_try_fwd_sm90:-n/a}; synccheck ${rc_sync_fwd:-n/a}"
+    n=0; for e in ${FWD_ENV:-}; do n=$((n + 1)); eval "echo \"forward variant v$n tests: \${rc_test_fwd_v$n:-n/a}\""; done
     ;;
 *)
     echo "gpu-quick: unknown area $area (fwd, bwd, dec, new, all, final, philox, sparse, feat)"

@@ -110,7 +110,7 @@ static fc_status fc_fwd_choose(const fc_problem *p, fc_cuda_fwd *plan)
     const bool force80 = mode && strcmp(mode, "sm80") == 0;
     plan->insist_sm90 = mode && strcmp(mode, "sm90") == 0;
     if (mode && *mode && !force80 && !plan->insist_sm90 && strcmp(mode, "auto") != 0)
-        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_fwd_plan: FLASHC_CUDA_FWD=%s is none of auto, sm80, sm90", mode);
+        return fc_fail(FC_ERR_BACKEND, "fc_cuda_fwd_plan: FLASHC_CUDA_FWD=%.64s names no forward kernel (auto, sm80 or sm90)", mode);
     const char *why = force80 ? "FLASHC_CUDA_FWD=sm80" : NULL;
 #ifdef FLASHC_HOPPER
     if (!why && !fc_hopper::fwd_device_ok(&why))

@@ -46,6 +46,23 @@ void gc_expect_refusal(fc_status st, fc_plan **plan, const char *needle)
     *plan = NULL;
 }
 
+char *gc_env_swap(const char *name, const char *value)
+{
+    const char *was = getenv(name);
+    char *old = was ? strdup(was) : NULL;
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+    return old;
+}
+
+void gc_env_restore(const char *name, char *old)
+{
+    free(gc_env_swap(name, old));
+    free(old);
+}
+
 void gc_layouts(gc_case c)
 {
     gc_run(&c);

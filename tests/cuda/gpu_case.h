@@ -74,6 +74,10 @@ int gc_main(const char *test, int argc, char **argv, void (*checks)(void), unsig
 /* A plan the GPU must refuse: st is FC_ERR_BACKEND and the message names `needle`; *plan is
  * destroyed and cleared. */
 void gc_expect_refusal(fc_status st, fc_plan **plan, const char *needle);
+/* Sets an environment variable (value NULL: unsets it) and returns its former value (malloc'd or
+ * NULL) for gc_env_restore, which puts it back and frees it. */
+char *gc_env_swap(const char *name, const char *value);
+void gc_env_restore(const char *name, char *old);
 
 /* The case in four layouts and visibility forms: as given; BNSD causal bottom-right; strides with
  * gaps, a band, statistics on; odd strides (element loads), a prefix, MQA. */

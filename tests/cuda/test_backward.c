@@ -53,23 +53,6 @@ static void named_cases(void)
     c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
 }
 
-/* Sets an environment variable (NULL: unsets it); returns its former value (malloc'd or NULL). */
-static char *env_swap(const char *name, const char *value)
-{
-    const char *was = getenv(name);
-    char *old = was ? strdup(was) : NULL;
-    if (value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
-    return old;
-}
-static void env_restore(const char *name, char *old)
-{
-    free(env_swap(name, old));
-    free(old);
-}
-
 /* The fused path adds each query tile's dQ partials in kv order, whatever the schedule: capping
  * the grid (FLASHC_CUDA_BWD_GRID: one CTA claims every unit in turn; a few wait on each other),
  * and the unit order and turn protocol variants (FLASHC_CUDA_BWD_ORDER, FLASHC_CUDA_BWD_SYNC),
@@ -91,11 +74,11 @@ static void grids(void)
     for (int k = 0; k < (int)(sizeof runs / sizeof runs[0]) && ref; k++) {
         char *old[3];
         for (int e = 0; e < 3; e++)
-            old[e] = runs[k][e] ? env_swap(names[e], runs[k][e]) : NULL;
+            old[e] = runs[k][e] ? gc_env_swap(names[e], runs[k][e]) : NULL;
         gc_run_out(&c, &got, &n);
         for (int e = 0; e < 3; e++)
             if (runs[k][e])
-                env_restore(names[e], old[e]);
+                gc_env_restore(names[e], old[e]);
         TC_CHECK(got && n == n_ref && memcmp(got, ref, n) == 0,
                  "FLASHC_CUDA_BWD_GRID=%s ORDER=%s SYNC=%s gives the default run's gradients bit for bit", runs[k][0] ? runs[k][0] : "-",
                  runs[k][1] ? runs[k][1] : "-", runs[k][2] ? runs[k][2] : "-");
@@ -126,15 +109,15 @@ static void refusals(void)
     g.d_out = d.out, g.dq = g.dk = g.dv = fc_tensor_bnsd(base_ptr + 3 * S * E * 4, FC_BF16, 1, S, E);
     fc_options cuda = {.backend = FC_BACKEND_CUDA};
     fc_plan *plan = NULL;
-    char *old = env_swap("FLASHC_CUDA_BWD", "seven");
+    char *old = gc_env_swap("FLASHC_CUDA_BWD", "seven");
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "FLASHC_CUDA_BWD=seven");
-    env_restore("FLASHC_CUDA_BWD", old);
+    gc_env_restore("FLASHC_CUDA_BWD", old);
     static const char *const bad_env[][2] = {{"FLASHC_CUDA_BWD_GRID", "0"}, {"FLASHC_CUDA_BWD_ORDER", "random"},
                                              {"FLASHC_CUDA_BWD_SYNC", "none"}};
     for (int k = 0; k < 3; k++) {
-        old = env_swap(bad_env[k][0], bad_env[k][1]);
+        old = gc_env_swap(bad_env[k][0], bad_env[k][1]);
         gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, bad_env[k][0]);
-        env_restore(bad_env[k][0], old);
+        gc_env_restore(bad_env[k][0], old);
     }
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_F32;
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "fp16/bf16");

@@ -73,6 +73,36 @@ static void selection(void)
     cudaFree(dq);
 }
 
+static bool sm90_only(void)
+{
+    const char *m = getenv("FLASHC_CUDA_FWD");
+    return m && strcmp(m, "sm90") == 0;
+}
+
+/* A FLASHC_CUDA_FWD (or FLASHC_CUDA_FWD_D64) naming no kernel is refused like the other CUDA
+ * switches: FC_ERR_BACKEND naming it. */
+static void bad_mode(void)
+{
+    enum { S = 16, E = 64 };
+    void *buf = NULL;
+    cudaMalloc(&buf, 2 * S * E * 2);
+    fc_attention_desc d = fc_attention_desc_init();
+    d.batch = 1, d.q_heads = d.kv_heads = 1, d.head_dim = E, d.q_len = d.kv_len = S;
+    d.q = fc_tensor_bnsd(buf, FC_BF16, 1, S, E), d.k = d.v = d.q;
+    d.out = fc_tensor_bnsd((char *)buf + S * E * 2, FC_BF16, 1, S, E);
+    fc_options cuda = {.backend = FC_BACKEND_CUDA};
+    fc_plan *plan = NULL;
+    char *old = gc_env_swap("FLASHC_CUDA_FWD", "sm70");
+    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "FLASHC_CUDA_FWD=sm70");
+    gc_env_restore("FLASHC_CUDA_FWD", old);
+    if (sm90_only()) { /* read where the sm_90a kernel plans (class 64 here) */
+        old = gc_env_swap("FLASHC_CUDA_FWD_D64", "wg4");
+        gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "FLASHC_CUDA_FWD_D64=wg4");
+        gc_env_restore("FLASHC_CUDA_FWD_D64", old);
+    }
+    cudaFree(buf);
+}
+
 /* Cases for the sm_90a kernel: several 128-row items and kv tiles per row, the V edge past a
  * batch's last key (packed: the next batch's rows; padded: NaN padding), every head-dim class. */
 static void sm90_cases(void)
@@ -100,17 +130,12 @@ static void sm90_cases(void)
     c = base(64, FC_BF16), c.D = 40, c.Dv = 200, gc_run(&c); /* D class 256 from Dv */
 }
 
-static bool sm90_only(void)
-{
-    const char *m = getenv("FLASHC_CUDA_FWD");
-    return m && strcmp(m, "sm90") == 0;
-}
-
 static int plain_cases = 60;
 static bool sweep_only; /* argv[2] "sweep": the plain sweep alone (short runs under the sanitizers) */
 
 static void checks(void)
 {
+    bad_mode();
     if (!sm90_only()) {
         selection();
         named_cases();

@@ -90,9 +90,9 @@ template <class Tr> static void fragments(const char *name)
     }
 }
 
-template <class T, int D> static void check(const char *name)
+template <class T, int D, int WG = 2> static void check(const char *name)
 {
-    using Tr = fc_hopper::FwdTraits<T, D>;
+    using Tr = fc_hopper::FwdTraits<T, D, WG>;
     smem_layouts<Tr>(name);
     fragments<Tr>(name);
     printf("%s: BM %d, BN %d, stages %d, %zu bytes of shared memory\n", name, Tr::BM, Tr::BN, Tr::STAGES, Tr::SMEM);
@@ -106,6 +106,8 @@ int main()
     check<__nv_bfloat16, 64>("bf16 d64");
     check<__nv_bfloat16, 128>("bf16 d128");
     check<__nv_bfloat16, 256>("bf16 d256");
+    check<__half, 64, 3>("f16 d64, three warpgroups");
+    check<__nv_bfloat16, 64, 3>("bf16 d64, three warpgroups");
     printf("test_hopper_layouts: %s\n", failures ? "FAILED" : "passed");
     return failures ? 1 : 0;
 }

@@ -17,7 +17,7 @@ extern "C" {
 
 namespace fc_hopper {
 
-/* Query rows per work item (two consumer warpgroups of 64). */
+/* Query rows per work item by default (two consumer warpgroups of 64). */
 constexpr int kFwdRows = 128;
 
 /* Why the Hopper kernel cannot run prob on any device (NULL when it can: fp16/bf16 with the same
@@ -28,8 +28,9 @@ const char *fwd_unsupported(const fc_problem *p);
 bool fwd_device_ok(const char **why);
 
 struct FwdPlan {
-    int2 *items; /* device: (batch, query tile of kFwdRows), heaviest first */
+    int2 *items; /* device: (batch, query tile of rows), heaviest first */
     int n_items, head_group, grid, dclass;
+    int rows;     /* query rows per item: 64 × consumer warpgroups (kFwdRows, or 192 for FLASHC_CUDA_FWD_D64=wg3) */
     int pingpong; /* the consumer warpgroups take turns issuing their GEMMs */
     void *encode; /* the driver's cuTensorMapEncodeTiled */
 };
@@ -49,6 +50,9 @@ struct FwdArgs;
 #define FC_HOPPER_FWD_DECLARE(dt, d) cudaError_t fwd_launch_##dt##_d##d(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s);
 FC_HOPPER_FWD_LAUNCHERS(FC_HOPPER_FWD_DECLARE)
 #undef FC_HOPPER_FWD_DECLARE
+/* Variants chosen by an environment variable at planning: three consumer warpgroups at class 64. */
+cudaError_t fwd_launch_f16_d64_wg3(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s);
+cudaError_t fwd_launch_bf16_d64_wg3(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s);
 
 } // namespace fc_hopper
 

@@ -100,8 +100,14 @@ fc_status fwd_plan(const fc_problem *p, FwdPlan *out)
     out->head_group = head_group(p, l2);
     const char *pp = getenv("FLASHC_CUDA_FWD_PINGPONG"); /* 0 turns the warpgroups' turns off (a variant to compare) */
     out->pingpong = !(pp && strcmp(pp, "0") == 0);
+    /* FLASHC_CUDA_FWD_D64=wg3: class 64 on three consumer warpgroups (192-row items; a variant to
+     * compare with the default wg2) */
+    const char *d64 = getenv("FLASHC_CUDA_FWD_D64");
+    if (d64 && *d64 && strcmp(d64, "wg2") != 0 && strcmp(d64, "wg3") != 0)
+        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_FWD_D64=%.64s names no variant (wg2 or wg3)", who, d64);
+    out->rows = out->dclass == 64 && d64 && strcmp(d64, "wg3") == 0 ? FwdTraits<__half, 64, 3>::BM : kFwdRows;
     const fc_status st =
-        fc_cuda_tile_order(p, kFwdRows, false, p->Nq, fc_cuda_q_tile_cost, &out->items, &out->n_items, who);
+        fc_cuda_tile_order(p, out->rows, false, p->Nq, fc_cuda_q_tile_cost, &out->items, &out->n_items, who);
     if (st != FC_OK)
         return st;
     const int64_t work = (int64_t)out->n_items * p->Nq;
@@ -153,7 +159,7 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reac
     }
     EncodeTiled enc = (EncodeTiled)plan.encode;
     const int bn = plan.dclass == 256 ? FwdTile<256>::BN : plan.dclass == 128 ? FwdTile<128>::BN : FwdTile<64>::BN;
-    *why = encode_map(enc, &a.q, run.q, run.Dqk, q_ext, run.Nq, qb ? run.B : 1, kFwdRows);
+    *why = encode_map(enc, &a.q, run.q, run.Dqk, q_ext, run.Nq, qb ? run.B : 1, plan.rows);
     if (!*why)
         *why = encode_map(enc, &a.k, run.k, run.Dqk, kv_ext, run.Nkv, kb ? run.B : 1, bn);
     if (!*why)
@@ -174,10 +180,15 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reac
         *launched = true;
         return FC_OK;
     }
-    const bool bf = run.q.dtype == FC_BF16;
+    const bool bf = run.q.dtype == FC_BF16, wg3 = plan.rows != kFwdRows;
     cudaError_t err;
     switch (plan.dclass) {
-    case 64: err = bf ? fwd_launch_bf16_d64(run, a, plan.grid, stream) : fwd_launch_f16_d64(run, a, plan.grid, stream); break;
+    case 64:
+        if (wg3)
+            err = bf ? fwd_launch_bf16_d64_wg3(run, a, plan.grid, stream) : fwd_launch_f16_d64_wg3(run, a, plan.grid, stream);
+        else
+            err = bf ? fwd_launch_bf16_d64(run, a, plan.grid, stream) : fwd_launch_f16_d64(run, a, plan.grid, stream);
+        break;
     case 128: err = bf ? fwd_launch_bf16_d128(run, a, plan.grid, stream) : fwd_launch_f16_d128(run, a, plan.grid, stream); break;
     default: err = bf ? fwd_launch_bf16_d256(run, a, plan.grid, stream) : fwd_launch_f16_d256(run, a, plan.grid, stream); break;
     }

@@ -240,11 +240,11 @@ __device__ __forceinline__ void softmax_step(TS &sc, float (&m)[2], float (&l)[2
     }
 }
 
-template <typename T, int D>
-__global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
+template <typename T, int D, int WG>
+__global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
     fwd_hopper_kernel(const __grid_constant__ fc_problem p, const __grid_constant__ FwdArgs a)
 {
-    using Tr = FwdTraits<T, D>;
+    using Tr = FwdTraits<T, D, WG>;
     using E = typename Tr::E;
     constexpr int BM = Tr::BM, BN = Tr::BN, STAGES = Tr::STAGES;
     extern __shared__ char smem_raw[];
@@ -301,23 +301,25 @@ __global__ void __launch_bounds__(FwdTraits<T, D>::THREADS, 1)
     const int row0 = 16 * (ct / 32) + lane / 4, col0 = 2 * (lane % 4);
     const int row_in_tile[2] = {row0, row0 + 8};
 
-    /* Ping-pong (a.pingpong): the two consumer warpgroups take turns issuing their GEMMs, each
-     * waiting on its named barrier (1 + wg) for the other's arrival, so that one's softmax runs
-     * under the other's products.  Both issue the same number of batches (every item's tiles),
-     * so the turns stay paired; warpgroup 1 lets warpgroup 0 start, which leaves one arrival on
-     * barrier 1 at the end, harmless at exit. */
+    /* Ping-pong (a.pingpong): the consumer warpgroups take turns issuing their GEMMs in a ring,
+     * each waiting on its named barrier (1 + wg) for the previous one's arrival, so that one's
+     * softmax runs under the others' products.  Each barrier joins two warpgroups (one arrives,
+     * one waits).  All issue the same number of batches (every item's tiles), so the turns stay
+     * in step; the last warpgroup lets warpgroup 0 start, which leaves one arrival on barrier 1
+     * at the end, harmless at exit. */
     const int wg = ct / 128;
+    const int next_wg = WG == 2 ? wg ^ 1 : (wg + 1) % WG;
     const bool pingpong = a.pingpong != 0;
     auto my_turn = [&]() {
         if (pingpong)
-            named_sync(1 + wg, Tr::MMA_THREADS);
+            named_sync(1 + wg, 256);
     };
     auto their_turn = [&]() {
         if (pingpong)
-            named_arrive(1 + (wg ^ 1), Tr::MMA_THREADS);
+            named_arrive(1 + next_wg, 256);
     };
-    if (pingpong && wg == 1)
-        named_arrive(1, Tr::MMA_THREADS);
+    if (pingpong && wg == WG - 1)
+        named_arrive(1, 256);
 
     /* items with Q loaded, kv tiles consumed */
     uint32_t q_n = 0, kv_n = 0;

@@ -46,19 +46,23 @@ template <> struct FwdTile<64> { static constexpr int BN = FC_HOPPER_TRY_BN64, S
 template <> struct FwdTile<128> { static constexpr int BN = FC_HOPPER_TRY_BN128, STAGES = 2; };
 template <> struct FwdTile<256> { static constexpr int BN = FC_HOPPER_TRY_BN256, STAGES = 2; };
 
-template <typename T, int D_> struct FwdTraits {
+/* WG_ consumer warpgroups of 64 query rows: two by default; three (192-row items) is a variant of
+ * head-dim class 64, where the softmax weighs most against the products (FLASHC_CUDA_FWD_D64). */
+template <typename T, int D_, int WG_ = 2> struct FwdTraits {
     using E = typename CuteOf<T>::type;
     static constexpr int D = D_, BN = FwdTile<D>::BN, STAGES = FwdTile<D>::STAGES;
-    static constexpr int MMA_WG = 2, BM = 64 * MMA_WG;            /* consumer warpgroups × 64 query rows */
+    static constexpr int MMA_WG = WG_, BM = 64 * MMA_WG;          /* consumer warpgroups × 64 query rows */
     static constexpr int THREADS = 128 * (MMA_WG + 1);            /* + the producer warpgroup */
     static constexpr int MMA_THREADS = 128 * MMA_WG;
     static constexpr int CHUNK = 64;                              /* features per 128-byte swizzle row */
     /* the next tile's Q·Kᵀ overlaps this tile's softmax and P·V where S, P and O fit the
      * registers together (D ≤ 128); D = 256 takes one tile at a time */
-    static constexpr bool OVERLAP = D <= 128;
+    static constexpr bool OVERLAP = D <= 128 && MMA_WG == 2; /* three warpgroups: registers for one tile */
     /* setmaxnreg: what the producer warpgroup keeps (its code fits without spills) and the
-     * consumers take; 128·producer + 256·consumer ≤ 64 K registers */
-    static constexpr int REGS_PRODUCER = D <= 128 ? 48 : 56, REGS_MMA = D <= 128 ? 224 : 216;
+     * consumers take; 128·producer + 128·MMA_WG·consumer ≤ 64 K registers */
+    static constexpr int REGS_PRODUCER = MMA_WG == 3 ? 40 : D <= 128 ? 48 : 56;
+    static constexpr int REGS_MMA = MMA_WG == 3 ? 152 : D <= 128 ? 224 : 216;
+    static_assert(MMA_WG == 2 || (MMA_WG == 3 && D <= 64), "three consumer warpgroups: head-dim class 64 only (registers)");
 
     static_assert(D % CHUNK == 0, "head-dim classes are whole 128-byte rows");
     static_assert(BN % 16 == 0 && BN <= 256, "kv tile: whole wgmma k-steps of P·V, one TMA box");
