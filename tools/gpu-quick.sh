@@ -188,7 +188,9 @@ feat)
 sparse)
     TAIL=20 step sparse-fwd 150 "$dir/tests/cuda/test_cuda_sparse" 60
     [ "$rc_sparse_fwd" = 124 ] && { echo "gpu-quick: the sparse tests timed out; stopping"; exit 1; }
-    TAIL=10 step sparse-faces 120 ctest --test-dir "$dir" -R 'cuda_sample_sfa_grad|cuda_cann' --output-on-failure
+    TAIL=10 step sparse-cann 120 "$dir/tests/cuda/test_cuda_cann"
+    [ -x "$dir/tests/cann/sample_sfa_grad" ] && TAIL=3 step sample-sfag 60 env FLASHC_DEVICE=cuda \
+        cmake -DEXE="$PWD/$dir/tests/cann/sample_sfa_grad" -P tests/cann/samples/check_sfa_grad.cmake
     if command -v compute-sanitizer >/dev/null; then
         for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
             step "san-sparse-$tool" 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 3
@@ -198,7 +200,7 @@ sparse)
     echo
     echo "== sparse forward (sfa) and backward (sfag), bf16, B = 1, 16 query / 1 kv heads, S = 8K, top 16 blocks of 64 (TFLOP/s over the selected positions)"
     grep -E '^sfa' "$out/bench-sparse.log"
-    echo "tests: sparse $rc_sparse_fwd, faces ${rc_sparse_faces:-n/a}; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
+    echo "tests: sparse $rc_sparse_fwd, CANN face ${rc_sparse_cann:-n/a}, SFAG sample ${rc_sample_sfag:-n/a}; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
     ;;
 all)
     # every new kernel in one call under BUDGET seconds (default 300): correctness of each first

@@ -17,6 +17,8 @@
 
 #include "harness.h"
 
+struct nt_bufs; /* harness_internal.h */
+
 /* A backward run elsewhere (a GPU, an emulated kernel) in place of the library's: the case, its
  * data and forward buffers, the description and gradients as the library would get them, the
  * gradients' and d_out's sizes in bytes (dq, dk, dv, dq_rope, dk_rope, d_out: for copies), and a
