@@ -183,11 +183,9 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
     int *s_n = reinterpret_cast<int *>(smem_raw + S::q + S::o + S::k + S::v + S::s + S::rows);
     float *sM = reinterpret_cast<float *>(s_n + 2), *sL = sM + H, *sD = sL + H;
 
-    int64_t b, i;
-    fc_sfa_token(p.batch, p.B, blockIdx.x, &b, &i);
+    int64_t b, i, n2, g0;
+    const int heads = sfa_cta_heads(p, L.f.head_tiles, b, i, n2, g0);
     const fc_batch &bt = p.batch[b];
-    const int64_t n2 = blockIdx.y / L.f.head_tiles, g0 = (int64_t)(blockIdx.y % L.f.head_tiles) * H;
-    const int heads = (int)(p.G - g0 < H ? p.G - g0 : H);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const bool live = i < bt.sq;
     const int64_t thr = fc_sparse_threshold(&p.sparse, &bt, i);
@@ -200,12 +198,7 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
         if (lane == 0)
             s_n[st] = n;
     };
-    auto load_kv = [&](int st) {
-        const char *const *rows = sRow + st * 3 * BN;
-        sfa_load_rows<T, DK, BN, THREADS>(sK + st * BN * DK, rows, p.k.se, dqk, L.f.vec_k, dr > 0 ? rows + 2 * BN : nullptr,
-                                          p.k_rope.se, L.f.rope_at, dr, L.f.vec_kr);
-        sfa_load_rows<T, DV, BN, THREADS>(sV + st * BN * DV, rows + BN, p.v.se, dv, L.f.vec_v, nullptr, 0, DV, 0, false);
-    };
+    auto load_kv = [&](int st) { sfa_load_kv<T, DK, DV, BN, THREADS>(p, L.f, sK + st * BN * DK, sV + st * BN * DV, sRow + st * 3 * BN); };
 
     /* Q, q rope and dO of the group's heads (zeros past the group and for an empty token), the
      * addresses through the logits' room; the given statistics and D per head. */
