@@ -5,6 +5,9 @@
 # .git/info/exclude).  Then, in one device call with carry [".gpu"]:
 #     OUT=$OUT tools/gpu-quick.sh new .gpu       (or fwd | bwd | dec | philox | feat | sparse)
 # Usage: tools/gpu-prepare.sh [build-dir]   (default build-sm90; -jN from FLASHC_JOBS or nproc)
+# TRY_FLAGS="-DFC_HOPPER_TRY_BN128=192 ..." also builds a variant library from the same sources with
+# those compile-time switches (in build-dir-try) into .gpu/try/, for `TRY=.gpu/try tools/gpu-quick.sh
+# final .gpu` — built from the same commit as the tests, so their symbols match.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-sm90}
@@ -21,6 +24,14 @@ cp -L "$dir"/libflashc.so.0 .gpu/libflashc.so.0
 for t in "${tests[@]}"; do cp "$dir/tests/cuda/$t" .gpu/tests/cuda/; done
 cp "$dir/tests/cann/sample_sfa_grad" .gpu/tests/cann/ # the seed's SparseFlashAttentionGrad sample (gpu-quick sparse)
 cp "$dir/bench/flashc-bench" .gpu/bench/
+if [ -n "${TRY_FLAGS:-}" ]; then
+    cmake -S . -B "$dir-try" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \
+        -DFLASHC_BUILD_TESTS=OFF -DFLASHC_VEC16=OFF -DFLASHC_PYTHON=OFF -DFLASHC_MPI=OFF -DCMAKE_CUDA_FLAGS="$TRY_FLAGS" >/dev/null
+    cmake --build "$dir-try" -j"${FLASHC_JOBS:-$(nproc)}" --target flashc
+    mkdir -p .gpu/try
+    cp -L "$dir-try"/libflashc.so.0 .gpu/try/libflashc.so.0
+    echo "variant library ($TRY_FLAGS): .gpu/try (TRY=.gpu/try tools/gpu-quick.sh final .gpu)"
+fi
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >>"$(git rev-parse --git-path info/exclude)"
 du -sh .gpu
 echo "carry [\".gpu\"]; command: OUT=\$OUT tools/gpu-quick.sh new .gpu"

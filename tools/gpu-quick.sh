@@ -29,7 +29,8 @@
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
 #   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV) timed beside the defaults (a forward variant's
-#   sm_90a tests first), synccheck; BUDGET 200.
+#   sm_90a tests first, a decode variant's decode tests first; with DEC_ENV the PyTorch decode rows),
+#   synccheck; BUDGET 200.
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +98,7 @@ dec)
     step peer-dec 150 python3 bench/sdpa_peer.py 20 decode
     step dec-simt 100 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-base 100 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=base "$dir/tests/cuda/test_cuda_decode" 10 quick
+    step dec-posm 100 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=linear+merge+posm "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-runs-simt 60 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode_runs"
     if command -v compute-sanitizer >/dev/null; then
         for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
@@ -256,14 +258,21 @@ final)
         TAIL=2 step "bench-fwd-v$n" 30 env ${e//,/ } $b --filter fwd
     done
     for e in ${BWD_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-bwd-v$n" 40 env ${e//,/ } $b --filter bwd; done
-    for e in ${DEC_ENV:-}; do n=$((n + 1)); TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec; done
+    for e in ${DEC_ENV:-}; do
+        n=$((n + 1))
+        # the variant's decode tests first (the bench row of a wrong kernel means nothing)
+        TAIL=2 step "test-dec-v$n" 60 env ${e//,/ } FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 10
+        TAIL=2 step "bench-dec-v$n" 40 env ${e//,/ } $b --filter dec
+    done
+    [ -n "${DEC_ENV:-}" ] && TAIL=2 step peer-dec 60 python3 bench/sdpa_peer.py 10 decode
     TAIL=2 step peer 30 python3 bench/sdpa_peer.py 10 fwd
     if command -v compute-sanitizer >/dev/null; then
         TAIL=3 step sync-fwd 40 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool synccheck --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
     fi
     echo
     n=0; for e in ${FWD_ENV:-} ${BWD_ENV:-} ${DEC_ENV:-}; do n=$((n + 1)); echo "v$n: $e"; done
-    for f in "$out"/bench-*.log "$out/peer.log"; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
+    for f in "$out"/bench-*.log "$out"/peer*.log; do echo "# $(basename "$f" .log)"; grep -E '^(fwd|bwd|dec|copy)' "$f"; done 2>/dev/null
+    n=0; for e in ${FWD_ENV:-} ${BWD_ENV:-} ${DEC_ENV:-}; do n=$((n + 1)); v=rc_test_dec_v$n; [ -n "${!v:-}" ] && echo "decode tests v$n: ${!v}"; done
     echo "tests: faces $rc_faces, fwd-default $rc_fwd_default, try ${rc_try_fwd_sm90:-n/a}; synccheck ${rc_sync_fwd:-n/a}"
     n=0; for e in ${FWD_ENV:-}; do n=$((n + 1)); eval "echo \"forward variant v$n tests: \${rc_test_fwd_v$n:-n/a}\""; done
     ;;

@@ -15,6 +15,8 @@ template <typename KT, int DC, int NT> static MmaFn mma_variant(int variant)
     case kMmaLinearIssue: return dec_mmav_kernel<KT, 128, NT, kMmaLinearIssue>;
     case kMmaWideMerge: return dec_mmav_kernel<KT, 128, NT, kMmaWideMerge>;
     case kMmaLinearIssue | kMmaWideMerge: return dec_mmav_kernel<KT, 128, NT, kMmaLinearIssue | kMmaWideMerge>;
+    case kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM:
+        return dec_mmav_kernel<KT, 128, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM>;
     default: return dec_mma_kernel<KT, DC, NT>;
     }
 }

@@ -105,6 +105,18 @@ __device__ __forceinline__ uint32_t i8_pair(uint32_t a, uint32_t b, uint32_t sel
     return *reinterpret_cast<uint32_t *>(&h);
 }
 
+/* The four int8 values of w as two fp16 pairs (bytes 0, 1 and 2, 3), exactly: each byte flipped to
+ * x + 128 and placed under the exponent byte 0x64 (fp16 1024 + x + 128) by one permute, then 1152
+ * subtracted. */
+__device__ __forceinline__ void i8_quad(uint32_t w, uint32_t &lo, uint32_t &hi)
+{
+    w ^= 0x80808080u;
+    const __half2 off = __halves2half2(__ushort_as_half(0x6480), __ushort_as_half(0x6480));
+    uint32_t t0 = prmt(w, 0x64646464u, 0x4140u), t1 = prmt(w, 0x64646464u, 0x4342u);
+    __half2 h0 = __hsub2(*reinterpret_cast<__half2 *>(&t0), off), h1 = __hsub2(*reinterpret_cast<__half2 *>(&t1), off);
+    lo = *reinterpret_cast<uint32_t *>(&h0), hi = *reinterpret_cast<uint32_t *>(&h1);
+}
+
 /* Whether any fp16/bf16 value in the 32-bit words [w, w + n) is ±inf or NaN (lanes share the work). */
 template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32_t *w, int n, int lane)
 {
@@ -122,8 +134,12 @@ template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32
  * address, each lane a fixed 16-byte chunk column, instead of gathering per-row addresses by warp
  * shuffles; kMmaWideMerge folds the blocks' partials with every lane of the last CTA loading (row
  * statistics strided over lanes and summed in a fixed tree, outputs two features per load, many
- * blocks in flight) instead of a few threads walking the blocks one load at a time. */
-constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2;
+ * blocks in flight) instead of a few threads walking the blocks one load at a time;
+ * kMmaPositionsM (rows ≤ 8) computes Sᵀ = K·Qᵀ with the positions on the MMA's M side and the ≤ 8
+ * rows as its N = 8 (half the MMAs and half the softmax work of 16 padded rows; Q's fragments stay
+ * in registers), each lane then holding rows 2c, 2c + 1 of positions g, g + 8, and turns Sᵀ's
+ * accumulators into the B operand of Oᵀ += Vᵀ·Pᵀ by one movmatrix per 8 × 8. */
+constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4;
 
 template <typename KT, int DC, int NT, int V>
 __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunch &L)
@@ -133,6 +149,10 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
     constexpr bool I8 = sizeof(KT) == 1;
     constexpr int WN = Sh::WN, CR = Sh::CR, ES = Sh::ES, NS = Sh::NS, KS = Sh::KS, PPL = Sh::PPL;
     constexpr int MT = DC / 16; /* feature tiles of Oᵀ */
+    /* kMmaPositionsM: S's accumulator s[j][e] is row slot e & 1 (row 2c + (e & 1)) at position
+     * 16j + g + 8(e >> 1); otherwise row slot e >> 1 (row g + 8(e >> 1)) at position 8j + 2c + (e & 1). */
+    constexpr bool PM = (V & kMmaPositionsM) && NT == 1;
+    constexpr int SN = PM ? WN / 16 : NS;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __shared__ int s_lo, s_hi, s_flo, s_fhi, s_fault, s_last;
     __shared__ float sM[kMmaWarps][kMmaRows], sL[kMmaWarps][kMmaRows], sQs[kMmaRows], sKs[kMmaRows];
@@ -240,7 +260,12 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
     int64_t kk0, kk1;
     fc_dec_split_range(nblk, L.nsplit, split, &kk0, &kk1);
     const int k0 = (int)kk0, tiles = (int)(kk1 - kk0) * Sh::TPB;
-    const float qs0 = sQs[g], qs1 = sQs[g + 8], ks0 = sKs[g], ks1 = sKs[g + 8];
+    /* the thread's row slots (kMmaPositionsM: rows 2c, 2c + 1) */
+    float qs0, qs1, ks0, ks1;
+    if constexpr (PM)
+        qs0 = sQs[2 * (lane % 4)], qs1 = sQs[2 * (lane % 4) + 1], ks0 = sKs[2 * (lane % 4)], ks1 = sKs[2 * (lane % 4) + 1];
+    else
+        qs0 = sQs[g], qs1 = sQs[g + 8], ks0 = sKs[g], ks1 = sKs[g + 8];
 
     unsigned char *my_stages = smem_raw + (size_t)warp * stg * 2 * Sh::TILE;
     auto tile_j0 = [&](int n) -> int {
@@ -325,6 +350,47 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             for (int e = 0; e < 4; e++)
                 o[mt][nt][e] = 0.0f;
 
+    /* kMmaPositionsM: Q (rows 0-7) as the B operand of every k step, hi and lo parts. */
+    uint32_t qf[PM ? KS : 1][2][2];
+    if constexpr (PM) {
+#pragma unroll
+        for (int u2 = 0; u2 < KS / 2; u2++)
+#pragma unroll
+            for (int part = 0; part < 2; part++) {
+                uint32_t r[4] = {0, 0, 0, 0};
+                const int row = lane % 8, ch = 4 * u2 + lane / 8;
+                if (part == 0 || two)
+                    ldsm_x4(r, sQ + (kMmaRows * part + row) * DC + ((ch ^ row) << 3));
+                qf[2 * u2][part][0] = r[0], qf[2 * u2][part][1] = r[1];
+                qf[2 * u2 + 1][part][0] = r[2], qf[2 * u2 + 1][part][1] = r[3];
+            }
+    }
+
+    /* kMmaPositionsM: the lane's load offsets inside a stage — 16-bit: ldmatrix rows of K's k steps
+     * and Vᵀ's feature tiles; int8: K's 16 bytes per 64 features, V's 4 bytes per feature pair
+     * tile — the same for every 16 positions (the swizzles repeat), so kept in registers. */
+    int kofs[PM ? KS : 1], vofs[PM ? MT : 1];
+    if constexpr (PM && I8) {
+#pragma unroll
+        for (int gq = 0; gq < DC / 64; gq++)
+            kofs[gq] = g * DC + mma_chunk<1, CR, false>(g, 4 * gq + lane % 4) * 16;
+#pragma unroll
+        for (int mp = 0; mp < MT / 2; mp++)
+            vofs[mp] = 2 * (lane % 4) * DC + mma_chunk<1, CR, true>(2 * (lane % 4), 2 * mp + (g >> 2)) * 16 + (g & 3) * 4;
+    } else if constexpr (PM) {
+        const int q = lane / 8;
+#pragma unroll
+        for (int ks = 0; ks < KS; ks++) {
+            const int row = 8 * (q & 1) + lane % 8;
+            kofs[ks] = row * DC * ES + mma_chunk<ES, CR, false>(row, 2 * ks + (q >> 1)) * 16;
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            const int row = 8 * (q >> 1) + lane % 8;
+            vofs[mt] = row * DC * ES + mma_chunk<ES, CR, true>(row, 2 * mt + (q & 1)) * 16;
+        }
+    }
+
     addresses(0);
     for (int n = 0; n < stg - 1; n++) {
         issue(n);
@@ -347,14 +413,51 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             const int lane = opaque, g = lane / 4, c = lane % 4;
             const unsigned char *tk = my_stages + (size_t)(n % stg) * 2 * Sh::TILE, *tv = tk + Sh::TILE;
             /* S = Q·Kᵀ: 16 rows × WN positions. */
-            float s[NS][4];
+            float s[SN][4];
 #pragma unroll
-            for (int j = 0; j < NS; j++)
+            for (int j = 0; j < SN; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     s[j][e] = 0.0f;
             const int qrow = (lane % 8) + 8 * ((lane / 8) & 1);
-            if (!I8) {
+            if constexpr (PM && !I8) { /* Sᵀ = K·Qᵀ: m tile j is positions 16j..16j + 15, K by ldmatrix */
+                auto sdot = [&](auto lo) { /* lo: Q's second part (a branch per tile, not a predicate per MMA) */
+#pragma unroll
+                    for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                        for (int j = 0; j < SN; j++) {
+                            uint32_t a[4];
+                            ldsm_x4(a, tk + kofs[ks] + 16 * j * DC * ES);
+                            mma16816<T>(s[j], a, qf[ks][0][0], qf[ks][0][1]);
+                            if constexpr (decltype(lo)::value)
+                                mma16816<T>(s[j], a, qf[ks][1][0], qf[ks][1][1]);
+                        }
+                };
+                if (two)
+                    sdot(std::true_type{});
+                else
+                    sdot(std::false_type{});
+            } else if constexpr (PM) { /* int8 keys: the 16 bytes of positions g and g + 8 give four k steps' A */
+#pragma unroll
+                for (int gq = 0; gq < DC / 64; gq++)
+#pragma unroll
+                    for (int j = 0; j < SN; j++) {
+                        uint32_t ww[2][4];
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            const uint4 w = *reinterpret_cast<const uint4 *>(tk + kofs[gq] + (16 * j + 8 * h) * DC);
+                            ww[h][0] = w.x, ww[h][1] = w.y, ww[h][2] = w.z, ww[h][3] = w.w;
+                        }
+#pragma unroll
+                        for (int u = 0; u < 4; u++) {
+                            uint32_t a[4];
+                            i8_quad(ww[0][u], a[0], a[2]);
+                            i8_quad(ww[1][u], a[1], a[3]);
+                            mma16816<T>(s[j], a, qf[4 * gq + u][0][0], qf[4 * gq + u][0][1]);
+                            mma16816<T>(s[j], a, qf[4 * gq + u][1][0], qf[4 * gq + u][1][1]);
+                        }
+                    }
+            } else if (!I8) {
 #pragma unroll
                 for (int u2 = 0; u2 < KS / 2; u2++) {
                     uint32_t a0[4], a1[4], h0[4], h1[4];
@@ -403,8 +506,57 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 }
             }
 
-            /* Logits, the tile's visibility, the online softmax (rows g and g + 8 of the thread). */
+            /* Logits, the tile's visibility, the online softmax: kMmaPositionsM's row slots are rows
+             * 2c, 2c + 1 (e & 1) at positions 16j + g (+ 8), the max a NaN-propagating max.NaN, the
+             * alphas O's own rows (no shuffles). */
             const bool full = j0 >= flo && j0 + WN <= fhi;
+            if constexpr (PM) {
+#pragma unroll
+            for (int j = 0; j < SN; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[j][e] = (e & 1) == 0 ? fmaf(s[j][e], qs0, ks0) : fmaf(s[j][e], qs1, ks1);
+            if (!full) {
+                const int4 sp0 = sSpan[2 * c], sp1 = sSpan[2 * c + 1];
+#pragma unroll
+                for (int j = 0; j < SN; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if (!span_has((e & 1) == 0 ? sp0 : sp1, j0 + 16 * j + g + 8 * (e >> 1)))
+                            s[j][e] = -INFINITY;
+            }
+            float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < SN; j++) {
+                mx0 = max_nan(mx0, max_nan(s[j][0], s[j][2]));
+                mx1 = max_nan(mx1, max_nan(s[j][1], s[j][3]));
+            }
+#pragma unroll
+            for (int off = 4; off < 32; off *= 2) {
+                mx0 = max_nan(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
+                mx1 = max_nan(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
+            }
+            const float mn0 = max_nan(m0, mx0), mn1 = max_nan(m1, mx1);
+            const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
+            const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
+            m0 = mn0, m1 = mn1;
+            float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+            for (int j = 0; j < SN; j++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, (e & 1) == 0 ? -ref0 : -ref1));
+                sum0 += s[j][0] + s[j][2];
+                sum1 += s[j][1] + s[j][3];
+            }
+            l0 = fmaf(l0, al0, sum0), l1 = fmaf(l1, al1, sum1);
+            if (!__all_sync(0xffffffffu, al0 == 1.0f && al1 == 1.0f))
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        o[mt][0][e] *= e & 1 ? al1 : al0;
+            } else {
 #pragma unroll
             for (int j = 0; j < NS; j++)
 #pragma unroll
@@ -459,6 +611,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                         for (int e = 0; e < 4; e++)
                             o[mt][nt][e] *= ra[nt][e & 1];
             }
+            }
 
             /* Oᵀ += Vᵀ·Pᵀ; a non-finite value in an edge tile takes the CUDA-core path instead. */
             const bool exact = !I8 && !full && mma_nonfinite<T>(reinterpret_cast<const uint32_t *>(tv), Sh::TILE / 4, lane);
@@ -468,10 +621,22 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                     uint32_t pb[NT][2];
 #pragma unroll
                     for (int nt = 0; nt < NT; nt++) {
-                        pb[nt][0] = Elem<T>::pack(s[2 * t][2 * nt], s[2 * t][2 * nt + 1]);
-                        pb[nt][1] = Elem<T>::pack(s[2 * t + 1][2 * nt], s[2 * t + 1][2 * nt + 1]);
+                        if constexpr (PM) { /* Sᵀ's positions g, g + 8 of rows 2c, 2c + 1 → P's positions 2c.. (+ 8) of row g */
+                            pb[nt][0] = movm_t(Elem<T>::pack(s[t][0], s[t][1]));
+                            pb[nt][1] = movm_t(Elem<T>::pack(s[t][2], s[t][3]));
+                        } else {
+                            pb[nt][0] = Elem<T>::pack(s[2 * t][2 * nt], s[2 * t][2 * nt + 1]);
+                            pb[nt][1] = Elem<T>::pack(s[2 * t + 1][2 * nt], s[2 * t + 1][2 * nt + 1]);
+                        }
                     }
-                    if (!I8) {
+                    if constexpr (PM && !I8) {
+#pragma unroll
+                        for (int mt = 0; mt < MT; mt++) {
+                            uint32_t a[4];
+                            ldsm_x4_t(a, tv + vofs[mt] + 16 * t * DC * ES);
+                            mma16816<T>(o[mt][0], a, pb[0][0], pb[0][1]);
+                        }
+                    } else if (!I8) {
 #pragma unroll
                         for (int mt = 0; mt < MT; mt++) {
                             const int q = lane / 8, row = 16 * t + 8 * (q >> 1) + lane % 8, ch = 2 * mt + (q & 1);
@@ -483,6 +648,23 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                         }
                     } else {
                         const int r0 = 16 * t + 2 * c;
+                        if constexpr (PM) { /* a byte of positions r0, r0 + 1 per feature by one permute, then i8_quad */
+#pragma unroll
+                            for (int mp = 0; mp < MT / 2; mp++) {
+                                uint32_t w[4];
+#pragma unroll
+                                for (int k = 0; k < 4; k++)
+                                    w[k] = *reinterpret_cast<const uint32_t *>(tv + vofs[mp] + (16 * t + (k & 1) + 8 * (k >> 1)) * DC);
+#pragma unroll
+                                for (int hh = 0; hh < 2; hh++) {
+                                    uint32_t a[4];
+                                    const uint32_t sel = hh ? 0x7362u : 0x5140u;
+                                    i8_quad(prmt(w[0], w[1], sel), a[0], a[1]);
+                                    i8_quad(prmt(w[2], w[3], sel), a[2], a[3]);
+                                    mma16816<T>(o[2 * mp + hh][0], a, pb[0][0], pb[0][1]);
+                                }
+                            }
+                        } else
 #pragma unroll
                         for (int mp = 0; mp < MT / 2; mp++) {
                             const int ch = 2 * mp + (g >> 2), byte = (g & 3) * 4;
@@ -513,10 +695,14 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                  * accumulator elements over the positions its row sees. */
                 float *sp = reinterpret_cast<float *>(const_cast<unsigned char *>(tk));
 #pragma unroll
-                for (int j = 0; j < NS; j++)
+                for (int j = 0; j < SN; j++)
 #pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        sp[(g + 8 * (e >> 1)) * WN + 8 * j + 2 * c + (e & 1)] = s[j][e];
+                    for (int e = 0; e < 4; e++) {
+                        if constexpr (PM)
+                            sp[(2 * c + (e & 1)) * WN + 16 * j + g + 8 * (e >> 1)] = s[j][e];
+                        else
+                            sp[(g + 8 * (e >> 1)) * WN + 8 * j + 2 * c + (e & 1)] = s[j][e];
+                    }
                 __syncwarp();
                 const T *vt = reinterpret_cast<const T *>(tv);
 #pragma unroll
@@ -546,12 +732,20 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             asm volatile("" : "+r"(opaque));
             const int lane = opaque, g = lane / 4, c = lane % 4;
             /* The block's end: fold the warps' states in warp order into its partial. */
+            if constexpr (PM) { /* the row slots 2c, 2c + 1 summed over the lanes' positions g */
+#pragma unroll
+                for (int off = 4; off < 32; off *= 2)
+                    l0 += __shfl_xor_sync(0xffffffffu, l0, off), l1 += __shfl_xor_sync(0xffffffffu, l1, off);
+                if (g == 0)
+                    sM[warp][2 * c] = m0, sM[warp][2 * c + 1] = m1, sL[warp][2 * c] = l0, sL[warp][2 * c + 1] = l1;
+            } else {
             l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
             l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
             l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
             l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
             if (c == 0)
                 sM[warp][g] = m0, sM[warp][g + 8] = m1, sL[warp][g] = l0, sL[warp][g + 8] = l1;
+            }
             __syncthreads();
             float wgt[NT][2];
 #pragma unroll

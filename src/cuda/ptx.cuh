@@ -38,6 +38,23 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t r[4], const void *p)
                  : "r"(smem_addr(p)));
 }
 
+/* max that propagates NaN (max.NaN: one instruction where a > b || a != a ? a : b takes three). */
+__device__ __forceinline__ float max_nan(float a, float b)
+{
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+
+/* movmatrix .trans: the 8×8 16-bit matrix whose fragment lane l holds (row l/4, columns 2(l%4),
+ * 2(l%4) + 1), transposed in registers: lane l receives (rows 2(l%4), 2(l%4) + 1 of column l/4). */
+__device__ __forceinline__ uint32_t movm_t(uint32_t x)
+{
+    uint32_t r;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(r) : "r"(x));
+    return r;
+}
+
 /* The 16-bit element types: their mma spelling and fp32 pair packing. */
 template <typename T> struct Elem;
 template <> struct Elem<__half> {

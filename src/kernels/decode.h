@@ -159,6 +159,20 @@ FC_INLINE void fc_dec_hsum(const fvec *a, float *out)
 #endif
 }
 
+#if FC_W == 8
+/* fc_dec_hsum for four sums (AVX2's 12 accumulators: the third four), in the same order: (a[0],
+ * a[2]) and (a[1], a[3]) side by side for the halves, then lanes 0 + 2 and 1 + 3, then the pairs */
+FC_INLINE void fc_dec_hsum4(const fvec *a, float *out)
+{
+    const __m256 u0 = _mm256_add_ps(_mm256_permute2f128_ps(a[0], a[2], 0x20), _mm256_permute2f128_ps(a[0], a[2], 0x31));
+    const __m256 u1 = _mm256_add_ps(_mm256_permute2f128_ps(a[1], a[3], 0x20), _mm256_permute2f128_ps(a[1], a[3], 0x31));
+    const __m256 v = _mm256_add_ps(_mm256_shuffle_ps(u0, u1, 0x44), _mm256_shuffle_ps(u0, u1, 0xEE));
+    const __m256 w = _mm256_add_ps(_mm256_shuffle_ps(v, v, 0x88), _mm256_shuffle_ps(v, v, 0xDD));
+    /* w: sums 0, 1 in lanes 0, 1 and sums 2, 3 in lanes 4, 5 */
+    _mm_storeu_ps(out, _mm_shuffle_ps(_mm256_castps256_ps128(w), _mm256_extractf128_ps(w, 1), 0x44));
+}
+#endif
+
 /* S[j·Rs + r] = (k_j · q_r + qoff[r])·scale for j < jn (rounded up to FC_DEC_ACC/Rs keys: the extra
  * keys repeat row jn − 1 and are hidden by the caller). */
 FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d,
@@ -194,6 +208,10 @@ FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const ch
         for (int i = 0; i < FC_DEC_ACC; i += FC_DEC_SUMS) {
             if (i + FC_DEC_SUMS <= FC_DEC_ACC) {
                 fc_dec_hsum(a + i, s + i);
+#if FC_W == 8
+            } else if (FC_DEC_ACC - i == 4) {
+                fc_dec_hsum4(a + i, s + i);
+#endif
             } else { /* a last partial reduction: zeros beside it (each sum reads only its own vector) */
                 fvec b[FC_DEC_SUMS];
                 float t[FC_DEC_SUMS];
@@ -327,9 +345,14 @@ FC_INLINE void fc_dec_pv(const int R, const fc_dtype dt, float *o, int ldo, int 
                          const char *const *vrow, int jn, const float *alpha, const float *psum, const fc_decode *d,
                          const char *const *vpf, int vbytes)
 {
+    /* blocks of 3 leave the last 4 vectors to two blocks of 2 where they would leave one alone: a
+     * one-vector block has only R FMA chains, fewer than two pipes need (Dv = 128 on AVX2) */
+    const int nv = FC_DEC_NV(R);
     int c = 0;
-    for (; c + FC_DEC_NV(R) * FC_W <= Dv; c += FC_DEC_NV(R) * FC_W)
-        fc_dec_pv_block(R, FC_DEC_NV(R), dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
+    for (; c + nv * FC_W <= Dv && (nv != 3 || Dv - c != 4 * FC_W); c += nv * FC_W)
+        fc_dec_pv_block(R, nv, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
+    for (; nv == 3 && c + 2 * FC_W <= Dv; c += 2 * FC_W)
+        fc_dec_pv_block(R, 2, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
     for (; c < Dv; c += FC_W)
         fc_dec_pv_block(R, 1, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
 }

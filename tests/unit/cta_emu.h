@@ -354,6 +354,25 @@ template <bool TRANS> __attribute__((noinline)) void ldsm_emu(uint32_t r[4], con
 inline void ldsm_x4(uint32_t r[4], const void *p) { ldsm_emu<false>(r, p); }
 inline void ldsm_x4_t(uint32_t r[4], const void *p) { ldsm_emu<true>(r, p); }
 
+/* max.NaN.f32: NaN if either is, +0 over −0. */
+inline float max_nan(float a, float b)
+{
+    if (a != a || b != b)
+        return NAN;
+    return a > b || (a == b && !signbit(a)) ? a : b;
+}
+
+/* movmatrix .trans: lane l receives the halves (l/4) % 2 of lanes 8(l%4) + l/8 and 8(l%4) + 4 + l/8. */
+__attribute__((noinline)) inline uint32_t movm_t(uint32_t x)
+{
+    const uint64_t w = x;
+    cta_emu::publish(&w, 1);
+    const int l = cta_emu::lane(), sh = 16 * ((l / 4) % 2);
+    const uint32_t lo = (uint32_t)cta_emu::peek(8 * (l % 4) + l / 8, 0), hi = (uint32_t)cta_emu::peek(8 * (l % 4) + 4 + l / 8, 0);
+    cta_emu::done();
+    return (lo >> sh & 0xFFFFu) | (hi >> sh & 0xFFFFu) << 16;
+}
+
 template <typename T> struct Elem;
 template <> struct Elem<__half> {
     static constexpr fc_dtype dtype = FC_F16;

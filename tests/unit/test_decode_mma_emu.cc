@@ -73,6 +73,9 @@ template <typename KT, int DC, int NT> static void launch(const fc_problem &p, c
             case kMmaLinearIssue: dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue>(p, L); break;
             case kMmaWideMerge: dec_mmav_kernel<KT, DC, NT, kMmaWideMerge>(p, L); break;
             case kMmaLinearIssue | kMmaWideMerge: dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge>(p, L); break;
+            case kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM:
+                dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM>(p, L);
+                break;
             default: dec_mma_kernel<KT, DC, NT>(p, L);
             }
         });
@@ -298,7 +301,8 @@ int main(int argc, char **argv)
 {
     const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
     /* the default kernel, then the variant with both changes (each bit's code runs there) */
-    static const int variants[] = {0, fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge};
+    static const int variants[] = {0, fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge,
+                                   fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM};
     for (int v : variants) {
         g_variant = v;
         cases(quick);
