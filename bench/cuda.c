@@ -12,6 +12,8 @@
  * the SDPA peer (a tensor core's power, and so the clock it holds, depends on the bits it
  * multiplies).  "-b2b" rows time runs back to back, several per event bracket, as a training step
  * queues them (the GPU never idles between runs), where the other rows time one run at a time.
+ * "f32" rows take fp32 operands and output (the pattern's bf16 values with hashed low mantissa bits,
+ * so that the low parts of 3×TF32 products are not zero), beside the bf16 row of the same shape.
  */
 #include <math.h>
 #include <stdint.h>
@@ -31,25 +33,28 @@ typedef struct {
     const char *bwd_path; /* FLASHC_CUDA_BWD for the plan (NULL: the default) */
     bool normal;          /* standard normal operands (else the fixed pattern) */
     int b2b;              /* runs per timed bracket, back to back (0: one) */
+    bool f32;             /* fp32 operands and output (else bf16) */
 } cuda_shape;
 
 enum { B2B = 20 }; /* as bench/flash_attn_binding.py's loop */
 
 static const cuda_shape shapes[] = {
-    {"fwd-bf16-d128-s4k", 4096, 128, false, false, NULL, false, 0},
-    {"fwd-bf16-d128-s4k-causal", 4096, 128, true, false, NULL, false, 0},
-    {"fwd-bf16-d64-s4k", 4096, 64, false, false, NULL, false, 0},
-    {"fwd-bf16-d256-s4k", 4096, 256, false, false, NULL, false, 0},
-    {"fwd-bf16-d128-s16k", 16384, 128, false, false, NULL, false, 0},
-    {"fwd-bf16-d128-s1k", 1024, 128, false, false, NULL, false, 0},
-    {"bwd-bf16-d128-s4k", 4096, 128, false, true, "auto", false, 0},
-    {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true, "auto", false, 0},
-    {"bwd-bf16-d128-s4k-dq7", 4096, 128, false, true, "dq-recompute", false, 0},
-    {"bwd-bf16-d128-s4k-causal-dq7", 4096, 128, true, true, "dq-recompute", false, 0},
-    {"fwd-bf16-d128-s4k-normal", 4096, 128, false, false, NULL, true, 0},
-    {"fwd-bf16-d128-s4k-normal-b2b", 4096, 128, false, false, NULL, true, B2B},
-    {"fwd-bf16-d128-s4k-causal-normal", 4096, 128, true, false, NULL, true, 0},
-    {"fwd-bf16-d128-s4k-causal-normal-b2b", 4096, 128, true, false, NULL, true, B2B},
+    {"fwd-bf16-d128-s4k", 4096, 128, false, false, NULL, false, 0, false},
+    {"fwd-bf16-d128-s4k-causal", 4096, 128, true, false, NULL, false, 0, false},
+    {"fwd-bf16-d64-s4k", 4096, 64, false, false, NULL, false, 0, false},
+    {"fwd-bf16-d256-s4k", 4096, 256, false, false, NULL, false, 0, false},
+    {"fwd-bf16-d128-s16k", 16384, 128, false, false, NULL, false, 0, false},
+    {"fwd-bf16-d128-s1k", 1024, 128, false, false, NULL, false, 0, false},
+    {"bwd-bf16-d128-s4k", 4096, 128, false, true, "auto", false, 0, false},
+    {"bwd-bf16-d128-s4k-causal", 4096, 128, true, true, "auto", false, 0, false},
+    {"bwd-bf16-d128-s4k-dq7", 4096, 128, false, true, "dq-recompute", false, 0, false},
+    {"bwd-bf16-d128-s4k-causal-dq7", 4096, 128, true, true, "dq-recompute", false, 0, false},
+    {"fwd-bf16-d128-s4k-normal", 4096, 128, false, false, NULL, true, 0, false},
+    {"fwd-bf16-d128-s4k-normal-b2b", 4096, 128, false, false, NULL, true, B2B, false},
+    {"fwd-bf16-d128-s4k-causal-normal", 4096, 128, true, false, NULL, true, 0, false},
+    {"fwd-bf16-d128-s4k-causal-normal-b2b", 4096, 128, true, false, NULL, true, B2B, false},
+    {"fwd-f32-d128-s4k", 4096, 128, false, false, NULL, false, 0, true},
+    {"fwd-f32-d128-s4k-causal", 4096, 128, true, false, NULL, false, 0, true},
 };
 
 enum { NBUF = 8 }; /* q, k, v, out, then the backward's dout, dq, dk, dv */
@@ -59,12 +64,13 @@ enum { NBUF = 8 }; /* q, k, v, out, then the backward's dout, dq, dk, dv */
 static fc_status plan_shape(const cuda_shape *s, void *const buf[NBUF], float *stats, fc_plan **plan, void **ws)
 {
     const int H = 2048 / s->D, B = 16384 / s->S;
+    const fc_dtype dt = s->f32 ? FC_F32 : FC_BF16;
     fc_attention_desc d = fc_attention_desc_init();
     d.batch = B, d.q_heads = d.kv_heads = H, d.head_dim = s->D, d.q_len = d.kv_len = s->S;
-    d.q = fc_tensor_bsnd(buf[0], FC_BF16, H, s->S, s->D);
-    d.k = fc_tensor_bsnd(buf[1], FC_BF16, H, s->S, s->D);
-    d.v = fc_tensor_bsnd(buf[2], FC_BF16, H, s->S, s->D);
-    d.out = fc_tensor_bsnd(buf[3], FC_BF16, H, s->S, s->D);
+    d.q = fc_tensor_bsnd(buf[0], dt, H, s->S, s->D);
+    d.k = fc_tensor_bsnd(buf[1], dt, H, s->S, s->D);
+    d.v = fc_tensor_bsnd(buf[2], dt, H, s->S, s->D);
+    d.out = fc_tensor_bsnd(buf[3], dt, H, s->S, s->D);
     if (s->causal)
         d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
     fc_options opt = {.backend = FC_BACKEND_CUDA};
@@ -74,10 +80,10 @@ static fc_status plan_shape(const cuda_shape *s, void *const buf[NBUF], float *s
     d.stats = (fc_stats){stats, stats + rows, FC_STATS_HEAD_MAJOR, 1};
     fc_status st = fc_attention(&d); /* the output and statistics the backward differentiates */
     fc_attention_grads g = {0};
-    g.d_out = fc_tensor_bsnd(buf[4], FC_BF16, H, s->S, s->D);
-    g.dq = fc_tensor_bsnd(buf[5], FC_BF16, H, s->S, s->D);
-    g.dk = fc_tensor_bsnd(buf[6], FC_BF16, H, s->S, s->D);
-    g.dv = fc_tensor_bsnd(buf[7], FC_BF16, H, s->S, s->D);
+    g.d_out = fc_tensor_bsnd(buf[4], dt, H, s->S, s->D);
+    g.dq = fc_tensor_bsnd(buf[5], dt, H, s->S, s->D);
+    g.dk = fc_tensor_bsnd(buf[6], dt, H, s->S, s->D);
+    g.dv = fc_tensor_bsnd(buf[7], dt, H, s->S, s->D);
     const char *was = getenv("FLASHC_CUDA_BWD");
     char *keep = was ? strdup(was) : NULL;
     if (s->bwd_path)
@@ -131,6 +137,16 @@ static void fill_operand(unsigned short *x, size_t elems, bool normal, int which
         memcpy(x + at, x, (elems - at < period ? elems - at : period) * sizeof *x);
 }
 
+/* The first elems bf16 values of x widened in place to fp32 with hashed low mantissa bits (x holds
+ * room for elems fp32 values). */
+static void widen_to_f32(unsigned short *x, size_t elems)
+{
+    for (size_t i = elems; i-- > 0;) {
+        const uint32_t u = (uint32_t)x[i] << 16 | (uint32_t)((i * 2246822519u) >> 16 & 0xFFFFu);
+        memcpy((char *)x + 4 * i, &u, 4);
+    }
+}
+
 /* The buffer sets' plans, run in turn (bench_cuda_median_ms's callback): `per_call` runs per
  * timed call. */
 typedef struct {
@@ -158,7 +174,7 @@ static int run_next(void *ctx)
 static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
 {
     const int H = 2048 / s->D, B = 16384 / s->S, sets = 3, nbuf = s->backward ? NBUF : 4;
-    const size_t elems = (size_t)B * H * s->S * s->D, bytes = elems * 2, rows = (size_t)B * H * s->S;
+    const size_t elems = (size_t)B * H * s->S * s->D, bytes = elems * (s->f32 ? 4 : 2), rows = (size_t)B * H * s->S;
     void *buf[3][NBUF] = {{0}}, *ws[3] = {0};
     float *stats[3] = {0};
     fc_plan *plan[3] = {0};
@@ -166,8 +182,11 @@ static int time_shape(const cuda_shape *s, int repeat, float *ms, double *flops)
     int rc = 0;
     unsigned short *init = malloc(bytes);
     for (int t = 0; t < nbuf && init && rc == 0; t++) {
-        if (t == 0 || s->normal) /* the pattern once; normal operands each their own (every set alike) */
+        if (t == 0 || s->normal) { /* the pattern once; normal operands each their own (every set alike) */
             fill_operand(init, elems, s->normal, t);
+            if (s->f32)
+                widen_to_f32(init, elems);
+        }
         for (int k = 0; k < sets && rc == 0; k++)
             if (cudaMalloc(&buf[k][t], bytes) != cudaSuccess || cudaMemcpy(buf[k][t], init, bytes, cudaMemcpyHostToDevice))
                 rc = 1;

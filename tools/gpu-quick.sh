@@ -25,6 +25,9 @@
 #   face on the GPU, then memcheck on a few cases (SANITIZERS="memcheck racecheck synccheck" for more),
 #   then flashc-bench's sparse
 #   rows (MLA and D = 128, forward and backward, beside the dense causal ones of the D = 128 shape).
+#   tools/gpu-quick.sh f32 [build-dir]: fp32 operands (the 3×TF32 kernels): test_cuda_forward's fp32
+#   cases and sweep on the automatic choice (the sm_90a forward leaves fp32 to them) and forced sm_80,
+#   memcheck, then flashc-bench's fp32 forward rows beside bf16 (the goal: ≥ 0.3× the bf16 rate).
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
@@ -187,6 +190,19 @@ feat)
     fi
     echo "tests: rope $rc_rope, rope-dq7 ${rc_rope_dq7:-n/a}, philox-fwd ${rc_philox_fwd:-n/a}, philox-bwd ${rc_philox_bwd:-n/a};" \
         "memcheck: ${rc_san_rope:-n/a} ${rc_san_rope_dq7:-n/a}"
+    ;;
+f32)
+    TAIL=20 step f32-fwd 150 "$dir/tests/cuda/test_cuda_forward" 40
+    [ "$rc_f32_fwd" = 124 ] && { echo "gpu-quick: the forward tests timed out; stopping"; exit 1; }
+    TAIL=12 step f32-fwd-sm80 120 env FLASHC_CUDA_FWD=sm80 "$dir/tests/cuda/test_cuda_forward" 20
+    if command -v compute-sanitizer >/dev/null; then
+        step san-f32-fwd 120 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2
+    fi
+    step bench-f32 90 "$dir/bench/flashc-bench" --backend cuda --filter d128-s4k --repeat 20
+    echo
+    echo "== fp32 forward beside bf16 (D = 128, S = 4K; TFLOP/s)"
+    grep -E '^fwd-(bf16|f32)-d128-s4k(-causal)? ' "$out/bench-f32.log"
+    echo "tests: fwd $rc_f32_fwd, fwd-sm80 $rc_f32_fwd_sm80; memcheck: ${rc_san_f32_fwd:-n/a}"
     ;;
 sparse)
     # limits that keep the whole area inside one 600-second call

@@ -158,7 +158,11 @@ static fc_status fc_bwd_layout(fc_cuda_bwd *plan, const fc_problem *p, const cha
 extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
 {
     const char *fwd = fc_cuda_fwd_unsupported(p); /* the operands and features the scores need */
-    return fwd ? fwd : fc_cuda_grads_unsupported(p);
+    if (fwd)
+        return fwd;
+    if (p->q.dtype == FC_F32) /* the forward's 3×TF32 kernels have no backward yet */
+        return "fp32 operands in the backward";
+    return fc_cuda_grads_unsupported(p);
 }
 
 extern "C" const char *fc_cuda_grads_unsupported(const fc_problem *p)

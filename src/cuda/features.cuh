@@ -14,9 +14,13 @@ namespace fc_cuda {
 
 constexpr int kFeatPhilox = 1; /* dropout generated on the device from a seed and offset (core/philox.h) */
 constexpr int kFeatRope = 2;   /* rope-split heads (Dr > 0): query and key tiles carry q_rope / k_rope (rope_split.h) */
+constexpr int kFeatF32 = 4;    /* fp32 operands and output (T = float): products as 3×TF32 (tf32.cuh) */
 
 /* The FEAT bits a problem needs. */
-inline int feat_bits(const fc_problem &p) { return (p.drop_philox ? kFeatPhilox : 0) | (p.Dr > 0 ? kFeatRope : 0); }
+inline int feat_bits(const fc_problem &p)
+{
+    return (p.drop_philox ? kFeatPhilox : 0) | (p.Dr > 0 ? kFeatRope : 0) | (p.q.dtype == FC_F32 ? kFeatF32 : 0);
+}
 
 /* Whether a problem drops elements, as a kernel with FEAT sees it. */
 template <int FEAT> __device__ __forceinline__ bool drops(const fc_problem &p)

@@ -4,7 +4,8 @@
  * leave SMs idle at the tail), and the launch.  Kernel instantiations: fp16 and bf16 × head-dim
  * classes 64 / 128 / 256 (Dqk and Dv ≤ the class; features beyond them load as zeros); the
  * feature kernels (features.cuh) where a problem needs them: generated dropout, rope-split heads
- * (classes 128 and 256, Dqk + Dr ≤ the class).
+ * (classes 128 and 256, Dqk + Dr ≤ the class), fp32 operands (3×TF32 products, every class; the
+ * sm_90a kernel leaves them to these on sm_90 GPUs too).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,37 +34,20 @@ struct fc_cuda_fwd {
 #endif
 };
 
-/* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps; BN_TERMS
- * the kv columns of the kernel with score terms or dropout (more code, more registers).  Chosen on
- * an H100 among shapes that ptxas fits without local-memory spills (docs/PERFORMANCE.md keeps the
- * variants tried and their rates).  Experiment builds try another shape for one class with
- * -DFC_FWD_TRY_D=<class> -DFC_FWD_TRY_BM=.. -DFC_FWD_TRY_BN=.. -DFC_FWD_TRY_WARPS=.. */
-#ifndef FC_FWD_TRY_D
-#define FC_FWD_TRY_D 0
-#define FC_FWD_TRY_BM 0
-#define FC_FWD_TRY_BN 0
-#define FC_FWD_TRY_WARPS 0
-#endif
-template <int D, int BM_, int BN_, int BN_TERMS_, int WARPS_> struct FwdShapeOf {
-    static constexpr bool tried = D == FC_FWD_TRY_D;
-    static constexpr int BM = tried ? FC_FWD_TRY_BM : BM_, BN = tried ? FC_FWD_TRY_BN : BN_,
-                         BN_TERMS = tried ? FC_FWD_TRY_BN : BN_TERMS_, WARPS = tried ? FC_FWD_TRY_WARPS : WARPS_;
-};
-template <int D> struct FwdShape;
-template <> struct FwdShape<64> : FwdShapeOf<64, 128, 64, 64, 4> {};
-template <> struct FwdShape<128> : FwdShapeOf<128, 64, 96, 64, 4> {};
-template <> struct FwdShape<256> : FwdShapeOf<256, 64, 32, 16, 4> {};
-
 static int fc_fwd_bm(int dclass) { return dclass == 64 ? FwdShape<64>::BM : dclass == 128 ? FwdShape<128>::BM : FwdShape<256>::BM; }
 
 extern "C" const char *fc_cuda_fwd_unsupported(const fc_problem *p)
 {
-    if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16)
-        return "query dtype other than fp16/bf16 (fp32 and int8 operands are not on the GPU yet)";
+    if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16 && p->q.dtype != FC_F32)
+        return "query dtype other than fp16/bf16/fp32 (int8 operands are not on the GPU yet)";
     if (p->k.dtype != p->q.dtype || p->v.dtype != p->q.dtype)
         return "key/value dtype different from the query's (int8 antiquant is not on the GPU yet)";
     if (p->out.dtype != p->q.dtype) /* P is rounded to the operand dtype for the P·V product */
-        return "an output dtype other than the operands' (fp32 or int8 outputs are not on the GPU yet)";
+        return "an output dtype other than the operands' (fp32 outputs of fp16/bf16 or int8 outputs are not on the GPU yet)";
+    if (p->q.dtype == FC_F32 && p->Dr > 0)
+        return "rope features (Dr > 0) with fp32 operands";
+    if (p->q.dtype == FC_F32 && p->drop_philox)
+        return "fp32 operands with dropout generated on the device";
     if (p->Dr > 0 && (p->q_rope.dtype != p->q.dtype || p->k_rope.dtype != p->q.dtype))
         return "rope features (Dr > 0) of a dtype other than the query's";
     if (p->Dr > 0 && p->drop_philox)
@@ -156,15 +140,21 @@ template <typename T, int D>
 static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &L, cudaStream_t stream)
 {
     constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN, BNT = FwdShape<D>::BN_TERMS, WARPS = FwdShape<D>::WARPS;
+    using SmT = FwdSmem<D, BM, BNT, (int)sizeof(T)>;
     const int feat = feat_bits(p);
     const bool plain = !L.terms && !fc_has_dropout(&p) && feat == 0;
-    const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : FwdSmem<D, BM, BNT>::bytes + FwdSmem<D, BM, BNT>::scratch;
-    auto kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
-    if (feat == kFeatPhilox)
-        kernel = fwd_feat_kernel<T, D, BM, BNT, WARPS, kFeatPhilox>;
-    if constexpr (D >= 128) /* rope problems take classes 128 and 256 (fc_cuda_dclass) */
-        if (feat == kFeatRope)
-            kernel = fwd_feat_kernel<T, D, BM, BNT, WARPS, kFeatRope>;
+    const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : SmT::bytes + SmT::scratch;
+    void (*kernel)(const fc_problem, const FwdLaunch);
+    if constexpr (sizeof(T) == 4) { /* fp32: one kernel for every problem of the class (fc_cuda_fwd_unsupported) */
+        kernel = fwd_feat_kernel<float, D, BM, BNT, WARPS, kFeatF32>;
+    } else {
+        kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
+        if (feat == kFeatPhilox)
+            kernel = fwd_feat_kernel<T, D, BM, BNT, WARPS, kFeatPhilox>;
+        if constexpr (D >= 128) /* rope problems take classes 128 and 256 (fc_cuda_dclass) */
+            if (feat == kFeatRope)
+                kernel = fwd_feat_kernel<T, D, BM, BNT, WARPS, kFeatRope>;
+    }
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (err != cudaSuccess)
         return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");
@@ -219,14 +209,20 @@ extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *
     FwdLaunch L;
     L.items = plan->items;
     L.n_items = plan->n_items;
-    L.vec_q = fc_cuda_vec_qk_ok(&p, &p.q, &p.q_rope);
-    L.vec_k = fc_cuda_vec_qk_ok(&p, &p.k, &p.k_rope);
-    L.vec_v = fc_cuda_vec_ok(&p.v, p.Dv);
+    const bool f32 = p.q.dtype == FC_F32;
+    L.vec_q = f32 ? fc_cuda_vec_fits(&p.q, p.Dqk, 4) : fc_cuda_vec_qk_ok(&p, &p.q, &p.q_rope);
+    L.vec_k = f32 ? fc_cuda_vec_fits(&p.k, p.Dqk, 4) : fc_cuda_vec_qk_ok(&p, &p.k, &p.k_rope);
+    L.vec_v = fc_cuda_vec_fits(&p.v, p.Dv, f32 ? 4 : 2);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
-    L.pair_out = p.out.se == 1 && (uintptr_t)p.out.data % 4 == 0 && p.out.sb % 2 == 0 &&
-                 p.out.sn % 2 == 0 && p.out.ss % 2 == 0;
+    L.pair_out = fc_cuda_pair_fits(&p.out, f32 ? 4 : 2);
     cudaStream_t s = (cudaStream_t)stream;
     const bool bf = p.q.dtype == FC_BF16;
+    if (f32)
+        switch (plan->dclass) {
+        case 64: return fc_fwd_launch<float, 64>(plan, p, L, s);
+        case 128: return fc_fwd_launch<float, 128>(plan, p, L, s);
+        default: return fc_fwd_launch<float, 256>(plan, p, L, s);
+        }
     switch (plan->dclass) {
     case 64: return bf ? fc_fwd_launch<__nv_bfloat16, 64>(plan, p, L, s) : fc_fwd_launch<__half, 64>(plan, p, L, s);
     case 128: return bf ? fc_fwd_launch<__nv_bfloat16, 128>(plan, p, L, s) : fc_fwd_launch<__half, 128>(plan, p, L, s);

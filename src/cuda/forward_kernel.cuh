@@ -14,6 +14,7 @@
 #include <float.h>
 
 #include "features.cuh"
+#include "tf32.cuh"
 #include "tile.cuh"
 
 namespace fc_cuda {
@@ -24,27 +25,93 @@ struct FwdLaunch {
     int n_items;
     bool vec_q, vec_k, vec_v; /* rows are 16-byte aligned with unit feature stride: cp.async */
     bool terms;               /* pse, ALiBi, softcap or a mask: the per-element score path */
-    bool pair_out;            /* the output has unit feature stride and 4-byte aligned rows */
+    bool pair_out;            /* the output takes two features per store (vec_rule.h fc_cuda_pair_fits) */
 };
 
-template <int D, int BM, int BN> struct FwdSmem {
-    static constexpr size_t q = (size_t)BM * D * 2, kv = (size_t)BN * D * 2;
+/* ES: bytes per operand element (2; 4 for fp32 operands). */
+template <int D, int BM, int BN, int ES = 2> struct FwdSmem {
+    static constexpr size_t q = (size_t)BM * D * ES, kv = (size_t)BN * D * ES;
     static constexpr size_t bytes = q + 2 * kv + (size_t)BM * (sizeof(int4) + 2 * sizeof(float));
     static constexpr size_t scratch = (size_t)BM * (BN + 8) * sizeof(float); /* + when terms or dropout */
 };
 
+/* fp32 S += Q·Kᵀ over the warp's rows: per 8 features, Q's A fragment and K's B fragments come
+ * straight from ldmatrix (an 8 × 4 matrix of 32-bit words is m16n8k8's tf32 fragment layout, in
+ * the same lanes as the 16-bit kernels' 8 × 8 of 16-bit ones).  The feature loop stays rolled:
+ * unrolled, ptxas hoists the loads and splits of every step and spills. */
+template <int D, int MT, int NT>
+__device__ __forceinline__ void qk_3xtf32(float (&s)[MT][NT][4], const float *sQ, const float *sK, int warp, int lane)
+{
+#pragma unroll 1
+    for (int ks = 0; ks < D / 8; ks++) {
+        Tf32A a[MT];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            uint32_t w[4];
+            ldsm_x4(w, sQ + swz<D, 4>(warp * 16 * MT + mt * 16 + lane % 16, ks * 2 + lane / 16));
+            a[mt] = tf32_split_a(__uint_as_float(w[0]), __uint_as_float(w[1]), __uint_as_float(w[2]), __uint_as_float(w[3]));
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; nt += 2) {
+            uint32_t bk[4];
+            ldsm_x4(bk, sK + swz<D, 4>(nt * 8 + lane % 8 + (lane / 16) * 8, ks * 2 + (lane / 8) % 2));
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                mma_3xtf32(s[mt][nt], a[mt], __uint_as_float(bk[0]), __uint_as_float(bk[1]));
+                mma_3xtf32(s[mt][nt + 1], a[mt], __uint_as_float(bk[2]), __uint_as_float(bk[3]));
+            }
+        }
+    }
+}
+
+/* fp32 O += P·V: one k-step per 8 score columns, whose accumulators are the A fragment when the
+ * step's k order pairs column 2c with k = c and 2c + 1 with k = c + 4; each lane reads V's rows
+ * 2·(lane % 4) and + 1 in that order (column lane / 4 of each 8 features; the swizzle keeps the 32
+ * reads on 32 banks).  P goes through the warp's rows of the scratch tile sS so that the column
+ * loop can stay rolled (unrolled, ptxas spills). */
+template <int D, int MT, int NT, int BN>
+__device__ __forceinline__ void pv_3xtf32(float (&acc)[MT][D / 8][4], float (&s)[MT][NT][4], float *sS, const float *sV, int warp,
+                                          int lane)
+{
+    stage<true, MT, NT, BN>(s, sS, warp, lane);
+    __syncwarp();
+#pragma unroll 1
+    for (int nt = 0; nt < NT; nt++) {
+        Tf32A a[MT];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            const float *r = sS + (warp * 16 * MT + mt * 16 + lane / 4) * (BN + 8) + nt * 8 + (lane % 4) * 2;
+            const float2 x = *reinterpret_cast<const float2 *>(r), y = *reinterpret_cast<const float2 *>(r + 8 * (BN + 8));
+            a[mt] = tf32_split_a(x.x, y.x, x.y, y.y);
+        }
+        const int j = nt * 8 + (lane % 4) * 2;
+#pragma unroll
+        for (int d = 0; d < D / 8; d++) {
+            const int f = d * 8 + lane / 4;
+            const float b0 = sV[swz<D, 4>(j, f / 4) + f % 4], b1 = sV[swz<D, 4>(j + 1, f / 4) + f % 4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                mma_3xtf32(acc[mt][d], a[mt], b0, b1);
+        }
+    }
+}
+
 /* One CTA's work.  PLAIN: no score terms and no dropout (the common case), compiled without their
- * code so that it costs no registers; FEAT: the features of features.cuh (never with PLAIN). */
+ * code so that it costs no registers; FEAT: the features of features.cuh (never with PLAIN); T =
+ * float with kFeatF32: fp32 operands and output, products as 3×TF32 (tf32.cuh). */
 template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN, int FEAT>
 __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L)
 {
-    constexpr int MT = BM / (16 * WARPS), NT = BN / 8, DT = D / 8, THREADS = 32 * WARPS;
+    constexpr int MT = BM / (16 * WARPS), NT = BN / 8, DT = D / 8, THREADS = 32 * WARPS, ES = (int)sizeof(T);
+    constexpr bool F32 = (FEAT & kFeatF32) != 0;
+    static_assert(F32 == (ES == 4) && !(F32 && (FEAT & kFeatRope)), "fp32 operands are the kFeatF32 kernels' (no rope)");
     static_assert(BM % (16 * WARPS) == 0 && BM <= THREADS, "each warp owns whole 16-row slices; a thread per row");
+    using Sm = FwdSmem<D, BM, BN, ES>;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     T *sQ = reinterpret_cast<T *>(smem_raw);
-    T *sK = reinterpret_cast<T *>(smem_raw + FwdSmem<D, BM, BN>::q);
-    T *sV = reinterpret_cast<T *>(smem_raw + FwdSmem<D, BM, BN>::q + FwdSmem<D, BM, BN>::kv);
-    int4 *sSpan = reinterpret_cast<int4 *>(smem_raw + FwdSmem<D, BM, BN>::q + 2 * FwdSmem<D, BM, BN>::kv);
+    T *sK = reinterpret_cast<T *>(smem_raw + Sm::q);
+    T *sV = reinterpret_cast<T *>(smem_raw + Sm::q + Sm::kv);
+    int4 *sSpan = reinterpret_cast<int4 *>(smem_raw + Sm::q + 2 * Sm::kv);
     float *sSlope = reinterpret_cast<float *>(sSpan + BM), *sApos = sSlope + BM, *sS = sApos + BM;
     __shared__ int s_kv_lo, s_kv_hi, s_full_lo, s_full_hi, s_gaps;
 
@@ -82,7 +149,7 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
         sSpan[tid] = sp, sSlope[tid] = slope, sApos[tid] = apos;
     }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
-    load_qk<FEAT, T, D, BM, THREADS>(sQ, p, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), p.q_rope, b, bt.q_tok, n1, m0, q_valid,
+    load_qk<FEAT, T, D, BM, THREADS>(sQ, p, p.q, fc_view_row(&p.q, ES, b, bt.q_tok, n1, 0), p.q_rope, b, bt.q_tok, n1, m0, q_valid,
                                      L.vec_q);
     cp_async_commit();
     __syncthreads();
@@ -135,7 +202,7 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
             acc[mt][d][0] = acc[mt][d][1] = acc[mt][d][2] = acc[mt][d][3] = 0.0f;
 
     const int64_t skv = bt.skv;
-    const char *k_row0 = fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0);
+    const char *k_row0 = fc_view_row(&p.k, ES, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, ES, b, bt.kv_tok, n2, 0);
     int t = next_tile(kv_lo / BN);
     if (t < t_end)
         load_qk<FEAT, T, D, BN, THREADS>(sK, p, p.k, k_row0, p.k_rope, b, bt.kv_tok, n2, (int64_t)t * BN,
@@ -155,23 +222,27 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
 #pragma unroll
             for (int nt = 0; nt < NT; nt++)
                 s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
+        if constexpr (F32)
+            qk_3xtf32<D, MT, NT>(s, sQ, sK, warp, lane);
+        else {
 #pragma unroll
-        for (int ks = 0; ks < D / 16; ks++) {
-            uint32_t a[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                const int row = warp * 16 * MT + mt * 16 + lane % 16;
-                ldsm_x4(a[mt], sQ + swz<D>(row, ks * 2 + lane / 16));
-            }
-#pragma unroll
-            for (int nt = 0; nt < NT; nt += 2) {
-                uint32_t bk[4];
-                const int row = nt * 8 + lane % 8 + (lane / 16) * 8;
-                ldsm_x4(bk, sK + swz<D>(row, ks * 2 + (lane / 8) % 2));
+            for (int ks = 0; ks < D / 16; ks++) {
+                uint32_t a[MT][4];
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma16816<T>(s[mt][nt], a[mt], bk[0], bk[1]);
-                    mma16816<T>(s[mt][nt + 1], a[mt], bk[2], bk[3]);
+                    const int row = warp * 16 * MT + mt * 16 + lane % 16;
+                    ldsm_x4(a[mt], sQ + swz<D>(row, ks * 2 + lane / 16));
+                }
+#pragma unroll
+                for (int nt = 0; nt < NT; nt += 2) {
+                    uint32_t bk[4];
+                    const int row = nt * 8 + lane % 8 + (lane / 16) * 8;
+                    ldsm_x4(bk, sK + swz<D>(row, ks * 2 + (lane / 8) % 2));
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        mma16816<T>(s[mt][nt], a[mt], bk[0], bk[1]);
+                        mma16816<T>(s[mt][nt + 1], a[mt], bk[2], bk[3]);
+                    }
                 }
             }
         }
@@ -260,25 +331,29 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
             });
 
         /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */
+        if constexpr (F32)
+            pv_3xtf32<D, MT, NT, BN>(acc, s, sS, sV, warp, lane);
+        else {
 #pragma unroll
-        for (int ks = 0; ks < BN / 16; ks++) {
-            uint32_t a[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                a[mt][0] = Elem<T>::pack(s[mt][2 * ks][0], s[mt][2 * ks][1]);
-                a[mt][1] = Elem<T>::pack(s[mt][2 * ks][2], s[mt][2 * ks][3]);
-                a[mt][2] = Elem<T>::pack(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
-                a[mt][3] = Elem<T>::pack(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
-            }
-#pragma unroll
-            for (int d = 0; d < DT; d += 2) {
-                uint32_t bv[4];
-                const int row = ks * 16 + lane % 8 + ((lane / 8) % 2) * 8;
-                ldsm_x4_t(bv, sV + swz<D>(row, d + lane / 16));
+            for (int ks = 0; ks < BN / 16; ks++) {
+                uint32_t a[MT][4];
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma16816<T>(acc[mt][d], a[mt], bv[0], bv[1]);
-                    mma16816<T>(acc[mt][d + 1], a[mt], bv[2], bv[3]);
+                    a[mt][0] = Elem<T>::pack(s[mt][2 * ks][0], s[mt][2 * ks][1]);
+                    a[mt][1] = Elem<T>::pack(s[mt][2 * ks][2], s[mt][2 * ks][3]);
+                    a[mt][2] = Elem<T>::pack(s[mt][2 * ks + 1][0], s[mt][2 * ks + 1][1]);
+                    a[mt][3] = Elem<T>::pack(s[mt][2 * ks + 1][2], s[mt][2 * ks + 1][3]);
+                }
+#pragma unroll
+                for (int d = 0; d < DT; d += 2) {
+                    uint32_t bv[4];
+                    const int row = ks * 16 + lane % 8 + ((lane / 8) % 2) * 8;
+                    ldsm_x4_t(bv, sV + swz<D>(row, d + lane / 16));
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        mma16816<T>(acc[mt][d], a[mt], bv[0], bv[1]);
+                        mma16816<T>(acc[mt][d + 1], a[mt], bv[2], bv[3]);
+                    }
                 }
             }
         }
@@ -301,7 +376,7 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
             const int64_t i = m0 + r;
             const bool empty = !(sum > 0.0f);
             const float f = empty ? 0.0f : inv_keep / sum;
-            char *row = fc_view_row(&p.out, 2, b, bt.q_tok, n1, i);
+            char *row = fc_view_row(&p.out, ES, b, bt.q_tok, n1, i);
 #pragma unroll
             for (int d = 0; d < DT; d++) {
                 const int e = d * 8 + (lane % 4) * 2;
@@ -309,11 +384,14 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
                 if (e >= p.Dv)
                     break;
                 if (L.pair_out && e + 1 < p.Dv) {
-                    *(uint32_t *)(row + e * 2) = Elem<T>::pack(x0, x1);
+                    if constexpr (F32)
+                        *(float2 *)(row + e * ES) = make_float2(x0, x1);
+                    else
+                        *(uint32_t *)(row + e * 2) = Elem<T>::pack(x0, x1);
                 } else {
-                    *(T *)(row + e * p.out.se * 2) = T(x0);
+                    *(T *)(row + e * p.out.se * ES) = T(x0);
                     if (e + 1 < p.Dv)
-                        *(T *)(row + (e + 1) * p.out.se * 2) = T(x1);
+                        *(T *)(row + (e + 1) * p.out.se * ES) = T(x1);
                 }
             }
             if (p.stats.max && lane % 4 == 0) {
@@ -328,6 +406,27 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
             }
         }
 }
+
+/* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps; BN_TERMS
+ * the kv columns of the kernel with score terms or dropout (more code, more registers).  Chosen on
+ * an H100 among shapes that ptxas fits without local-memory spills (docs/PERFORMANCE.md keeps the
+ * variants tried and their rates).  Experiment builds try another shape for one class with
+ * -DFC_FWD_TRY_D=<class> -DFC_FWD_TRY_BM=.. -DFC_FWD_TRY_BN=.. -DFC_FWD_TRY_WARPS=.. */
+#ifndef FC_FWD_TRY_D
+#define FC_FWD_TRY_D 0
+#define FC_FWD_TRY_BM 0
+#define FC_FWD_TRY_BN 0
+#define FC_FWD_TRY_WARPS 0
+#endif
+template <int D, int BM_, int BN_, int BN_TERMS_, int WARPS_> struct FwdShapeOf {
+    static constexpr bool tried = D == FC_FWD_TRY_D;
+    static constexpr int BM = tried ? FC_FWD_TRY_BM : BM_, BN = tried ? FC_FWD_TRY_BN : BN_,
+                         BN_TERMS = tried ? FC_FWD_TRY_BN : BN_TERMS_, WARPS = tried ? FC_FWD_TRY_WARPS : WARPS_;
+};
+template <int D> struct FwdShape;
+template <> struct FwdShape<64> : FwdShapeOf<64, 128, 64, 64, 4> {};
+template <> struct FwdShape<128> : FwdShapeOf<128, 64, 96, 64, 4> {};
+template <> struct FwdShape<256> : FwdShapeOf<256, 64, 32, 16, 4> {};
 
 template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN>
 __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)

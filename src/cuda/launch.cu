@@ -23,7 +23,7 @@ fc_status fc_cuda_upload(void **dev, const void *host, size_t bytes, const char 
 
 bool fc_cuda_vec_ok(const fc_view *v, int64_t d)
 {
-    return v->se == 1 && d % 8 == 0 && (uintptr_t)v->data % 16 == 0 && v->sb % 8 == 0 && v->sn % 8 == 0 && v->ss % 8 == 0;
+    return fc_cuda_vec_fits(v, d, 2);
 }
 
 bool fc_cuda_vec_qk_ok(const fc_problem *p, const fc_view *v, const fc_view *r)

@@ -13,6 +13,7 @@ extern "C" {
 }
 #include "../core/problem.h"
 #include "dclass.h"
+#include "vec_rule.h"
 
 /* FC_ERR_BACKEND (FC_ERR_NO_MEMORY for an allocation) naming what failed. */
 fc_status fc_cuda_err(cudaError_t err, const char *what);

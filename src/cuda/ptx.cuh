@@ -1,6 +1,7 @@
 /*
  * The sm_80 tensor-core vocabulary the kernels use: cp.async (global → shared, zero-filling),
- * ldmatrix (shared → mma fragments) and mma.sync m16n8k16 with fp32 accumulators.
+ * ldmatrix (shared → mma fragments), mma.sync m16n8k16 with fp32 accumulators, and for fp32
+ * operands mma.sync m16n8k8 on tf32 with cvt.rna.tf32.f32 (tf32.cuh builds 3×TF32 products of them).
  */
 #ifndef FC_CUDA_PTX_CUH
 #define FC_CUDA_PTX_CUH
@@ -75,6 +76,31 @@ template <> struct Elem<__nv_bfloat16> {
     }
     static __device__ __forceinline__ float load(const void *p) { return __bfloat162float(*(const __nv_bfloat16 *)p); }
 };
+
+/* fp32 operands (tf32.cuh): a pair of fp32 is 8 bytes. */
+template <> struct Elem<float> {
+    static constexpr fc_dtype dtype = FC_F32;
+    static __device__ __forceinline__ float load(const void *p) { return *(const float *)p; }
+};
+
+/* x rounded to tf32 (10 fraction bits, nearest, ties away from zero), as a 32-bit container whose
+ * low 13 bits are zero. */
+__device__ __forceinline__ uint32_t tf32_rna(float x)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+/* d += a·b for one m16n8k8 tf32 tile: lane l holds A[l/4 (+8)][l%4 (+4)] (a0: row l/4, a1: + 8 rows,
+ * a2: + 4 columns, a3: both), B[l%4 (+4)][l/4] (b0, b1) and D as m16n8k16's. */
+__device__ __forceinline__ void mma1688_tf32(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
 
 /* d += a·b for one m16n8k16 tile (a row-major 16×16, b column-major 16×8). */
 template <typename T> __device__ __forceinline__ void mma16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1);

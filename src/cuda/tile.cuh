@@ -17,9 +17,12 @@ namespace fc_cuda {
 constexpr int kWarps = 4, kThreads = 32 * kWarps;
 constexpr float kLog2e = 1.4426950408889634f;
 
-/* Element (row, feature chunk c of 8) of a [rows][D] tile, chunks XOR-swizzled by row so that
- * ldmatrix's 8 rows hit 8 different bank groups. */
-template <int D> __device__ __forceinline__ int swz(int row, int c) { return row * D + ((c ^ (row & 7)) << 3); }
+/* Element (row, 16-byte feature chunk c of E elements: 8 of 16 bits, 4 of fp32) of a [rows][D]
+ * tile, chunks XOR-swizzled by row so that ldmatrix's 8 rows hit 8 different bank groups. */
+template <int D, int E = 8> __device__ __forceinline__ int swz(int row, int c) { return row * D + (c ^ (row & 7)) * E; }
+
+/* Elements of T in a 16-byte chunk. */
+template <typename T> constexpr int kChunk = 16 / (int)sizeof(T);
 
 /* Loads rows [s0, s0 + ROWS) of one (batch, head) slice into a swizzled tile: rows ≥ valid and
  * features ≥ dvalid become zeros.  row0 is the slice's row 0 (fc_view_row at s = 0, computed once
@@ -37,7 +40,7 @@ __device__ __forceinline__ void cp_chunk_rows(T *tile, const char *src, int64_t 
     for (int i = 0; i < ROWS / STEP; i++, src += STEP * rs) {
         const int row = r0 + i * STEP;
         const bool in = feat && row < valid;
-        cp_async16(tile + swz<D>(row, c), in ? src : any, in ? 16 : 0);
+        cp_async16(tile + swz<D, kChunk<T>>(row, c), in ? src : any, in ? 16 : 0);
     }
 }
 
@@ -45,12 +48,12 @@ template <typename T, int D, int ROWS, int THREADS = kThreads>
 __device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char *row0, int64_t s0, int valid, int dvalid,
                                           bool vec)
 {
-    constexpr int C = D / 8, STEP = THREADS / C;
+    constexpr int E = kChunk<T>, C = D / E, STEP = THREADS / C;
     static_assert(THREADS % C == 0 && ROWS % STEP == 0, "tile rows must split evenly over the threads");
-    const int64_t rs = v.ss * 2; /* bytes from one row to the next */
+    const int64_t rs = v.ss * (int)sizeof(T); /* bytes from one row to the next */
     if (vec) {
         const int c = threadIdx.x % C, r0 = threadIdx.x / C;
-        const bool feat = c * 8 < dvalid;
+        const bool feat = c * E < dvalid;
         const char *src = row0 + (s0 + r0) * rs + c * 16;
         cp_chunk_rows<T, D, ROWS, STEP>(tile, src, rs, c, r0, feat, valid, v.data);
         return;
@@ -58,11 +61,11 @@ __device__ __forceinline__ void load_tile(T *tile, const fc_view &v, const char 
 #pragma unroll 1
     for (int x = threadIdx.x; x < ROWS * C; x += THREADS) {
         const int row = x / C, c = x % C;
-        T *dst = tile + swz<D>(row, c);
+        T *dst = tile + swz<D, E>(row, c);
         const char *src = row0 + (s0 + row) * rs;
-        for (int k = 0; k < 8; k++) {
-            const int e = c * 8 + k;
-            dst[k] = row < valid && e < dvalid ? *(const T *)(src + e * v.se * 2) : T(0.0f);
+        for (int k = 0; k < E; k++) {
+            const int e = c * E + k;
+            dst[k] = row < valid && e < dvalid ? *(const T *)(src + e * v.se * (int)sizeof(T)) : T(0.0f);
         }
     }
 }

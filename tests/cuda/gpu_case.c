@@ -438,6 +438,19 @@ void gc_sweep_rope(unsigned seed, int cases, bool backward)
     }
 }
 
+void gc_sweep_f32(unsigned seed, int cases)
+{
+    tc_rng r = tc_rng_seed(seed);
+    for (int n = 0; n < cases; n++) {
+        gc_case c = gc_random(&r);
+        c.dt = FC_F32;
+        c.dropout = c.dropout || c.philox; /* the fp32 kernels do not generate dropout (refused by name): */
+        c.philox = false;                  /* the caller's bits instead */
+        c.seed = seed * 1000u + (unsigned)n;
+        gc_run(&c);
+    }
+}
+
 void gc_sweep(unsigned seed, int cases, bool backward)
 {
     tc_rng r = tc_rng_seed(seed);
@@ -455,7 +468,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d+%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
                "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d%s stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
                "pad_nan=%d nan_tail=%d seed=%u%s",
-               c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dr, c->Dv, c->dt == FC_BF16 ? "bf16" : "fp16", c->layout, c->packed,
+               c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dr, c->Dv, c->dt == FC_BF16 ? "bf16" : c->dt == FC_F16 ? "fp16" : "fp32", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
                c->dropout || c->philox, c->philox ? "(philox)" : "", c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
                c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->pad_nan, c->nan_tail, c->seed,

@@ -120,7 +120,7 @@ static void refusals(void)
         gc_env_restore(bad_env[k][0], old);
     }
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_F32;
-    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "fp16/bf16");
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "fp32 operands in the backward");
     cudaFree(buf);
 }
 

@@ -6,7 +6,8 @@
  * NaN in the padding past each batch, every visibility form) and a sweep of what it takes run
  * in every mode; under FLASHC_CUDA_FWD=sm90 (which fails any plan or run the sm_90a kernel
  * does not take) only those, so that a pass proves that kernel ran them; under sm80 they check
- * the mma.sync kernel.  Skips (77) where no GPU is present.
+ * the mma.sync kernel.  fp32 operands (the 3×TF32 kernels) get named cases and a sweep of their
+ * own at fp32's tolerance.  Skips (77) where no GPU is present.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,23 @@ static void named_cases(void)
     c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
 }
 
+/* fp32 operands and output: every class in the four layouts, then the features. */
+static void f32_cases(void)
+{
+    const int dims[] = {64, 128, 256};
+    for (int k = 0; k < 3; k++)
+        gc_layouts(base(dims[k], FC_F32));
+    gc_case c = base(128, FC_F32);
+    c.Dv = 64, gc_run(&c);
+    c.D = 36, c.Dv = 100, gc_run(&c); /* head dims between the classes, element loads past 4-feature chunks */
+    c = base(64, FC_F32), c.packed = true, c.varlen = true, c.B = 5, c.window = GC_CAUSAL, c.stats = true, gc_run(&c);
+    c = base(128, FC_F32), c.varlen = true, c.pad_nan = true, c.B = 4, gc_run(&c);
+    c = base(128, FC_F32), c.mask = true, c.bias = true, c.softcap = 5.0f, gc_run(&c);
+    c = base(256, FC_F32), c.alibi = true, c.sink = true, c.dropout = true, c.stats = true, gc_run(&c);
+    c = base(128, FC_F32), c.B = 1, c.Nq = 2, c.Nkv = 1, c.Sq = 1000, c.Skv = 1500, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(64, FC_F32), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
+}
+
 /* A host output among device operands, and a feature the GPU lacks. */
 static void selection(void)
 {
@@ -68,8 +86,11 @@ static void selection(void)
     plan = NULL;
     fc_options cuda = {.backend = FC_BACKEND_CUDA};
     d.out.data = dq;
-    d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = FC_F32;
-    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "fp16/bf16");
+    d.out.dtype = FC_F32; /* fp32 output of bf16 operands */
+    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "output dtype");
+    d.q.dtype = d.k.dtype = d.v.dtype = FC_F32;
+    d.dropout = (fc_dropout){.keep_prob = 0.9, .generate = true};
+    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "fp32 operands with dropout generated");
     cudaFree(dq);
 }
 
@@ -139,6 +160,8 @@ static void checks(void)
     if (!sm90_only()) {
         selection();
         named_cases();
+        f32_cases();
+        gc_sweep_f32(20261129u, plain_cases / 2);
     }
     if (!sweep_only)
         sm90_cases();

@@ -6,7 +6,8 @@
  * while others wait, is a deadlock: reported, then abort).  The sm_80 vocabulary of src/cuda/ptx.cuh
  * is spelled out from the PTX ISA's definitions, not from the kernels: ldmatrix (x4, .trans)
  * hands each lane its fragment words from the rows the 32 lanes address, mma.sync m16n8k16 forms
- * A (16×16), B (16×8) and D from the lanes' fragments, and cp.async copies are queued per thread
+ * A (16×16), B (16×8) and D from the lanes' fragments (m16n8k8 .tf32 likewise, with
+ * cvt.rna.tf32.f32's rounding), and cp.async copies are queued per thread
  * and made only when a cp.async.wait_group retires their group, so a kernel that reads a tile
  * before waiting for it reads stale data here too.  fp16 / bf16 are the core's conversions
  * (core/half.h).  Include this before the device headers; it defines FC_CUDA_PTX_CUH, so ptx.cuh
@@ -51,6 +52,10 @@ struct int4 {
 struct uint4 {
     unsigned x, y, z, w;
 };
+struct int2 {
+    int x, y;
+};
+inline int2 make_int2(int x, int y) { return int2{x, y}; }
 struct float2 {
     float x, y;
 };
@@ -94,6 +99,8 @@ struct Cta {
     std::vector<State> state;
     std::vector<Copies> copies;
     std::vector<uint64_t> xchg; /* per thread: 8 words published to its warp */
+    std::vector<int> vote[2];   /* per thread: its predicate of a __syncthreads_or/and, by the parity of its calls */
+    std::vector<unsigned> votes_cast;
     int n, current;
     cta_emu_dim3 block;
     void *fn;
@@ -185,6 +192,7 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
     c.state.assign(threads, RUN);
     c.copies.resize(threads);
     c.xchg.assign((size_t)threads * 8, 0);
+    c.vote[0].assign(threads, 0), c.vote[1].assign(threads, 0), c.votes_cast.assign(threads, 0);
     c.fn = &f;
     c.call = [](void *fn) { (*static_cast<F *>(fn))(); };
     static std::vector<char> stack_room; /* kept for the next CTA: mapping it anew costs more than the run */
@@ -239,6 +247,24 @@ inline void retire(Copies &q, size_t keep)
 #define blockIdx (cta_emu::block_idx())
 
 inline void __syncthreads() { cta_emu::wait(cta_emu::WAIT_CTA); }
+/* __syncthreads_or / _and: a CTA barrier that also reduces the threads' predicates.  A thread can
+ * be one such barrier ahead of another that has not yet read the last one's votes, never two, so
+ * two vote slots alternate. */
+namespace cta_emu {
+template <bool OR> inline int sync_vote(int pred)
+{
+    Cta *c = active();
+    const int me = c->current, slot = (int)(c->votes_cast[me]++ & 1u);
+    c->vote[slot][me] = pred != 0;
+    wait(WAIT_CTA);
+    int r = OR ? 0 : 1;
+    for (int t = 0; t < c->n; t++)
+        r = OR ? (r | c->vote[slot][t]) : (r & c->vote[slot][t]);
+    return r;
+}
+} // namespace cta_emu
+inline int __syncthreads_or(int pred) { return cta_emu::sync_vote<true>(pred); }
+inline int __syncthreads_and(int pred) { return cta_emu::sync_vote<false>(pred); }
 inline void __syncwarp(unsigned = 0xffffffffu) { cta_emu::wait(cta_emu::WAIT_WARP); }
 template <class T> inline T __shfl_sync(unsigned, T v, int src) { return cta_emu::swap_with(v, src & 31); }
 template <class T> inline T __shfl_up_sync(unsigned, T v, unsigned d)
@@ -285,6 +311,18 @@ template <class T> inline void __stcg(T *p, T v) { *p = v; }
 template <class T> inline T min(T a, T b) { return b < a ? b : a; }
 template <class T> inline T max(T a, T b) { return a < b ? b : a; }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline float __uint_as_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+inline uint32_t __float_as_uint(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
 
 /* The 16-bit element types (the storage and conversions the kernels use). */
 struct __half {
@@ -416,6 +454,50 @@ template <typename T> __attribute__((noinline)) void mma16816(float d[4], const 
     for (int e = 0; e < 4; e++) {
         float s = d[e];
         for (int k = 0; k < 16; k++)
+            s += A[e / 2][k] * B[e % 2][k];
+        d[e] = s;
+    }
+}
+
+template <> struct Elem<float> {
+    static constexpr fc_dtype dtype = FC_F32;
+    static float load(const void *p) { return *(const float *)p; }
+};
+
+/* cvt.rna.tf32.f32: x rounded to 10 fraction bits, to nearest with ties away from zero, in a
+ * 32-bit container with the 13 bits below them zero (subnormals round at the same bit; a value
+ * past tf32's largest rounds to ±inf); NaN gives the canonical NaN. */
+inline uint32_t tf32_rna(float x)
+{
+    const uint32_t u = __float_as_uint(x);
+    if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu))
+        return 0x7FFFFFFFu;
+    return (u + 0x1000u) & 0xFFFFE000u; /* sign–magnitude: adding half a step to the magnitude rounds ties away */
+}
+
+/* mma.sync m16n8k8 row.col .f32.tf32.tf32.f32: lane l holds A[l/4][l%4] (a0), A[l/4 + 8][l%4] (a1),
+ * A[l/4][l%4 + 4] (a2), A[l/4 + 8][l%4 + 4] (a3), B[l%4][l/4] (b0), B[l%4 + 4][l/4] (b1) and D as
+ * m16n8k16's.  An operand word with any of its low 13 bits set is no tf32 value (the kernel must
+ * round it, cvt.rna.tf32.f32): its products become NaN here, so a kernel that feeds raw fp32 fails. */
+__attribute__((noinline)) inline void mma1688_tf32(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    const uint64_t w[6] = {a[0], a[1], a[2], a[3], b0, b1};
+    cta_emu::publish(w, 6);
+    const int l = cta_emu::lane(), r = l / 4, c = 2 * (l % 4);
+    auto tf32 = [](uint64_t word) { return word & 0x1FFFu ? NAN : __uint_as_float((uint32_t)word); };
+    float A[2][8], B[2][8]; /* this lane's rows r, r + 8 of A (from lanes 4r..4r + 3), columns c, c + 1 of B */
+    for (int q = 0; q < 4; q++) {
+        A[0][q] = tf32(cta_emu::peek(4 * r + q, 0)), A[1][q] = tf32(cta_emu::peek(4 * r + q, 1));
+        A[0][q + 4] = tf32(cta_emu::peek(4 * r + q, 2)), A[1][q + 4] = tf32(cta_emu::peek(4 * r + q, 3));
+        for (int n = 0; n < 2; n++) {
+            B[n][q] = tf32(cta_emu::peek(4 * (c + n) + q, 4));
+            B[n][q + 4] = tf32(cta_emu::peek(4 * (c + n) + q, 5));
+        }
+    }
+    cta_emu::done();
+    for (int e = 0; e < 4; e++) {
+        float s = d[e];
+        for (int k = 0; k < 8; k++)
             s += A[e / 2][k] * B[e % 2][k];
         d[e] = s;
     }

@@ -1,0 +1,28 @@
+/*
+ * The host's rules for how a kernel may touch a view, in plain C (the plans, and the tests that run
+ * a kernel on the CPU): whole 16-byte chunks by cp.async, and pairs of output elements in one store.
+ */
+#ifndef FC_CUDA_VEC_RULE_H
+#define FC_CUDA_VEC_RULE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/problem.h"
+
+/* Whether cp.async can load the view's rows of d elements of es bytes: unit feature stride,
+ * 16-byte aligned rows and feature chunks. */
+static inline bool fc_cuda_vec_fits(const fc_view *v, int64_t d, int es)
+{
+    const int64_t per = 16 / es;
+    return v->se == 1 && d % per == 0 && (uintptr_t)v->data % 16 == 0 && v->sb % per == 0 && v->sn % per == 0 &&
+           v->ss % per == 0;
+}
+
+/* Whether an output of es-byte elements takes two adjacent features in one aligned store. */
+static inline bool fc_cuda_pair_fits(const fc_view *v, int es)
+{
+    return v->se == 1 && (uintptr_t)v->data % (2 * es) == 0 && v->sb % 2 == 0 && v->sn % 2 == 0 && v->ss % 2 == 0;
+}
+
+#endif /* FC_CUDA_VEC_RULE_H */
