@@ -1,11 +1,13 @@
 /*
- * flashc-bench --backend cuda, sparse forward (SparseFlashAttention): B = 1, 16 query heads on 1 kv
+ * flashc-bench --backend cuda, sparse forward (SparseFlashAttention) and backward
+ * (SparseFlashAttentionGrad, the sfag rows): B = 1, 16 query heads on 1 kv
  * head, S = 8K query and kv positions, each row selecting its top 16 blocks of 64 below the causal
  * limit (the rows near the start fewer), bf16; the MLA shape (512 + 64 rope, values 512) and
  * D = 128.  TFLOP/s over the selected positions (fc_plan_flops), CUDA events around each run, the
  * median of many, inputs rotated over three buffer sets.  Beside each, the dense causal forward of
  * the same D = 128 shape (the sparse rate per visible FLOP against the dense one; the dense kernels
- * take rope only up to Dqk + Dr = 256, so the MLA row has no dense twin yet).
+ * take rope only up to Dqk + Dr = 256, so the MLA row has no dense twin yet).  A backward row runs
+ * the forward once for its output and statistics, then times the backward alone (d_out random).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,13 +23,17 @@
 typedef struct {
     const char *name;
     int D, Dr, Dv;
-    bool sparse; /* else the dense causal forward of the same shape */
+    bool sparse;   /* else the dense causal attention of the same shape */
+    bool backward; /* the gradient (after one forward for its output and statistics) */
 } sparse_shape;
 
 static const sparse_shape shapes[] = {
-    {"sfa-bf16-mla-s8k-top16x64", 512, 64, 512, true},
-    {"sfa-bf16-d128-s8k-top16x64", 128, 0, 128, true},
-    {"sfa-dense-bf16-d128-s8k-causal", 128, 0, 128, false},
+    {"sfa-bf16-mla-s8k-top16x64", 512, 64, 512, true, false},
+    {"sfa-bf16-d128-s8k-top16x64", 128, 0, 128, true, false},
+    {"sfa-dense-bf16-d128-s8k-causal", 128, 0, 128, false, false},
+    {"sfag-bf16-mla-s8k-top16x64", 512, 64, 512, true, true},
+    {"sfag-bf16-d128-s8k-top16x64", 128, 0, 128, true, true},
+    {"sfag-dense-bf16-d128-s8k-causal", 128, 0, 128, false, true},
 };
 
 enum { S = 8192, NQ = 16, NKV = 1, TOPK = 16, BS = 64, SETS = 3 };
@@ -58,9 +64,12 @@ static void *device_fill(size_t elems)
     return d;
 }
 
-/* One buffer set: q, k, v, out, q_rope, k_rope, and the plan over them. */
+/* One buffer set: q, k, v, out, q_rope, k_rope (backward: statistics, d_out and the gradients),
+ * and the plan over them. */
 typedef struct {
     void *q, *k, *v, *out, *qr, *kr;
+    float *smax, *ssum;
+    void *dout, *dq, *dk, *dv, *dqr, *dkr;
     fc_plan *plan;
     void *ws;
     size_t ws_bytes;
@@ -91,7 +100,33 @@ static fc_status plan_set(const sparse_shape *s, const int32_t *ind, sparse_set 
     else
         d.vis.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
     fc_options opt = {.backend = FC_BACKEND_CUDA};
-    fc_status st = fc_plan_create(&d, &opt, &x->plan);
+    if (s->backward) {
+        if (cudaMalloc((void **)&x->smax, (size_t)S * NQ * sizeof(float)) != cudaSuccess ||
+            cudaMalloc((void **)&x->ssum, (size_t)S * NQ * sizeof(float)) != cudaSuccess)
+            return FC_ERR_NO_MEMORY;
+        d.stats = (fc_stats){.max = x->smax, .sum = x->ssum, .order = FC_STATS_KV_GROUP, .replicas = 1};
+        fc_status st = fc_attention(&d); /* the output and statistics the backward reads */
+        if (st != FC_OK || cudaDeviceSynchronize() != cudaSuccess)
+            return st != FC_OK ? st : FC_ERR_BACKEND;
+    }
+    fc_status st;
+    if (s->backward) {
+        x->dout = device_fill((size_t)S * NQ * s->Dv), x->dq = device_fill((size_t)S * NQ * s->D);
+        x->dk = device_fill((size_t)S * NKV * s->D), x->dv = device_fill((size_t)S * NKV * s->Dv);
+        if (s->Dr)
+            x->dqr = device_fill((size_t)S * NQ * s->Dr), x->dkr = device_fill((size_t)S * NKV * s->Dr);
+        if (!x->dout || !x->dq || !x->dk || !x->dv || (s->Dr && (!x->dqr || !x->dkr)))
+            return FC_ERR_NO_MEMORY;
+        fc_attention_grads g = {.d_out = fc_tensor_bsnd(x->dout, FC_BF16, NQ, S, s->Dv),
+                                .dq = fc_tensor_bsnd(x->dq, FC_BF16, NQ, S, s->D),
+                                .dk = fc_tensor_bsnd(x->dk, FC_BF16, NKV, S, s->D),
+                                .dv = fc_tensor_bsnd(x->dv, FC_BF16, NKV, S, s->Dv)};
+        if (s->Dr)
+            g.dq_rope = fc_tensor_bsnd(x->dqr, FC_BF16, NQ, S, s->Dr), g.dk_rope = fc_tensor_bsnd(x->dkr, FC_BF16, NKV, S, s->Dr);
+        st = fc_plan_create_backward(&d, &g, &opt, &x->plan);
+    } else {
+        st = fc_plan_create(&d, &opt, &x->plan);
+    }
     if (st == FC_OK && fc_plan_workspace_size(x->plan, &x->ws_bytes) == FC_OK && x->ws_bytes &&
         cudaMalloc(&x->ws, x->ws_bytes) != cudaSuccess)
         st = FC_ERR_NO_MEMORY;
@@ -102,6 +137,8 @@ static void free_set(sparse_set *x)
 {
     fc_plan_destroy(x->plan);
     cudaFree(x->q), cudaFree(x->k), cudaFree(x->v), cudaFree(x->out), cudaFree(x->qr), cudaFree(x->kr), cudaFree(x->ws);
+    cudaFree(x->smax), cudaFree(x->ssum), cudaFree(x->dout), cudaFree(x->dq), cudaFree(x->dk), cudaFree(x->dv);
+    cudaFree(x->dqr), cudaFree(x->dkr);
 }
 
 /* The buffer sets, run in turn (bench_cuda_median_ms's callback). */

@@ -40,8 +40,8 @@ target_compile_options(flashc_cuda_decode PRIVATE ${FLASHC_CUDA_GENCODE} --threa
   -Xcompiler=-fvisibility=hidden,-fno-threadsafe-statics,-fno-exceptions)
 set_target_properties(flashc_cuda_decode PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_COMPILER_LAUNCHER "${FLASHC_CUDA_BUDGET}")
 
-# The sparse forward (SparseFlashAttention; its own library, compiled in parallel with the rest).
-add_library(flashc_cuda_sparse OBJECT src/cuda/sparse_fwd.cu)
+# The sparse forward and backward (SparseFlashAttention and its gradient; their own library, compiled in parallel with the rest).
+add_library(flashc_cuda_sparse OBJECT src/cuda/sparse_fwd.cu src/cuda/sparse_bwd.cu)
 target_include_directories(flashc_cuda_sparse PRIVATE include src)
 target_compile_options(flashc_cuda_sparse PRIVATE ${FLASHC_CUDA_GENCODE} --threads=0 -Xptxas=-v
   -Xcompiler=-fvisibility=hidden,-fno-threadsafe-statics,-fno-exceptions)

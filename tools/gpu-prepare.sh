@@ -17,11 +17,12 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DCMAKE_CUDA_AR
 tests=(test_cuda_forward test_cuda_backward test_cuda_decode test_cuda_decode_runs test_cuda_rope test_cuda_sparse
        test_cuda_forward_runs test_cuda_backward_runs test_cuda_run_facts test_cuda_runtime test_cuda_cann
        test_cuda_infiniop test_hopper_layouts)
-cmake --build "$dir" -j"${FLASHC_JOBS:-$(nproc)}" --target flashc "${tests[@]}" flashc-bench
+cmake --build "$dir" -j"${FLASHC_JOBS:-$(nproc)}" --target flashc "${tests[@]}" flashc-bench sample_sfa_grad
 rm -rf .gpu
-mkdir -p .gpu/tests/cuda .gpu/bench
+mkdir -p .gpu/tests/cuda .gpu/tests/cann .gpu/bench
 cp -L "$dir"/libflashc.so.0 .gpu/libflashc.so.0
 for t in "${tests[@]}"; do cp "$dir/tests/cuda/$t" .gpu/tests/cuda/; done
+cp "$dir/tests/cann/sample_sfa_grad" .gpu/tests/cann/ # the seed's SparseFlashAttentionGrad sample (gpu-quick sparse)
 cp "$dir/bench/flashc-bench" .gpu/bench/
 if [ -n "${TRY_FLAGS:-}" ]; then
     cmake -S . -B "$dir-try" -DCMAKE_BUILD_TYPE=Release -DFLASHC_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \

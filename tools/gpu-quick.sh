@@ -22,10 +22,12 @@
 #   backward paths' tests with generated masks (the GPU's bits must be the CPU's), then memcheck.
 #   tools/gpu-quick.sh feat [build-dir]: rope-split heads (test_cuda_rope: forward and both backward
 #   paths against the CPU), generated dropout (the philox area's tests), then memcheck of each.
-#   tools/gpu-quick.sh sparse [build-dir]: the sparse forward (SparseFlashAttention): its test (every
-#   key layout, GQA past 16 heads, rope and MLA, against the reference, the CPU and a second run), then
-#   memcheck, racecheck and synccheck on a few cases, then flashc-bench's sparse rows (MLA and D = 128,
-#   beside the dense causal forward of the D = 128 shape).
+#   tools/gpu-quick.sh sparse [build-dir]: the sparse forward and backward (SparseFlashAttention and
+#   its grad): their test (every key layout, GQA past 16 heads, rope and MLA, against the reference,
+#   the CPU and a second run, bit for bit), the seed's SparseFlashAttentionGrad sample and the CANN
+#   face on the GPU, then memcheck on a few cases (SANITIZERS="memcheck racecheck synccheck" for more),
+#   then flashc-bench's sparse
+#   rows (MLA and D = 128, forward and backward, beside the dense causal ones of the D = 128 shape).
 #   tools/gpu-quick.sh f32 [build-dir]: fp32 operands (the 3×TF32 kernels): test_cuda_forward's fp32
 #   cases and sweep on the automatic choice (the sm_90a forward leaves fp32 to them) and forced sm_80,
 #   memcheck, then flashc-bench's fp32 forward rows beside bf16 (the goal: ≥ 0.3× the bf16 rate).
@@ -231,18 +233,22 @@ f32)
     echo "tests: fwd $rc_f32_fwd, fwd-sm80 $rc_f32_fwd_sm80; memcheck: ${rc_san_f32_fwd:-n/a}"
     ;;
 sparse)
-    TAIL=20 step sparse-fwd 150 "$dir/tests/cuda/test_cuda_sparse" 60
+    # limits that keep the whole area inside one 600-second call
+    TAIL=20 step sparse-fwd 180 "$dir/tests/cuda/test_cuda_sparse" 40
     [ "$rc_sparse_fwd" = 124 ] && { echo "gpu-quick: the sparse tests timed out; stopping"; exit 1; }
+    TAIL=10 step sparse-cann 90 "$dir/tests/cuda/test_cuda_cann"
+    [ -x "$dir/tests/cann/sample_sfa_grad" ] && TAIL=3 step sample-sfag 45 env FLASHC_DEVICE=cuda \
+        cmake -DEXE="$PWD/$dir/tests/cann/sample_sfa_grad" -P tests/cann/samples/check_sfa_grad.cmake
     if command -v compute-sanitizer >/dev/null; then
-        for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-            step "san-sparse-$tool" 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 3
+        for tool in ${SANITIZERS:-memcheck}; do
+            step "san-sparse-$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 3
         done
     fi
-    step bench-sparse 120 "$dir/bench/flashc-bench" --backend cuda --filter sfa --repeat 20
+    step bench-sparse 100 "$dir/bench/flashc-bench" --backend cuda --filter sfa --repeat 20
     echo
-    echo "== sparse forward, bf16, B = 1, 16 query / 1 kv heads, S = 8K, top 16 blocks of 64 (TFLOP/s over the selected positions)"
+    echo "== sparse forward (sfa) and backward (sfag), bf16, B = 1, 16 query / 1 kv heads, S = 8K, top 16 blocks of 64 (TFLOP/s over the selected positions)"
     grep -E '^sfa' "$out/bench-sparse.log"
-    echo "tests: sparse $rc_sparse_fwd; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
+    echo "tests: sparse $rc_sparse_fwd, CANN face ${rc_sparse_cann:-n/a}, SFAG sample ${rc_sample_sfag:-n/a}; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
     ;;
 all)
     # every new kernel in one call under BUDGET seconds (default 300): correctness of each first
@@ -254,7 +260,7 @@ all)
     TAIL=6 step bwd-fused 60 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 10
     TAIL=6 step bwd-grid 40 env FLASHC_CUDA_BWD=fused FLASHC_CUDA_BWD_GRID=4096 "$dir/tests/cuda/test_cuda_backward" 4
     TAIL=6 step dec-mma 50 env FLASHC_CUDA_DECODE=mma "$dir/tests/cuda/test_cuda_decode" 10
-    TAIL=10 step sparse 50 "$dir/tests/cuda/test_cuda_sparse" 30
+    TAIL=10 step sparse 80 "$dir/tests/cuda/test_cuda_sparse" 20
     TAIL=6 step rope 40 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_rope" 10
     b="$dir/bench/flashc-bench --backend cuda --repeat 10"
     TAIL=2 step bench-fwd 40 env FLASHC_CUDA_FWD=sm90 $b --filter fwd

@@ -39,7 +39,7 @@ static bool fc_cuda_supports(const fc_problem *prob, fc_op op, const char **why)
     }
     if (op == FC_OP_FORWARD)
         return fc_cuda_pick(prob, &decode, why);
-    const char *missing = fc_cuda_bwd_unsupported(prob);
+    const char *missing = prob->sparse.data ? fc_cuda_sfag_unsupported(prob) : fc_cuda_bwd_unsupported(prob);
     if (missing)
         *why = missing;
     return missing == NULL;
@@ -98,8 +98,8 @@ static int fc_cuda_claims(const fc_problem *prob, const char **which)
     return device == 0 ? 0 : device == n ? 1 : -1;
 }
 
-/* A plan's device state: the tiled forward's, the decode's, the sparse forward's or the
- * backward's; and which of its planned operands were found in device memory at planning, so that
+/* A plan's device state: the tiled forward's, the decode's, the sparse forward's, the
+ * backward's or the sparse backward's; and which of its planned operands were found in device memory at planning, so that
  * a run that keeps them asks the driver only about the addresses it brings (read-only after
  * planning). */
 typedef struct {
@@ -108,6 +108,7 @@ typedef struct {
     fc_cuda_dec *dec;
     fc_cuda_sfa *sfa;
     fc_cuda_bwd *bwd;
+    fc_cuda_sfag *sfag;
     const void *device[FC_CUDA_OPERANDS]; /* per slot: the planned address when it is device memory */
     bool lists_device;                    /* every planned key/value list element is */
 } fc_cuda_state;
@@ -142,13 +143,14 @@ static void fc_cuda_destroy(void *state)
     fc_cuda_dec_destroy(s->dec);
     fc_cuda_sfa_destroy(s->sfa);
     fc_cuda_bwd_destroy(s->bwd);
+    fc_cuda_sfag_destroy(s->sfag);
     free(s);
 }
 
 static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
 {
     (void)options;
-    const bool sparse = plan->op == FC_OP_FORWARD && plan->prob.sparse.data;
+    const bool sparse = plan->prob.sparse.data != NULL;
     fc_cuda_state *s = calloc(1, sizeof *s);
     if (!s)
         return fc_fail(FC_ERR_NO_MEMORY, "fc_cuda_plan: out of host memory");
@@ -157,7 +159,8 @@ static fc_status fc_cuda_plan(fc_plan *plan, const fc_options *options)
     const char *why;
     if (plan->op == FC_OP_FORWARD && !sparse)
         fc_cuda_pick(&plan->prob, &decode, &why);
-    const fc_status st = plan->op != FC_OP_FORWARD ? fc_cuda_bwd_plan(&plan->prob, &s->bwd)
+    const fc_status st = plan->op != FC_OP_FORWARD ? (sparse ? fc_cuda_sfag_plan(&plan->prob, &s->sfag)
+                                                             : fc_cuda_bwd_plan(&plan->prob, &s->bwd))
                          : sparse                  ? fc_cuda_sfa_plan(&plan->prob, &s->sfa)
                          : decode                  ? fc_cuda_dec_plan(&plan->prob, &s->dec)
                                                    : fc_cuda_fwd_plan(&plan->prob, &s->fwd);
@@ -178,6 +181,7 @@ static size_t fc_cuda_workspace_size(const fc_plan *plan)
      * head; the decode its splits' (O, m, l) */
     return s->dec                    ? fc_cuda_dec_workspace(s->dec, &plan->prob)
            : s->sfa                 ? fc_cuda_sfa_workspace(&plan->prob, plan->lengths_bindable)
+           : s->sfag                ? fc_cuda_sfag_workspace(s->sfag)
            : s->op == FC_OP_FORWARD ? fc_cuda_fwd_workspace(&plan->prob, plan->lengths_bindable)
                                     : fc_cuda_bwd_workspace(s->bwd, &plan->prob);
 }
@@ -204,7 +208,7 @@ static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
         return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: key/value list element %lld is not CUDA device memory",
                        (long long)host);
     /* block-table entries are checked on the GPU by the decode kernels (a bad one shows here), by
-     * the sparse forward's run before its launch */
+     * the sparse forward's and backward's runs before their launches */
     return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
 }
 
@@ -242,6 +246,7 @@ static fc_status fc_cuda_execute(const fc_plan *plan, const fc_problem *run, con
     const fc_cuda_lengths lens = {&plan->rule, l->sq || l->skv || l->kv_lo ? l : NULL};
     return s->dec                  ? fc_cuda_dec_run(s->dec, run, lens, bind->kv_lens, workspace, stream)
            : s->sfa                 ? fc_cuda_sfa_run(s->sfa, run, lens, workspace, stream)
+           : s->sfag                ? fc_cuda_sfag_run(s->sfag, run, lens, workspace, stream)
            : s->op == FC_OP_FORWARD ? fc_cuda_fwd_run(s->fwd, run, lens, workspace, stream)
                                     : fc_cuda_bwd_run(s->bwd, run, lens, workspace, stream);
 }

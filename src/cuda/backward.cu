@@ -206,6 +206,11 @@ extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
         return fwd;
     if (p->q.dtype == FC_F32) /* the forward's 3×TF32 kernels have no backward yet */
         return "fp32 operands in the backward";
+    return fc_cuda_grads_unsupported(p);
+}
+
+extern "C" const char *fc_cuda_grads_unsupported(const fc_problem *p)
+{
     if (p->dout.dtype != p->q.dtype)
         return "an output gradient dtype different from the query's";
     if (p->dq.dtype != p->q.dtype || p->dk.dtype != p->q.dtype || p->dv.dtype != p->q.dtype ||

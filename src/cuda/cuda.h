@@ -92,12 +92,31 @@ fc_status fc_cuda_sfa_run(const fc_cuda_sfa *plan, const fc_problem *run, fc_cud
                           void *stream);
 void fc_cuda_sfa_destroy(fc_cuda_sfa *plan);
 
+/* Device state of a sparse backward plan (sparse_bwd.cu: SparseFlashAttentionGrad): the per-batch
+ * facts, the kernel class and the sizes its workspace was made for. */
+typedef struct fc_cuda_sfag fc_cuda_sfag;
+
+/* Why the sparse backward kernels cannot run prob (NULL when they can). */
+const char *fc_cuda_sfag_unsupported(const fc_problem *prob);
+fc_status fc_cuda_sfag_plan(const fc_problem *prob, fc_cuda_sfag **out);
+/* Device workspace of a run: D per query row and head, the inverse index (O(index entries)) and,
+ * when its runs may bring them, the run's own per-batch facts. */
+size_t fc_cuda_sfag_workspace(const fc_cuda_sfag *plan);
+/* Queues the sparse backward of run on stream after the forward's checks (block tables, paged kv
+ * lengths); FC_ERR_INVALID_ARG when the run's own lengths need more workspace than the plan's. */
+fc_status fc_cuda_sfag_run(const fc_cuda_sfag *plan, const fc_problem *run, fc_cuda_lengths lens, void *workspace,
+                           void *stream);
+void fc_cuda_sfag_destroy(fc_cuda_sfag *plan);
+
 /* Device state of a backward plan: per-batch facts, the D workspace's row offsets, the query
  * and kv tiles in launch order. */
 typedef struct fc_cuda_bwd fc_cuda_bwd;
 
 /* Why the backward kernels cannot run prob (NULL when they can). */
 const char *fc_cuda_bwd_unsupported(const fc_problem *prob);
+/* Why the backward kernels, dense or sparse, cannot write prob's gradients: an output gradient or
+ * gradients in another dtype than the operands', tensor-list or paged gradient storage. */
+const char *fc_cuda_grads_unsupported(const fc_problem *prob);
 fc_status fc_cuda_bwd_plan(const fc_problem *prob, fc_cuda_bwd **out);
 /* Device workspace of a run: D = rowsum(dO ∘ O), fp32, per query head and row. */
 size_t fc_cuda_bwd_workspace(const fc_cuda_bwd *plan, const fc_problem *prob);

@@ -17,6 +17,7 @@ extern "C" {
 #include "launch.h"
 #include "plan_facts.h"
 #include "sparse_fwd_kernel.cuh"
+#include "sparse_run.h"
 
 using namespace fc_cuda;
 
@@ -56,9 +57,7 @@ extern "C" void fc_cuda_sfa_destroy(fc_cuda_sfa *plan)
     free(plan);
 }
 
-/* The most kv positions a run may use of a batch: the plan's longest (its block tables are read
- * up to there). */
-static int64_t fc_sfa_kv_cap(const fc_problem *p)
+int64_t fc_sfa_kv_cap(const fc_problem *p)
 {
     int64_t cap = p->max_skv;
     for (int64_t b = 0; b < p->B; b++)
@@ -74,26 +73,25 @@ static size_t fc_sfa_smem(int dclass)
                                                                                                   : fc_sfa_smem_of<FC_SFA_MLA_DK>();
 }
 
-/* FC_ERR_BACKEND when the current device cannot give a CTA of the class its shared memory. */
-static fc_status fc_sfa_device_fits(int dclass)
+fc_status fc_sfa_device_fits(size_t smem, const char *who)
 {
     int dev = 0, optin = 0;
     cudaError_t err = cudaGetDevice(&dev);
     if (err == cudaSuccess)
         err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
     if (err != cudaSuccess)
-        return fc_cuda_err(err, "fc_cuda_sfa_plan: the device's shared memory per block");
-    if ((size_t)optin < fc_sfa_smem(dclass))
-        return fc_fail(FC_ERR_BACKEND, "fc_cuda_sfa_plan: the sparse forward for these head dims needs %zu bytes of shared memory "
-                                       "per block, this GPU gives %d",
-                       fc_sfa_smem(dclass), optin);
+        return fc_cuda_err(err, who);
+    if ((size_t)optin < smem)
+        return fc_fail(FC_ERR_BACKEND, "%s: the sparse kernels for these head dims need %zu bytes of shared memory per block, "
+                                       "this GPU gives %d",
+                       who, smem, optin);
     return FC_OK;
 }
 
 extern "C" fc_status fc_cuda_sfa_plan(const fc_problem *p, fc_cuda_sfa **out)
 {
     const int dclass = fc_sfa_class(p->Dqk, p->Dr, p->Dv);
-    fc_status st = fc_sfa_device_fits(dclass);
+    fc_status st = fc_sfa_device_fits(fc_sfa_smem(dclass), "fc_cuda_sfa_plan");
     if (st != FC_OK)
         return st;
     fc_cuda_sfa *plan = (fc_cuda_sfa *)calloc(1, sizeof *plan);
@@ -115,9 +113,7 @@ extern "C" size_t fc_cuda_sfa_workspace(const fc_problem *p, bool runs_bring_fac
     return runs_bring_facts ? (fc_cuda_facts_bytes(p) + 255) / 256 * 256 : 0;
 }
 
-/* *out = a host copy (malloc'd; NULL when n = 0) of the elements [0, n) of a device array of
- * `es`-byte elements, read after the work queued on stream s. */
-static fc_status fc_sfa_to_host(const void *dev, int64_t n, size_t es, cudaStream_t s, const char *what, void **out)
+fc_status fc_sfa_to_host(const void *dev, int64_t n, size_t es, cudaStream_t s, const char *what, void **out)
 {
     *out = NULL;
     if (n <= 0)
@@ -134,24 +130,15 @@ static fc_status fc_sfa_to_host(const void *dev, int64_t n, size_t es, cudaStrea
     return fc_cuda_err(err, what);
 }
 
-/* A run as its checks see it, batch by batch: the problem with host copies of its block tables
- * (read in the run's stream order; the host waits for the stream there — the decode kernels'
- * way, checking on the device, is still to come here), and the query rows of the batches seen. */
-struct SfaRunCheck {
-    fc_problem host;
-    void *copies[3];
-    int64_t kv_cap, rows;
-};
-
-static void fc_sfa_check_free(SfaRunCheck *c)
+void fc_sfa_check_free(SfaRunCheck *c)
 {
     for (int x = 0; x < 3; x++)
         free(c->copies[x]);
 }
 
-static fc_status fc_sfa_check_init(SfaRunCheck *c, const fc_problem *run, int64_t kv_cap, cudaStream_t s)
+fc_status fc_sfa_check_init(SfaRunCheck *c, const fc_problem *run, int64_t kv_cap, cudaStream_t s, const char *who)
 {
-    c->host = *run, c->kv_cap = kv_cap, c->rows = 0;
+    c->host = *run, c->kv_cap = kv_cap, c->rows = c->kv_rows = c->blocks = 0, c->who = who;
     fc_view *views[3] = {&c->host.k, &c->host.v, &c->host.k_rope};
     fc_status st = FC_OK;
     for (int x = 0; x < 3; x++) {
@@ -160,29 +147,43 @@ static fc_status fc_sfa_check_init(SfaRunCheck *c, const fc_problem *run, int64_
         if (!pg->table || st != FC_OK)
             continue;
         const int64_t entries = (run->B - 1) * pg->table_stride + fc_ceil_div(kv_cap, pg->block_size);
-        st = fc_sfa_to_host(pg->table, entries, sizeof(int32_t), s, "fc_cuda_sfa_run: the block table", &c->copies[x]);
+        st = fc_sfa_to_host(pg->table, entries, sizeof(int32_t), s, c->who, &c->copies[x]);
         pg->table = (const int32_t *)c->copies[x];
     }
     return st;
 }
 
-/* Batch b of the run (its facts bt): its block-table entries in range, within the plan's kv cap
- * where paged; its rows counted. */
-static fc_status fc_sfa_check_batch(SfaRunCheck *c, int64_t b, const fc_batch &bt)
+fc_status fc_sfa_check_batch(SfaRunCheck *c, int64_t b, const fc_batch &bt)
 {
     const int64_t end = bt.stat_row0 + bt.q_rows;
     c->rows = end > c->rows ? end : c->rows;
+    c->kv_rows = bt.kv_rows > c->kv_rows ? bt.kv_rows : c->kv_rows;
+    c->blocks += fc_sfag_blocks(bt.kv_rows, c->host.sparse.block_size); /* < kv_rows + 1 each: no overflow */
     const bool paged = c->host.k.pages.table || c->host.v.pages.table || c->host.k_rope.pages.table;
     if (paged && bt.skv > c->kv_cap)
-        return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_sfa_run: batch %lld of the run has %lld kv positions, the paged plan at most %lld",
+        return fc_fail(FC_ERR_INVALID_ARG, "%s: batch %lld of the run has %lld kv positions, the paged plan at most %lld", c->who,
                        (long long)b, (long long)bt.skv, (long long)c->kv_cap);
-    return fc_host_check_batch_pages("fc_cuda_sfa_run", &c->host, b, bt.skv);
+    return fc_host_check_batch_pages(c->who, &c->host, b, bt.skv);
 }
 
 /* fc_cuda_facts_check over a run's own facts (state: its SfaRunCheck). */
 static fc_status fc_sfa_check_own(const void *state, int64_t b, const fc_batch &, const fc_batch &own)
 {
     return fc_sfa_check_batch((SfaRunCheck *)state, b, own);
+}
+
+fc_status fc_sfa_run_facts(const fc_cuda_facts *facts, int64_t kv_cap, const fc_problem *run, const fc_cuda_lengths &lens,
+                           void *workspace, cudaStream_t s, const char *who, fc_batch **batch, SfaRunCheck *check)
+{
+    fc_status st = fc_sfa_check_init(check, run, kv_cap, s, who);
+    for (int64_t b = 0; st == FC_OK && !lens.len && b < run->B; b++) /* the planned facts (own ones: in the walk below) */
+        st = fc_sfa_check_batch(check, b, run->batch[b]);
+    if (st == FC_OK)
+        st = fc_cuda_facts_for_run(facts, run, lens, check, fc_sfa_check_own, workspace, s, who, batch, NULL);
+    fc_sfa_check_free(check);
+    if (st == FC_OK && check->rows >= INT32_MAX)
+        st = fc_fail(FC_ERR_BACKEND, "%s: %lld query rows, more than one launch takes", who, (long long)check->rows);
+    return st;
 }
 
 /* Selected positions of the problem, counted on a host copy of its index rows (the rows read:
@@ -239,16 +240,9 @@ extern "C" fc_status fc_cuda_sfa_run(const fc_cuda_sfa *plan, const fc_problem *
 {
     fc_problem p = *run;
     SfaRunCheck check;
-    fc_status st = fc_sfa_check_init(&check, run, plan->kv_cap, (cudaStream_t)stream);
-    for (int64_t b = 0; st == FC_OK && !lens.len && b < run->B; b++) /* the planned facts (own ones: in the walk below) */
-        st = fc_sfa_check_batch(&check, b, run->batch[b]);
-    if (st == FC_OK)
-        st = fc_cuda_facts_for_run(&plan->facts, run, lens, &check, fc_sfa_check_own, workspace, (cudaStream_t)stream,
-                                   "fc_cuda_sfa_run", &p.batch, NULL);
-    fc_sfa_check_free(&check);
+    const fc_status st = fc_sfa_run_facts(&plan->facts, plan->kv_cap, run, lens, workspace, (cudaStream_t)stream,
+                                          "fc_cuda_sfa_run", &p.batch, &check);
     const int64_t rows = check.rows; /* the run's own rows (its lengths may differ from the plan's) */
-    if (st == FC_OK && rows >= INT32_MAX)
-        st = fc_fail(FC_ERR_BACKEND, "fc_cuda_sfa_run: %lld query rows, more than one launch takes", (long long)rows);
     if (st != FC_OK)
         return st;
     SfaLaunch L;

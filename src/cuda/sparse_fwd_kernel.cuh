@@ -94,6 +94,46 @@ __device__ __forceinline__ void sfa_load_rows(T *tile, const char *const *main, 
     }
 }
 
+/* The next tile of the walk (warp 0; lane x owns slots x, x + 32): each slot's key, value and key
+ * rope rows into rows[0 .. 3·BN) (NULL = nothing to load); returns the count (every lane). */
+template <int BN>
+__device__ __forceinline__ int sfa_walk_rows(const fc_problem &p, int64_t b, int64_t kv_tok, int64_t n2, int dr, const char *ind,
+                                             int64_t thr, SelCursor &cur, int lane, const char **rows)
+{
+    int pos[2];
+    const int n = sel_next<BN>(p.sparse, ind, thr, cur, lane, pos);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int x = lane + 32 * h;
+        if (x >= BN)
+            break;
+        const bool in = pos[h] >= 0;
+        rows[x] = in ? sfa_kv_row(p.k, b, kv_tok, n2, pos[h]) : nullptr;
+        rows[BN + x] = in ? sfa_kv_row(p.v, b, kv_tok, n2, pos[h]) : nullptr;
+        rows[2 * BN + x] = in && dr > 0 ? sfa_kv_row(p.k_rope, b, kv_tok, n2, pos[h]) : nullptr;
+    }
+    return n;
+}
+
+/* A stage's key and value tiles ([BN][DK], [BN][DV], swizzled) from the walk's row addresses. */
+template <typename T, int DK, int DV, int BN, int THREADS>
+__device__ __forceinline__ void sfa_load_kv(const fc_problem &p, const SfaLaunch &L, T *k_tile, T *v_tile, const char *const *rows)
+{
+    const int dr = (int)p.Dr;
+    sfa_load_rows<T, DK, BN, THREADS>(k_tile, rows, p.k.se, (int)p.Dqk, L.vec_k, dr > 0 ? rows + 2 * BN : nullptr, p.k_rope.se,
+                                      L.rope_at, dr, L.vec_kr);
+    sfa_load_rows<T, DV, BN, THREADS>(v_tile, rows + BN, p.v.se, (int)p.Dv, L.vec_v, nullptr, 0, DV, 0, false);
+}
+
+/* The CTA's token (b, i) (grid row blockIdx.x), kv head n2, first query head g0 and how many of
+ * the 16 it has (grid column blockIdx.y: sparse_plan.h). */
+__device__ __forceinline__ int sfa_cta_heads(const fc_problem &p, int head_tiles, int64_t &b, int64_t &i, int64_t &n2, int64_t &g0)
+{
+    fc_sfa_token(p.batch, p.B, blockIdx.x, &b, &i);
+    n2 = blockIdx.y / head_tiles, g0 = (int64_t)(blockIdx.y % head_tiles) * FC_SFA_HEADS;
+    return (int)(p.G - g0 < FC_SFA_HEADS ? p.G - g0 : FC_SFA_HEADS);
+}
+
 template <typename T, int DK, int DV, int BN, int WARPS>
 __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_constant__ fc_problem p, const SfaLaunch L)
 {
@@ -111,11 +151,9 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
     const char **sRow = reinterpret_cast<const char **>(smem_raw + S::q + S::k + S::v + S::s);
     int *s_n = reinterpret_cast<int *>(smem_raw + S::q + S::k + S::v + S::s + S::rows);
 
-    int64_t b, i;
-    fc_sfa_token(p.batch, p.B, blockIdx.x, &b, &i);
+    int64_t b, i, n2, g0;
+    const int heads = sfa_cta_heads(p, L.head_tiles, b, i, n2, g0);
     const fc_batch &bt = p.batch[b];
-    const int64_t n2 = blockIdx.y / L.head_tiles, g0 = (int64_t)(blockIdx.y % L.head_tiles) * H;
-    const int heads = (int)(p.G - g0 < H ? p.G - g0 : H);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const bool live = i < bt.sq; /* padding rows of a padded batch select nothing */
     const int64_t thr = fc_sparse_threshold(&p.sparse, &bt, i);
@@ -123,30 +161,13 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
     SelCursor cur = sel_start(live, thr);
     const int dqk = (int)p.Dqk, dr = (int)p.Dr, dv = (int)p.Dv;
 
-    /* The next tile's positions → row addresses of stage st (warp 0; lane x owns slots x, x + 32). */
+    /* The next tile's positions → row addresses of stage st (warp 0); a stage's tiles. */
     auto walk = [&](int st) {
-        int pos[2];
-        const int n = sel_next<BN>(p.sparse, ind, thr, cur, lane, pos);
-        const char **rows = sRow + st * 3 * BN;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int x = lane + 32 * h;
-            if (x >= BN)
-                break;
-            const bool in = pos[h] >= 0;
-            rows[x] = in ? sfa_kv_row(p.k, b, bt.kv_tok, n2, pos[h]) : nullptr;
-            rows[BN + x] = in ? sfa_kv_row(p.v, b, bt.kv_tok, n2, pos[h]) : nullptr;
-            rows[2 * BN + x] = in && dr > 0 ? sfa_kv_row(p.k_rope, b, bt.kv_tok, n2, pos[h]) : nullptr;
-        }
+        const int n = sfa_walk_rows<BN>(p, b, bt.kv_tok, n2, dr, ind, thr, cur, lane, sRow + st * 3 * BN);
         if (lane == 0)
             s_n[st] = n;
     };
-    auto load_kv = [&](int st) {
-        const char *const *rows = sRow + st * 3 * BN;
-        sfa_load_rows<T, DK, BN, THREADS>(sK + st * BN * DK, rows, p.k.se, dqk, L.vec_k, dr > 0 ? rows + 2 * BN : nullptr,
-                                          p.k_rope.se, L.rope_at, dr, L.vec_kr);
-        sfa_load_rows<T, DV, BN, THREADS>(sV + st * BN * DV, rows + BN, p.v.se, dv, L.vec_v, nullptr, 0, DV, 0, false);
-    };
+    auto load_kv = [&](int st) { sfa_load_kv<T, DK, DV, BN, THREADS>(p, L, sK + st * BN * DK, sV + st * BN * DV, sRow + st * 3 * BN); };
 
     /* Q: the group's heads g0.. of token i (rows past the group, and every row of an empty token,
      * zeros); addresses through the logits' room, which is free until the first tile. */

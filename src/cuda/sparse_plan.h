@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "../core/checked.h"
 #include "../core/hd.h"
 #include "../core/problem.h"
 
@@ -60,6 +61,36 @@ static inline FC_HD void fc_sfa_token(const fc_batch *bt, int64_t nb, int64_t r,
             hi = mid - 1;
     }
     *b = lo, *i = r - bt[lo].stat_row0;
+}
+
+/* The sparse backward's dK/dV side (sparse_bwd_kernel.cuh): one CTA owns FC_SFAG_KEYS kv rows of
+ * one selection block (block kb of batch b covers rows [kb·bs, kb·bs + bs)) and one kv head; it
+ * steps through the (token, query head) pairs that selected the block, FC_SFAG_PAIRS at a time. */
+#define FC_SFAG_KEYS 16
+#define FC_SFAG_PAIRS 16
+
+/* Selection blocks that cover a batch's kv_rows rows (the rows its dK/dV outputs have). */
+static inline FC_HD int64_t fc_sfag_blocks(int64_t kv_rows, int64_t bs) { return fc_ceil_div(kv_rows, bs); }
+
+/* dK/dV CTAs per block: FC_SFAG_KEYS-row parts of min(bs, the longest batch's kv rows). */
+static inline FC_HD int64_t fc_sfag_parts(int64_t bs, int64_t kv_rows_max)
+{
+    return fc_ceil_div(bs < kv_rows_max ? bs : kv_rows_max, FC_SFAG_KEYS);
+}
+
+/* The batch of global block number g (per kv head): the last b with blk0[b] <= g (blk0: the
+ * blocks before each batch, B + 1 entries; batches without blocks share the next one's start). */
+static inline FC_HD int64_t fc_sfag_block_batch(const int64_t *blk0, int64_t batches, int64_t g)
+{
+    int64_t lo = 0, hi = batches - 1;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo + 1) / 2;
+        if (blk0[mid] <= g)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 #endif /* FC_CUDA_SPARSE_PLAN_H */

@@ -10,7 +10,8 @@
  * 561000 and a message naming the CUDA backend, or match the CPU.  IncreFlashAttention with
  * kvPaddingSize (a device tensor written after the first phase, read by the face in the second)
  * on the GPU against the reference: the read waits for the stream, and the per-batch windows it
- * gives reach the kernel.  SparseFlashAttention (the sparse forward) against the reference.
+ * gives reach the kernel.  SparseFlashAttention and its grad (the sparse forward and backward)
+ * against the reference.
  * Skips (77) without a GPU.
  */
 #define _GNU_SOURCE
@@ -187,7 +188,7 @@ static void decode_left_padding(void)
     }
 }
 
-/* SparseFlashAttention through the face on the GPU against the reference: BSND and TND, whose
+/* SparseFlashAttention (and its grad) through the face on the GPU against the reference: BSND and TND, whose
  * runs bind the actual lengths the face reads (the run's own facts), causal mode 3, rope, MQA,
  * both index widths.  (PA_BSND is not among them: the face binds its host copy of the block
  * table, which the CUDA backend refuses as host memory.) */
@@ -202,6 +203,17 @@ static void sparse_face(void)
     c = sfa_case_default();
     c.lq = "BSND", c.lkv = "TND", c.lens_q = true, c.N1 = 8, c.N2 = 1, c.K = 9, c.bs = 5, c.Dv = 32, c.seed = 42;
     sfa_run_case("SFA BSND query over TND keys, MQA 8, Dv 32", &c);
+    /* SparseFlashAttentionGrad on the forward's own output and statistics */
+    c = sfa_case_default();
+    c.D = 64, c.backward = true, c.seed = 43;
+    sfa_run_case("SFAG BSND fp16 on the GPU", &c);
+    c = sfa_case_default();
+    c.lq = c.lkv = "TND", c.dtype = TC_BF16, c.mode = 3, c.Dr = 16, c.idx64 = true, c.backward = true, c.seed = 44;
+    sfa_run_case("SFAG TND bf16 causal, rope, INT64 indices", &c);
+    c = sfa_case_default();
+    c.lens_q = c.lens_kv = true, c.N1 = 16, c.N2 = 1, c.D = 512, c.Dr = 64, c.Dv = 512, c.K = 4, c.bs = 8,
+    c.dtype = TC_BF16, c.mode = 3, c.backward = true, c.seed = 45;
+    sfa_run_case("SFAG MLA 512 + 64, Dv 512, MQA 16, causal", &c);
 }
 
 int main(void)

@@ -10,7 +10,9 @@
  * batches, TND packed, PA_BSND paged), GQA/MQA with more than 16 query heads per kv head, rope and
  * the MLA shape (512 + 64, 512), −1 padding, duplicates, blocks past the causal limit, INT32/INT64
  * indices, odd strides (element loads); then a seeded sweep of random cases (argv[1] of them,
- * default 40).  Refusals: fp32 operands, another output dtype, head dims beyond the kernel's, a
+ * default 40).  The backward (SparseFlashAttentionGrad) on the backward harness (harness_bwd.h):
+ * named cases and half as many random ones, each against the sparse reference, the CPU backend and
+ * a second GPU run (bit for bit).  Refusals: fp32 operands, another output dtype, head dims beyond the kernel's, a
  * block-table entry out of range (FC_ERR_INVALID_ARG naming it, nothing written).  Skips (77)
  * without a GPU.
  */
@@ -23,10 +25,11 @@
 #include "common/check.h"
 #include "common/rng.h"
 #include "harness.h"
+#include "harness_bwd.h"
 #include "harness_internal.h"
 
 /* The device twins of a case's buffers. */
-enum { SP_BUFS = 10 };
+enum { SP_BUFS = 16 };
 typedef struct {
     void *d[SP_BUFS];
     int n;
@@ -257,6 +260,116 @@ static void sweep(int cases)
     }
 }
 
+/* nt_bwd_runner_fn: the backward of the case on the GPU (inputs, d_out and the sentinel-filled
+ * gradients uploaded, the gradients copied back into gr's buffers); both configurations are the
+ * same launch, so the harness compares two GPU runs bit for bit. */
+static fc_status sp_bwd_runner(const nt_case *c, const nt_data *d, const fc_attention_desc *a, const struct nt_bufs *L,
+                               const fc_attention_grads *gr, const size_t bytes[6], int config)
+{
+    (void)config;
+    sp_dev D;
+    const fc_attention_desc g = sp_upload(c, d, a, L, &D);
+    fc_attention_grads gg = *gr;
+    fc_tensor *t[6] = {&gg.dq, &gg.dk, &gg.dv, &gg.dq_rope, &gg.dk_rope, &gg.d_out};
+    for (int k = 0; k < 6; k++)
+        if (t[k]->data)
+            t[k]->data = sp_twin(&D, t[k]->data, bytes[k]);
+    fc_options def = {.backend = FC_BACKEND_DEFAULT};
+    fc_plan *plan = NULL;
+    fc_status st = fc_plan_create_backward(&g, &gg, &def, &plan);
+    if (st == FC_OK) {
+        char text[512] = "";
+        fc_plan_describe(plan, text, sizeof text);
+        TC_CHECK(strncmp(text, "backend=cuda", 12) == 0, "the device operands chose the CUDA backend: %s", text);
+        size_t ws = 0;
+        void *w = NULL;
+        fc_plan_workspace_size(plan, &ws);
+        if (ws && cudaMalloc(&w, ws) != cudaSuccess)
+            st = FC_ERR_NO_MEMORY;
+        if (st == FC_OK)
+            st = fc_plan_run(plan, NULL, w, ws);
+        const cudaError_t e = cudaDeviceSynchronize();
+        TC_CHECK(e == cudaSuccess, "GPU kernel: %s", cudaGetErrorString(e));
+        cudaFree(w);
+    }
+    fc_plan_destroy(plan);
+    const fc_tensor *h[5] = {&gr->dq, &gr->dk, &gr->dv, &gr->dq_rope, &gr->dk_rope};
+    for (int k = 0; st == FC_OK && k < 5; k++)
+        if (h[k]->data)
+            cudaMemcpy(h[k]->data, t[k]->data, bytes[k], cudaMemcpyDeviceToHost);
+    sp_free(&D);
+    return st;
+}
+
+/* The backward of c on the GPU, against the reference, the CPU backend and a second GPU run. */
+static void sp_bwd(const nt_case *c)
+{
+    nt_bwd o = nt_bwd_default();
+    o.grad_dt = c->dt;
+    o.runner = sp_bwd_runner;
+    o.runner_configs = 2;
+    nt_bwd_run(c, &o);
+}
+
+/* SparseFlashAttentionGrad: the forward's named shapes and a seeded sweep of its random ones. */
+static void backward_cases(int sweep_cases)
+{
+    static const int sq[3] = {9, 4, 0}, skv[3] = {40, 13, 8}, sq2[3] = {5, 0, 7}, skv2[3] = {11, 6, 20};
+    const int sizes[] = {1, 3, 16, 64, 100};
+    for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        nt_case c = sp_case(200 + s, s % 2 ? FC_BF16 : FC_F16, sizes[s], s % 2 == 0, s % 3 ? FC_I32 : FC_I64);
+        tc_context("GPU sparse backward: block %d", sizes[s]);
+        sp_bwd(&c);
+    }
+    nt_case c = sp_case(210, FC_F16, 4, true, FC_I32);
+    c.B = 3, c.lens = true, c.sq = sq, c.skv = skv, c.Skv = 40;
+    tc_context("GPU sparse backward: per-batch lengths, padding rows, a batch without rows");
+    sp_bwd(&c);
+    c = sp_case(211, FC_BF16, 3, true, FC_I64);
+    c.B = 3, c.packed = true, c.sq = sq2, c.skv = skv2, c.stats_order = FC_STATS_KV_TOKEN_GROUP;
+    c.N1 = 6, c.N2 = 3, c.D = 24, c.Dr = 8, c.Dv = 16;
+    tc_context("GPU sparse backward: TND, GQA 2, rope");
+    sp_bwd(&c);
+    c = sp_case(212, FC_F16, 5, false, FC_I32);
+    c.N1 = 20, c.N2 = 1, c.D = 48, c.Dr = 16, c.Dv = 40, c.Sq = 7, c.Skv = 37, c.sparse.count = 12, c.sparse.dup_p = 0.4;
+    tc_context("GPU sparse backward: MQA 20 (two head tiles), rope, many duplicates");
+    sp_bwd(&c);
+    c = sp_case(213, FC_BF16, 8, true, FC_I32);
+    c.kv.mode = NT_KV_PAGED, c.kv.block_size = 6, c.kv.spare_blocks = 2;
+    tc_context("GPU sparse backward: paged keys");
+    sp_bwd(&c);
+    c = sp_case(214, FC_F16, 16, false, FC_I64);
+    c.pad = 3, c.dim_stride = 2, c.D = 40, c.Dv = 24, c.layout = NT_BNSD, c.mixed_layouts = true;
+    tc_context("GPU sparse backward: odd strides (element loads), mixed layouts");
+    sp_bwd(&c);
+    const int dims[3][2] = {{128, 128}, {256, 256}, {200, 96}};
+    for (int x = 0; x < 3; x++) {
+        c = sp_case(215 + x, x % 2 ? FC_BF16 : FC_F16, 64, x == 1, FC_I32);
+        c.D = dims[x][0], c.Dv = dims[x][1], c.Sq = 5, c.Skv = 300, c.sparse.count = 5;
+        tc_context("GPU sparse backward: head dims %d / %d", dims[x][0], dims[x][1]);
+        sp_bwd(&c);
+    }
+    for (int x = 0; x < 2; x++) { /* MLA: 512 + 64 rope, values 512, 16 query heads on one kv head */
+        c = sp_case(220 + x, x ? FC_BF16 : FC_F16, 64, x == 1, FC_I32);
+        c.N1 = 16, c.N2 = 1, c.D = 512, c.Dr = 64, c.Dv = 512, c.Sq = 3, c.Skv = 333, c.sparse.count = 4;
+        static const int sqm[3] = {3, 0, 4}, skvm[3] = {200, 70, 333};
+        c.packed = x == 1, c.sq = x ? sqm : NULL, c.skv = x ? skvm : NULL, c.B = x ? 3 : 2;
+        if (x)
+            c.stats_order = FC_STATS_KV_TOKEN_GROUP;
+        tc_context("GPU sparse backward: MLA 512 + 64, Dv 512 (%s)", x ? "packed, causal" : "padded");
+        sp_bwd(&c);
+    }
+    tc_rng r = tc_rng_seed(3131);
+    for (int x = 0; x < sweep_cases; x++) {
+        c = sp_random(&r, 900 + (uint64_t)x);
+        c.stats = true, c.replicas = 1;
+        if (!c.packed)
+            c.stats_order = FC_STATS_KV_GROUP;
+        tc_context("GPU sparse backward sweep case %d", x);
+        sp_bwd(&c);
+    }
+}
+
 /* Plans c on the GPU (its buffers uploaded) and, when `run`, runs it: the status (the message in
  * fc_last_error); *untouched says whether the run left the output as it was. */
 static fc_status sp_plan_status(const nt_case *c, nt_data *d, bool run, bool *untouched)
@@ -332,5 +445,6 @@ int main(int argc, char **argv)
     refusals();
     named_cases();
     sweep(argc > 1 ? atoi(argv[1]) : 40);
+    backward_cases(argc > 1 ? atoi(argv[1]) / 2 : 20);
     return tc_summary("test_cuda_sparse");
 }

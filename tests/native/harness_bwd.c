@@ -162,6 +162,41 @@ static double *random_dout(const nt_case *c, const nt_data *d, fc_dtype dt)
     return y;
 }
 
+/* A runner's gradients (G) against its other configurations (bit for bit) and against the CPU
+ * backend's (within the gradient tolerance of the reference's magnitudes, want). */
+static void elsewhere_checks(const nt_case *c, const nt_data *d, const fc_attention_desc *a, const nt_bufs *L, const nt_bwd *o,
+                             const nt_case *cg, const gbufs *G, void *dout_buf, const nt_geom *gd, fc_dtype dout_dt,
+                             const size_t bytes[6], double *const want[G_N])
+{
+    gbufs G2;
+    for (int cfg = 1; cfg < o->runner_configs; cfg++) {
+        gbufs_alloc(cg, d, o->grad_dt, &G2);
+        const fc_attention_grads gr2 = make_grads(&G2, dout_buf, gd, dout_dt, o->grad_dt, false);
+        const fc_status st = o->runner(c, d, a, L, &gr2, bytes, cfg);
+        bool same = st == FC_OK;
+        for (int k = 0; same && k < G_N; k++)
+            same = !G->g[k] || memcmp(G->g[k], G2.g[k], bytes[k]) == 0;
+        TC_CHECK(same, "gradients of launch configurations 0 and %d are not bit-identical (status %s)", cfg, fc_status_name(st));
+        gbufs_free(&G2);
+    }
+    gbufs_alloc(cg, d, o->grad_dt, &G2);
+    const fc_attention_grads gc = make_grads(&G2, dout_buf, gd, dout_dt, o->grad_dt, false);
+    if (TC_CHECK(run_backward(a, &gc, 1, false, NULL, NULL) == FC_OK, "the CPU backward: %s", fc_last_error()))
+        for (int k = 0; k < G_N; k++) {
+            if (!G->g[k])
+                continue;
+            int64_t unwritten, gaps, n;
+            double *y = read_grad(cg, d, G, k, o->grad_dt, &unwritten, &gaps, &n);
+            double *x = read_grad(cg, d, &G2, k, o->grad_dt, &unwritten, &gaps, &n);
+            char what[64];
+            snprintf(what, sizeof what, "%s against the CPU backend", g_name[k]);
+            tc_compare(what, y, x, n, tc_tol_out(nt_tc(o->grad_dt)), tc_grad_scale(want[k], n));
+            free(y), free(x);
+        }
+    gbufs_free(&G2);
+}
+
+
 int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
 {
     const int before = tc_failures();
@@ -245,7 +280,12 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
         nt_fill_sentinel(FC_F32, decoy_in[7], L.stat_n + NT_STAT_GUARD);
         plan_desc.stats.max = decoy_in[6], plan_desc.stats.sum = decoy_in[7];
     }
-    const fc_status st = run_backward(&a, &gr, o->threads, o->oneshot, o->use_io ? &decoy : NULL, &plan_desc);
+    size_t bytes[6] = {0};
+    for (int k = 0; k < G_N; k++)
+        bytes[k] = G.g[k] ? (size_t)G.geo[k].count * nt_dtype_bytes(o->grad_dt) : 0;
+    bytes[5] = (size_t)gd.count * nt_dtype_bytes(dout_dt);
+    const fc_status st = o->runner ? o->runner(&c, &d, &a, &L, &gr, bytes, 0)
+                                   : run_backward(&a, &gr, o->threads, o->oneshot, o->use_io ? &decoy : NULL, &plan_desc);
     const bool rejected = o->may_reject && st == FC_ERR_INVALID_ARG && strstr(fc_last_error(), o->may_reject);
     if (rejected) {
         TC_CHECK(true, "backward rejected as allowed");
@@ -328,6 +368,8 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
             TC_CHECK(touched == 0, "fc_attention_io: %lld elements written to the planned (replaced) gradient buffers",
                      (long long)touched);
         }
+        if (o->runner)
+            elsewhere_checks(&c, &d, &a, &L, o, &cg, &G, dout_buf, &gd, dout_dt, bytes, want);
         if (o->check_threads) {
             gbufs_alloc(&cg, &d, o->grad_dt, &G2);
             fc_attention_grads gr2 = make_grads(&G2, dout_buf, &gd, dout_dt, o->grad_dt, sink || o->dsink_without_sink);

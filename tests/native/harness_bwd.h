@@ -17,6 +17,15 @@
 
 #include "harness.h"
 
+struct nt_bufs; /* harness_internal.h */
+
+/* A backward run elsewhere (a GPU, an emulated kernel) in place of the library's: the case, its
+ * data and forward buffers, the description and gradients as the library would get them, the
+ * gradients' and d_out's sizes in bytes (dq, dk, dv, dq_rope, dk_rope, d_out: for copies), and a
+ * launch configuration (0, 1, …: each must give the same bits). */
+typedef fc_status (*nt_bwd_runner_fn)(const nt_case *c, const nt_data *d, const fc_attention_desc *a, const struct nt_bufs *L,
+                                      const fc_attention_grads *gr, const size_t bytes[6], int config);
+
 typedef struct nt_bwd {
     fc_dtype grad_dt;        /* dtype of dq, dk, dv and the rope gradients */
     bool dout_dt_set;        /* d_out dtype dout_dt (else the output dtype) */
@@ -33,6 +42,10 @@ typedef struct nt_bwd {
     bool use_io;             /* plan on decoy (NaN) inputs, output, statistics and gradients, run with the
                                 real ones through fc_attention_io */
     const char *may_reject;  /* FC_ERR_INVALID_ARG naming this is an accepted outcome of the backward */
+    /* when set: the backward runs there (configurations 0 .. runner_configs − 1, bit for bit the
+     * same), is checked against the reference as usual and against the CPU backend's gradients */
+    nt_bwd_runner_fn runner;
+    int runner_configs;
     /* optional edits (non-finite values, semantics §0.3): the inputs after nt_prepare, the random
      * d_out (reference layout), and each row's given statistics (every replica) */
     void (*edit_data)(const nt_case *c, nt_data *d);

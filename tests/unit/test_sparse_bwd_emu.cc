@@ -1,0 +1,146 @@
+/*
+ * The CUDA sparse backward (src/cuda/sparse_bwd_kernel.cuh, sparse_index.cuh) run on the CPU,
+ * unchanged, by the CTA emulator (cta_emu.h), on the backward harness (harness_bwd.h): each case's
+ * forward runs on the CPU backend, the backward is lowered by a CPU plan (the fc_problem the CUDA
+ * backend would get, host addresses), and the run's kernels go in the CUDA run's order over their
+ * whole grids: dQ and D, the inverse index (blocks, count, scan, scatter, sort), dK and dV.  The
+ * harness checks the gradients against the sparse reference (§0.4 gradient tolerance, every
+ * element written, nothing outside, rows that see nothing exactly 0) and against the CPU backend;
+ * a second launch configuration (every grid run in reverse CTA order, the count and scatter with
+ * one thread per CTA — so the scatter's atomics hand the rows out last to first — and the scan and
+ * sort with 64 threads instead of 128) must give the same bits, and every bucket must come out
+ * sorted.
+ * Cases: GQA and MQA (more than 16 query heads per kv head), BSND-like padded batches with padding
+ * rows, TND, paged keys, causal cuts, −1 entries, duplicates, blocks past the limit, rope, the
+ * MLA shape (512 + 64, 512), fp16 and bf16, each head-dim class.
+ */
+#include "cta_emu.h"
+
+#include "cuda/sparse_bwd_kernel.cuh"
+
+#include <vector>
+
+extern "C" {
+#include "harness_bwd.h"
+}
+#include "sparse_emu.h"
+
+/* CTAs [0, n) in launch order, or the reverse. */
+template <class F> static void each_cta(int64_t n, bool reverse, F f)
+{
+    for (int64_t x = 0; x < n; x++)
+        f(reverse ? n - 1 - x : x);
+}
+
+template <int T> struct IndexKernels {
+    static void scan(fc_cuda::SfagIndex X, int64_t nbk)
+    {
+        cta_emu::run_cta(T, cta_emu_dim3{0, 0, 0}, [&] { fc_cuda::sfag_scan_kernel<T>(X, nbk); });
+    }
+    static void sort(fc_cuda::SfagIndex X, int64_t nbk, bool rev)
+    {
+        each_cta(nbk, rev, [&](int64_t x) {
+            cta_emu::run_cta(T, cta_emu_dim3{(unsigned)x, 0, 0}, [&] { fc_cuda::sfag_sort_kernel<T>(X); });
+        });
+    }
+};
+
+/* The run's kernels in the CUDA run's order (sparse_bwd.cu fc_sfag_launch) over host memory. */
+template <typename T, int C>
+static void launch(const fc_problem &p, fc_cuda::SfagLaunch L, int64_t rows, int64_t blocks, int config)
+{
+    using Sh = fc_cuda::SfagShape<C>;
+    static_assert(fc_cuda::SfagDqSmem<Sh::DK, Sh::DV, Sh::BN>::bytes <= kCtaEmuSmem &&
+                      fc_cuda::SfagKvSmem<Sh::DK, Sh::DV>::bytes <= kCtaEmuSmem,
+                  "the emulator's shared memory holds the CTA's");
+    const bool rev = config == 1;
+    const int per_cta = rev ? 1 : 128; /* reversed one-thread CTAs: the scatter takes the rows last to first */
+    each_cta(rows * p.Nkv * L.f.head_tiles, rev, [&](int64_t x) {
+        cta_emu::run_cta(128, cta_emu_dim3{(unsigned)(x / (p.Nkv * L.f.head_tiles)), (unsigned)(x % (p.Nkv * L.f.head_tiles)), 0},
+                         [&] { fc_cuda::sparse_dq_kernel<T, Sh::DK, Sh::DV, Sh::BN>(p, L); });
+    });
+    const int64_t nbk = L.X.nb * p.Nkv, index_rows = rows * p.Nkv;
+    if (nbk == 0)
+        return;
+    memset(L.X.count, 0, (size_t)nbk * sizeof(int32_t));
+    cta_emu::run_cta(32, cta_emu_dim3{0, 0, 0}, [&] { fc_cuda::sfag_blocks_kernel(p, L.X); });
+    const int64_t grid = index_rows > 0 ? (index_rows + per_cta - 1) / per_cta : 0;
+    each_cta(grid, rev, [&](int64_t x) {
+        cta_emu::run_cta(per_cta, cta_emu_dim3{(unsigned)x, 0, 0},
+                         [&] { fc_cuda::sfag_count_kernel(p, L.X, rows, grid * per_cta, per_cta); });
+    });
+    rev ? IndexKernels<64>::scan(L.X, nbk) : IndexKernels<128>::scan(L.X, nbk);
+    each_cta(grid, rev, [&](int64_t x) {
+        cta_emu::run_cta(per_cta, cta_emu_dim3{(unsigned)x, 0, 0},
+                         [&] { fc_cuda::sfag_scatter_kernel(p, L.X, rows, grid * per_cta, per_cta); });
+    });
+    rev ? IndexKernels<64>::sort(L.X, nbk, rev) : IndexKernels<128>::sort(L.X, nbk, rev);
+    each_cta(blocks * L.parts * p.Nkv, rev, [&](int64_t x) {
+        cta_emu::run_cta(128, cta_emu_dim3{(unsigned)(x / p.Nkv), (unsigned)(x % p.Nkv), 0},
+                         [&] { fc_cuda::sparse_dkv_kernel<T, Sh::DK, Sh::DV>(p, L); });
+    });
+}
+
+/* nt_bwd_runner_fn: the kernels over the case's lowered backward problem. */
+static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
+                            const fc_attention_grads *gr, const size_t *, int config)
+{
+    fc_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = FC_BACKEND_CPU;
+    fc_plan *plan = NULL;
+    fc_status st = fc_plan_create_backward(a, gr, &opt, &plan);
+    if (st != FC_OK)
+        return st;
+    const fc_problem &p = plan->prob;
+    if (!TC_CHECK(p.sparse.data && (p.q.dtype == FC_F16 || p.q.dtype == FC_BF16) && p.dq.dtype == p.q.dtype &&
+                      p.dout.dtype == p.q.dtype && fc_sfa_class(p.Dqk, p.Dr, p.Dv) != 0 && p.softcap == 0.0f,
+                  "test bug: a case the sparse backward kernels do not take")) {
+        fc_plan_destroy(plan);
+        return FC_ERR_BACKEND;
+    }
+    /* the sizes the CUDA plan gives its workspace (sparse_bwd.cu fc_sfag_layout) */
+    const int64_t rows = fc_sfa_rows(p.batch, p.B);
+    int64_t nb = 0, kv_rows = 0;
+    for (int64_t b = 0; b < p.B; b++) {
+        nb += fc_sfag_blocks(p.batch[b].kv_rows, p.sparse.block_size);
+        kv_rows = p.batch[b].kv_rows > kv_rows ? p.batch[b].kv_rows : kv_rows;
+    }
+    const int64_t entries = rows * p.Nkv * p.sparse.count;
+    std::vector<float> rowf((size_t)(p.Nq * rows * 4 + 1), NAN);
+    std::vector<int64_t> blk0((size_t)p.B + 1, -1);
+    std::vector<int32_t> count((size_t)(nb * p.Nkv + 1), -1), start((size_t)(nb * p.Nkv + 1), -1), list((size_t)entries + 1, -1),
+        tmp((size_t)entries + 1, -1);
+    fc_cuda::SfagLaunch L;
+    L.f = sfa_launch_of(p);
+    L.f.pair_out = false;
+    L.vec_do = vec_ok(&p.dout, p.Dv);
+    L.rows = rows, L.rowf = rowf.data();
+    L.X = fc_cuda::SfagIndex{blk0.data(), count.data(), start.data(), list.data(), tmp.data(), nb};
+    L.parts = (int)fc_sfag_parts(p.sparse.block_size, kv_rows);
+    sparse_emu_dispatch(p, [&](auto inst) { launch<typename decltype(inst)::type, decltype(inst)::cls>(p, L, rows, nb, config); });
+    /* the index: every bucket sorted, holding exactly the selections */
+    bool sorted = true;
+    for (int64_t x = 0; x < nb * p.Nkv; x++)
+        for (int32_t e = start[(size_t)x] + 1; e < start[(size_t)x + 1]; e++)
+            sorted = sorted && list[(size_t)e - 1] <= list[(size_t)e];
+    TC_CHECK(sorted && blk0[(size_t)p.B] == nb, "the inverse index: buckets in row order, %lld blocks (want %lld)",
+             (long long)blk0[(size_t)p.B], (long long)nb);
+    fc_plan_destroy(plan);
+    return FC_OK;
+}
+
+static void run(const nt_case *c)
+{
+    nt_bwd o = nt_bwd_default();
+    o.grad_dt = c->dt;
+    o.runner = emu_runner;
+    o.runner_configs = 2;
+    nt_bwd_run(c, &o);
+}
+
+int main(int argc, char **argv)
+{
+    sparse_emu_cases(argc > 1 && strcmp(argv[1], "quick") == 0, "backward", run);
+    return tc_summary("unit_sparse_bwd_emu");
+}
