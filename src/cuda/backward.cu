@@ -17,13 +17,17 @@
  *   FLASHC_CUDA_BWD_ORDER=batch (default) | spread: the units' launch order (fc_dq_spread_tiles);
  *   FLASHC_CUDA_BWD_SYNC=fence (default) | lean: how an adder publishes its tile (backward_dq.cuh).
  * Instantiations: fp16 and bf16 × head-dim classes 64 / 128 / 256; the feature kernels
- * (features.cuh) where a problem needs them (rope-split heads: classes 128 and 256).
+ * (features.cuh) where a problem needs them (rope-split heads: classes 128 and 256).  fp32 operands,
+ * or fp32 gradients (or output gradient) of 16-bit operands, take the kFeatF32 kernels of the
+ * dq-recompute path, classes 64 / 128 / 256: fp32 tiles, every product 3×TF32; the fused and sm90
+ * paths refuse them.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backward_dq_kernel.cuh"
 #include "backward_kernel.cuh"
+#include "backward_shapes.h"
 #include "cuda.h"
 #include "launch.h"
 #include "plan_facts.h"
@@ -52,25 +56,6 @@ struct fc_cuda_bwd {
     size_t acc_at, turns_at, ticket_at, ws_bytes; /* workspace layout from its 256-aligned start */
 };
 
-/* Tile shapes per head-dim class: the query tile of a dK/dV step (BMQ), the kv tile of a dQ
- * step (BN) and the features one dK/dV CTA accumulates (DC) — the largest that ptxas fits in
- * 255 registers without spills (docs/PERFORMANCE.md). */
-template <int D> struct BwdShape;
-template <> struct BwdShape<64> { static constexpr int BMQ = 64, BN = 64, DC = 64; };
-template <> struct BwdShape<128> { static constexpr int BMQ = 32, BN = 64, DC = 128; };
-template <> struct BwdShape<256> { static constexpr int BMQ = 32, BN = 32, DC = 128; };
-
-/* The fused kernel's: its query tile (BMQ, also the accumulators' row padding) and features per
- * unit (DC); at D = 256 sixteen-row steps keep it inside 255 registers on sm_90a. */
-template <int D> struct FusedShape;
-template <> struct FusedShape<64> { static constexpr int BMQ = 64, DC = 64; };
-template <> struct FusedShape<128> { static constexpr int BMQ = 32, DC = 128; };
-template <> struct FusedShape<256> { static constexpr int BMQ = 16, DC = 128; };
-
-static_assert(BwdShape<64>::DC == FusedShape<64>::DC && BwdShape<128>::DC == FusedShape<128>::DC &&
-                  BwdShape<256>::DC == FusedShape<256>::DC,
-              "both paths split the features into the same parts");
-
 static int fc_bwd_parts(int dclass) { return dclass == 256 ? 2 : 1; } /* BwdShape<D>::DC = FusedShape<D>::DC = D / parts */
 static int fc_bwd_bmq(int dclass) { return dclass == 64 ? FusedShape<64>::BMQ : dclass == 128 ? FusedShape<128>::BMQ : FusedShape<256>::BMQ; }
 
@@ -95,6 +80,28 @@ template <int D> static size_t fc_bwd_smem(bool fused, bool terms)
 static size_t fc_bwd_smem_for(int dclass, bool fused, bool terms)
 {
     return dclass == 64 ? fc_bwd_smem<64>(fused, terms) : dclass == 128 ? fc_bwd_smem<128>(fused, terms) : fc_bwd_smem<256>(fused, terms);
+}
+
+/* The kFeatF32 kernels' shared memory (scratch tiles included: their products stage through them):
+ * the larger of the dK/dV and dQ kernels'. */
+template <int D> static size_t fc_bwd_f32_smem()
+{
+    using KvSmem = BwdKvSmem<D, BwdShapeF32<D>::BMQ, 4>;
+    using QSmem = BwdQSmem<D, BwdShapeF32<D>::BN, 4>;
+    const size_t kv = KvSmem::bytes + KvSmem::scratch, q = QSmem::bytes + QSmem::scratch;
+    return kv > q ? kv : q;
+}
+static size_t fc_bwd_f32_smem_for(int dclass)
+{
+    return dclass == 64 ? fc_bwd_f32_smem<64>() : dclass == 128 ? fc_bwd_f32_smem<128>() : fc_bwd_f32_smem<256>();
+}
+
+/* Whether a problem takes the kFeatF32 kernels: fp32 operands, or an fp32 gradient or output
+ * gradient of 16-bit operands (fc_cuda_bwd_unsupported allows no other mix). */
+static bool fc_bwd_f32(const fc_problem *p)
+{
+    return p->q.dtype == FC_F32 || p->dout.dtype == FC_F32 || p->dq.dtype == FC_F32 || p->dk.dtype == FC_F32 ||
+           p->dv.dtype == FC_F32;
 }
 
 static size_t fc_align256(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -168,6 +175,17 @@ static fc_status fc_bwd_choose(fc_cuda_bwd *plan, const fc_problem *p, const cha
         err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
     if (err != cudaSuccess)
         return fc_cuda_err(err, who);
+    if (fc_bwd_f32(p)) { /* the kFeatF32 kernels: dq-recompute only */
+        const size_t need = fc_bwd_f32_smem_for(plan->dclass);
+        if (want_fused)
+            return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_BWD=fused, but the fused kernel has no fp32 products (fp32 operands or "
+                                           "gradients take dq-recompute)", who);
+        if (need > (size_t)optin)
+            return fc_fail(FC_ERR_BACKEND, "%s: fp32 products at head-dim class %d need %zu bytes of shared memory per block; this "
+                                           "device has %d", who, plan->dclass, need, optin);
+        plan->walk = FC_TILES_KV;
+        return want_sm90 ? fc_bwd_choose_sm90(plan, p, who) : FC_OK;
+    }
     const size_t need = fc_bwd_smem_for(plan->dclass, true, true);
     plan->fused = (want_fused || auto_path) && need <= (size_t)optin;
     if (want_fused && !plan->fused)
@@ -204,9 +222,15 @@ extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
     const char *fwd = fc_cuda_fwd_unsupported(p); /* the operands and features the scores need */
     if (fwd)
         return fwd;
-    if (p->q.dtype == FC_F32) /* the forward's 3×TF32 kernels have no backward yet */
-        return "fp32 operands in the backward";
-    return fc_cuda_grads_unsupported(p);
+    if (!fc_bwd_f32(p))
+        return fc_cuda_grads_unsupported(p);
+    /* the kFeatF32 kernels: fp32 tiles whatever the operands' dtype, gradients stored as any */
+    const auto own_or_f32 = [p](fc_dtype dt) { return dt == p->q.dtype || dt == FC_F32; };
+    if (!own_or_f32(p->dout.dtype) || !own_or_f32(p->dq.dtype) || !own_or_f32(p->dk.dtype) || !own_or_f32(p->dv.dtype))
+        return "gradient dtypes other than the operands' or fp32";
+    if (p->Dr > 0)
+        return "rope features (Dr > 0) with fp32 gradients";
+    return fc_cuda_grads_storage_unsupported(p);
 }
 
 extern "C" const char *fc_cuda_grads_unsupported(const fc_problem *p)
@@ -215,9 +239,14 @@ extern "C" const char *fc_cuda_grads_unsupported(const fc_problem *p)
         return "an output gradient dtype different from the query's";
     if (p->dq.dtype != p->q.dtype || p->dk.dtype != p->q.dtype || p->dv.dtype != p->q.dtype ||
         (p->Dr > 0 && (p->dq_rope.dtype != p->q.dtype || p->dk_rope.dtype != p->q.dtype)))
-        /* the products round P and dS to the operand dtype: fp32 gradients would promise fp32's
-         * tolerance (semantics §0.4) that they do not meet (measured: ~1e-3 relative on an H100) */
-        return "gradient dtypes other than the operands' (fp32 gradients are not on the GPU yet)";
+        /* the 16-bit products round P and dS to the operand dtype (the dense backward takes fp32
+         * gradients on its fp32 kernels: fc_cuda_bwd_unsupported) */
+        return "gradient dtypes other than the operands'";
+    return fc_cuda_grads_storage_unsupported(p);
+}
+
+extern "C" const char *fc_cuda_grads_storage_unsupported(const fc_problem *p)
+{
     if (p->dout.batch_data || p->dq.batch_data || p->dk.batch_data || p->dv.batch_data || p->dk.pages.table ||
         p->dv.pages.table || p->dq_rope.batch_data || p->dk_rope.batch_data || p->dk_rope.pages.table)
         return "tensor-list or paged gradient storage";
@@ -299,6 +328,7 @@ static fc_status fc_bwd_launch(K kernel, unsigned grid, unsigned threads, size_t
 /* The kernels with the features FEAT (kFeat*): the plain ones for FEAT = 0 (instantiated only where
  * named, so the plain build of backward.cu holds no feature kernels). */
 template <typename T, int D, int FEAT> struct BwdKernels {
+    using Shape = BwdShapeFor<D, FEAT>;
     static auto fused()
     {
         if constexpr (FEAT == 0)
@@ -309,24 +339,33 @@ template <typename T, int D, int FEAT> struct BwdKernels {
     static auto dkv()
     {
         if constexpr (FEAT == 0)
-            return bwd_dkv_kernel<T, D, BwdShape<D>::DC, BwdShape<D>::BMQ>;
+            return bwd_dkv_kernel<T, D, Shape::DC, Shape::BMQ>;
         else
-            return bwd_dkv_feat_kernel<T, D, BwdShape<D>::DC, BwdShape<D>::BMQ, FEAT>;
+            return bwd_dkv_feat_kernel<T, D, Shape::DC, Shape::BMQ, FEAT>;
     }
     static auto dq()
     {
         if constexpr (FEAT == 0)
-            return bwd_dq_kernel<T, D, BwdShape<D>::BN>;
+            return bwd_dq_kernel<T, D, Shape::BN>;
         else
-            return bwd_dq_feat_kernel<T, D, BwdShape<D>::BN, FEAT>;
+            return bwd_dq_feat_kernel<T, D, Shape::BN, FEAT>;
+    }
+    static auto dsum()
+    {
+        if constexpr ((FEAT & kFeatF32) != 0)
+            return bwd_dsum_any_kernel<kBwdQRows>;
+        else
+            return bwd_dsum_kernel<T, kBwdQRows>;
     }
 };
 
 template <typename T, int D, int FEAT>
 static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLaunch L, cudaStream_t stream)
 {
-    using Shape = BwdShape<D>;
-    using QSmem = BwdQSmem<D, Shape::BN>;
+    constexpr bool F32 = (FEAT & kFeatF32) != 0; /* fp32 tiles; the scratch tiles always (their products stage there) */
+    using Shape = BwdShapeFor<D, FEAT>;
+    using QSmem = BwdQSmem<D, Shape::BN, (int)sizeof(T)>;
+    using KvSmem = BwdKvSmem<D, Shape::BMQ, (int)sizeof(T)>;
     fc_status st = FC_OK;
     if (plan->fused || plan->sm90) { /* the accumulators, turn counters and ticket start at zero */
         const cudaError_t err = cudaMemsetAsync(L.dq_acc, 0, plan->ticket_at + 4 - plan->acc_at, stream);
@@ -336,9 +375,9 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
     L.items = plan->q_items, L.n_items = plan->n_q;
     const unsigned q_grid = (unsigned)((int64_t)plan->n_q * p.Nq);
     if (st == FC_OK)
-        st = fc_bwd_launch(bwd_dsum_kernel<T, kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: D = rowsum(dO∘O)");
+        st = fc_bwd_launch(BwdKernels<T, D, FEAT>::dsum(), q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: D = rowsum(dO∘O)");
     L.items = plan->kv_items, L.n_items = plan->n_kv;
-    const size_t kv_smem = fc_bwd_smem<D>(plan->fused, L.terms);
+    const size_t kv_smem = F32 ? KvSmem::bytes + KvSmem::scratch : fc_bwd_smem<D>(plan->fused, L.terms);
 #ifdef FLASHC_HOPPER
     if (st == FC_OK && plan->sm90) {
         if constexpr (FEAT == 0) { /* the Hopper kernel in the fused kernel's place (it takes no features) */
@@ -356,7 +395,8 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
         }
     }
 #endif
-    if (st == FC_OK && plan->fused) {
+    if constexpr (F32) { /* dq-recompute only (fc_bwd_choose) */
+    } else if (st == FC_OK && plan->fused) {
         const unsigned grid = (unsigned)(plan->grid_cap && plan->grid_cap < L.units ? plan->grid_cap : L.units);
         st = fc_bwd_launch(BwdKernels<T, D, FEAT>::fused(), grid, kThreads, kv_smem, stream, p, L,
                            "fc_cuda_bwd_run: dK/dV and dQ (fused)");
@@ -365,17 +405,25 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
             st = fc_bwd_launch(bwd_dq_convert_rope_kernel<kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: dQ");
         else if (st == FC_OK)
             st = fc_bwd_launch(bwd_dq_convert_kernel<kBwdQRows>, q_grid, kThreads, 0, stream, p, L, "fc_cuda_bwd_run: dQ");
-    } else if (st == FC_OK) {
+    }
+    if (st == FC_OK && !plan->fused) {
         st = fc_bwd_launch(BwdKernels<T, D, FEAT>::dkv(), (unsigned)L.units, kThreads, kv_smem, stream, p, L,
                            "fc_cuda_bwd_run: dK/dV");
         L.items = plan->q_items, L.n_items = plan->n_q;
         if (st == FC_OK)
-            st = fc_bwd_launch(BwdKernels<T, D, FEAT>::dq(), q_grid, kThreads, QSmem::bytes + (L.terms ? QSmem::scratch : 0), stream,
-                               p, L, "fc_cuda_bwd_run: dQ");
+            st = fc_bwd_launch(BwdKernels<T, D, FEAT>::dq(), q_grid, kThreads, QSmem::bytes + (L.terms || F32 ? QSmem::scratch : 0),
+                               stream, p, L, "fc_cuda_bwd_run: dQ");
     }
     if (st == FC_OK && p.sink && p.dsink)
         st = fc_bwd_launch(bwd_dsink_kernel, (unsigned)p.Nq, kSinkThreads, 0, stream, p, L, "fc_cuda_bwd_run: dsink");
     return st;
+}
+
+/* The kFeatF32 launches' cp.async flags: fp32 views whose rows fit (16-bit ones convert). */
+static void fc_bwd_f32_vec(const fc_problem &p, BwdLaunch &L)
+{
+    const auto fits = [](const fc_view &v, int64_t d) { return v.dtype == FC_F32 && fc_cuda_vec_fits(&v, d, 4); };
+    L.vec_q = fits(p.q, p.Dqk), L.vec_k = fits(p.k, p.Dqk), L.vec_v = fits(p.v, p.Dv), L.vec_do = fits(p.dout, p.Dv);
 }
 
 template <int FEAT>
@@ -421,6 +469,14 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
     L.vec_do = fc_cuda_vec_ok(&p.dout, p.Dv);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
     cudaStream_t s = (cudaStream_t)stream;
+    if (fc_bwd_f32(&p)) { /* fp32 tiles: cp.async for fp32 views, 16-bit ones convert element by element */
+        fc_bwd_f32_vec(p, L);
+        switch (plan->dclass) {
+        case 64: return fc_bwd_run<float, 64, kFeatF32>(plan, p, L, s);
+        case 128: return fc_bwd_run<float, 128, kFeatF32>(plan, p, L, s);
+        default: return fc_bwd_run<float, 256, kFeatF32>(plan, p, L, s);
+        }
+    }
     const bool bf = p.q.dtype == FC_BF16;
     if (feat_bits(p) == kFeatPhilox)
         return fc_bwd_run_class<kFeatPhilox>(plan, p, L, s, bf);

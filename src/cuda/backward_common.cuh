@@ -9,6 +9,7 @@
 
 #include "../core/dtype.h"
 #include "features.cuh"
+#include "tf32.cuh"
 #include "tile.cuh"
 
 namespace fc_cuda {
@@ -62,26 +63,46 @@ __device__ __forceinline__ void row_facts(const fc_problem &p, const BwdLaunch &
     f.cover = !live || (s.x <= a && z <= s.y) || (s.z <= a && z <= s.w);
 }
 
+/* A warp's register tile of one m-tile, seen as the [MT = 1] tile of tile.cuh's helpers. */
+template <int NT> __device__ __forceinline__ float (&one_mt(float (&t)[NT][4]))[1][NT][4]
+{
+    return reinterpret_cast<float(&)[1][NT][4]>(t);
+}
+
 /* acc[16 × 8·NT] = A·Bᵀ over D features: A = the warp's 16 rows of the swizzled tile a, B = the
- * 8·NT rows of tile b (ldmatrix, mma.sync). */
+ * 8·NT rows of tile b (ldmatrix, mma.sync; fp32 tiles, kFeatF32: 3×TF32, tf32.cuh). */
 template <typename T, int D, int NT, int UNROLL = 8>
 __device__ __forceinline__ void tile_abt(float (&acc)[NT][4], const T *a, const T *b, int warp, int lane)
 {
 #pragma unroll
     for (int nt = 0; nt < NT; nt++)
         acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+    if constexpr (sizeof(T) == 4) {
+        qk_3xtf32<D, 1, NT>(one_mt(acc), a, b, warp, lane);
+    } else {
 #pragma unroll UNROLL /* 8: fully at D ≤ 128; at D = 256 a full unroll's hoisted loads spill on sm_90a */
-    for (int ks = 0; ks < D / 16; ks++) {
-        uint32_t fa[4];
-        ldsm_x4(fa, a + swz<D>(warp * 16 + lane % 16, ks * 2 + lane / 16));
+        for (int ks = 0; ks < D / 16; ks++) {
+            uint32_t fa[4];
+            ldsm_x4(fa, a + swz<D>(warp * 16 + lane % 16, ks * 2 + lane / 16));
 #pragma unroll
-        for (int nt = 0; nt < NT; nt += 2) {
-            uint32_t fb[4];
-            ldsm_x4(fb, b + swz<D>(nt * 8 + lane % 8 + (lane / 16) * 8, ks * 2 + (lane / 8) % 2));
-            mma16816<T>(acc[nt], fa, fb[0], fb[1]);
-            mma16816<T>(acc[nt + 1], fa, fb[2], fb[3]);
+            for (int nt = 0; nt < NT; nt += 2) {
+                uint32_t fb[4];
+                ldsm_x4(fb, b + swz<D>(nt * 8 + lane % 8 + (lane / 16) * 8, ks * 2 + (lane / 8) % 2));
+                mma16816<T>(acc[nt], fa, fb[0], fb[1]);
+                mma16816<T>(acc[nt + 1], fa, fb[2], fb[3]);
+            }
         }
     }
+}
+
+/* acc[16 × 8·DT] += P·B over B's features from f0 for fp32 tiles (kFeatF32; tile_acc_ab's product
+ * as 3×TF32): P = a register tile [16 × K] staged through the warp's rows of the scratch tile sS
+ * [·][K + 8], B = K rows of the swizzled fp32 tile b. */
+template <int D, int K, int DT>
+__device__ __forceinline__ void tile_acc_ab_f32(float (&acc)[DT][4], float (&pm)[K / 8][4], float *sS, const float *b, int f0,
+                                                int warp, int lane)
+{
+    pv_3xtf32<D, 1, K / 8, K, DT>(one_mt(acc), one_mt(pm), sS, b, warp, lane, f0);
 }
 
 /* acc[16 × 8·DT] += P·B: P = a register tile [16 × K] (the accumulators of two adjacent n-tiles
@@ -103,12 +124,6 @@ __device__ __forceinline__ void tile_acc_ab(float (&acc)[DT][4], const float (&p
             mma16816<T>(acc[d + 1], fa, fb[2], fb[3]);
         }
     }
-}
-
-/* A warp's register tile of one m-tile, seen as the [MT = 1] tile of tile.cuh's helpers. */
-template <int NT> __device__ __forceinline__ float (&one_mt(float (&t)[NT][4]))[1][NT][4]
-{
-    return reinterpret_cast<float(&)[1][NT][4]>(t);
 }
 
 /* The gradient of score element (i, j) of head n1: in s the raw score q·k, out Pd = P·keep/kp
@@ -178,16 +193,17 @@ template <int BM, typename F> __device__ __forceinline__ void each_query_row(con
 }
 
 /* D = Σ_e dO[i,e]·O[i,e] for the BM query rows of one (item, head): lanes over the features, a
- * fixed shuffle tree.  Rows past sq get 0. */
-template <typename T, int BM>
-__global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+ * fixed shuffle tree.  Rows past sq get 0.  eo, eg: bytes per element of O and dO; ld(x, dtype)
+ * reads one. */
+template <int BM, typename Ld>
+__device__ __forceinline__ void dsum_rows(const fc_problem &p, const BwdLaunch &L, int64_t eo, int64_t eg, Ld ld)
 {
     each_query_row<BM>(p, L, [&](int64_t b, int64_t n1, const fc_batch &bt, int64_t i, int lane) {
         float d = 0.0f;
         if (i < bt.sq) {
-            const char *o = fc_view_row(&p.out, 2, b, bt.q_tok, n1, i), *g = fc_view_row(&p.dout, 2, b, bt.q_tok, n1, i);
+            const char *o = fc_view_row(&p.out, eo, b, bt.q_tok, n1, i), *g = fc_view_row(&p.dout, eg, b, bt.q_tok, n1, i);
             for (int64_t e = lane; e < p.Dv; e += 32)
-                d = fmaf(Elem<T>::load(g + e * p.dout.se * 2), Elem<T>::load(o + e * p.out.se * 2), d);
+                d = fmaf(ld(g + e * p.dout.se * eg, p.dout.dtype), ld(o + e * p.out.se * eo, p.out.dtype), d);
 #pragma unroll
             for (int k = 16; k > 0; k /= 2)
                 d += __shfl_xor_sync(0xffffffffu, d, k);
@@ -195,6 +211,21 @@ __global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constan
         if (lane == 0)
             L.dsum[n1 * L.rows + L.row0[b] + i] = d;
     });
+}
+
+/* D with O and dO in the operands' dtype T. */
+template <typename T, int BM>
+__global__ void __launch_bounds__(kThreads) bwd_dsum_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    dsum_rows<BM>(p, L, 2, 2, [](const char *x, fc_dtype) { return Elem<T>::load(x); });
+}
+
+/* D with O and dO of any float dtypes (the kFeatF32 launches). */
+template <int BM>
+__global__ void __launch_bounds__(kThreads) bwd_dsum_any_kernel(const __grid_constant__ fc_problem p, const BwdLaunch L)
+{
+    dsum_rows<BM>(p, L, fc_dtype_bytes(p.out.dtype), fc_dtype_bytes(p.dout.dtype),
+                  [](const char *x, fc_dtype dt) { return load_any(x, dt); });
 }
 
 constexpr int kSinkThreads = 256;

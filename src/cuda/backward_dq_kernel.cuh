@@ -15,8 +15,9 @@ namespace fc_cuda {
 
 constexpr int kBwdQRows = 16 * kWarps; /* BM of the dQ kernel */
 
-template <int D, int BN> struct BwdQSmem {
-    static constexpr size_t q = (size_t)kBwdQRows * D * 2, kv = (size_t)BN * D * 2;
+/* ES: bytes per tile element (2; 4 for kFeatF32's fp32 tiles). */
+template <int D, int BN, int ES = 2> struct BwdQSmem {
+    static constexpr size_t q = (size_t)kBwdQRows * D * ES, kv = (size_t)BN * D * ES;
     static constexpr size_t facts = kBwdQRows * sizeof(RowFacts);
     static constexpr size_t bytes = 2 * q + 4 * kv + facts;
     static constexpr size_t scratch = 2 * (size_t)kBwdQRows * (BN + 8) * sizeof(float); /* + with L.terms */
@@ -26,7 +27,9 @@ template <typename T, int D, int BN, int FEAT>
 __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
 {
     constexpr int BM = kBwdQRows, NT = BN / 8, DT = D / 8;
-    using Smem = BwdQSmem<D, BN>;
+    constexpr bool F32 = (FEAT & kFeatF32) != 0; /* fp32 tiles, 3×TF32 (the scratch tiles always there) */
+    static_assert(F32 == (sizeof(T) == 4) && !(F32 && (FEAT & kFeatRope)), "fp32 tiles: the kFeatF32 dQ kernel");
+    using Smem = BwdQSmem<D, BN, (int)sizeof(T)>;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     T *sQ = reinterpret_cast<T *>(smem_raw), *sO = reinterpret_cast<T *>(smem_raw + Smem::q);
     T *sK = reinterpret_cast<T *>(smem_raw + 2 * Smem::q), *sV = reinterpret_cast<T *>(smem_raw + 2 * Smem::q + 2 * Smem::kv);
@@ -53,8 +56,10 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
         }
     }
     const int q_valid = clamp_rows(BM, bt.sq - m0);
-    load_qk<FEAT, T, D, BM>(sQ, p, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), p.q_rope, b, bt.q_tok, n1, m0, q_valid, L.vec_q);
-    load_tile<T, D, BM>(sO, p.dout, fc_view_row(&p.dout, 2, b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dv, L.vec_do);
+    load_qk<FEAT, T, D, BM>(sQ, p, p.q, fc_view_row(&p.q, ebytes<FEAT>(p.q), b, bt.q_tok, n1, 0), p.q_rope, b, bt.q_tok, n1, m0,
+                            q_valid, L.vec_q);
+    load_rows<FEAT, T, D, BM>(sO, p.dout, fc_view_row(&p.dout, ebytes<FEAT>(p.dout), b, bt.q_tok, n1, 0), m0, q_valid, (int)p.Dv,
+                              L.vec_do);
     __syncthreads();
     const int kv_lo = s_kv_lo, kv_hi = s_kv_hi;
 
@@ -74,11 +79,12 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
             t++;
         return t;
     };
-    const char *k_row0 = fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0);
+    const char *k_row0 = fc_view_row(&p.k, ebytes<FEAT>(p.k), b, bt.kv_tok, n2, 0),
+               *v_row0 = fc_view_row(&p.v, ebytes<FEAT>(p.v), b, bt.kv_tok, n2, 0);
     auto load_kv = [&](int t, int c) {
         const int valid = clamp_rows(BN, bt.skv - (int64_t)t * BN);
         load_qk<FEAT, T, D, BN>(sK + c * BN * D, p, p.k, k_row0, p.k_rope, b, bt.kv_tok, n2, (int64_t)t * BN, valid, L.vec_k);
-        load_tile<T, D, BN>(sV + c * BN * D, p.v, v_row0, (int64_t)t * BN, valid, (int)p.Dv, L.vec_v);
+        load_rows<FEAT, T, D, BN>(sV + c * BN * D, p.v, v_row0, (int64_t)t * BN, valid, (int)p.Dv, L.vec_v);
     };
 
     float dq[DT][4];
@@ -111,7 +117,10 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
                       [&](int r, int x, int64_t &i, int &j, const RowFacts *&f) { i = m0 + r, j = j0 + x, f = sF + r; });
 
         /* dQ += dS·K */
-        tile_acc_ab<T, D, BN, DT>(dq, dp, k, 0, lane);
+        if constexpr (F32)
+            tile_acc_ab_f32<D, BN, DT>(dq, dp, sA, k, 0, warp, lane);
+        else
+            tile_acc_ab<T, D, BN, DT>(dq, dp, k, 0, lane);
         t = t_next;
     }
     cp_async_wait_all();

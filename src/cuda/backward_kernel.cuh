@@ -20,8 +20,9 @@ namespace fc_cuda {
 
 constexpr int kBwdKvRows = 16 * kWarps; /* BN of the dK/dV kernel */
 
-template <int D, int BMQ> struct BwdKvSmem {
-    static constexpr size_t kv = (size_t)kBwdKvRows * D * 2, q = (size_t)BMQ * D * 2;
+/* ES: bytes per tile element (2; 4 for kFeatF32's fp32 tiles). */
+template <int D, int BMQ, int ES = 2> struct BwdKvSmem {
+    static constexpr size_t kv = (size_t)kBwdKvRows * D * ES, q = (size_t)BMQ * D * ES;
     static constexpr size_t facts = 2 * BMQ * sizeof(RowFacts);
     static constexpr size_t bytes = 2 * kv + 4 * q + facts;
     static constexpr size_t scratch = 2 * (size_t)kBwdKvRows * (BMQ + 8) * sizeof(float); /* + with L.terms */
@@ -31,7 +32,8 @@ template <int D, int BMQ> struct BwdKvSmem {
  * feature class (Dqk, Dv ≤ D); DC: the features of dK/dV (and, FUSED, of dQ) one unit
  * accumulates.  FUSED: the query tiles are whole tiles of BMQ rows (dq_order.h), and each step
  * also adds its dQ partial in turn (backward_dq.cuh); else they start at the first row that may
- * see the tile, and dQ is the dQ kernel's. */
+ * see the tile, and dQ is the dQ kernel's.  FEAT: features.cuh's (kFeatF32: T = float tiles,
+ * every product 3×TF32 through the scratch tiles, which such a launch always has; not FUSED). */
 template <typename T, int D, int DC, int BMQ, bool FUSED, int FEAT = 0>
 __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L, unsigned u, unsigned char *smem_raw,
                                          fc_batch *s_bt = nullptr, int64_t *s_arow0 = nullptr)
@@ -42,7 +44,9 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
 #else
     constexpr int kAbtUnroll = 8;
 #endif
-    using Smem = BwdKvSmem<D, BMQ>;
+    constexpr bool F32 = (FEAT & kFeatF32) != 0;
+    static_assert(F32 == (sizeof(T) == 4) && !(F32 && (FUSED || (FEAT & kFeatRope))), "fp32 tiles: the kFeatF32 dK/dV kernel");
+    using Smem = BwdKvSmem<D, BMQ, (int)sizeof(T)>;
     using DqSmem = BwdDqSmem<BN, BMQ, DC>;
     using Split = DqSplit<BMQ, DC>;
     T *sK = reinterpret_cast<T *>(smem_raw), *sV = reinterpret_cast<T *>(smem_raw + Smem::kv);
@@ -88,10 +92,10 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
     auto load_step = [&](int s, int c) {
         const int64_t n1 = n2 * p.G + s / n_qt, i0 = q_first + (int64_t)(s % n_qt) * BMQ;
         const int valid = clamp_rows(BMQ, bt.sq - i0);
-        load_qk<FEAT, T, D, BMQ>(sQ + c * BMQ * D, p, p.q, fc_view_row(&p.q, 2, b, bt.q_tok, n1, 0), p.q_rope, b, bt.q_tok, n1, i0,
-                                 valid, L.vec_q);
-        load_tile<T, D, BMQ>(sO + c * BMQ * D, p.dout, fc_view_row(&p.dout, 2, b, bt.q_tok, n1, 0), i0, valid, (int)p.Dv,
-                             L.vec_do);
+        load_qk<FEAT, T, D, BMQ>(sQ + c * BMQ * D, p, p.q, fc_view_row(&p.q, ebytes<FEAT>(p.q), b, bt.q_tok, n1, 0), p.q_rope, b,
+                                 bt.q_tok, n1, i0, valid, L.vec_q);
+        load_rows<FEAT, T, D, BMQ>(sO + c * BMQ * D, p.dout, fc_view_row(&p.dout, ebytes<FEAT>(p.dout), b, bt.q_tok, n1, 0), i0,
+                                   valid, (int)p.Dv, L.vec_do);
         if (tid < BMQ)
             row_facts(p, L, bt, b, n1, i0 + tid, j0, j0 + BN, sF[c * BMQ + tid]);
     };
@@ -122,8 +126,9 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
             dk[d][x] = dv[d][x] = 0.0f;
 
     if (n_steps > 0) {
-        load_qk<FEAT, T, D, BN>(sK, p, p.k, fc_view_row(&p.k, 2, b, bt.kv_tok, n2, 0), p.k_rope, b, bt.kv_tok, n2, j0, live, L.vec_k);
-        load_tile<T, D, BN>(sV, p.v, fc_view_row(&p.v, 2, b, bt.kv_tok, n2, 0), j0, live, (int)p.Dv, L.vec_v);
+        load_qk<FEAT, T, D, BN>(sK, p, p.k, fc_view_row(&p.k, ebytes<FEAT>(p.k), b, bt.kv_tok, n2, 0), p.k_rope, b, bt.kv_tok, n2, j0,
+                                live, L.vec_k);
+        load_rows<FEAT, T, D, BN>(sV, p.v, fc_view_row(&p.v, ebytes<FEAT>(p.v), b, bt.kv_tok, n2, 0), j0, live, (int)p.Dv, L.vec_v);
         load_step(0, 0);
     }
     cp_async_commit();
@@ -158,17 +163,22 @@ __device__ __forceinline__ void dkv_unit(const fc_problem &p, const BwdLaunch &L
                       [&](int r, int x, int64_t &i, int &j, const RowFacts *&f) { i = i0 + x, j = j0 + r, f = F + x; });
         /* dV += Pdᵀ·dO and dK += dSᵀ·Q over this unit's features (FUSED: dS through shared
          * memory, where the dQ stage reads it too; the warp's own rows, the same rounding). */
-        if (FUSED) {
-            stash_ds<T, NQ, DqSmem::lds>(sdS, dp, warp, lane);
-            __syncwarp();
+        if constexpr (F32) {
+            tile_acc_ab_f32<D, BMQ, DT>(dv, st, sA, o, f0, warp, lane);
+            tile_acc_ab_f32<D, BMQ, DT>(dk, dp, sB, q, f0, warp, lane);
+        } else {
+            if (FUSED) {
+                stash_ds<T, NQ, DqSmem::lds>(sdS, dp, warp, lane);
+                __syncwarp();
+            }
+            tile_acc_ab<T, D, BMQ, DT>(dv, st, o, f0 / 8, lane);
+            if (FUSED)
+                tile_sab<T, D, BMQ, DT, DqSmem::lds, false>(dk, sdS, warp * 16, q, f0 / 8, lane);
+            else
+                tile_acc_ab<T, D, BMQ, DT>(dk, dp, q, f0 / 8, lane);
         }
-        tile_acc_ab<T, D, BMQ, DT>(dv, st, o, f0 / 8, lane);
-        if (FUSED)
-            tile_sab<T, D, BMQ, DT, DqSmem::lds, false>(dk, sdS, warp * 16, q, f0 / 8, lane);
-        else
-            tile_acc_ab<T, D, BMQ, DT>(dk, dp, q, f0 / 8, lane);
 
-        if (FUSED) {
+        if constexpr (FUSED) {
             const int ft = tid, fw = warp, fl = lane;
             cp_async_wait_all(); /* this thread's chunks of step s − 1's accumulator tile */
             __syncthreads();     /* dS complete; the accumulator tile visible to every thread */

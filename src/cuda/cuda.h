@@ -117,6 +117,8 @@ const char *fc_cuda_bwd_unsupported(const fc_problem *prob);
 /* Why the backward kernels, dense or sparse, cannot write prob's gradients: an output gradient or
  * gradients in another dtype than the operands', tensor-list or paged gradient storage. */
 const char *fc_cuda_grads_unsupported(const fc_problem *prob);
+/* The storage half of that: tensor-list or paged gradient storage. */
+const char *fc_cuda_grads_storage_unsupported(const fc_problem *prob);
 fc_status fc_cuda_bwd_plan(const fc_problem *prob, fc_cuda_bwd **out);
 /* Device workspace of a run: D = rowsum(dO ∘ O), fp32, per query head and row. */
 size_t fc_cuda_bwd_workspace(const fc_cuda_bwd *plan, const fc_problem *prob);

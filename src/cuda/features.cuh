@@ -14,7 +14,10 @@ namespace fc_cuda {
 
 constexpr int kFeatPhilox = 1; /* dropout generated on the device from a seed and offset (core/philox.h) */
 constexpr int kFeatRope = 2;   /* rope-split heads (Dr > 0): query and key tiles carry q_rope / k_rope (rope_split.h) */
-constexpr int kFeatF32 = 4;    /* fp32 operands and output (T = float): products as 3×TF32 (tf32.cuh) */
+/* fp32 products (T = float tiles, 3×TF32: tf32.cuh): fp32 operands, or in the backward fp32
+ * gradients of 16-bit operands, whose tiles load converted to fp32 (exactly: tf32 holds every fp16
+ * and bf16 value).  Generated dropout is a run-time choice here (p.drop_philox), no bit of its own. */
+constexpr int kFeatF32 = 4;
 
 /* The FEAT bits a problem needs. */
 inline int feat_bits(const fc_problem &p)
@@ -22,20 +25,60 @@ inline int feat_bits(const fc_problem &p)
     return (p.drop_philox ? kFeatPhilox : 0) | (p.Dr > 0 ? kFeatRope : 0) | (p.q.dtype == FC_F32 ? kFeatF32 : 0);
 }
 
+/* Whether a kernel with FEAT generates the keep bits (kFeatPhilox; kFeatF32: when the problem does). */
+template <int FEAT> __device__ __forceinline__ bool generates(const fc_problem &p)
+{
+    return (FEAT & kFeatPhilox) || ((FEAT & kFeatF32) && p.drop_philox);
+}
+
 /* Whether a problem drops elements, as a kernel with FEAT sees it. */
 template <int FEAT> __device__ __forceinline__ bool drops(const fc_problem &p)
 {
-    return (FEAT & kFeatPhilox) || p.drop_bits;
+    return generates<FEAT>(p) || p.drop_bits;
 }
 
-/* Whether element (n1, i, j) is kept: the caller's keep bit, or (kFeatPhilox) the generated one,
- * the CPU's very bit (core/terms.h fc_dropout_keeps). */
+/* Whether element (n1, i, j) is kept: the caller's keep bit, or the generated one, the CPU's very
+ * bit (core/terms.h fc_dropout_keeps). */
 template <int FEAT>
 __device__ __forceinline__ bool keeps(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int64_t j)
 {
-    if (FEAT & kFeatPhilox)
+    if (generates<FEAT>(p))
         return fc_dropout_keeps(&p, &bt, n1, i, j);
     return fc_keep_bit(p.drop_bits, fc_keep_bit_index(&bt, n1, i, j));
+}
+
+/* Bytes per element of a view as a kernel with FEAT reads it: the 16-bit kernels' 2, kFeatF32 the
+ * view's own. */
+template <int FEAT> __device__ __forceinline__ int64_t ebytes(const fc_view &v)
+{
+    return (FEAT & kFeatF32) ? fc_dtype_bytes(v.dtype) : 2;
+}
+
+/* load_tile for a kernel with FEAT: a kFeatF32 tile holds fp32 whatever the view's dtype, so a
+ * 16-bit view's elements are converted one by one (an fp32 view keeps load_tile's cp.async). */
+template <int FEAT, typename T, int D, int ROWS, int THREADS = kThreads>
+__device__ __forceinline__ void load_rows(T *tile, const fc_view &v, const char *row0, int64_t s0, int valid, int dvalid, bool vec)
+{
+    if constexpr ((FEAT & kFeatF32) != 0) {
+        if (v.dtype != FC_F32) {
+            constexpr int C = D / 4;
+            static_assert(sizeof(T) == 4, "kFeatF32 tiles hold fp32");
+            const int64_t rs = v.ss * 2;
+#pragma unroll 1
+            for (int x = threadIdx.x; x < ROWS * C; x += THREADS) {
+                const int row = x / C, c = x % C;
+                T *dst = tile + swz<D, 4>(row, c);
+                const char *src = row0 + (s0 + row) * rs;
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const int e = c * 4 + k;
+                    dst[k] = row < valid && e < dvalid ? load_any(src + e * v.se * 2, v.dtype) : 0.0f;
+                }
+            }
+            return;
+        }
+    }
+    load_tile<T, D, ROWS, THREADS>(tile, v, row0, s0, valid, dvalid, vec);
 }
 
 /* A query or key tile: load_tile of rows [s0, s0 + ROWS) of view v (row0: its row 0 of head n), and
@@ -46,7 +89,7 @@ __device__ __forceinline__ void load_qk(T *tile, const fc_problem &p, const fc_v
                                         int64_t b, int64_t tok, int64_t n, int64_t s0, int valid, bool vec)
 {
     if (!(FEAT & kFeatRope)) {
-        load_tile<T, D, ROWS, THREADS>(tile, v, row0, s0, valid, (int)p.Dqk, vec);
+        load_rows<FEAT, T, D, ROWS, THREADS>(tile, v, row0, s0, valid, (int)p.Dqk, vec);
         return;
     }
     constexpr int C = D / 8, STEP = THREADS / C;

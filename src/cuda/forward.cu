@@ -46,8 +46,6 @@ extern "C" const char *fc_cuda_fwd_unsupported(const fc_problem *p)
         return "an output dtype other than the operands' (fp32 outputs of fp16/bf16 or int8 outputs are not on the GPU yet)";
     if (p->q.dtype == FC_F32 && p->Dr > 0)
         return "rope features (Dr > 0) with fp32 operands";
-    if (p->q.dtype == FC_F32 && p->drop_philox)
-        return "fp32 operands with dropout generated on the device";
     if (p->Dr > 0 && (p->q_rope.dtype != p->q.dtype || p->k_rope.dtype != p->q.dtype))
         return "rope features (Dr > 0) of a dtype other than the query's";
     if (p->Dr > 0 && p->drop_philox)

@@ -35,67 +35,6 @@ template <int D, int BM, int BN, int ES = 2> struct FwdSmem {
     static constexpr size_t scratch = (size_t)BM * (BN + 8) * sizeof(float); /* + when terms or dropout */
 };
 
-/* fp32 S += Q·Kᵀ over the warp's rows: per 8 features, Q's A fragment and K's B fragments come
- * straight from ldmatrix (an 8 × 4 matrix of 32-bit words is m16n8k8's tf32 fragment layout, in
- * the same lanes as the 16-bit kernels' 8 × 8 of 16-bit ones).  The feature loop stays rolled:
- * unrolled, ptxas hoists the loads and splits of every step and spills. */
-template <int D, int MT, int NT>
-__device__ __forceinline__ void qk_3xtf32(float (&s)[MT][NT][4], const float *sQ, const float *sK, int warp, int lane)
-{
-#pragma unroll 1
-    for (int ks = 0; ks < D / 8; ks++) {
-        Tf32A a[MT];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            uint32_t w[4];
-            ldsm_x4(w, sQ + swz<D, 4>(warp * 16 * MT + mt * 16 + lane % 16, ks * 2 + lane / 16));
-            a[mt] = tf32_split_a(__uint_as_float(w[0]), __uint_as_float(w[1]), __uint_as_float(w[2]), __uint_as_float(w[3]));
-        }
-#pragma unroll
-        for (int nt = 0; nt < NT; nt += 2) {
-            uint32_t bk[4];
-            ldsm_x4(bk, sK + swz<D, 4>(nt * 8 + lane % 8 + (lane / 16) * 8, ks * 2 + (lane / 8) % 2));
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                mma_3xtf32(s[mt][nt], a[mt], __uint_as_float(bk[0]), __uint_as_float(bk[1]));
-                mma_3xtf32(s[mt][nt + 1], a[mt], __uint_as_float(bk[2]), __uint_as_float(bk[3]));
-            }
-        }
-    }
-}
-
-/* fp32 O += P·V: one k-step per 8 score columns, whose accumulators are the A fragment when the
- * step's k order pairs column 2c with k = c and 2c + 1 with k = c + 4; each lane reads V's rows
- * 2·(lane % 4) and + 1 in that order (column lane / 4 of each 8 features; the swizzle keeps the 32
- * reads on 32 banks).  P goes through the warp's rows of the scratch tile sS so that the column
- * loop can stay rolled (unrolled, ptxas spills). */
-template <int D, int MT, int NT, int BN>
-__device__ __forceinline__ void pv_3xtf32(float (&acc)[MT][D / 8][4], float (&s)[MT][NT][4], float *sS, const float *sV, int warp,
-                                          int lane)
-{
-    stage<true, MT, NT, BN>(s, sS, warp, lane);
-    __syncwarp();
-#pragma unroll 1
-    for (int nt = 0; nt < NT; nt++) {
-        Tf32A a[MT];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            const float *r = sS + (warp * 16 * MT + mt * 16 + lane / 4) * (BN + 8) + nt * 8 + (lane % 4) * 2;
-            const float2 x = *reinterpret_cast<const float2 *>(r), y = *reinterpret_cast<const float2 *>(r + 8 * (BN + 8));
-            a[mt] = tf32_split_a(x.x, y.x, x.y, y.y);
-        }
-        const int j = nt * 8 + (lane % 4) * 2;
-#pragma unroll
-        for (int d = 0; d < D / 8; d++) {
-            const int f = d * 8 + lane / 4;
-            const float b0 = sV[swz<D, 4>(j, f / 4) + f % 4], b1 = sV[swz<D, 4>(j + 1, f / 4) + f % 4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-                mma_3xtf32(acc[mt][d], a[mt], b0, b1);
-        }
-    }
-}
-
 /* One CTA's work.  PLAIN: no score terms and no dropout (the common case), compiled without their
  * code so that it costs no registers; FEAT: the features of features.cuh (never with PLAIN); T =
  * float with kFeatF32: fp32 operands and output, products as 3×TF32 (tf32.cuh). */

@@ -61,6 +61,10 @@ struct float2 {
 };
 inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
 inline float2 make_float2(float x, float y) { return float2{x, y}; }
+struct float4 {
+    float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 struct cta_emu_dim3 {
     unsigned x, y, z;
 };
@@ -301,6 +305,8 @@ template <class T> inline T atomicMax(T *p, T v) { return emu_rmw(p, [v](T o) { 
 template <class T> inline T atomicExch(T *p, T v) { return emu_rmw(p, [v](T) { return v; }); }
 template <class T> inline T atomicCAS(T *p, T cmp, T v) { return emu_rmw(p, [cmp, v](T o) { return o == cmp ? v : o; }); }
 inline void __threadfence() {}
+inline void __nanosleep(unsigned) {}
+inline void __trap() { abort(); }
 inline void __threadfence_block() {}
 inline void __threadfence_system() {}
 /* Cache-hinted loads and stores: plain ones. */

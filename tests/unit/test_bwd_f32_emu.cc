@@ -1,0 +1,201 @@
+/*
+ * The CUDA backward's fp32 kernels (src/cuda/backward*.cuh with kFeatF32: fp32 tiles, every product
+ * 3×TF32 on mma.sync m16n8k8) run on the CPU, unchanged, by the CTA emulator (cta_emu.h), on the
+ * backward harness (harness_bwd.h): each case's forward runs on the CPU backend, the backward is
+ * lowered by a CPU plan (the fc_problem the CUDA backend would get, host addresses), and the CUDA
+ * run's kernels (backward.cu fc_bwd_run, dq-recompute) go over their whole grids: D, dK/dV, dQ,
+ * dsink.  The harness checks the gradients against the double-precision reference at fp32's
+ * gradient tolerance (§0.4: every element written, nothing outside, rows that see nothing exactly
+ * 0) and against the CPU backend.  A second launch configuration — every grid in reverse CTA order,
+ * the tile lists reversed, element loads instead of cp.async — must give the same bits.
+ * Two kinds of problem take these kernels: fp32 operands, and fp32 gradients of fp16 / bf16
+ * operands (their tiles load converted to fp32).  Cases: odd sizes and strides, Sq ≠ Skv, every
+ * layout, masks and windows, GQA / MQA, varlen (packed, empty batches), score terms (pse, ALiBi,
+ * softcap), dropout bits, sinks (dsink), statistics orders, every head-dim class.
+ * Inputs: queries and keys within ±1 (the default), values too except where a case says; 3×TF32
+ * carries about 2⁻²¹ of each product (docs/ARCHITECTURE.md), which such inputs keep inside the
+ * tolerance's 1e-5·max|gradient| (wider values with cancelling sums can miss it, as the forward's
+ * test notes).
+ */
+#include "cta_emu.h"
+
+#include "cuda/backward_dq_kernel.cuh"
+#include "cuda/backward_kernel.cuh"
+#include "cuda/backward_shapes.h"
+#include "cuda/dclass.h"
+#include "cuda/vec_rule.h"
+#include "emu_plan.h"
+
+#include <algorithm>
+#include <vector>
+
+extern "C" {
+#include "common/check.h"
+#include "common/rng.h"
+#include "harness_bwd.h"
+}
+
+/* f(x) for CTAs [0, n) in launch order, or the reverse. */
+template <class F> static void each_cta(int64_t n, bool reverse, int threads, F f)
+{
+    for (int64_t x = 0; x < n; x++) {
+        const unsigned blk = (unsigned)(reverse ? n - 1 - x : x);
+        cta_emu::run_cta(threads, cta_emu_dim3{blk, 0, 0}, f);
+    }
+}
+
+/* The CUDA run's kernels in its order (backward.cu fc_bwd_run with kFeatF32) over host memory. */
+template <int D>
+static void launch(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<int2> &qi, const std::vector<int2> &kvi, bool rev)
+{
+    using namespace fc_cuda;
+    using Sh = BwdShapeF32<D>;
+    using KvSm = BwdKvSmem<D, Sh::BMQ, 4>;
+    using QSm = BwdQSmem<D, Sh::BN, 4>;
+    static_assert(KvSm::bytes + KvSm::scratch <= kCtaEmuSmem && QSm::bytes + QSm::scratch <= kCtaEmuSmem,
+                  "the emulator's shared memory holds the CTA's");
+    const int64_t q_grid = (int64_t)qi.size() * p.Nq;
+    L.items = qi.data(), L.n_items = (int)qi.size();
+    each_cta(q_grid, rev, kThreads, [&] { bwd_dsum_any_kernel<kBwdQRows>(p, L); });
+    L.items = kvi.data(), L.n_items = (int)kvi.size();
+    each_cta(L.units, rev, kThreads, [&] { bwd_dkv_feat_kernel<float, D, Sh::DC, Sh::BMQ, kFeatF32>(p, L); });
+    L.items = qi.data(), L.n_items = (int)qi.size();
+    each_cta(q_grid, rev, kThreads, [&] { bwd_dq_feat_kernel<float, D, Sh::BN, kFeatF32>(p, L); });
+    if (p.sink && p.dsink)
+        each_cta(p.Nq, rev, kSinkThreads, [&] { bwd_dsink_kernel(p, L); });
+}
+
+/* Tiles (batch, tile) of `tile` rows of every batch (kv: over kv_rows), each batch's in increasing
+ * order (the dK/dV kernel takes any order; the reversed configuration reverses the list). */
+static std::vector<int2> tiles(const fc_problem &p, int tile, bool kv, bool rev)
+{
+    std::vector<int2> t;
+    for (int64_t b = 0; b < p.B; b++)
+        for (int64_t x = 0; x * tile < (kv ? p.batch[b].kv_rows : p.batch[b].q_rows); x++)
+            t.push_back(make_int2((int)b, (int)x));
+    if (rev)
+        std::reverse(t.begin(), t.end());
+    return t;
+}
+
+/* nt_bwd_runner_fn: the kernels over the case's lowered backward problem. */
+static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
+                            const fc_attention_grads *gr, const size_t *, int config)
+{
+    fc_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = FC_BACKEND_CPU;
+    fc_plan *plan = NULL;
+    fc_status st = fc_plan_create_backward(a, gr, &opt, &plan);
+    if (st != FC_OK)
+        return st;
+    const fc_problem &p = plan->prob;
+    const auto own_or_f32 = [&](fc_dtype dt) { return dt == p.q.dtype || dt == FC_F32; };
+    if (!TC_CHECK(!p.sparse.data && p.Dr == 0 && !p.drop_philox && p.dq.dtype == FC_F32 && own_or_f32(p.dout.dtype) &&
+                      p.k.dtype == p.q.dtype && p.v.dtype == p.q.dtype && p.out.dtype == p.q.dtype && !p.k.pages.table &&
+                      !p.q.batch_data && !p.k.batch_data,
+                  "test bug: a case the fp32 backward kernels do not take")) {
+        fc_plan_destroy(plan);
+        return FC_ERR_BACKEND;
+    }
+    const bool rev = config == 1;
+    const int cls = fc_cuda_dclass(&p);
+    const std::vector<int2> qi = tiles(p, fc_cuda::kBwdQRows, false, rev), kvi = tiles(p, fc_cuda::kBwdKvRows, true, rev);
+    std::vector<int64_t> row0((size_t)p.B + 1, 0);
+    for (int64_t b = 0; b < p.B; b++)
+        row0[(size_t)b + 1] = row0[(size_t)b] + p.batch[b].q_rows;
+    std::vector<float> dsum((size_t)(p.Nq * row0[(size_t)p.B] + 1), NAN);
+    fc_cuda::BwdLaunch L = {};
+    L.parts = cls == 256 ? 2 : 1;
+    L.row0 = row0.data();
+    L.dsum = dsum.data();
+    L.rows = row0[(size_t)p.B];
+    L.units = (int)(kvi.size() * p.Nkv * L.parts);
+    /* backward.cu fc_bwd_f32_vec: cp.async for fp32 views whose rows fit; the second configuration loads element by element */
+    const auto fits = [&](const fc_view &v, int64_t d) { return !rev && v.dtype == FC_F32 && fc_cuda_vec_fits(&v, d, 4); };
+    L.vec_q = fits(p.q, p.Dqk), L.vec_k = fits(p.k, p.Dqk), L.vec_v = fits(p.v, p.Dv), L.vec_do = fits(p.dout, p.Dv);
+    L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
+    if (cls == 64)
+        launch<64>(p, L, qi, kvi, rev);
+    else if (cls == 128)
+        launch<128>(p, L, qi, kvi, rev);
+    else
+        launch<256>(p, L, qi, kvi, rev);
+    fc_plan_destroy(plan);
+    return FC_OK;
+}
+
+static void run(const nt_case *c)
+{
+    nt_bwd o = nt_bwd_default();
+    o.grad_dt = FC_F32;
+    o.runner = emu_runner;
+    o.runner_configs = 2;
+    nt_bwd_run(c, &o);
+}
+
+/* B 2, 4 query heads on 2 kv heads, BSND; dt: the operands' dtype (fp16/bf16: fp32 gradients of them). */
+static nt_case base(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv)
+{
+    nt_case c = nt_fixture(seed, (nt_sizes){2, 4, 2, D, D, Sq, Skv});
+    c.layout = NT_BSND;
+    c.dt = c.out_dt = dt;
+    return c;
+}
+
+int main(int argc, char **argv)
+{
+    /* quick: the named cases; FLASHC_EMU_QUICK (the sanitizer builds, where ASan intercepts every
+     * coroutine switch): the first two, small ones */
+    const bool tiny = getenv("FLASHC_EMU_QUICK") != NULL, quick = tiny || (argc > 1 && strcmp(argv[1], "quick") == 0);
+    nt_case c = base(3, FC_F32, 40, 21, 33);
+    c.Dv = 24, c.pad = 3, c.dim_stride = 2, c.mixed_layouts = true, c.N2 = 1;
+    tc_context("emulated fp32 backward: odd strides (element loads), Dv != D, MQA, mixed layouts");
+    run(&c);
+    c = base(4, FC_BF16, 72, 19, 70), c.mask.on = true, c.bias.on = true, c.softcap = 4.0f, c.scale = -0.3;
+    tc_context("emulated fp32 backward: bf16 operands, fp32 gradients; class 128, mask, bias, softcap, negative scale");
+    run(&c);
+    if (tiny)
+        return tc_summary("unit_bwd_f32_emu");
+    c = base(1, FC_F16, 64, 37, 150), c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    tc_context("emulated fp32 backward: fp16 operands, fp32 gradients; class 64, GQA 2, several kv tiles, causal bottom-right");
+    run(&c);
+    c = base(2, FC_F32, 128, 70, 90), c.layout = NT_BNSD, c.window = fc_window_band(20, 5, FC_ALIGN_TOP_LEFT), c.keep_prob = 0.8;
+    c.stats_order = FC_STATS_TOKEN_MAJOR;
+    tc_context("emulated fp32 backward: class 128, BNSD, a band, dropout keep bits, two query tiles, token-major statistics");
+    run(&c);
+    static const int sq[3] = {9, 0, 70}, skv[3] = {40, 7, 65};
+    c = base(5, FC_F32, 64, 70, 65), c.B = 3, c.packed = true, c.sq = sq, c.skv = skv;
+    c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.stats_order = FC_STATS_KV_TOKEN_GROUP;
+    tc_context("emulated fp32 backward: TND (packed) varlen, a batch without rows, causal, kv-group statistics");
+    run(&c);
+    c = base(6, FC_F32, 96, 17, 41), c.alibi.on = true, c.sink = NT_SINK_FINITE, c.layout = NT_BSH, c.prefix = true;
+    c.stats_order = FC_STATS_HEAD_MAJOR, c.replicas = 8;
+    tc_context("emulated fp32 backward: ALiBi, sink (dsink), BSH, prefixes, head-major statistics with 8 replicas");
+    run(&c);
+    c = base(7, FC_F32, 256, 20, 45), c.Dv = 200, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT), c.N1 = 2, c.N2 = 1;
+    tc_context("emulated fp32 backward: class 256 (two feature parts), Dv 200, causal bottom-right, MQA");
+    run(&c);
+    c = base(8, FC_BF16, 160, 33, 18), c.layout = NT_SBH, c.mask.on = true, c.N1 = 2, c.N2 = 1;
+    tc_context("emulated fp32 backward: bf16 operands, fp32 gradients; class 256, SBH, mask, Sq > Skv");
+    run(&c);
+    if (!quick) {
+        tc_rng r = tc_rng_seed(41);
+        static const fc_dtype dts[] = {FC_F32, FC_F16, FC_BF16};
+        for (int x = 0; x < 3; x++) {
+            const fc_dtype dt = dts[tc_rng_int(&r, 0, 2)];
+            c = base(100 + x, dt, 4 * (int)tc_rng_int(&r, 1, 32), (int)tc_rng_int(&r, 1, 70), (int)tc_rng_int(&r, 1, 140));
+            c.N2 = (int)tc_rng_int(&r, 1, 2), c.N1 = c.N2 * (int)tc_rng_int(&r, 1, 3), c.B = (int)tc_rng_int(&r, 1, 2);
+            c.Dv = 4 * (int)tc_rng_int(&r, 1, 32);
+            static const nt_layout lays[] = {NT_BNSD, NT_BSND, NT_BSH, NT_SBH};
+            c.layout = lays[tc_rng_int(&r, 0, 3)];
+            c.mask.on = tc_rng_bool(&r, 0.3);
+            if (tc_rng_bool(&r, 0.5))
+                c.window = fc_window_causal(tc_rng_bool(&r, 0.5) ? FC_ALIGN_BOTTOM_RIGHT : FC_ALIGN_TOP_LEFT);
+            tc_context("emulated fp32 backward: random case %d (dtype %d, D %d, Dv %d, Sq %d, Skv %d)", x, (int)dt, c.D, c.Dv, c.Sq,
+                       c.Skv);
+            run(&c);
+        }
+    }
+    return tc_summary("unit_bwd_f32_emu");
+}
