@@ -61,6 +61,8 @@ static const cuda_shape shapes[] = {
     {"fwd-bf16-d128-s4k-causal-normal-b2b", 4096, 128, true, false, NULL, true, B2B, false},
     {"fwd-f32-d128-s4k", 4096, 128, false, false, NULL, false, 0, true},
     {"fwd-f32-d128-s4k-causal", 4096, 128, true, false, NULL, false, 0, true},
+    {"bwd-f32-d128-s4k", 4096, 128, false, true, "dq-recompute", false, 0, true},
+    {"bwd-f32-d128-s4k-causal", 4096, 128, true, true, "dq-recompute", false, 0, true},
 };
 
 enum { NBUF = 8 }; /* q, k, v, out, then the backward's dout, dq, dk, dv */

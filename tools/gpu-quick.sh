@@ -31,6 +31,10 @@
 #   tools/gpu-quick.sh f32 [build-dir]: fp32 operands (the 3×TF32 kernels): test_cuda_forward's fp32
 #   cases and sweep on the automatic choice (the sm_90a forward leaves fp32 to them) and forced sm_80,
 #   memcheck, then flashc-bench's fp32 forward rows beside bf16 (the goal: ≥ 0.3× the bf16 rate).
+#   tools/gpu-quick.sh f32b [build-dir]: the fp32 backward (fp32 operands, fp32 gradients of fp16/bf16;
+#   the 3×TF32 kernels of the dq-recompute path): test_cuda_backward (its fp32 cases and sweep beside
+#   the 16-bit ones) on the default path, under FLASHC_CUDA_BWD=fused (the fp32 cases check the
+#   refusal), the rope refusals, memcheck, then flashc-bench's fp32 backward rows beside bf16.
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
@@ -231,6 +235,20 @@ f32)
     echo "== fp32 forward beside bf16 (D = 128, S = 4K; TFLOP/s)"
     grep -E '^fwd-(bf16|f32)-d128-s4k(-causal)? ' "$out/bench-f32.log"
     echo "tests: fwd $rc_f32_fwd, fwd-sm80 $rc_f32_fwd_sm80; memcheck: ${rc_san_f32_fwd:-n/a}"
+    ;;
+f32b)
+    TAIL=20 step f32-bwd 200 "$dir/tests/cuda/test_cuda_backward" 20
+    [ "$rc_f32_bwd" = 124 ] && { echo "gpu-quick: the backward tests timed out; stopping"; exit 1; }
+    TAIL=8 step f32-bwd-fused 120 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 6
+    TAIL=6 step f32-rope 60 "$dir/tests/cuda/test_cuda_rope" 4
+    if command -v compute-sanitizer >/dev/null; then
+        step san-f32-bwd 150 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_backward" 2
+    fi
+    step bench-f32b 60 "$dir/bench/flashc-bench" --backend cuda --filter bwd --repeat 10
+    echo
+    echo "== fp32 backward beside bf16 (D = 128, S = 4K; TFLOP/s)"
+    grep -E '^bwd-(bf16|f32)-d128-s4k(-causal)? ' "$out/bench-f32b.log"
+    echo "tests: bwd $rc_f32_bwd, bwd-fused $rc_f32_bwd_fused, rope $rc_f32_rope; memcheck: ${rc_san_f32_bwd:-n/a}"
     ;;
 sparse)
     # limits that keep the whole area inside one 600-second call

@@ -31,6 +31,7 @@
 #include "cuda.h"
 #include "launch.h"
 #include "plan_facts.h"
+#include "vec_rule.h"
 #ifdef FLASHC_HOPPER
 #include "hopper/bwd.h"
 #include "hopper/fwd.h"
@@ -419,13 +420,6 @@ static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLau
     return st;
 }
 
-/* The kFeatF32 launches' cp.async flags: fp32 views whose rows fit (16-bit ones convert). */
-static void fc_bwd_f32_vec(const fc_problem &p, BwdLaunch &L)
-{
-    const auto fits = [](const fc_view &v, int64_t d) { return v.dtype == FC_F32 && fc_cuda_vec_fits(&v, d, 4); };
-    L.vec_q = fits(p.q, p.Dqk), L.vec_k = fits(p.k, p.Dqk), L.vec_v = fits(p.v, p.Dv), L.vec_do = fits(p.dout, p.Dv);
-}
-
 template <int FEAT>
 static fc_status fc_bwd_run_class(const fc_cuda_bwd *plan, const fc_problem &p, const BwdLaunch &L, cudaStream_t s, bool bf)
 {
@@ -470,7 +464,8 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
     cudaStream_t s = (cudaStream_t)stream;
     if (fc_bwd_f32(&p)) { /* fp32 tiles: cp.async for fp32 views, 16-bit ones convert element by element */
-        fc_bwd_f32_vec(p, L);
+        L.vec_q = fc_cuda_vec_f32(&p.q, p.Dqk), L.vec_k = fc_cuda_vec_f32(&p.k, p.Dqk);
+        L.vec_v = fc_cuda_vec_f32(&p.v, p.Dv), L.vec_do = fc_cuda_vec_f32(&p.dout, p.Dv);
         switch (plan->dclass) {
         case 64: return fc_bwd_run<float, 64, kFeatF32>(plan, p, L, s);
         case 128: return fc_bwd_run<float, 128, kFeatF32>(plan, p, L, s);

@@ -3,7 +3,8 @@
  * hi = tf32(x) and lo = tf32(x − hi), which together carry about 21 of fp32's 24 significand
  * bits, and a·b ≈ lo_a·hi_b + hi_a·lo_b + hi_a·hi_b (the small terms first; lo_a·lo_b, below
  * fp32's rounding, is left out).  A non-finite x keeps lo = 0, so that inf stays inf rather than
- * becoming inf − inf = NaN in the low part.
+ * becoming inf − inf = NaN in the low part.  Then the tile products of the fp32 kernels (the
+ * forward's S = Q·Kᵀ and O += P·V; the backward's five take the same two forms).
  */
 #ifndef FC_CUDA_TF32_CUH
 #define FC_CUDA_TF32_CUH

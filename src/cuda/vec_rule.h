@@ -19,6 +19,13 @@ static inline bool fc_cuda_vec_fits(const fc_view *v, int64_t d, int es)
            v->ss % per == 0;
 }
 
+/* The same for a kernel with fp32 tiles (kFeatF32): an fp32 view's rows (16-bit views convert
+ * element by element). */
+static inline bool fc_cuda_vec_f32(const fc_view *v, int64_t d)
+{
+    return v->dtype == FC_F32 && fc_cuda_vec_fits(v, d, 4);
+}
+
 /* Whether an output of es-byte elements takes two adjacent features in one aligned store. */
 static inline bool fc_cuda_pair_fits(const fc_view *v, int es)
 {

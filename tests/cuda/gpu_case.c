@@ -297,6 +297,12 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
 {
     gc_upload(o), gc_upload(smax), gc_upload(ssum);
     const fc_dtype gdt = c->grad_f32 ? FC_F32 : c->dt;
+    /* fp32 products (fp32 operands or gradients) are the dq-recompute path's: refused by name with
+     * rope features, and under FLASHC_CUDA_BWD=fused */
+    const char *path = getenv("FLASHC_CUDA_BWD");
+    const bool f32 = gdt == FC_F32;
+    const char *refused = !f32 ? NULL : c->Dr ? "rope features (Dr > 0) with fp32 gradients"
+                                      : path && strcmp(path, "fused") == 0 ? "no fp32 products" : NULL;
     const size_t es = fc_dtype_size(c->dt), ges = fc_dtype_size(gdt);
     gc_buf dout = gc_alloc(n[3] * es);
     gc_fill(r, &dout, c->dt, -1, 1);
@@ -333,13 +339,10 @@ static void gc_backward(const gc_case *c, const fc_attention_desc *d, const fc_a
     fc_plan_destroy(cplan);
     TC_CHECK(st == FC_OK, "CPU backward: %s (%s)", fc_status_name(st), fc_last_error());
 
-    if (st == FC_OK && c->grad_f32) { /* the GPU refuses gradient dtypes other than the operands', by name */
+    if (st == FC_OK && refused) {
         fc_plan *plan = NULL;
         fc_options def = {.backend = FC_BACKEND_DEFAULT};
-        const fc_status gs = fc_plan_create_backward(g, &dg, &def, &plan);
-        TC_CHECK(gs == FC_ERR_BACKEND && strstr(fc_last_error(), "gradient dtypes"), "fp32 gradients refused by name: %s (%s)",
-                 fc_status_name(gs), fc_last_error());
-        fc_plan_destroy(plan);
+        gc_expect_refusal(fc_plan_create_backward(g, &dg, &def, &plan), &plan, refused);
         st = FC_ERR_BACKEND; /* nothing to compare */
     }
     void *got[2][NG];
@@ -463,15 +466,13 @@ void gc_sweep_rope(unsigned seed, int cases, bool backward)
     }
 }
 
-void gc_sweep_f32(unsigned seed, int cases)
+void gc_sweep_f32(unsigned seed, int cases, bool backward)
 {
     tc_rng r = tc_rng_seed(seed);
     for (int n = 0; n < cases; n++) {
         gc_case c = gc_random(&r);
         c.dt = FC_F32;
-        c.dropout = c.dropout || c.philox; /* the fp32 kernels do not generate dropout (refused by name): */
-        c.philox = false;                  /* the caller's bits instead */
-        c.seed = seed * 1000u + (unsigned)n;
+        c.backward = backward, c.seed = seed * 1000u + (unsigned)n;
         gc_run(&c);
     }
 }

@@ -58,7 +58,8 @@ typedef struct gc_case {
     bool pad_nan;         /* padded varlen: the rows past each batch's lengths (query, key, value) hold
                              NaN, which no output may see (semantics §0.3: they are no positions) */
     bool backward;        /* the backward of the case (statistics on), else the forward */
-    bool grad_f32;        /* backward: fp32 gradients (the GPU refuses them by name: checked) */
+    bool grad_f32;        /* backward: fp32 gradients (with rope features, or under FLASHC_CUDA_BWD=fused, the
+                             GPU refuses them by name: checked) */
     gc_kv kv;
     unsigned seed;
 } gc_case;
@@ -91,9 +92,9 @@ void gc_sweep(unsigned seed, int cases, bool backward);
  * backward: the sweep's cases with rope parts. */
 void gc_sweep_rope(unsigned seed, int cases, bool backward);
 
-/* `cases` random forward cases with fp32 operands and output mixing the features at odd sizes (the
- * caller's dropout bits where the sweep draws generated dropout, which the fp32 kernels refuse). */
-void gc_sweep_f32(unsigned seed, int cases);
+/* `cases` random cases with fp32 operands (and output, and gradients) mixing the features at odd
+ * sizes, generated dropout included, forward or backward. */
+void gc_sweep_f32(unsigned seed, int cases, bool backward);
 
 /* `cases` random forward cases over what the sm_90a kernel takes (no score terms, sink or dropout;
  * head dims and strides in multiples of 16 bytes): every visibility form, GQA, packed and padded

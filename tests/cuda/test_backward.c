@@ -36,7 +36,6 @@ static void named_cases(void)
     c.Dv = 64, gc_run(&c);                /* Dv ≠ Dqk */
     c.D = 80, c.Dv = 112, gc_run(&c);     /* head dims between the classes */
     c.D = 192, c.Dv = 128, gc_run(&c);    /* the 256 class with two feature parts, Dv ≤ one part */
-    c = base(128, FC_F16), c.grad_f32 = true, gc_run(&c); /* refused by name */
     c = base(64, FC_F16), c.packed = true, c.varlen = true, c.B = 5, c.window = GC_CAUSAL, gc_run(&c);
     c = base(128, FC_BF16), c.varlen = true, c.B = 4, gc_run(&c); /* padded batches with padding rows */
     c = base(128, FC_F16), c.mask = true, gc_run(&c);
@@ -53,6 +52,33 @@ static void named_cases(void)
     c = base(128, FC_BF16), c.Nq = 8, c.Nkv = 1, c.Sq = 300, c.Skv = 260, c.window = GC_CAUSAL, gc_run(&c); /* G = 8 */
     c = base(256, FC_BF16), c.Sq = 1, c.Skv = 1000, gc_run(&c); /* decode-like */
     c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
+}
+
+/* fp32 products (the kFeatF32 kernels, dq-recompute; under FLASHC_CUDA_BWD=fused every case checks
+ * the refusal instead): fp32 operands in every class and layout, fp32 gradients of fp16 / bf16
+ * operands, then the features. */
+static void f32_cases(void)
+{
+    const int dims[] = {64, 128, 256};
+    for (int k = 0; k < 3; k++)
+        gc_layouts(base(dims[k], FC_F32));
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 3; k++) {
+            gc_case c = base(dims[k], t ? FC_BF16 : FC_F16);
+            c.grad_f32 = true, gc_run(&c);
+        }
+    gc_case c = base(128, FC_F32);
+    c.Dv = 64, gc_run(&c);
+    c.D = 36, c.Dv = 100, gc_run(&c); /* head dims between the classes, element loads past 4-feature chunks */
+    c.D = 192, c.Dv = 128, gc_run(&c); /* the 256 class with two feature parts */
+    c = base(64, FC_F32), c.packed = true, c.varlen = true, c.B = 5, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(128, FC_BF16), c.grad_f32 = true, c.varlen = true, c.pad_nan = true, c.B = 4, gc_run(&c);
+    c = base(128, FC_F32), c.mask = true, c.bias = true, c.softcap = 5.0f, gc_run(&c);
+    c = base(256, FC_F32), c.alibi = true, c.sink = true, c.dropout = true, c.stats = true, gc_run(&c);
+    c = base(128, FC_F32), c.philox = true, c.window = GC_CAUSAL, gc_run(&c); /* generated dropout: the CPU's bits */
+    c = base(64, FC_F16), c.grad_f32 = true, c.philox = true, c.sink = true, gc_run(&c);
+    c = base(128, FC_F32), c.Nq = 8, c.Nkv = 1, c.Sq = 300, c.Skv = 260, c.window = GC_CAUSAL, gc_run(&c); /* G = 8 */
+    c = base(64, FC_F32), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
 }
 
 static bool sm90_only(void)
@@ -152,8 +178,12 @@ static void refusals(void)
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "FLASHC_CUDA_BWD=sm90");
     gc_env_restore("FLASHC_CUDA_BWD", old);
     d.softcap = 0.0f;
-    d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_F32;
-    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "fp32 operands in the backward");
+    g.dq.dtype = g.dk.dtype = g.dv.dtype = FC_F32; /* fp32 products: not on the fused kernel */
+    old = gc_env_swap("FLASHC_CUDA_BWD", "fused");
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "no fp32 products");
+    gc_env_restore("FLASHC_CUDA_BWD", old);
+    g.dq.dtype = FC_BF16; /* a gradient in neither the operands' dtype nor fp32 */
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "gradient dtypes other than the operands' or fp32");
     cudaFree(buf);
 }
 
@@ -167,6 +197,8 @@ static void checks(void)
         gc_sweep_plain_backward(20261129u, plain_cases);
     } else {
         named_cases();
+        f32_cases();
+        gc_sweep_f32(20261130u, plain_cases / 3, true);
     }
     grids();
 }

@@ -162,26 +162,35 @@ static double *random_dout(const nt_case *c, const nt_data *d, fc_dtype dt)
     return y;
 }
 
-/* A runner's gradients (G) against its other configurations (bit for bit) and against the CPU
- * backend's (within the gradient tolerance of the reference's magnitudes, want). */
+/* A runner's gradients (G; with_dsink: and dsink) against its other configurations (bit for bit)
+ * and against the CPU backend's (within the gradient tolerance of the reference's magnitudes, want;
+ * dsink's, want_dsink). */
 static void elsewhere_checks(const nt_case *c, const nt_data *d, const fc_attention_desc *a, const nt_bufs *L, const nt_bwd *o,
                              const nt_case *cg, const gbufs *G, void *dout_buf, const nt_geom *gd, fc_dtype dout_dt,
-                             const size_t bytes[6], double *const want[G_N])
+                             const size_t bytes[6], double *const want[G_N], bool with_dsink, const double *want_dsink)
 {
     gbufs G2;
     for (int cfg = 1; cfg < o->runner_configs; cfg++) {
         gbufs_alloc(cg, d, o->grad_dt, &G2);
-        const fc_attention_grads gr2 = make_grads(&G2, dout_buf, gd, dout_dt, o->grad_dt, false);
+        const fc_attention_grads gr2 = make_grads(&G2, dout_buf, gd, dout_dt, o->grad_dt, with_dsink);
         const fc_status st = o->runner(c, d, a, L, &gr2, bytes, cfg);
         bool same = st == FC_OK;
         for (int k = 0; same && k < G_N; k++)
             same = !G->g[k] || memcmp(G->g[k], G2.g[k], bytes[k]) == 0;
+        same = same && (!with_dsink || memcmp(G->dsink, G2.dsink, sizeof(float) * (size_t)cg->N1) == 0);
         TC_CHECK(same, "gradients of launch configurations 0 and %d are not bit-identical (status %s)", cfg, fc_status_name(st));
         gbufs_free(&G2);
     }
     gbufs_alloc(cg, d, o->grad_dt, &G2);
-    const fc_attention_grads gc = make_grads(&G2, dout_buf, gd, dout_dt, o->grad_dt, false);
-    if (TC_CHECK(run_backward(a, &gc, 1, false, NULL, NULL) == FC_OK, "the CPU backward: %s", fc_last_error()))
+    const fc_attention_grads gc = make_grads(&G2, dout_buf, gd, dout_dt, o->grad_dt, with_dsink);
+    if (TC_CHECK(run_backward(a, &gc, 1, false, NULL, NULL) == FC_OK, "the CPU backward: %s", fc_last_error())) {
+        if (with_dsink) {
+            double *y = nt_xmalloc(sizeof(double) * (size_t)cg->N1), *x = nt_xmalloc(sizeof(double) * (size_t)cg->N1);
+            for (int k = 0; k < cg->N1; k++)
+                y[k] = G->dsink[k], x[k] = G2.dsink[k];
+            tc_compare("dsink against the CPU backend", y, x, cg->N1, tc_tol_out(TC_F32), tc_grad_scale(want_dsink, cg->N1));
+            free(y), free(x);
+        }
         for (int k = 0; k < G_N; k++) {
             if (!G->g[k])
                 continue;
@@ -193,6 +202,7 @@ static void elsewhere_checks(const nt_case *c, const nt_data *d, const fc_attent
             tc_compare(what, y, x, n, tc_tol_out(nt_tc(o->grad_dt)), tc_grad_scale(want[k], n));
             free(y), free(x);
         }
+    }
     gbufs_free(&G2);
 }
 
@@ -369,7 +379,7 @@ int64_t nt_bwd_run(const nt_case *c0, const nt_bwd *o)
                      (long long)touched);
         }
         if (o->runner)
-            elsewhere_checks(&c, &d, &a, &L, o, &cg, &G, dout_buf, &gd, dout_dt, bytes, want);
+            elsewhere_checks(&c, &d, &a, &L, o, &cg, &G, dout_buf, &gd, dout_dt, bytes, want, sink, sink ? rg.dsink : NULL);
         if (o->check_threads) {
             gbufs_alloc(&cg, &d, o->grad_dt, &G2);
             fc_attention_grads gr2 = make_grads(&G2, dout_buf, &gd, dout_dt, o->grad_dt, sink || o->dsink_without_sink);

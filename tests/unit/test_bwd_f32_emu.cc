@@ -111,8 +111,8 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     L.dsum = dsum.data();
     L.rows = row0[(size_t)p.B];
     L.units = (int)(kvi.size() * p.Nkv * L.parts);
-    /* backward.cu fc_bwd_f32_vec: cp.async for fp32 views whose rows fit; the second configuration loads element by element */
-    const auto fits = [&](const fc_view &v, int64_t d) { return !rev && v.dtype == FC_F32 && fc_cuda_vec_fits(&v, d, 4); };
+    /* backward.cu's rule: cp.async for fp32 views whose rows fit; the second configuration loads element by element */
+    const auto fits = [&](const fc_view &v, int64_t d) { return !rev && fc_cuda_vec_f32(&v, d); };
     L.vec_q = fits(p.q, p.Dqk), L.vec_k = fits(p.k, p.Dqk), L.vec_v = fits(p.v, p.Dv), L.vec_do = fits(p.dout, p.Dv);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
     if (cls == 64)

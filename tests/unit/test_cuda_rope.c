@@ -134,6 +134,14 @@ static void check_planning(void)
     expect_refusal("fp32 dq_rope", fc_cuda_bwd_unsupported(&p), "gradient dtypes");
     p = rope_problem(), p.dk_rope.dtype = FC_F16;
     expect_refusal("fp16 dk_rope", fc_cuda_bwd_unsupported(&p), "gradient dtypes");
+    p = rope_problem(), p.dq.dtype = p.dk.dtype = p.dv.dtype = p.dq_rope.dtype = p.dk_rope.dtype = FC_F32;
+    expect_refusal("rope with fp32 gradients", fc_cuda_bwd_unsupported(&p), "rope features (Dr > 0) with fp32 gradients");
+    p.Dr = 0; /* fp32 gradients of bf16 operands: the fp32 kernels */
+    TC_CHECK(!fc_cuda_bwd_unsupported(&p), "fp32 gradients of bf16 operands taken");
+    p.dout.dtype = FC_F32;
+    TC_CHECK(!fc_cuda_bwd_unsupported(&p), "an fp32 output gradient of bf16 operands taken");
+    p.dk.dtype = FC_F16;
+    expect_refusal("fp16 dk of bf16 operands", fc_cuda_bwd_unsupported(&p), "gradient dtypes other than the operands' or fp32");
     p = rope_problem(), p.k.pages.table = (const int32_t *)p.k.data; /* paged: not in the tiled kernel */
     expect_refusal("paged rope", fc_cuda_fwd_unsupported(&p), "paged");
     p = rope_problem(), p.Dr = 0; /* no rope: 128 features, as before */
