@@ -6,6 +6,7 @@
 #ifndef FC_CUDA_FEATURES_CUH
 #define FC_CUDA_FEATURES_CUH
 
+#include "../core/dtype.h"
 #include "../core/terms.h"
 #include "rope_split.h"
 #include "tile.cuh"

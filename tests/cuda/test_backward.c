@@ -1,7 +1,8 @@
 /*
  * The CUDA backward against the CPU backward over the features the GPU covers (gpu_case.h in
  * backward mode): named cases for each feature and layout, then a seeded sweep that mixes them at
- * odd sizes; every case checks poisoned gradients and two bitwise-equal GPU runs.  Plus the
+ * odd sizes; every case checks poisoned gradients and two bitwise-equal GPU runs; then the fp32
+ * products (fp32 operands, fp32 gradients of fp16/bf16: named cases and a sweep).  Plus the
  * refusals: a feature the GPU lacks is FC_ERR_BACKEND naming it; and the fused path's dQ order:
  * the same bits on any grid, and a grid larger than the GPU holds at once.  Runs the path the
  * environment picks (FLASHC_CUDA_BWD: fused, auto or dq-recompute — the library default: the fused
