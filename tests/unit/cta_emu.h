@@ -136,6 +136,12 @@ inline void wait_until(bool (*ready)(const void *), const void *arg, bool idle =
     wait(idle ? WAIT_IDLE : WAIT_UNTIL);
 }
 
+/* Lets every other runnable thread run first (a scheduling point). */
+inline void yield()
+{
+    wait_until([](const void *) { return true; }, nullptr, true);
+}
+
 /* Every lane publishes up to 8 words; after the call, peek(l, k) reads lane l's word k until the
  * closing barrier (done()). */
 inline void publish(const uint64_t *w, int k)
@@ -205,6 +211,14 @@ inline bool release(Cta *c, bool *dead)
     return any;
 }
 
+/* The order in which a round runs the runnable threads: by index, or (set) highest first — a
+ * second schedule, under which a thread that skips a wait runs before the one it should wait for. */
+inline bool &reverse_order()
+{
+    static bool r;
+    return r;
+}
+
 /* Runs f() as every thread of one CTA of `threads` (a multiple of 32) with block index blk. */
 template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
 {
@@ -232,11 +246,13 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
         makecontext(&c.th[t], entry, 0);
     }
     for (bool dead = false;;) {
-        for (int t = 0; t < threads; t++)
+        for (int x = 0; x < threads; x++) {
+            const int t = reverse_order() ? threads - 1 - x : x;
             if (c.state[t] == RUN) {
                 c.current = t;
                 swapcontext(&c.sched, &c.th[t]);
             }
+        }
         if (!release(&c, &dead)) {
             if (dead) {
                 fprintf(stderr, "cta_emu: deadlock in block (%u, %u): threads wait at different barriers\n", blk.x, blk.y);

@@ -33,8 +33,11 @@
  *                 product is formed when wgmma.wait_group retires the commit group — all 128
  *                 threads of the warpgroup meet there — from the operands as they are then (shared
  *                 memory, A registers: what the GPU may read until then), and the accumulators are
- *                 written back.  So a kernel that reads accumulators before the wait, or changes an
- *                 operand before it, computes garbage.  Descriptors: start address, LBO, SBO
+ *                 written back; the operands must still hold what they held at issue (checked: a
+ *                 digest of the shared-memory operands, the A registers' words), else the kernel
+ *                 raced the tensor cores — a tile read before its copy landed, a buffer released or
+ *                 overwritten too early — and the emulator aborts.  A kernel that reads
+ *                 accumulators before the wait computes with NaN.  Descriptors: start address, LBO, SBO
  *                 (encoded >> 4), base offset (must be 0: the patterns here start on their period),
  *                 swizzle mode (32/64/128B; the interleaved no-swizzle mode is refused).  K-major:
  *                 row r, column k at start + (r/8)·SBO + (r%8)·W + (k/8)·16 + (k%8)·2 (W the
@@ -49,7 +52,9 @@
  *   setmaxnreg    the warpgroups' registers: .inc waits until the others' allocations leave
  *                 room in the 64 K register file (as the GPU's does), .dec gives them back; each
  *                 warpgroup starts at the launch's share.
- *   the rest      fence.proxy.async, prefetch.tensormap (checks the map) and gridDim.
+ *   the rest      fence.proxy.async, prefetch.tensormap (checks the map), gridDim, and the
+ *                 backward's dQ turn counters (plain loads and stores; a wait for a turn that has
+ *                 not come is an error, since the CTAs run one at a time).
  * Not modelled: the generic/async proxy split (a missing fence.proxy.async goes unnoticed), the
  * multicast and cluster forms, TMA stores and reductions (the kernels use none), the timing.
  */
@@ -73,6 +78,7 @@ extern "C" void cta_emu_hopper_smem_tls_init() __asm__("_ZTHN9fc_hopper12cta_emu
 extern "C" void cta_emu_hopper_smem_tls_init() {}
 
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 
 namespace cta_emu_sm90 {
 [[noreturn]] inline void fail(const char *what)
@@ -143,6 +149,8 @@ struct Deposit {
     float sa, sb;
     uint64_t a_desc, b_desc;
     const uint32_t *a_reg[4];
+    uint32_t a_val[4];     /* the A registers at issue */
+    uint64_t dig_a, dig_b; /* the shared-memory operands at issue (the warpgroup's thread 0) */
     float *acc[128];
 };
 struct ThreadMma {
@@ -271,6 +279,7 @@ namespace cta_emu_sm90 {
 
 /* --- wgmma ------------------------------------------------------------------------------------ */
 
+inline uint64_t operand_digest(uint64_t desc, bool mn_major, int rows);
 inline void issue(const Deposit &d)
 {
     ThreadMma &t = st().mma[(size_t)cta_emu::tid()];
@@ -283,10 +292,17 @@ inline void issue(const Deposit &d)
         *p = NAN; /* the registers belong to the wgmma until its group retires */
     }
     t.open.push_back(d);
+    Deposit &e = t.open.back();
+    for (int j = 0; e.a_regs && j < 4; j++)
+        e.a_val[j] = *e.a_reg[j];
+    if (cta_emu::tid() % 128 == 0) { /* what the operands hold now: they must hold it until the wgmma retires */
+        e.dig_b = operand_digest(e.b_desc, e.b_mn, e.n);
+        e.dig_a = e.a_regs ? 0 : operand_digest(e.a_desc, e.a_mn, 64);
+    }
 }
 
-/* One 16-bit operand element (row r of M or N, column k < 16) through a matrix descriptor. */
-inline float operand(uint64_t desc, bool mn_major, int r, int k, int elem)
+/* One 16-bit operand element's bits (row r of M or N, column k < 16) through a matrix descriptor. */
+inline uint16_t operand_bits(uint64_t desc, bool mn_major, int r, int k)
 {
     const uint32_t start = (uint32_t)(desc & 0x3FFF) << 4, lbo = (uint32_t)((desc >> 16) & 0x3FFF) << 4,
                    sbo = (uint32_t)((desc >> 32) & 0x3FFF) << 4, base = (uint32_t)(desc >> 49) & 7u, mode = (uint32_t)(desc >> 62);
@@ -299,7 +315,21 @@ inline float operand(uint64_t desc, bool mn_major, int r, int k, int elem)
                                 : start + (uint32_t)(r / 8) * sbo + (uint32_t)(r % 8) * W + (uint32_t)(k / 8) * 16 + (uint32_t)(k % 8) * 2;
     uint16_t h;
     memcpy(&h, shared_at(swizzle(a, W)), 2);
+    return h;
+}
+inline float operand(uint64_t desc, bool mn_major, int r, int k, int elem)
+{
+    const uint16_t h = operand_bits(desc, mn_major, r, k);
     return elem == FC_BF16 ? fc_bf16_to_f32_inline(h) : fc_f16_to_f32_inline(h);
+}
+/* A digest of an operand's rows × 16 elements (FNV-1a over the bits). */
+inline uint64_t operand_digest(uint64_t desc, bool mn_major, int rows)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int r = 0; r < rows; r++)
+        for (int k = 0; k < 16; k++)
+            h = (h ^ operand_bits(desc, mn_major, r, k)) * 1099511628211ull;
+    return h;
 }
 
 /* The product of one wgmma, from the 128 threads' deposits of it (dep[t]: thread t of the warpgroup). */
@@ -313,6 +343,13 @@ inline void compute(const Deposit *const *dep)
             (!d.a_regs && d.a_desc != d0.a_desc) || d.scale_d != d0.scale_d)
             fail("the threads of a warpgroup issued different wgmmas");
     }
+    for (int t = 0; t < 128; t++)
+        for (int j = 0; d0.a_regs && j < 4; j++)
+            if (*dep[t]->a_reg[j] != dep[t]->a_val[j])
+                fail("an A register of a wgmma changed before the wgmma retired");
+    if (operand_digest(d0.b_desc, d0.b_mn, n) != d0.dig_b || (!d0.a_regs && operand_digest(d0.a_desc, d0.a_mn, 64) != d0.dig_a))
+        fail("a shared-memory operand of a wgmma changed between its issue and its retirement (a missing wait, or a buffer "
+             "released or written too early)");
     static thread_local float A[64][16], B[256][16];
     for (int t = 0; t < 128; t++) /* A from registers: thread t's four words */
         for (int j = 0; d0.a_regs && j < 4; j++) {
@@ -547,7 +584,9 @@ inline void mbar_arrive(uint64_t *b)
     cta_emu_sm90::try_complete(m);
 }
 /* try_wait.parity in its retry loop: blocks until the phase of that parity has completed, then
- * lands the bulk copies of the barrier's completed phases. */
+ * lands the bulk copies of the barrier's completed phases and lets the other threads run first
+ * (so that what the waiter does next comes late: a thread that should have waited for it, but did
+ * not, runs before it). */
 inline void mbar_wait(uint64_t *b, uint32_t phase)
 {
     cta_emu_sm90::bar(b);
@@ -562,6 +601,7 @@ inline void mbar_wait(uint64_t *b, uint32_t phase)
         else
             keep.push_back(ld);
     m.loads.swap(keep);
+    cta_emu::yield();
 }
 
 /* cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes */
@@ -625,6 +665,21 @@ template <int N> inline void regs_shrink()
 }
 
 } // namespace fc_hopper
+
+/* The backward's dQ turn counters (backward_dq.cuh): plain reads and writes.  The emulator runs a
+ * grid's CTAs one at a time, each to its end, so a turn that has not come when a CTA waits for it
+ * never will: an error, not a wait (run the grid in turn order, or on one persistent CTA). */
+#define FC_CUDA_DQ_SYNC_EMULATED
+namespace fc_cuda {
+inline unsigned ld_relaxed_gpu(const unsigned *p) { return *p; }
+inline void st_release_gpu(unsigned *p, unsigned v) { *p = v; }
+inline void fence_acq_rel_gpu() {}
+inline void wait_turn(const unsigned *ctr, unsigned turn, unsigned, bool)
+{
+    if (*ctr != turn)
+        cta_emu_sm90::fail("a dQ turn wait that no CTA run before this one satisfies");
+}
+} // namespace fc_cuda
 
 /* cuTensorMapEncodeTiled, emulated: the driver's checks on the inputs the kernels' maps use, the
  * facts kept in the map. */

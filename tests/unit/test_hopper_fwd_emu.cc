@@ -91,7 +91,18 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     return st;
 }
 
-static void run(const nt_case *c) { nt_run_elsewhere(c, emu_runner, 1); }
+/* Each case twice: the threads of each round by index, then highest first (a role that skips a
+ * wait then runs before the one it should wait for); the harness checks both runs. */
+static fc_status emu_runner_twice(const nt_case *c, const nt_data *d, const fc_attention_desc *a, nt_bufs *L, size_t *ws_bytes)
+{
+    static int calls;
+    cta_emu::reverse_order() = calls++ % 2 == 1;
+    const fc_status st = emu_runner(c, d, a, L, ws_bytes);
+    cta_emu::reverse_order() = false;
+    return st;
+}
+
+static void run(const nt_case *c) { nt_run_elsewhere(c, emu_runner_twice, 2); }
 
 static nt_case base(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv)
 {
