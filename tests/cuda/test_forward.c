@@ -195,9 +195,15 @@ static void sm90_cases(void)
 
 static int plain_cases = 60;
 static bool sweep_only; /* argv[2] "sweep": the plain sweep alone (short runs under the sanitizers) */
+static bool paged_only; /* argv[2] "paged": the paged and tensor-list cases and sweep alone */
 
 static void checks(void)
 {
+    if (paged_only) {
+        paged_cases();
+        paged_sweep(20261130u, plain_cases);
+        return;
+    }
     bad_mode();
     if (!sm90_only()) {
         selection();
@@ -213,13 +219,16 @@ static void checks(void)
     gc_sweep_plain(20261128u, plain_cases);
 }
 
-/* test_cuda_forward [cases [sweep]]: cases sizes both sweeps (default 60) */
+/* test_cuda_forward [cases [sweep | paged]]: cases sizes the sweeps (default 60) */
 int main(int argc, char **argv)
 {
     if (argc > 1)
         plain_cases = atoi(argv[1]);
     sweep_only = argc > 2 && strcmp(argv[2], "sweep") == 0;
-    /* under sm90 the general sweep's features would be refused by name: the plain sweep only */
+    paged_only = argc > 2 && strcmp(argv[2], "paged") == 0;
+    /* under sm90 the general sweep's features would be refused by name: the plain sweep only; paged:
+     * no general sweep */
     char *none[] = {argv[0], "0", NULL};
-    return gc_main("test_cuda_forward", sm90_only() ? 2 : argc, sm90_only() ? none : argv, checks, 20261126u, false);
+    const bool own = sm90_only() || paged_only;
+    return gc_main("test_cuda_forward", own ? 2 : argc, own ? none : argv, checks, 20261126u, false);
 }
