@@ -17,19 +17,11 @@
 
 #include "cuda/backward_dq.cuh"
 #include "cuda/hopper/bwd_kernel.cuh"
-#include "emu_plan.h"
+#include "hopper_emu.h"
 
-/* The library's host side of the kernel, compiled here against the emulated runtime. */
 #include "cuda/hopper/bwd_host.cu"
-#include "cuda/hopper/fwd_host.cu"
-#include "cuda/hopper/tma_map.cu"
-#include "cuda/launch.cu"
-#include "cuda/plan_facts.cu"
-
-#include <vector>
 
 extern "C" {
-#include "common/check.h"
 #include "harness_bwd.h"
 }
 
@@ -71,24 +63,13 @@ template <class K> static void query_grid(const fc_problem &p, const fc_cuda::Bw
         cta_emu::run_cta(fc_cuda::kThreads, cta_emu_dim3{(unsigned)x, 0, 0}, [&] { kernel(p, L); });
 }
 
-/* nt_bwd_runner_fn: the run's kernels over the case's lowered backward problem. */
-static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
-                            const fc_attention_grads *gr, const size_t *, int config)
+/* The run's kernels over p (configuration 0 or 1). */
+static fc_status emu_plan_run(const fc_problem &p, int config)
 {
-    fc_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.backend = FC_BACKEND_CPU;
-    fc_plan *plan = NULL;
-    fc_status st = fc_plan_create_backward(a, gr, &opt, &plan);
-    if (st != FC_OK)
-        return st;
-    const fc_problem &p = plan->prob;
     const int dclass = fc_cuda_dclass(&p);
     const char *why = fc_hopper::bwd_unsupported(&p, dclass);
-    if (!TC_CHECK(!why, "test bug: the sm_90a backward does not take the case (%s)", why ? why : "")) {
-        fc_plan_destroy(plan);
+    if (!TC_CHECK(!why, "test bug: the sm_90a backward does not take the case (%s)", why ? why : ""))
         return FC_ERR_BACKEND;
-    }
     /* the plan's facts (backward.cu fc_cuda_bwd_plan with the Hopper tiles) */
     constexpr int BM = fc_hopper::kBwdQRows;
     std::vector<int64_t> row0((size_t)p.B + 1), arow0((size_t)p.B + 1);
@@ -102,7 +83,7 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     fc_cuda_facts facts;
     memset(&facts, 0, sizeof facts);
     void *encode = NULL;
-    st = fc_cuda_tile_order(&p, BM, false, p.Nq, fc_cuda_q_tile_cost, &q_items, &n_q, "emu");
+    fc_status st = fc_cuda_tile_order(&p, BM, false, p.Nq, fc_cuda_q_tile_cost, &q_items, &n_q, "emu");
     if (st == FC_OK)
         st = fc_cuda_tile_order(&p, fc_hopper::kBwdKvRows, FC_TILES_KV, p.Nkv, fc_cuda_kv_tile_cost, &kv_items, &n_kv, "emu");
     if (st == FC_OK)
@@ -138,8 +119,14 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     }
     cudaFree(q_items), cudaFree(kv_items);
     fc_cuda_facts_free(&facts);
-    fc_plan_destroy(plan);
     return st;
+}
+
+/* nt_bwd_runner_fn: the run's kernels over the case's lowered backward problem. */
+static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
+                            const fc_attention_grads *gr, const size_t *, int config)
+{
+    return emu_with_plan(a, gr, [config](const fc_problem &p) { return emu_plan_run(p, config); });
 }
 
 static void run(const nt_case *c)
@@ -151,35 +138,27 @@ static void run(const nt_case *c)
     nt_bwd_run(c, &o);
 }
 
-static nt_case base(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv)
-{
-    nt_case c = nt_fixture(seed, (nt_sizes){2, 4, 2, D, D, Sq, Skv});
-    c.dt = c.out_dt = dt;
-    c.layout = NT_BSND;
-    return c;
-}
-
 int main(int argc, char **argv)
 {
-    const bool quick = getenv("FLASHC_EMU_QUICK") != NULL || (argc > 1 && strcmp(argv[1], "quick") == 0);
-    nt_case c = base(1, FC_F16, 64, 37, 150);
+    const bool quick = hopper_quick(argc, argv);
+    nt_case c = hopper_case(1, FC_F16, 64, 37, 150);
     tc_context("emulated sm_90a backward: fp16 class 64, GQA 2, two kv tiles, Sq != Skv");
     run(&c);
-    c = base(2, FC_BF16, 128, 150, 90), c.layout = NT_BNSD, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    c = hopper_case(2, FC_BF16, 128, 150, 90), c.layout = NT_BNSD, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
     tc_context("emulated sm_90a backward: bf16 class 128, BNSD, causal bottom-right, three query tiles");
     run(&c);
     if (quick)
         return tc_summary("unit_hopper_bwd_emu");
-    c = base(3, FC_BF16, 64, 70, 300), c.N2 = 1, c.window = fc_window_band(40, 20, FC_ALIGN_TOP_LEFT);
+    c = hopper_case(3, FC_BF16, 64, 70, 300), c.N2 = 1, c.window = fc_window_band(40, 20, FC_ALIGN_TOP_LEFT);
     tc_context("emulated sm_90a backward: MQA, a band, three kv tiles");
     run(&c);
     static const int sq[3] = {9, 0, 200}, skv[3] = {140, 7, 65};
-    c = base(4, FC_F16, 128, 200, 140), c.B = 3, c.packed = true, c.sq = sq, c.skv = skv,
+    c = hopper_case(4, FC_F16, 128, 200, 140), c.B = 3, c.packed = true, c.sq = sq, c.skv = skv,
     c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.prefix = true;
     tc_context("emulated sm_90a backward: TND (packed) varlen, a batch without rows, causal with prefixes");
     run(&c);
     static const int psq[2] = {130, 17}, pskv[2] = {33, 180};
-    c = base(5, FC_BF16, 96, 130, 180), c.Dv = 72, c.sq = psq, c.skv = pskv, c.lens = true, c.stats_order = FC_STATS_TOKEN_MAJOR;
+    c = hopper_case(5, FC_BF16, 96, 130, 180), c.Dv = 72, c.sq = psq, c.skv = pskv, c.lens = true, c.stats_order = FC_STATS_TOKEN_MAJOR;
     tc_context("emulated sm_90a backward: padded varlen (lengths), D 96 Dv 72, token-major statistics");
     run(&c);
     return tc_summary("unit_hopper_bwd_emu");

@@ -14,19 +14,10 @@
 #include "cta_emu_sm90.h"
 
 #include "cuda/hopper/fwd_kernel.cuh"
-#include "emu_plan.h"
-
-/* The library's host side of the kernel, compiled here against the emulated runtime. */
-#include "cuda/hopper/fwd_host.cu"
-#include "cuda/hopper/tma_map.cu"
-#include "cuda/launch.cu"
-#include "cuda/plan_facts.cu"
+#include "hopper_emu.h"
 
 extern "C" {
-#include "common/check.h"
 #include "common/rng.h"
-#include "harness.h"
-#include "harness_internal.h"
 }
 
 /* The grid's CTAs, one after another (each persistent over items w, w + grid, ...). */
@@ -57,15 +48,10 @@ EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 3, _wg3)
 static int g_sms = 3;
 static bool g_wg3, g_pingpong = true;
 
-/* nt_runner: the library's Hopper plan and run of the case's lowered problem on the emulator. */
-static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, nt_bufs *, size_t *ws_bytes)
+/* The library's Hopper plan and run of p on the emulator. */
+static fc_status emu_plan_run(const fc_problem &p)
 {
-    *ws_bytes = 0;
-    fc_plan *plan = NULL;
-    fc_status st = emu_cpu_plan(a, &plan);
-    if (st != FC_OK)
-        return st;
-    const fc_problem &p = plan->prob;
+    fc_status st = FC_OK;
     const char *why = fc_hopper::fwd_unsupported(&p);
     cta_emu_device().sms = g_sms;
     setenv("FLASHC_CUDA_FWD_D64", g_wg3 ? "wg3" : "wg2", 1);
@@ -87,53 +73,45 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
         st = FC_ERR_BACKEND;
     fc_cuda_facts_free(&facts);
     fc_hopper::fwd_destroy(&hp);
-    fc_plan_destroy(plan);
     return st;
 }
 
-/* Each case twice: the threads of each round by index, then highest first (a role that skips a
- * wait then runs before the one it should wait for); the harness checks both runs. */
-static fc_status emu_runner_twice(const nt_case *c, const nt_data *d, const fc_attention_desc *a, nt_bufs *L, size_t *ws_bytes)
+/* nt_runner over the case's lowered problem, each case twice: the threads of each round by index,
+ * then highest first (a role that skips a wait then runs before the one it should wait for); the
+ * harness checks both runs, and that they agree bit for bit. */
+static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, nt_bufs *, size_t *ws_bytes)
 {
     static int calls;
+    *ws_bytes = 0;
     cta_emu::reverse_order() = calls++ % 2 == 1;
-    const fc_status st = emu_runner(c, d, a, L, ws_bytes);
+    const fc_status st = emu_with_plan(a, NULL, [](const fc_problem &p) { return emu_plan_run(p); });
     cta_emu::reverse_order() = false;
     return st;
 }
 
-static void run(const nt_case *c) { nt_run_elsewhere(c, emu_runner_twice, 2); }
-
-static nt_case base(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv)
-{
-    nt_case c = nt_fixture(seed, (nt_sizes){2, 4, 2, D, D, Sq, Skv});
-    c.dt = c.out_dt = dt;
-    c.layout = NT_BSND;
-    return c;
-}
+static void run(const nt_case *c) { nt_run_elsewhere(c, emu_runner, 2); }
 
 int main(int argc, char **argv)
 {
-    /* quick (the sanitizer builds, where ASan intercepts every coroutine switch): the first cases */
-    const bool quick = getenv("FLASHC_EMU_QUICK") != NULL || (argc > 1 && strcmp(argv[1], "quick") == 0);
-    nt_case c = base(1, FC_F16, 64, 37, 150);
+    const bool quick = hopper_quick(argc, argv);
+    nt_case c = hopper_case(1, FC_F16, 64, 37, 150);
     tc_context("emulated sm_90a forward: fp16 class 64, GQA 2, two kv tiles, Sq != Skv");
     run(&c);
-    c = base(2, FC_BF16, 128, 150, 90), c.layout = NT_BNSD, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    c = hopper_case(2, FC_BF16, 128, 150, 90), c.layout = NT_BNSD, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
     tc_context("emulated sm_90a forward: bf16 class 128, BNSD, causal bottom-right, two query tiles");
     run(&c);
     if (quick)
         return tc_summary("unit_hopper_fwd_emu");
     g_pingpong = false;
-    c = base(3, FC_BF16, 128, 70, 200), c.N2 = 1, c.window = fc_window_band(40, 20, FC_ALIGN_TOP_LEFT);
+    c = hopper_case(3, FC_BF16, 128, 70, 200), c.N2 = 1, c.window = fc_window_band(40, 20, FC_ALIGN_TOP_LEFT);
     tc_context("emulated sm_90a forward: ping-pong off, MQA, a band");
     run(&c);
     g_pingpong = true;
-    c = base(4, FC_F16, 256, 40, 150), c.Dv = 192, c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.prefix = true;
+    c = hopper_case(4, FC_F16, 256, 40, 150), c.Dv = 192, c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.prefix = true;
     tc_context("emulated sm_90a forward: fp16 class 256, Dv 192, causal top-left, prefixes");
     run(&c);
     static const int sq[3] = {9, 0, 200}, skv[3] = {140, 7, 65};
-    c = base(5, FC_BF16, 64, 200, 140), c.B = 3, c.packed = true, c.sq = sq, c.skv = skv,
+    c = hopper_case(5, FC_BF16, 64, 200, 140), c.B = 3, c.packed = true, c.sq = sq, c.skv = skv,
     c.window = fc_window_band(60, 3, FC_ALIGN_TOP_LEFT);
     tc_context("emulated sm_90a forward: TND (packed) varlen, a batch without rows, a band");
     run(&c);
@@ -141,34 +119,34 @@ int main(int argc, char **argv)
     c.seed = 6, c.dt = c.out_dt = FC_F16, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
     tc_context("emulated sm_90a forward: class 64 on three warpgroups, packed varlen, causal");
     run(&c);
-    c = base(7, FC_BF16, 64, 250, 170), c.N1 = 6, c.N2 = 2;
+    c = hopper_case(7, FC_BF16, 64, 250, 170), c.N1 = 6, c.N2 = 2;
     tc_context("emulated sm_90a forward: class 64 on three warpgroups, GQA 3, two query tiles");
     run(&c);
     g_wg3 = false;
     static const int psq[2] = {130, 17}, pskv[2] = {33, 180};
-    c = base(8, FC_F16, 128, 130, 180), c.sq = psq, c.skv = pskv, c.lens = true, c.stats_order = FC_STATS_TOKEN_MAJOR;
+    c = hopper_case(8, FC_F16, 128, 130, 180), c.sq = psq, c.skv = pskv, c.lens = true, c.stats_order = FC_STATS_TOKEN_MAJOR;
     tc_context("emulated sm_90a forward: padded varlen (lengths), short kv batches, token-major statistics");
     run(&c);
-    c = base(9, FC_BF16, 96, 33, 257), c.Dv = 80, c.layout = NT_BSH, c.batch_windows = true;
+    c = hopper_case(9, FC_BF16, 96, 33, 257), c.Dv = 80, c.layout = NT_BSH, c.batch_windows = true;
     tc_context("emulated sm_90a forward: class 128 with D 96, Dv 80, BSH, per-batch windows");
     run(&c);
     /* long kv ranges (several tiles per item, both warpgroups' rows written): a ring stage released
      * too early is overwritten while a product still reads it */
-    c = base(10, FC_F16, 128, 256, 600), c.B = 1, c.N1 = 2, c.N2 = 1;
+    c = hopper_case(10, FC_F16, 128, 256, 600), c.B = 1, c.N1 = 2, c.N2 = 1;
     tc_context("emulated sm_90a forward: five kv tiles per item, two query tiles");
     run(&c);
-    c = base(11, FC_BF16, 256, 130, 330), c.B = 1, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    c = hopper_case(11, FC_BF16, 256, 130, 330), c.B = 1, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
     tc_context("emulated sm_90a forward: class 256, six kv tiles per item, causal");
     run(&c);
     g_wg3 = true, g_pingpong = false;
-    c = base(12, FC_F16, 64, 200, 520), c.B = 1, c.N1 = 2, c.N2 = 2;
+    c = hopper_case(12, FC_F16, 64, 200, 520), c.B = 1, c.N1 = 2, c.N2 = 2;
     tc_context("emulated sm_90a forward: class 64 on three warpgroups, ping-pong off, five kv tiles");
     run(&c);
     g_wg3 = false, g_pingpong = true;
     tc_rng r = tc_rng_seed(41);
     for (int x = 0; x < 3; x++) {
         static const int ds[] = {32, 64, 104, 128, 200, 256};
-        c = base(100 + x, tc_rng_bool(&r, 0.5) ? FC_F16 : FC_BF16, ds[tc_rng_int(&r, 0, 5)], (int)tc_rng_int(&r, 1, 300),
+        c = hopper_case(100 + x, tc_rng_bool(&r, 0.5) ? FC_F16 : FC_BF16, ds[tc_rng_int(&r, 0, 5)], (int)tc_rng_int(&r, 1, 300),
                  (int)tc_rng_int(&r, 1, 500));
         c.N2 = (int)tc_rng_int(&r, 1, 2), c.N1 = c.N2 * (int)tc_rng_int(&r, 1, 3), c.B = (int)tc_rng_int(&r, 1, 2);
         static const nt_layout lays[] = {NT_BNSD, NT_BSND, NT_BSH, NT_SBH};
