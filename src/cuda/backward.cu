@@ -223,6 +223,8 @@ extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
     const char *fwd = fc_cuda_fwd_unsupported(p); /* the operands and features the scores need */
     if (fwd)
         return fwd;
+    if (kv_paged_or_listed(*p)) /* the forward reads them (kFeatPaged), the backward's kernels do not yet */
+        return "paged or tensor-list key/value in the backward";
     if (!fc_bwd_f32(p))
         return fc_cuda_grads_unsupported(p);
     /* the kFeatF32 kernels: fp32 tiles whatever the operands' dtype, gradients stored as any */

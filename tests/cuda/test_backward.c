@@ -183,8 +183,13 @@ static void refusals(void)
     old = gc_env_swap("FLASHC_CUDA_BWD", "fused");
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "no fp32 products");
     gc_env_restore("FLASHC_CUDA_BWD", old);
-    g.dq.dtype = FC_BF16; /* a gradient in neither the operands' dtype nor fp32 */
+    g.dq.dtype = FC_F16; /* a gradient in neither the operands' dtype nor fp32 */
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "gradient dtypes other than the operands' or fp32");
+    g.dq.dtype = g.dk.dtype = g.dv.dtype = FC_BF16;
+    int32_t *table = (int32_t *)(base_ptr + 2 * S * E * 4 + 2 * S * 8 * 4); /* one block of S positions: entry 0 */
+    cudaMemset(table, 0, sizeof *table);
+    d.kv.block_table = table, d.kv.table_stride = 1, d.kv.block_size = S, d.kv.num_blocks = 1;
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "paged or tensor-list key/value in the backward");
     cudaFree(buf);
 }
 

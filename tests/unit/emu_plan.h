@@ -1,14 +1,19 @@
 /*
- * What an emulated kernel test runs over: a CPU plan of the case's description (forward or
- * backward), whose fc_problem is the one the CUDA backend would get (host addresses).
+ * What an emulated kernel test runs over: a CPU plan of the case's description, whose fc_problem is
+ * the one the CUDA backend would get (host addresses).
  */
 #ifndef FLASHC_TESTS_UNIT_EMU_PLAN_H
 #define FLASHC_TESTS_UNIT_EMU_PLAN_H
 
 #include <string.h>
 
+#include <vector>
+
 extern "C" {
+#include "common/check.h"
 #include "core/plan.h"
+#include "harness.h"
+#include "harness_internal.h"
 }
 
 inline fc_status emu_cpu_plan(const fc_attention_desc *a, fc_plan **plan)
@@ -19,13 +24,40 @@ inline fc_status emu_cpu_plan(const fc_attention_desc *a, fc_plan **plan)
     return fc_plan_create(a, &opt, plan);
 }
 
-/* The same for a backward description and its gradients. */
-inline fc_status emu_cpu_plan_backward(const fc_attention_desc *a, const fc_attention_grads *gr, fc_plan **plan)
+/* f(problem) over a CPU plan of the description (a backward's with gradients gr, else a
+ * forward's), the plan destroyed after: the planning's status, else f's. */
+template <typename F> inline fc_status emu_with_plan(const fc_attention_desc *a, const fc_attention_grads *gr, F f)
 {
     fc_options opt;
     memset(&opt, 0, sizeof opt);
     opt.backend = FC_BACKEND_CPU;
-    return fc_plan_create_backward(a, gr, &opt, plan);
+    fc_plan *plan = NULL;
+    fc_status st = gr ? fc_plan_create_backward(a, gr, &opt, &plan) : fc_plan_create(a, &opt, &plan);
+    if (st == FC_OK)
+        st = f(plan->prob);
+    fc_plan_destroy(plan);
+    return st;
+}
+
+/* f(problem, its data, its buffers) over the case's lowered problem (a CPU plan's), all freed after;
+ * for tests that change the problem (a corrupt block table) before they run a kernel on it. */
+template <typename F> inline void emu_on_problem(const nt_case *c, F f)
+{
+    nt_data d = nt_prepare(c);
+    nt_bufs L;
+    const fc_attention_desc a = nt_make_desc(c, &d, &L);
+    fc_plan *plan = NULL;
+    if (TC_CHECK(emu_cpu_plan(&a, &plan) == FC_OK, "CPU plan"))
+        f(plan->prob, d, L);
+    fc_plan_destroy(plan);
+    nt_bufs_free(&L);
+    nt_data_free(&d);
+}
+
+/* A copy of the problem's B rows of a block table (to corrupt). */
+inline std::vector<int32_t> emu_table_copy(const fc_pages &pg, int64_t B)
+{
+    return std::vector<int32_t>(pg.table, pg.table + B * pg.table_stride);
 }
 
 #endif /* FLASHC_TESTS_UNIT_EMU_PLAN_H */

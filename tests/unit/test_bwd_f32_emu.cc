@@ -78,23 +78,15 @@ static std::vector<int2> tiles(const fc_problem &p, int tile, bool kv, bool rev)
     return t;
 }
 
-/* nt_bwd_runner_fn: the kernels over the case's lowered backward problem. */
-static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
-                            const fc_attention_grads *gr, const size_t *, int config)
+/* The kernels over the case's lowered backward problem. */
+static fc_status emu_plan_run(const fc_problem &p, int config)
 {
-    fc_plan *plan = NULL;
-    fc_status st = emu_cpu_plan_backward(a, gr, &plan);
-    if (st != FC_OK)
-        return st;
-    const fc_problem &p = plan->prob;
     const auto own_or_f32 = [&](fc_dtype dt) { return dt == p.q.dtype || dt == FC_F32; };
     if (!TC_CHECK(!p.sparse.data && p.Dr == 0 && !p.drop_philox && p.dq.dtype == FC_F32 && own_or_f32(p.dout.dtype) &&
                       p.k.dtype == p.q.dtype && p.v.dtype == p.q.dtype && p.out.dtype == p.q.dtype && !p.k.pages.table &&
                       !p.q.batch_data && !p.k.batch_data,
-                  "test bug: a case the fp32 backward kernels do not take")) {
-        fc_plan_destroy(plan);
+                  "test bug: a case the fp32 backward kernels do not take"))
         return FC_ERR_BACKEND;
-    }
     const bool rev = config == 1;
     const int cls = fc_cuda_dclass(&p);
     const std::vector<int2> qi = tiles(p, fc_cuda::kBwdQRows, false, rev), kvi = tiles(p, fc_cuda::kBwdKvRows, true, rev);
@@ -118,8 +110,14 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
         launch<128>(p, L, qi, kvi, rev);
     else
         launch<256>(p, L, qi, kvi, rev);
-    fc_plan_destroy(plan);
     return FC_OK;
+}
+
+/* nt_bwd_runner_fn: the kernels over the case's lowered backward problem. */
+static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
+                            const fc_attention_grads *gr, const size_t *, int config)
+{
+    return emu_with_plan(a, gr, [config](const fc_problem &p) { return emu_plan_run(p, config); });
 }
 
 static void run(const nt_case *c)

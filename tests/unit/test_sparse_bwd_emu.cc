@@ -17,7 +17,6 @@
 #include "cta_emu.h"
 
 #include "cuda/sparse_bwd_kernel.cuh"
-#include "emu_plan.h"
 
 #include <vector>
 
@@ -86,8 +85,11 @@ static void launch(const fc_problem &p, fc_cuda::SfagLaunch L, int64_t rows, int
 static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
                             const fc_attention_grads *gr, const size_t *, int config)
 {
+    fc_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = FC_BACKEND_CPU;
     fc_plan *plan = NULL;
-    fc_status st = emu_cpu_plan_backward(a, gr, &plan);
+    fc_status st = fc_plan_create_backward(a, gr, &opt, &plan);
     if (st != FC_OK)
         return st;
     const fc_problem &p = plan->prob;
