@@ -469,8 +469,6 @@ void gc_sweep_f32(unsigned seed, int cases)
     for (int n = 0; n < cases; n++) {
         gc_case c = gc_random(&r);
         c.dt = FC_F32;
-        c.dropout = c.dropout || c.philox; /* the fp32 kernels do not generate dropout (refused by name): */
-        c.philox = false;                  /* the caller's bits instead */
         c.seed = seed * 1000u + (unsigned)n;
         gc_run(&c);
     }

@@ -91,8 +91,7 @@ void gc_sweep(unsigned seed, int cases, bool backward);
  * backward: the sweep's cases with rope parts. */
 void gc_sweep_rope(unsigned seed, int cases, bool backward);
 
-/* `cases` random forward cases with fp32 operands and output mixing the features at odd sizes (the
- * caller's dropout bits where the sweep draws generated dropout, which the fp32 kernels refuse). */
+/* `cases` random forward cases with fp32 operands and output mixing the features at odd sizes. */
 void gc_sweep_f32(unsigned seed, int cases);
 
 /* `cases` random forward cases over what the sm_90a kernel takes (no score terms, sink or dropout;
