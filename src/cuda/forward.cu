@@ -183,7 +183,7 @@ static fc_status fc_fwd_launch_paged(const fc_cuda_fwd *plan, const fc_problem &
     if (p.k.pages.table || p.v.pages.table) {
         cudaError_t err = cudaMemsetAsync(workspace, 0, sizeof(unsigned long long), stream);
         if (err == cudaSuccess && p.B > 0)
-            fwd_page_check_kernel<<<(unsigned)p.B, kThreads, 0, stream>>>(p, (unsigned long long *)workspace);
+            fwd_page_check_kernel<kThreads><<<(unsigned)p.B, kThreads, 0, stream>>>(p, (unsigned long long *)workspace);
         if (err != cudaSuccess || (err = cudaGetLastError()) != cudaSuccess)
             return fc_cuda_err(err, "fc_cuda_fwd_run: the block-table check");
     }
