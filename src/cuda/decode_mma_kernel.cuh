@@ -867,9 +867,13 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
             for (int off = 16; off > 0; off /= 2)
                 l += __shfl_xor_sync(0xffffffffu, l, off);
+            const float lv = l; /* the positions' share, without the sink */
             l += sink == -INFINITY ? 0.0f : exp2f(fmaf(sink, kLog2e, -ref));
-            if (lane == 0)
+            if (lane == 0) {
                 row_done(r, i, n1, live, m, l);
+                if constexpr (I8)
+                    sKs[r] = l > 0.0f ? lv / l : 0.0f;
+            }
         }
     } else if (tid < R) {
         const int r = tid;
@@ -881,25 +885,29 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             m = nan_max(m, __ldcg(part + k * pslot + R * DC + r));
         const float ref = (m == -INFINITY ? 0.0f : m) * kLog2e;
         float l = sink == -INFINITY ? 0.0f : exp2f(fmaf(sink, kLog2e, -ref));
+        const float ls = l;
         for (int k = 0; k < nblk; k++) {
             const float w = exp2f(fmaf(__ldcg(part + k * pslot + R * DC + r), kLog2e, -ref));
             sW[k * R + r] = w;
             l = fmaf(__ldcg(part + k * pslot + R * DC + R + r), w, l);
         }
         row_done(r, i, n1, live, m, l);
+        if constexpr (I8) /* the positions' share, without the sink */
+            sKs[r] = l > 0.0f ? (l - ls) / l : 0.0f;
     }
     __syncthreads();
     const int Dv = (int)p.Dv;
     const int64_t oes = fc_dtype_bytes(p.out.dtype);
     const fc_affine_view &va = p.v.dequant;
     const int64_t vae = I8 ? fc_dtype_bytes(va.dtype) : 0;
-    /* Output feature e of row r from its folded sum. */
+    /* Output feature e of row r from its folded sum; int8 values: Σ p·(v + offset)·scale / l, the
+     * offset weighted by the positions' share of l (sKs, now free: a sink takes the rest). */
     auto store = [&](int r, int e, int64_t i, int64_t n1, float acc) {
         const bool empty = sEmpty[r] != 0.0f;
         float y = acc * sInv[r];
         if (I8) {
             const int64_t at = (n2 * va.sn + (int64_t)e * va.se) * vae;
-            y = (y + (va.offset ? load_any(va.offset + at, va.dtype) : 0.0f)) * load_any(va.scale + at, va.dtype);
+            y = (y + (va.offset ? load_any(va.offset + at, va.dtype) * sKs[r] : 0.0f)) * load_any(va.scale + at, va.dtype);
         }
         dec_store(p, fc_view_row(&p.out, oes, b, bt.q_tok, n1, i), n1, e, empty ? 0.0f : y, empty);
     };

@@ -276,6 +276,10 @@ static void cases(bool quick)
     c.kv_starts = true;
     tc_context("emulated mma decode: left padding (kv_starts)");
     run(&c, 1, 2, 3);
+    c = decode(14, 2, 4, 2, 40, 64, FC_BF16);
+    c.kv.int8 = true, c.kv.per_channel = true, c.kv.offset = true, c.kv.affine_dt = FC_F32, c.sink = NT_SINK_FINITE;
+    tc_context("emulated mma decode: int8 values with offsets and a sink over 40 positions (the offset weighs the positions' share)");
+    run(&c, 1, 2, 3);
     bad_entry();
     if (!quick) {
         c = decode(10, 1, 9, 1, 2200, 128, FC_BF16);
@@ -320,7 +324,8 @@ static void int8_cases(bool quick)
     c.kv.int8 = true, c.kv.per_channel = false, c.kv.offset = true, c.kv.affine_dt = FC_BF16;
     c.kv.mode = NT_KV_PAGED, c.kv.block_size = 16, c.kv.spare_blocks = 2;
     c.lens = true, c.sq = ones, c.skv = kvl, c.sink = NT_SINK_FINITE;
-    tc_context("emulated imma decode: per tensor with offset, bf16 map, MQA 8, paged 16, lengths (2100, 1, 1025), sink");
+    tc_context("emulated imma decode: per tensor with offset, bf16 map, MQA 8, paged 16, lengths (2100, 1, 1025), sink "
+               "(a one-position row: the sink's share of the sum carries no offset)");
     run(&c, 1, 3, 2);
     tc_context("emulated imma decode: the same lengths brought by the run (device kv lengths)");
     run(&c, 2, 3, 3, true);
@@ -391,7 +396,6 @@ int main(int argc, char **argv)
         }
     }
     g_variant = fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM | fc_cuda::kMmaIntK;
-    if (getenv("TMP_AS_POSM")) g_variant = fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM;
     int8_cases(quick);
     return tc_summary("unit_decode_mma_emu");
 }
