@@ -400,6 +400,11 @@ FC_API fc_status fc_plan_flops(const fc_plan *plan, double *flops);
  * hold it). */
 FC_API fc_status fc_plan_describe(const fc_plan *plan, char *buf, size_t len);
 
+/* The environment variables the library reads while it makes a plan (a NULL-terminated list).
+ * Two plans of one problem made under different values may run different kernels, so a caller
+ * that keeps plans across calls should key them on these values too. */
+FC_API const char *const *fc_plan_switches(void);
+
 /* The CPU kernel path in use ("avx512", "avx2", "scalar") and a way to force one (tests/bench);
  * returns false when the path is not available on this machine.  Unless one is forced, a
  * FLASHC_ISA naming no available path makes fc_plan_create fail with FC_ERR_BACKEND. */

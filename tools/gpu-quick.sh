@@ -31,6 +31,11 @@
 #   tools/gpu-quick.sh f32 [build-dir]: fp32 operands (the 3×TF32 kernels): test_cuda_forward's fp32
 #   cases and sweep on the automatic choice (the sm_90a forward leaves fp32 to them) and forced sm_80,
 #   memcheck, then flashc-bench's fp32 forward rows beside bf16 (the goal: ≥ 0.3× the bf16 rate).
+#   tools/gpu-quick.sh paged [build-dir]: paged and tensor-list key/value in the tiled forward (the
+#   kFeatPaged kernels, FlashAttention's paged varlen): test_cuda_forward's paged cases and sweep
+#   (every class, fp16/bf16/fp32, block sizes 1 to past the cache, a bad entry), the decode's tests
+#   (the rows past the decode's now take the tiled forward) and the backward's refusals, then
+#   memcheck and racecheck on a short paged run.
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
@@ -233,6 +238,18 @@ f32)
     grep -E '^fwd-(bf16|f32)-d128-s4k(-causal)? ' "$out/bench-f32.log"
     echo "tests: fwd $rc_f32_fwd, fwd-sm80 $rc_f32_fwd_sm80; memcheck: ${rc_san_f32_fwd:-n/a}"
     ;;
+paged)
+    TAIL=20 step paged-fwd 200 "$dir/tests/cuda/test_cuda_forward" 40 paged
+    [ "$rc_paged_fwd" = 124 ] && { echo "gpu-quick: the paged forward tests timed out; stopping"; exit 1; }
+    TAIL=8 step paged-dec 150 "$dir/tests/cuda/test_cuda_decode" 20
+    TAIL=8 step paged-bwd 120 "$dir/tests/cuda/test_cuda_backward" 4
+    if command -v compute-sanitizer >/dev/null; then
+        for tool in ${SANITIZERS:-memcheck racecheck}; do
+            step "san-paged-$tool" 90 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 4 paged
+        done
+    fi
+    echo "tests: paged fwd $rc_paged_fwd, decode $rc_paged_dec, backward $rc_paged_bwd; sanitizers: memcheck ${rc_san_paged_memcheck:-n/a}, racecheck ${rc_san_paged_racecheck:-n/a}"
+    ;;
 sparse)
     # limits that keep the whole area inside one 600-second call
     TAIL=20 step sparse-fwd 180 "$dir/tests/cuda/test_cuda_sparse" 40
@@ -322,7 +339,7 @@ final)
     n=0; for e in ${FWD_ENV:-}; do n=$((n + 1)); eval "echo \"forward variant v$n tests: \${rc_test_fwd_v$n:-n/a}\""; done
     ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, hbwd, dec, new, all, final, philox, sparse, feat)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, hbwd, dec, new, all, final, philox, sparse, feat, f32, paged)"
     exit 2
     ;;
 esac

@@ -134,10 +134,8 @@ static void plan_key(keybuf *k, const fcpy_call *c, bool backward, const fc_opti
     put_desc(k, &c->desc);
     if (backward)
         put_grads(k, &c->grads);
-    static const char *const switches[] = {"FLASHC_ISA", "FLASHC_CUDA_FWD", "FLASHC_CUDA_FWD_PINGPONG",
-                                           "FLASHC_CUDA_DECODE", "FLASHC_CUDA_DECODE_SPLITS", "FLASHC_CUDA_DECODE_VARIANT"};
-    for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++)
-        put_env(k, switches[i]);
+    for (const char *const *name = fc_plan_switches(); *name; name++)
+        put_env(k, *name);
 }
 
 /* ---- the cache (touched with the GIL held) ---------------------------------------------------- */

@@ -139,6 +139,23 @@ def test_one_problem_is_planned_once(rng):
         assert (hits2 - hits, misses2 - misses) == (3, 0), (kw.keys(), hits2 - hits, misses2 - misses)
 
 
+def test_a_planning_switch_is_part_of_the_key(rng, monkeypatch):
+    """A plan kept under one value of a switch the library reads while planning (fc_plan_switches)
+    is not run under another: the CUDA switches pick kernels, so on a GPU a stale plan would run
+    the path the caller just switched away from.  On the CPU the switch changes nothing but the key."""
+    q, k, v = cases.rand(rng, (1, 2, 5, 8)), cases.rand(rng, (1, 2, 6, 8)), cases.rand(rng, (1, 2, 6, 8))
+    for name, value in (("FLASHC_CUDA_BWD", "fused"), ("FLASHC_CUDA_FWD_D64", "wg3")):
+        monkeypatch.delenv(name, raising=False)
+        flashc.attention(q, k, v)  # planned (or kept from before) without the switch
+        hits, misses = _flashc.plan_cache_counts()
+        monkeypatch.setenv(name, value)
+        flashc.attention(q, k, v)
+        flashc.attention(q, k, v)
+        hits2, misses2 = _flashc.plan_cache_counts()
+        assert (hits2 - hits, misses2 - misses) == (1, 1), (name, hits2 - hits, misses2 - misses)
+        monkeypatch.delenv(name)
+
+
 def test_kept_plans_across_threads(rng):
     q, k, v = (cases.rand(rng, (2, 4, 33, 16)) for _ in range(3))
     want = flashc.attention(q, k, v, causal=True)

@@ -207,9 +207,10 @@ static fc_status fc_cuda_check_run(const fc_plan *plan, const fc_problem *run)
     if (host >= 0)
         return fc_fail(FC_ERR_INVALID_ARG, "fc_cuda_check_data: key/value list element %lld is not CUDA device memory",
                        (long long)host);
-    /* block-table entries are checked on the GPU by the decode kernels (a bad one shows here), by
-     * the sparse forward's and backward's runs before their launches */
-    return s->dec ? fc_cuda_dec_check(s->dec, run) : FC_OK;
+    /* block-table entries are checked on the GPU by the decode kernels and the tiled forward (a bad
+     * one shows here, at the next run), by the sparse forward's and backward's runs before their
+     * launches */
+    return s->dec ? fc_cuda_dec_check(s->dec, run) : s->fwd ? fc_cuda_fwd_check(s->fwd, run) : FC_OK;
 }
 
 /* A run's kv lengths are device memory: the decode kernels read them (the core binds the run

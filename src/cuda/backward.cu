@@ -206,6 +206,8 @@ extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
         return fwd;
     if (p->q.dtype == FC_F32) /* the forward's 3×TF32 kernels have no backward yet */
         return "fp32 operands in the backward";
+    if (kv_paged_or_listed(*p)) /* the forward reads them (kFeatPaged), the backward's kernels do not yet */
+        return "paged or tensor-list key/value in the backward";
     return fc_cuda_grads_unsupported(p);
 }
 

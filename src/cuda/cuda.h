@@ -40,13 +40,16 @@ typedef struct fc_cuda_fwd fc_cuda_fwd;
 const char *fc_cuda_fwd_unsupported(const fc_problem *prob);
 /* Prepares the device state (fails with fc_fail). */
 fc_status fc_cuda_fwd_plan(const fc_problem *prob, fc_cuda_fwd **out);
-/* Device workspace of a forward run: room for the run's own per-batch facts when its runs may
- * bring them (0 otherwise). */
+/* Device workspace of a forward run: a paged run's fault word, and room for the run's own
+ * per-batch facts when its runs may bring them. */
 size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_facts);
 /* Queues the forward of run (the planned shape with this run's data and, lens.len, lengths:
  * they may move kv windows, not query rows) on stream. */
 fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *run, fc_cuda_lengths lens, void *workspace,
                           void *stream);
+/* FC_ERR_INVALID_ARG naming a block-table entry that an earlier run found out of range on the
+ * GPU (that run wrote none of its outputs); reported once.  FC_OK for plans without tables. */
+fc_status fc_cuda_fwd_check(fc_cuda_fwd *plan, const fc_problem *prob);
 void fc_cuda_fwd_destroy(fc_cuda_fwd *plan);
 
 /* Device state of a decode plan (decode.cu): flash-decoding over kv splits, merged in order;
@@ -55,8 +58,8 @@ typedef struct fc_cuda_dec fc_cuda_dec;
 
 /* Why the decode kernel cannot run prob (NULL when it can: few query rows per kv head). */
 const char *fc_cuda_dec_unsupported(const fc_problem *prob);
-/* Whether prob uses storage only the decode kernel reads (paged, tensor-list or int8 key/value,
- * an output dtype other than the query's). */
+/* Whether prob uses storage only the decode kernel reads (int8 key/value, an output dtype other
+ * than the query's). */
 bool fc_cuda_dec_only(const fc_problem *prob);
 fc_status fc_cuda_dec_plan(const fc_problem *prob, fc_cuda_dec **out);
 /* Bytes of device workspace a run needs: its counters, fault word and per-batch facts, and the

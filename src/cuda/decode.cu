@@ -20,6 +20,7 @@
 #include "decode_split.h"
 #include "launch.h"
 #include "plan_facts.h"
+#include "table_report.h"
 
 using namespace fc_cuda;
 
@@ -58,8 +59,7 @@ static int64_t fc_dec_max_rows(int dclass) { return dclass == 256 ? 32 : kDecMax
 
 extern "C" bool fc_cuda_dec_only(const fc_problem *p)
 {
-    return p->k.pages.table || p->v.pages.table || p->k.batch_data || p->v.batch_data || p->k.dtype == FC_I8 ||
-           p->v.dtype == FC_I8 || p->out.dtype != p->q.dtype;
+    return p->k.dtype == FC_I8 || p->v.dtype == FC_I8 || p->out.dtype != p->q.dtype;
 }
 
 extern "C" const char *fc_cuda_dec_unsupported(const fc_problem *p)
@@ -87,9 +87,8 @@ extern "C" const char *fc_cuda_dec_unsupported(const fc_problem *p)
         return "tensor-list key/value with more than 256 batches";
     if (p->max_skv >= (1 << 30))
         return "kv lengths of 2^30 or more";
-    const int64_t w = p->k.pages.table_stride > p->v.pages.table_stride ? p->k.pages.table_stride : p->v.pages.table_stride;
-    if ((p->k.pages.table || p->v.pages.table) && 4 * p->B * (w > 0 ? w : 1) >= (1ll << 32))
-        return "block tables of 2^30 entries or more"; /* the fault word's 32-bit index: key, value, lengths */
+    if (!fc_dec_table_fits(p))
+        return "block tables of 2^30 entries or more";
     return NULL;
 }
 
@@ -246,17 +245,16 @@ extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
     if ((err = cudaGetDevice(&dev)) != cudaSuccess || (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
         (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem_max)) ||
         (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plan->kernel.fn, kDecThreads, plan->kernel.smem)) ||
-        (!simt && !fc_dec_mma_gap(p, plan->rows) && (err = fc_dec_mma_setup(plan, p, dev, sms, forced, variant))) ||
-        (err = cudaHostAlloc(&plan->report, sizeof *plan->report, cudaHostAllocMapped)) ||
-        (err = cudaHostGetDevicePointer(&plan->report_dev, plan->report, 0)))
+        (!simt && !fc_dec_mma_gap(p, plan->rows) && (err = fc_dec_mma_setup(plan, p, dev, sms, forced, variant))))
         st = fc_cuda_err(err, "fc_cuda_dec_plan");
+    if (st == FC_OK)
+        st = fc_cuda_report_alloc(&plan->report, &plan->report_dev, "fc_cuda_dec_plan");
     if (st == FC_OK)
         st = fc_cuda_facts_plan(&plan->facts, p, "fc_cuda_dec_plan");
     if (st != FC_OK) {
         fc_cuda_dec_destroy(plan);
         return st;
     }
-    memset(plan->report, 0, sizeof *plan->report);
     plan->nsplit = forced ? (forced < 64 ? forced : 64) : fc_dec_splits(p, plan->kernel, sms, occ);
     const size_t pairs = (size_t)(p->B * p->Nkv);
     const size_t simt_partial = pairs * (size_t)plan->nsplit * plan->slot * sizeof(float);
@@ -277,24 +275,37 @@ extern "C" size_t fc_cuda_dec_workspace(const fc_cuda_dec *plan, const fc_proble
     return plan->ws.bytes;
 }
 
-extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
+fc_status fc_cuda_report_alloc(DecReport **host, DecReport **dev, const char *who)
 {
-    const unsigned seq = plan->report->seq;
-    unsigned seen = __atomic_load_n(&plan->seen, __ATOMIC_ACQUIRE);
-    if (seq == seen || !__atomic_compare_exchange_n(&plan->seen, &seen, seq, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    cudaError_t err = cudaHostAlloc((void **)host, sizeof **host, cudaHostAllocMapped);
+    if (err == cudaSuccess && (err = cudaHostGetDevicePointer((void **)dev, *host, 0)) == cudaSuccess)
+        memset(*host, 0, sizeof **host);
+    return err == cudaSuccess ? FC_OK : fc_cuda_err(err, who);
+}
+
+fc_status fc_cuda_report_check(const DecReport *report, unsigned *seen_count, const fc_problem *p, const fc_batch *planned)
+{
+    const unsigned seq = report->seq;
+    unsigned seen = __atomic_load_n(seen_count, __ATOMIC_ACQUIRE);
+    if (seq == seen || !__atomic_compare_exchange_n(seen_count, &seen, seq, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return FC_OK;
-    const DecReport r = *plan->report;
+    const DecReport r = *report;
     if (r.tensor == 2)
         return fc_fail(FC_ERR_INVALID_ARG,
                        "fc_plan_run: io.kv_lens[%lld] was %lld, outside [%lld, %lld] (the batch's kv start and planned "
                        "length; found on the GPU by an earlier run of this plan, which did not write that batch's rows)",
-                       (long long)r.batch, (long long)r.value, (long long)plan->facts.planned[r.batch].col_lo,
-                       (long long)plan->facts.planned[r.batch].skv);
+                       (long long)r.batch, (long long)r.value, (long long)planned[r.batch].col_lo, (long long)planned[r.batch].skv);
     const fc_pages &pg = r.tensor ? p->v.pages : p->k.pages;
     return fc_fail(FC_ERR_INVALID_ARG,
                    "fc_plan_run: %s block table entry [%lld][%lld] was %lld, outside [0, %lld) (found on the GPU by an "
-                   "earlier run of this plan, which did not write that batch's rows)",
-                   r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks);
+                   "earlier run of this plan, which did not write %s)",
+                   r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks,
+                   planned ? "that batch's rows" : "its outputs");
+}
+
+extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)
+{
+    return fc_cuda_report_check(plan->report, &plan->seen, p, plan->facts.planned);
 }
 
 /* A run's own facts: the kernels read every window per run; the plan fixes at most the query

@@ -57,6 +57,14 @@ static inline bool fc_dec_vec_ok(const fc_view *v, int64_t d, int64_t es, int64_
     return ok;
 }
 
+/* Whether the problem's block tables (if any) stay below 2^30 entries: the GPU's fault word
+ * (decode_common.cuh dec_fault) holds an entry's index over key, value and lengths in 32 bits. */
+static inline bool fc_dec_table_fits(const fc_problem *p)
+{
+    const int64_t w = p->k.pages.table_stride > p->v.pages.table_stride ? p->k.pages.table_stride : p->v.pages.table_stride;
+    return !(p->k.pages.table || p->v.pages.table) || 4 * p->B * (w > 0 ? w : 1) < (1ll << 32);
+}
+
 /* Why the tensor-core kernel does not take the problem (NULL when it does); those problems run on
  * the CUDA-core kernel. */
 static inline const char *fc_dec_mma_gap(const fc_problem *p, int rows)

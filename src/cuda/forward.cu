@@ -5,7 +5,9 @@
  * classes 64 / 128 / 256 (Dqk and Dv ≤ the class; features beyond them load as zeros); the
  * feature kernels (features.cuh) where a problem needs them: generated dropout, rope-split heads
  * (classes 128 and 256, Dqk + Dr ≤ the class), fp32 operands (3×TF32 products, every class; the
- * sm_90a kernel leaves them to these on sm_90 GPUs too).
+ * sm_90a kernel leaves them to these on sm_90 GPUs too), paged or tensor-list key/value (fp16, bf16
+ * and fp32, every class: FlashAttention's paged varlen; a run first checks its block tables on the
+ * GPU, as the decode does, and an earlier run's bad entry is reported by fc_cuda_fwd_check).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +16,11 @@
 
 #include "../core/dtype.h"
 #include "cuda.h"
+#include "decode_plan.h"
 #include "forward_kernel.cuh"
 #include "launch.h"
 #include "plan_facts.h"
+#include "table_report.h"
 #ifdef FLASHC_HOPPER
 #include "hopper/fwd.h"
 #endif
@@ -28,6 +32,8 @@ struct fc_cuda_fwd {
     int2 *items;             /* device: (batch, query tile), heaviest first */
     int n_items, dclass;     /* head-dim class of the kernel: 64, 128 or 256 */
     bool insist_sm90;        /* FLASHC_CUDA_FWD=sm90: a run the sm_90a kernel cannot map fails */
+    DecReport *report, *report_dev; /* paged: a run's bad block-table entry (host-mapped) */
+    unsigned seen;                  /* reports already returned (host, atomic) */
 #ifdef FLASHC_HOPPER
     bool sm90;               /* the sm_90a kernel runs this plan (its views permitting, per run) */
     fc_hopper::FwdPlan hopper;
@@ -56,10 +62,14 @@ extern "C" const char *fc_cuda_fwd_unsupported(const fc_problem *p)
         return "rope features with Dqk + Dr above 256 (the MLA form 512 + 64 is not on the GPU yet)";
     if (p->Dqk > 256 || p->Dv > 256)
         return "head dims above 256";
-    if (p->k.pages.table || p->v.pages.table)
-        return "paged key/value storage";
-    if (p->q.batch_data || p->k.batch_data || p->v.batch_data || p->out.batch_data)
-        return "tensor-list (per-batch pointer) storage";
+    if (kv_paged_or_listed(*p) && (p->Dr > 0 || p->drop_philox))
+        return "paged or tensor-list key/value with rope features (Dr > 0) or dropout generated on the device";
+    if ((p->k.batch_data || p->v.batch_data) && p->B > kDecMaxList)
+        return "tensor-list key/value with more than 256 batches";
+    if (!fc_dec_table_fits(p))
+        return "block tables of 2^30 entries or more";
+    if (p->q.batch_data || p->out.batch_data)
+        return "tensor-list (per-batch pointer) query or output storage";
     if (p->sparse.data)
         return "sparse block selection";
     if (p->pse.data && !fc_dtype_is_float(p->pse.dtype))
@@ -75,6 +85,7 @@ extern "C" void fc_cuda_fwd_destroy(fc_cuda_fwd *plan)
         return;
     fc_cuda_facts_free(&plan->facts);
     cudaFree(plan->items);
+    cudaFreeHost(plan->report);
 #ifdef FLASHC_HOPPER
     if (plan->sm90)
         fc_hopper::fwd_destroy(&plan->hopper);
@@ -128,6 +139,8 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
                                 "fc_cuda_fwd_plan");
     if (st == FC_OK)
         st = fc_fwd_choose(p, plan);
+    if (st == FC_OK && (p->k.pages.table || p->v.pages.table))
+        st = fc_cuda_report_alloc(&plan->report, &plan->report_dev, "fc_cuda_fwd_plan");
     if (st != FC_OK) {
         fc_cuda_fwd_destroy(plan);
         return st;
@@ -136,12 +149,57 @@ extern "C" fc_status fc_cuda_fwd_plan(const fc_problem *p, fc_cuda_fwd **out)
     return FC_OK;
 }
 
+/* The launch of kernel over the plan's tiles (args: FwdLaunch, or FwdPagedLaunch for kFeatPaged). */
+template <int WARPS, typename A>
+static fc_status fc_fwd_start(const fc_cuda_fwd *plan, const fc_problem &p, void (*kernel)(const fc_problem, const A), size_t smem,
+                              const A &L, cudaStream_t stream)
+{
+    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (err != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");
+    const unsigned grid = (unsigned)((int64_t)plan->n_items * p.Nq);
+    if (grid > 0)
+        kernel<<<grid, 32 * WARPS, smem, stream>>>(p, L);
+    if ((err = cudaGetLastError()) != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_fwd_run: forward launch");
+    return FC_OK;
+}
+
+/* A paged or tensor-list run: the block tables checked on the GPU first (fwd_page_check_kernel into
+ * the fault word at the workspace's start, zeroed here), then the kFeatPaged kernel. */
 template <typename T, int D>
-static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &L, cudaStream_t stream)
+static fc_status fc_fwd_launch_paged(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &base, void *workspace,
+                                     cudaStream_t stream)
+{
+    constexpr int BM = FwdShape<D>::BM, BNT = FwdShape<D>::BN_TERMS, WARPS = FwdShape<D>::WARPS;
+    using SmT = FwdSmem<D, BM, BNT, (int)sizeof(T)>;
+    constexpr int FEAT = kFeatPaged | (sizeof(T) == 4 ? kFeatF32 : 0);
+    static_assert(sizeof(fc_problem) + sizeof(FwdPagedLaunch) < 8192, "kernel parameters");
+    FwdPagedLaunch L;
+    memset(&L, 0, sizeof L);
+    static_cast<FwdLaunch &>(L) = base;
+    L.fault = (unsigned long long *)workspace;
+    L.report = plan->report_dev;
+    for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
+        L.k_list[b] = p.k.batch_data[b], L.v_list[b] = p.v.batch_data[b];
+    if (p.k.pages.table || p.v.pages.table) {
+        cudaError_t err = cudaMemsetAsync(workspace, 0, sizeof(unsigned long long), stream);
+        if (err == cudaSuccess && p.B > 0)
+            fwd_page_check_kernel<<<(unsigned)p.B, kThreads, 0, stream>>>(p, (unsigned long long *)workspace);
+        if (err != cudaSuccess || (err = cudaGetLastError()) != cudaSuccess)
+            return fc_cuda_err(err, "fc_cuda_fwd_run: the block-table check");
+    }
+    return fc_fwd_start<WARPS>(plan, p, fwd_feat_kernel<T, D, BM, BNT, WARPS, FEAT>, SmT::bytes + SmT::scratch, L, stream);
+}
+
+template <typename T, int D>
+static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &L, void *workspace, cudaStream_t stream)
 {
     constexpr int BM = FwdShape<D>::BM, BN = FwdShape<D>::BN, BNT = FwdShape<D>::BN_TERMS, WARPS = FwdShape<D>::WARPS;
     using SmT = FwdSmem<D, BM, BNT, (int)sizeof(T)>;
     const int feat = feat_bits(p);
+    if (feat & kFeatPaged) /* fp16, bf16 or fp32, no other feature (fc_cuda_fwd_unsupported) */
+        return fc_fwd_launch_paged<T, D>(plan, p, L, workspace, stream);
     const bool plain = !L.terms && !fc_has_dropout(&p) && feat == 0;
     const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : SmT::bytes + SmT::scratch;
     void (*kernel)(const fc_problem, const FwdLaunch);
@@ -155,20 +213,20 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
             if (feat == kFeatRope)
                 kernel = fwd_feat_kernel<T, D, BM, BNT, WARPS, kFeatRope>;
     }
-    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (err != cudaSuccess)
-        return fc_cuda_err(err, "fc_cuda_fwd_run: shared memory of the forward kernel");
-    const unsigned grid = (unsigned)((int64_t)plan->n_items * p.Nq);
-    if (grid > 0)
-        kernel<<<grid, 32 * WARPS, smem, stream>>>(p, L);
-    if ((err = cudaGetLastError()) != cudaSuccess)
-        return fc_cuda_err(err, "fc_cuda_fwd_run: forward launch");
-    return FC_OK;
+    return fc_fwd_start<WARPS>(plan, p, kernel, smem, L, stream);
 }
+
+/* A paged run's fault word first (256 bytes), then the run's own facts. */
+static size_t fc_fwd_fault_bytes(const fc_problem *p) { return p->k.pages.table || p->v.pages.table ? 256 : 0; }
 
 extern "C" size_t fc_cuda_fwd_workspace(const fc_problem *p, bool runs_bring_facts)
 {
-    return runs_bring_facts ? (fc_cuda_facts_bytes(p) + 255) / 256 * 256 : 0;
+    return fc_fwd_fault_bytes(p) + (runs_bring_facts ? (fc_cuda_facts_bytes(p) + 255) / 256 * 256 : 0);
+}
+
+extern "C" fc_status fc_cuda_fwd_check(fc_cuda_fwd *plan, const fc_problem *p)
+{
+    return plan->report ? fc_cuda_report_check(plan->report, &plan->seen, p, NULL) : FC_OK;
 }
 
 /* A run's own facts (a face that binds lengths per run, e.g. IncreFlashAttention's kvPaddingSize
@@ -189,8 +247,9 @@ extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *
 {
     fc_problem p = *run;
     fc_cuda_reach reach;
-    fc_status st = fc_cuda_facts_for_run(&plan->facts, run, lens, plan, fc_fwd_check_facts, workspace, (cudaStream_t)stream,
-                                         "fc_cuda_fwd_run", &p.batch, &reach);
+    const size_t fault = fc_fwd_fault_bytes(run);
+    fc_status st = fc_cuda_facts_for_run(&plan->facts, run, lens, plan, fc_fwd_check_facts, workspace ? (char *)workspace + fault : NULL,
+                                         (cudaStream_t)stream, "fc_cuda_fwd_run", &p.batch, &reach);
     if (st != FC_OK)
         return st;
 #ifdef FLASHC_HOPPER
@@ -213,19 +272,23 @@ extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *
     L.vec_q = f32 ? fc_cuda_vec_fits(&p.q, p.Dqk, 4) : fc_cuda_vec_qk_ok(&p, &p.q, &p.q_rope);
     L.vec_k = f32 ? fc_cuda_vec_fits(&p.k, p.Dqk, 4) : fc_cuda_vec_qk_ok(&p, &p.k, &p.k_rope);
     L.vec_v = fc_cuda_vec_fits(&p.v, p.Dv, f32 ? 4 : 2);
+    if (p.k.batch_data) /* a list's bases, each */
+        L.vec_k = fc_dec_vec_ok(&p.k, p.Dqk, f32 ? 4 : 2, p.B), L.vec_v = fc_dec_vec_ok(&p.v, p.Dv, f32 ? 4 : 2, p.B);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
     L.pair_out = fc_cuda_pair_fits(&p.out, f32 ? 4 : 2);
     cudaStream_t s = (cudaStream_t)stream;
     const bool bf = p.q.dtype == FC_BF16;
     if (f32)
         switch (plan->dclass) {
-        case 64: return fc_fwd_launch<float, 64>(plan, p, L, s);
-        case 128: return fc_fwd_launch<float, 128>(plan, p, L, s);
-        default: return fc_fwd_launch<float, 256>(plan, p, L, s);
+        case 64: return fc_fwd_launch<float, 64>(plan, p, L, workspace, s);
+        case 128: return fc_fwd_launch<float, 128>(plan, p, L, workspace, s);
+        default: return fc_fwd_launch<float, 256>(plan, p, L, workspace, s);
         }
     switch (plan->dclass) {
-    case 64: return bf ? fc_fwd_launch<__nv_bfloat16, 64>(plan, p, L, s) : fc_fwd_launch<__half, 64>(plan, p, L, s);
-    case 128: return bf ? fc_fwd_launch<__nv_bfloat16, 128>(plan, p, L, s) : fc_fwd_launch<__half, 128>(plan, p, L, s);
-    default: return bf ? fc_fwd_launch<__nv_bfloat16, 256>(plan, p, L, s) : fc_fwd_launch<__half, 256>(plan, p, L, s);
+    case 64: return bf ? fc_fwd_launch<__nv_bfloat16, 64>(plan, p, L, workspace, s) : fc_fwd_launch<__half, 64>(plan, p, L, workspace, s);
+    case 128:
+        return bf ? fc_fwd_launch<__nv_bfloat16, 128>(plan, p, L, workspace, s) : fc_fwd_launch<__half, 128>(plan, p, L, workspace, s);
+    default:
+        return bf ? fc_fwd_launch<__nv_bfloat16, 256>(plan, p, L, workspace, s) : fc_fwd_launch<__half, 256>(plan, p, L, workspace, s);
     }
 }

@@ -28,6 +28,24 @@ struct FwdLaunch {
     bool pair_out;            /* the output takes two features per store (vec_rule.h fc_cuda_pair_fits) */
 };
 
+/* The launch of a kernel with kFeatPaged: the run's block-table fault word (its check kernel's,
+ * decode_common.cuh dec_fault) and host-mapped report, and a tensor list's per-batch bases (they
+ * travel with the launch, as the decode's do). */
+struct FwdPagedLaunch : FwdLaunch {
+    const unsigned long long *fault;
+    DecReport *report;
+    const char *k_list[kDecMaxList], *v_list[kDecMaxList];
+};
+template <int FEAT> struct FwdArgsOf {
+    using type = FwdLaunch;
+};
+template <> struct FwdArgsOf<kFeatPaged> {
+    using type = FwdPagedLaunch;
+};
+template <> struct FwdArgsOf<kFeatPaged | kFeatF32> {
+    using type = FwdPagedLaunch;
+};
+
 /* ES: bytes per operand element (2; 4 for fp32 operands). */
 template <int D, int BM, int BN, int ES = 2> struct FwdSmem {
     static constexpr size_t q = (size_t)BM * D * ES, kv = (size_t)BN * D * ES;
@@ -100,7 +118,7 @@ __device__ __forceinline__ void pv_3xtf32(float (&acc)[MT][D / 8][4], float (&s)
  * code so that it costs no registers; FEAT: the features of features.cuh (never with PLAIN); T =
  * float with kFeatF32: fp32 operands and output, products as 3×TF32 (tf32.cuh). */
 template <typename T, int D, int BM, int BN, int WARPS, bool PLAIN, int FEAT>
-__device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L)
+__device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename FwdArgsOf<FEAT>::type &L)
 {
     constexpr int MT = BM / (16 * WARPS), NT = BN / 8, DT = D / 8, THREADS = 32 * WARPS, ES = (int)sizeof(T);
     constexpr bool F32 = (FEAT & kFeatF32) != 0;
@@ -115,6 +133,14 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
     float *sSlope = reinterpret_cast<float *>(sSpan + BM), *sApos = sSlope + BM, *sS = sApos + BM;
     __shared__ int s_kv_lo, s_kv_hi, s_full_lo, s_full_hi, s_gaps;
 
+    if constexpr ((FEAT & kFeatPaged) != 0) { /* a bad block-table entry (the check kernel's word): nothing is written */
+        const unsigned long long fault = p.k.pages.table || p.v.pages.table ? *L.fault : 0ull;
+        if (fault >> 32) {
+            if (blockIdx.x == 0 && threadIdx.x == 0)
+                dec_report(L.report, p, nullptr, fault);
+            return;
+        }
+    }
     const int2 item = L.items[blockIdx.x / p.Nq];
     const int64_t b = item.x, n1 = blockIdx.x % p.Nq, n2 = n1 / p.G;
     const fc_batch &bt = p.batch[b]; /* read where used: a register copy would crowd the tile */
@@ -202,9 +228,13 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
             acc[mt][d][0] = acc[mt][d][1] = acc[mt][d][2] = acc[mt][d][3] = 0.0f;
 
     const int64_t skv = bt.skv;
-    const char *k_row0 = fc_view_row(&p.k, ES, b, bt.kv_tok, n2, 0), *v_row0 = fc_view_row(&p.v, ES, b, bt.kv_tok, n2, 0);
+    const char *k_row0 = kv_row0<FEAT>(p.k, L, false, ES, b, bt.kv_tok, n2), *v_row0 = kv_row0<FEAT>(p.v, L, true, ES, b, bt.kv_tok, n2);
     int t = next_tile(kv_lo / BN);
-    if (t < t_end)
+    if constexpr ((FEAT & kFeatPaged) != 0) {
+        if (t < t_end)
+            load_kv<FEAT, T, D, BN, THREADS>(sK, p.k, k_row0, b, n2, (int64_t)t * BN, clamp_rows(BN, skv - (int64_t)t * BN),
+                                             (int)p.Dqk, L.vec_k);
+    } else if (t < t_end)
         load_qk<FEAT, T, D, BN, THREADS>(sK, p, p.k, k_row0, p.k_rope, b, bt.kv_tok, n2, (int64_t)t * BN,
                                          clamp_rows(BN, skv - t * BN), L.vec_k);
     cp_async_commit();
@@ -213,7 +243,10 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
         const int j0 = t * BN, kv_valid = clamp_rows(BN, skv - j0);
         cp_async_wait_all();
         __syncthreads(); /* K(t) (and Q) arrived; every warp is done with V(t − 1) */
-        load_tile<T, D, BN, THREADS>(sV, p.v, v_row0, j0, kv_valid, (int)p.Dv, L.vec_v);
+        if constexpr ((FEAT & kFeatPaged) != 0)
+            load_kv<FEAT, T, D, BN, THREADS>(sV, p.v, v_row0, b, n2, j0, kv_valid, (int)p.Dv, L.vec_v);
+        else
+            load_tile<T, D, BN, THREADS>(sV, p.v, v_row0, j0, kv_valid, (int)p.Dv, L.vec_v);
         cp_async_commit();
 
         float s[MT][NT][4];
@@ -251,7 +284,11 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const FwdLaunch &L
         /* V(t) arrived; K(t) is free */
         const bool full = votes ? __syncthreads_and(tid >= BM || covers(t)) : (__syncthreads(), t >= full_lo && t < full_hi);
         const int t_next = next_tile(t + 1);
-        if (t_next < t_end)
+        if constexpr ((FEAT & kFeatPaged) != 0) {
+            if (t_next < t_end)
+                load_kv<FEAT, T, D, BN, THREADS>(sK, p.k, k_row0, b, n2, (int64_t)t_next * BN,
+                                                 clamp_rows(BN, skv - (int64_t)t_next * BN), (int)p.Dqk, L.vec_k);
+        } else if (t_next < t_end)
             load_qk<FEAT, T, D, BN, THREADS>(sK, p, p.k, k_row0, p.k_rope, b, bt.kv_tok, n2, (int64_t)t_next * BN,
                                              clamp_rows(BN, skv - (int64_t)t_next * BN), L.vec_k);
         cp_async_commit();
@@ -434,11 +471,22 @@ __global__ void __launch_bounds__(32 * WARPS) fwd_kernel(const __grid_constant__
     fwd_tile<T, D, BM, BN, WARPS, PLAIN, 0>(p, L);
 }
 
-/* The same with the features FEAT (the kernels above keep their code). */
+/* The same with the features FEAT (the kernels above keep their code); kFeatPaged's launch brings
+ * more (FwdPagedLaunch). */
 template <typename T, int D, int BM, int BN, int WARPS, int FEAT>
-__global__ void __launch_bounds__(32 * WARPS) fwd_feat_kernel(const __grid_constant__ fc_problem p, const FwdLaunch L)
+__global__ void __launch_bounds__(32 * WARPS)
+    fwd_feat_kernel(const __grid_constant__ fc_problem p, const __grid_constant__ typename FwdArgsOf<FEAT>::type L)
 {
     fwd_tile<T, D, BM, BN, WARPS, false, FEAT>(p, L);
+}
+
+/* A kFeatPaged run's block-table check, launched before its forward on the same stream (one CTA
+ * per batch): every key and value entry that covers the batch's kv positions, the bad ones into
+ * the fault word (zeroed by the run), which the forward's CTAs read before they start. */
+__global__ void __launch_bounds__(kThreads) fwd_page_check_kernel(const __grid_constant__ fc_problem p, unsigned long long *fault)
+{
+    const int64_t b = blockIdx.x;
+    dec_check_table(fault, p, b, p.batch[b].skv, threadIdx.x, kThreads);
 }
 
 } // namespace fc_cuda

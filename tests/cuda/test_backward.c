@@ -154,6 +154,11 @@ static void refusals(void)
     d.softcap = 0.0f;
     d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_F32;
     gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "fp32 operands in the backward");
+    d.q.dtype = d.k.dtype = d.v.dtype = d.out.dtype = g.d_out.dtype = FC_BF16;
+    int32_t *table = (int32_t *)(base_ptr + 2 * S * E * 4 + 2 * S * 8 * 4); /* one block of S positions: entry 0 */
+    cudaMemset(table, 0, sizeof *table);
+    d.kv.block_table = table, d.kv.table_stride = 1, d.kv.block_size = S, d.kv.num_blocks = 1;
+    gc_expect_refusal(fc_plan_create_backward(&d, &g, &cuda, &plan), &plan, "paged or tensor-list key/value in the backward");
     cudaFree(buf);
 }
 

@@ -155,7 +155,8 @@ static void bad_entries(void)
     gc_run(&c);
 }
 
-/* A decode-only storage the GPU cannot take is refused by name. */
+/* A paged problem of more query rows than the decode serves, with a feature the tiled forward
+ * does not read pages with (generated dropout), is refused by name. */
 static void refusal(void)
 {
     enum { S = 128, E = 64, Q = 100 };
@@ -169,9 +170,10 @@ static void refusal(void)
     d.out = fc_tensor_bnsd((char *)buf + (size_t)S * E * 2, FC_BF16, 1, Q, E);
     d.k = d.v = fc_tensor_bnsd((char *)buf + (size_t)2 * S * E * 2, FC_BF16, 1, S, E);
     d.kv.block_table = table, d.kv.table_stride = 1, d.kv.block_size = S, d.kv.num_blocks = 1;
+    d.dropout = (fc_dropout){.keep_prob = 0.9, .generate = true};
     fc_options cuda = {.backend = FC_BACKEND_CUDA};
     fc_plan *plan = NULL;
-    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "64 query rows"); /* paged, 100 query rows */
+    gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "dropout generated on the device"); /* paged, 100 query rows */
     cudaFree(buf), cudaFree(table);
 }
 

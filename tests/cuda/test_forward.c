@@ -7,7 +7,8 @@
  * in every mode; under FLASHC_CUDA_FWD=sm90 (which fails any plan or run the sm_90a kernel
  * does not take) only those, so that a pass proves that kernel ran them; under sm80 they check
  * the mma.sync kernel.  fp32 operands (the 3×TF32 kernels) get named cases and a sweep of their
- * own at fp32's tolerance.  Skips (77) where no GPU is present.
+ * own at fp32's tolerance, paged and tensor-list key/value (the paged feature kernels) theirs.
+ * Skips (77) where no GPU is present.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/check.h"
+#include "common/rng.h"
 #include "gpu_case.h"
 
 static gc_case base(int D, fc_dtype dt)
@@ -65,6 +67,56 @@ static void f32_cases(void)
     c = base(256, FC_F32), c.alibi = true, c.sink = true, c.dropout = true, c.stats = true, gc_run(&c);
     c = base(128, FC_F32), c.B = 1, c.Nq = 2, c.Nkv = 1, c.Sq = 1000, c.Skv = 1500, c.window = GC_CAUSAL, gc_run(&c);
     c = base(64, FC_F32), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
+}
+
+/* Paged and tensor-list key/value in the tiled forward (more query rows than the decode serves):
+ * every class and dtype in blocks of 16, head-major blocks of 7, a list; then the features, block
+ * sizes from 1 to past the kv length, and an out-of-range entry (reported by the next run, the
+ * faulty run writes nothing). */
+static void paged_cases(void)
+{
+    const int dims[] = {64, 128, 256};
+    const fc_dtype dts[] = {FC_F16, FC_BF16, FC_F32};
+    for (int t = 0; t < 3; t++)
+        for (int k = 0; k < 3; k++) {
+            gc_case c = base(dims[k], dts[t]);
+            c.kv.page = 16, gc_run(&c);
+            c.kv.heads_major = true, c.kv.page = 7, c.window = GC_CAUSAL, c.stats = true, gc_run(&c);
+            c.kv = (gc_kv){.list = true}, c.layout = GC_BNSD, gc_run(&c);
+        }
+    gc_case c = base(128, FC_BF16);
+    c.varlen = true, c.B = 4, c.kv.page = 1, c.window = GC_BAND, gc_run(&c);
+    c = base(64, FC_F16), c.kv.page = 256, c.Sq = 300, c.Skv = 100, c.align = FC_ALIGN_BOTTOM_RIGHT, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(128, FC_F16), c.kv.page = 64, c.mask = true, c.bias = true, c.softcap = 5.0f, c.sink = true, gc_run(&c);
+    c = base(256, FC_BF16), c.kv.page = 48, c.alibi = true, c.dropout = true, c.stats = true, c.Dv = 200, gc_run(&c);
+    c = base(64, FC_BF16), c.kv.page = 32, c.layout = GC_ODD_STRIDES, c.Nkv = 1, gc_run(&c);
+    c = base(128, FC_F32), c.kv.page = 5, c.varlen = true, c.B = 3, c.window = GC_CAUSAL, gc_run(&c);
+    c = base(128, FC_BF16), c.B = 1, c.Nq = 8, c.Nkv = 1, c.Sq = 2000, c.Skv = 3000, c.kv.page = 256, c.window = GC_CAUSAL;
+    c.align = FC_ALIGN_BOTTOM_RIGHT, gc_run(&c); /* prefill into a long cache */
+    c = base(128, FC_F16), c.kv.page = 16, c.kv.bad_entry = true, gc_run(&c);
+    c = base(64, FC_F32), c.kv.page = 5, c.kv.heads_major = true, c.varlen = true, c.kv.bad_entry = true, gc_run(&c);
+}
+
+/* `cases` random paged or tensor-list cases mixing the features at odd sizes. */
+static void paged_sweep(unsigned seed, int cases)
+{
+    tc_rng r = tc_rng_seed(seed);
+    const fc_dtype dts[] = {FC_F16, FC_BF16, FC_F32};
+    for (int n = 0; n < cases; n++) {
+        gc_case c = base(8 * (int)tc_rng_int(&r, 1, 32), dts[tc_rng_int(&r, 0, 2)]);
+        c.Dv = tc_rng_bool(&r, 0.7) ? c.D : 8 * (int)tc_rng_int(&r, 1, 32);
+        c.Nkv = (int)tc_rng_int(&r, 1, 3), c.Nq = c.Nkv * (int)tc_rng_int(&r, 1, 4), c.B = (int)tc_rng_int(&r, 1, 4);
+        c.Sq = (int)tc_rng_int(&r, 1, 400), c.Skv = (int)tc_rng_int(&r, 1, 700);
+        c.layout = tc_rng_bool(&r, 0.5) ? GC_BSND : GC_BNSD, c.varlen = tc_rng_bool(&r, 0.5);
+        c.window = (gc_window)tc_rng_int(&r, 0, 3), c.align = tc_rng_bool(&r, 0.5) ? FC_ALIGN_BOTTOM_RIGHT : FC_ALIGN_TOP_LEFT;
+        c.stats = tc_rng_bool(&r, 0.5), c.sink = tc_rng_bool(&r, 0.2), c.mask = tc_rng_bool(&r, 0.15);
+        if (tc_rng_bool(&r, 0.2))
+            c.kv.list = true;
+        else
+            c.kv.page = (int)tc_rng_int(&r, 1, 300), c.kv.heads_major = tc_rng_bool(&r, 0.5);
+        c.seed = seed * 1000u + (unsigned)n;
+        gc_run(&c);
+    }
 }
 
 /* A host output among device operands, and a feature the GPU lacks. */
@@ -143,28 +195,40 @@ static void sm90_cases(void)
 
 static int plain_cases = 60;
 static bool sweep_only; /* argv[2] "sweep": the plain sweep alone (short runs under the sanitizers) */
+static bool paged_only; /* argv[2] "paged": the paged and tensor-list cases and sweep alone */
 
 static void checks(void)
 {
+    if (paged_only) {
+        paged_cases();
+        paged_sweep(20261130u, plain_cases);
+        return;
+    }
     bad_mode();
     if (!sm90_only()) {
         selection();
         named_cases();
         f32_cases();
         gc_sweep_f32(20261129u, plain_cases / 2);
+        if (!sweep_only)
+            paged_cases();
+        paged_sweep(20261130u, plain_cases / 2);
     }
     if (!sweep_only)
         sm90_cases();
     gc_sweep_plain(20261128u, plain_cases);
 }
 
-/* test_cuda_forward [cases [sweep]]: cases sizes both sweeps (default 60) */
+/* test_cuda_forward [cases [sweep | paged]]: cases sizes the sweeps (default 60) */
 int main(int argc, char **argv)
 {
     if (argc > 1)
         plain_cases = atoi(argv[1]);
     sweep_only = argc > 2 && strcmp(argv[2], "sweep") == 0;
-    /* under sm90 the general sweep's features would be refused by name: the plain sweep only */
+    paged_only = argc > 2 && strcmp(argv[2], "paged") == 0;
+    /* under sm90 the general sweep's features would be refused by name: the plain sweep only; paged:
+     * no general sweep */
     char *none[] = {argv[0], "0", NULL};
-    return gc_main("test_cuda_forward", sm90_only() ? 2 : argc, sm90_only() ? none : argv, checks, 20261126u, false);
+    const bool own = sm90_only() || paged_only;
+    return gc_main("test_cuda_forward", own ? 2 : argc, own ? none : argv, checks, 20261126u, false);
 }

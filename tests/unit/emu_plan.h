@@ -7,8 +7,13 @@
 
 #include <string.h>
 
+#include <vector>
+
 extern "C" {
+#include "common/check.h"
 #include "core/plan.h"
+#include "harness.h"
+#include "harness_internal.h"
 }
 
 inline fc_status emu_cpu_plan(const fc_attention_desc *a, fc_plan **plan)
@@ -17,6 +22,27 @@ inline fc_status emu_cpu_plan(const fc_attention_desc *a, fc_plan **plan)
     memset(&opt, 0, sizeof opt);
     opt.backend = FC_BACKEND_CPU;
     return fc_plan_create(a, &opt, plan);
+}
+
+/* f(problem, its data, its buffers) over the case's lowered problem (a CPU plan's), all freed after;
+ * for tests that change the problem (a corrupt block table) before they run a kernel on it. */
+template <typename F> inline void emu_on_problem(const nt_case *c, F f)
+{
+    nt_data d = nt_prepare(c);
+    nt_bufs L;
+    const fc_attention_desc a = nt_make_desc(c, &d, &L);
+    fc_plan *plan = NULL;
+    if (TC_CHECK(emu_cpu_plan(&a, &plan) == FC_OK, "CPU plan"))
+        f(plan->prob, d, L);
+    fc_plan_destroy(plan);
+    nt_bufs_free(&L);
+    nt_data_free(&d);
+}
+
+/* A copy of the problem's B rows of a block table (to corrupt). */
+inline std::vector<int32_t> emu_table_copy(const fc_pages &pg, int64_t B)
+{
+    return std::vector<int32_t>(pg.table, pg.table + B * pg.table_stride);
 }
 
 #endif /* FLASHC_TESTS_UNIT_EMU_PLAN_H */

@@ -20,6 +20,7 @@
 #include "cuda/dclass.h"
 #include "cuda/decode_mma_kernel.cuh"
 #include "cuda/decode_plan.h"
+#include "emu_plan.h"
 
 extern "C" {
 #include "common/check.h"
@@ -147,15 +148,6 @@ static bool emu_decode(const fc_problem &p, const Schedule &s, const int64_t *kv
     return true;
 }
 
-/* A CPU plan of the description: the fc_problem the CUDA backend would get, host addresses. */
-static fc_status cpu_plan(const fc_attention_desc *a, fc_plan **plan)
-{
-    fc_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.backend = FC_BACKEND_CPU;
-    return fc_plan_create(a, &opt, plan);
-}
-
 /* nt_runner: the kernel's grid on the emulator over the case's lowered problem. */
 static fc_status emu_runner(const nt_case *c, const nt_data *, const fc_attention_desc *a, nt_bufs *, size_t *ws_bytes)
 {
@@ -165,7 +157,7 @@ static fc_status emu_runner(const nt_case *c, const nt_data *, const fc_attentio
     if (g_run_lens && a->kv_lens)
         desc.kv_lens = planned.data();
     fc_plan *plan = NULL;
-    fc_status st = cpu_plan(&desc, &plan);
+    fc_status st = emu_cpu_plan(&desc, &plan);
     if (st != FC_OK)
         return st;
     const Schedule &s = g_sched[g_run];
@@ -191,34 +183,26 @@ static void bad_entry(void)
     nt_case c = decode(11, 3, 4, 2, 1100, 64, FC_BF16);
     c.kv.mode = NT_KV_PAGED, c.kv.block_size = 16;
     tc_context("emulated mma decode: an out-of-range key block-table entry in batch 1");
-    nt_data d = nt_prepare(&c);
-    nt_bufs L;
-    const fc_attention_desc a = nt_make_desc(&c, &d, &L);
-    fc_plan *plan = NULL;
-    if (TC_CHECK(cpu_plan(&a, &plan) == FC_OK, "CPU plan")) {
-        fc_problem p = plan->prob;
+    emu_on_problem(&c, [&](fc_problem p, const nt_data &d, const nt_bufs &L) {
         const fc_pages &pg = p.k.pages;
-        std::vector<int32_t> table(pg.table, pg.table + p.B * pg.table_stride);
+        std::vector<int32_t> table = emu_table_copy(pg, p.B);
         table[(size_t)pg.table_stride + 5] = (int32_t)pg.blocks + 3;
         p.k.pages.table = table.data();
         Arrivals arr;
-        if (emu_decode(p, Schedule{3, 3, true}, NULL, 11, &arr)) {
-            TC_CHECK(arr.report.seq == (unsigned)p.Nkv && arr.report.tensor == 0 && arr.report.batch == 1 && arr.report.entry == 5 &&
-                         arr.report.value == pg.blocks + 3,
-                     "the report names key entry [1][5] = %lld once per kv head (%u reports: tensor %d [%lld][%lld] = %lld)",
-                     (long long)pg.blocks + 3, arr.report.seq, arr.report.tensor, (long long)arr.report.batch,
-                     (long long)arr.report.entry, (long long)arr.report.value);
-            int64_t wrong = 0;
-            for (int b = 0; b < c.B; b++)
-                for (int n = 0; n < c.N1; n++)
-                    for (int e = 0; e < c.Dv; e++)
-                        wrong += nt_is_sentinel(c.out_dt, L.out, nt_offset(&c, &d, &L.gout, NT_OUT, b, n, 0, e)) != (b == 1);
-            TC_CHECK(wrong == 0, "batch 1's rows unwritten, the others written (%lld elements wrong)", (long long)wrong);
-        }
-        fc_plan_destroy(plan);
-    }
-    nt_bufs_free(&L);
-    nt_data_free(&d);
+        if (!emu_decode(p, Schedule{3, 3, true}, NULL, 11, &arr))
+            return;
+        TC_CHECK(arr.report.seq == (unsigned)p.Nkv && arr.report.tensor == 0 && arr.report.batch == 1 && arr.report.entry == 5 &&
+                     arr.report.value == pg.blocks + 3,
+                 "the report names key entry [1][5] = %lld once per kv head (%u reports: tensor %d [%lld][%lld] = %lld)",
+                 (long long)pg.blocks + 3, arr.report.seq, arr.report.tensor, (long long)arr.report.batch,
+                 (long long)arr.report.entry, (long long)arr.report.value);
+        int64_t wrong = 0;
+        for (int b = 0; b < c.B; b++)
+            for (int n = 0; n < c.N1; n++)
+                for (int e = 0; e < c.Dv; e++)
+                    wrong += nt_is_sentinel(c.out_dt, L.out, nt_offset(&c, &d, &L.gout, NT_OUT, b, n, 0, e)) != (b == 1);
+        TC_CHECK(wrong == 0, "batch 1's rows unwritten, the others written (%lld elements wrong)", (long long)wrong);
+    });
 }
 
 /* The case on the CPU backend, then on the emulated kernel at split count `split` (1 first) and
