@@ -61,6 +61,8 @@ constexpr unsigned long long kTurnTimeoutNs = 10ull * 1000 * 1000 * 1000;
 /* BwdLaunch::dq_sync: how an adder publishes its accumulator tile (see above). */
 constexpr int kDqSyncFence = 0, kDqSyncLean = 1;
 
+/* (FC_CUDA_DQ_SYNC_EMULATED: a host test's CTA emulator brings its own, tests/unit/cta_emu_sm90.h) */
+#ifndef FC_CUDA_DQ_SYNC_EMULATED
 __device__ __forceinline__ unsigned ld_relaxed_gpu(const unsigned *p)
 {
     unsigned v;
@@ -96,6 +98,7 @@ __device__ __forceinline__ void wait_turn(const unsigned *ctr, unsigned turn, un
     else
         __threadfence();
 }
+#endif
 
 /* The warp's dS tile (16 kv rows × BMQ query columns as tile_abt and grad_tile leave it) into
  * sdS[kv row][query column], each pair rounded to T as tile_acc_ab rounds it for dK. */

@@ -7,7 +7,7 @@
  * is spelled out from the PTX ISA's definitions, not from the kernels: ldmatrix (x4, .trans)
  * hands each lane its fragment words from the rows the 32 lanes address, mma.sync m16n8k16 forms
  * A (16×16), B (16×8) and D from the lanes' fragments (m16n8k8 .tf32 likewise, with
- * cvt.rna.tf32.f32's rounding), and cp.async copies are queued per thread
+ * cvt.rna.tf32.f32's rounding; m16n8k32 on signed bytes, exact in s32), and cp.async copies are queued per thread
  * and made only when a cp.async.wait_group retires their group, so a kernel that reads a tile
  * before waiting for it reads stale data here too.  fp16 / bf16 are the core's conversions
  * (core/half.h).  Include this before the device headers; it defines FC_CUDA_PTX_CUH, so ptx.cuh
@@ -69,7 +69,7 @@ struct cta_emu_dim3 {
  * declaration of it looks). */
 constexpr size_t kCtaEmuSmem = 232448;
 namespace fc_cuda {
-alignas(128) static thread_local unsigned char cta_emu_smem[kCtaEmuSmem];
+alignas(1024) thread_local unsigned char cta_emu_smem[kCtaEmuSmem]; /* a swizzle period (cta_emu_sm90.h) */
 }
 /* gcc calls the TLS initialiser of a block-scope extern thread_local without checking that one
  * exists (the variable needs none): an empty one. */
@@ -80,7 +80,10 @@ extern "C" void cta_emu_smem_tls_init() {}
 namespace cta_emu {
 
 constexpr size_t kStack = 512 * 1024;
-enum State { RUN, WAIT_WARP, WAIT_CTA, DONE };
+/* WAIT_UNTIL: blocked until a condition holds (cta_emu_sm90.h's mbarriers, named barriers),
+ * checked between rounds; WAIT_IDLE likewise, but only once no other thread can run (an
+ * asynchronous unit's work done at the latest time the kernel leaves it: cta_emu_sm90.h's wgmma). */
+enum State { RUN, WAIT_WARP, WAIT_CTA, WAIT_UNTIL, WAIT_IDLE, DONE };
 
 /* A thread's queued cp.async copies: committed groups, oldest first, and the open one. */
 struct Copy {
@@ -101,6 +104,8 @@ struct Cta {
     std::vector<uint64_t> xchg; /* per thread: 8 words published to its warp */
     std::vector<int> vote[2];   /* per thread: its predicate of a __syncthreads_or/and, by the parity of its calls */
     std::vector<unsigned> votes_cast;
+    std::vector<bool (*)(const void *)> until; /* per thread in WAIT_UNTIL: its condition and argument */
+    std::vector<const void *> until_arg;
     int n, current;
     cta_emu_dim3 block;
     void *fn;
@@ -119,6 +124,22 @@ inline void wait(State s)
     Cta *c = active();
     c->state[c->current] = s;
     swapcontext(&c->th[c->current], &c->sched);
+}
+
+/* Blocks the thread until ready(arg) holds (at once if it does; idle: only when nothing else can run). */
+inline void wait_until(bool (*ready)(const void *), const void *arg, bool idle = false)
+{
+    Cta *c = active();
+    if (!idle && ready(arg))
+        return;
+    c->until[c->current] = ready, c->until_arg[c->current] = arg;
+    wait(idle ? WAIT_IDLE : WAIT_UNTIL);
+}
+
+/* Lets every other runnable thread run first (a scheduling point). */
+inline void yield()
+{
+    wait_until([](const void *) { return true; }, nullptr, true);
 }
 
 /* Every lane publishes up to 8 words; after the call, peek(l, k) reads lane l's word k until the
@@ -169,6 +190,9 @@ inline bool release(Cta *c, bool *dead)
             c->state[t] = RUN;
         return true;
     }
+    for (int t = 0; t < c->n; t++)
+        if (c->state[t] == WAIT_UNTIL && c->until[t](c->until_arg[t]))
+            c->state[t] = RUN, any = true;
     for (int w = 0; w < c->n / 32; w++) {
         bool all = true;
         for (int l = 0; l < 32; l++)
@@ -179,8 +203,20 @@ inline bool release(Cta *c, bool *dead)
             any = true;
         }
     }
+    bool idle_turn = !any; /* nothing else moves: the idle waiters' turn */
+    for (int t = 0; idle_turn && t < c->n; t++)
+        if (c->state[t] == WAIT_IDLE && c->until[t](c->until_arg[t]))
+            c->state[t] = RUN, any = true;
     *dead = !any && !all_done;
     return any;
+}
+
+/* The order in which a round runs the runnable threads: by index, or (set) highest first — a
+ * second schedule, under which a thread that skips a wait runs before the one it should wait for. */
+inline bool &reverse_order()
+{
+    static bool r;
+    return r;
 }
 
 /* Runs f() as every thread of one CTA of `threads` (a multiple of 32) with block index blk. */
@@ -193,6 +229,7 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
     c.copies.resize(threads);
     c.xchg.assign((size_t)threads * 8, 0);
     c.vote[0].assign(threads, 0), c.vote[1].assign(threads, 0), c.votes_cast.assign(threads, 0);
+    c.until.assign(threads, nullptr), c.until_arg.assign(threads, nullptr);
     c.fn = &f;
     c.call = [](void *fn) { (*static_cast<F *>(fn))(); };
     static std::vector<char> stack_room; /* kept for the next CTA: mapping it anew costs more than the run */
@@ -209,14 +246,20 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
         makecontext(&c.th[t], entry, 0);
     }
     for (bool dead = false;;) {
-        for (int t = 0; t < threads; t++)
+        for (int x = 0; x < threads; x++) {
+            const int t = reverse_order() ? threads - 1 - x : x;
             if (c.state[t] == RUN) {
                 c.current = t;
                 swapcontext(&c.sched, &c.th[t]);
             }
+        }
         if (!release(&c, &dead)) {
             if (dead) {
                 fprintf(stderr, "cta_emu: deadlock in block (%u, %u): threads wait at different barriers\n", blk.x, blk.y);
+                for (int t = 0; t < threads; t++)
+                    if (c.state[t] != DONE)
+                        fprintf(stderr, "  thread %d: %s\n", t,
+                                c.state[t] == WAIT_WARP ? "warp barrier" : c.state[t] == WAIT_CTA ? "CTA barrier" : "a condition (mbarrier, named barrier, warpgroup, registers)");
                 abort();
             }
             break;
@@ -500,6 +543,36 @@ __attribute__((noinline)) inline void mma1688_tf32(float d[4], const uint32_t a[
         for (int k = 0; k < 8; k++)
             s += A[e / 2][k] * B[e % 2][k];
         d[e] = s;
+    }
+}
+
+/* mma.sync m16n8k32 row.col .s32.s8.s8.s32 (PTX ISA, the m16n8k32 integer fragments): lane l holds
+ * A[l/4][4(l%4) + i] in byte i of a0, A[l/4 + 8][..] in a1, A[l/4][4(l%4) + 16 + i] in a2,
+ * A[l/4 + 8][4(l%4) + 16 + i] in a3; B[4(l%4) + i][l/4] in byte i of b0, B[4(l%4) + 16 + i][l/4] in
+ * b1; D as m16n8k16's.  Bytes are signed; the s32 sums are exact (wrapping past 32 bits). */
+__attribute__((noinline)) inline void mma16832_s8(int d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    const uint64_t w[6] = {a[0], a[1], a[2], a[3], b0, b1};
+    cta_emu::publish(w, 6);
+    const int l = cta_emu::lane(), r = l / 4, c = 2 * (l % 4);
+    auto byte = [](uint64_t word, int i) { return (int)(int8_t)(uint8_t)(word >> (8 * i)); };
+    int A[2][32], B[2][32]; /* this lane's rows r, r + 8 of A (from lanes 4r..4r + 3), columns c, c + 1 of B */
+    for (int q = 0; q < 4; q++)
+        for (int i = 0; i < 4; i++) {
+            const int x = 4 * r + q;
+            A[0][4 * q + i] = byte(cta_emu::peek(x, 0), i), A[1][4 * q + i] = byte(cta_emu::peek(x, 1), i);
+            A[0][4 * q + 16 + i] = byte(cta_emu::peek(x, 2), i), A[1][4 * q + 16 + i] = byte(cta_emu::peek(x, 3), i);
+            for (int n = 0; n < 2; n++) {
+                const int y = 4 * (c + n) + q;
+                B[n][4 * q + i] = byte(cta_emu::peek(y, 4), i), B[n][4 * q + 16 + i] = byte(cta_emu::peek(y, 5), i);
+            }
+        }
+    cta_emu::done();
+    for (int e = 0; e < 4; e++) {
+        uint32_t s = (uint32_t)d[e];
+        for (int k = 0; k < 32; k++)
+            s += (uint32_t)(A[e / 2][k] * B[e % 2][k]);
+        d[e] = (int)s;
     }
 }
 

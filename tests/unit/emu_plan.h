@@ -24,6 +24,21 @@ inline fc_status emu_cpu_plan(const fc_attention_desc *a, fc_plan **plan)
     return fc_plan_create(a, &opt, plan);
 }
 
+/* f(problem) over a CPU plan of the description (a backward's with gradients gr, else a
+ * forward's), the plan destroyed after: the planning's status, else f's. */
+template <typename F> inline fc_status emu_with_plan(const fc_attention_desc *a, const fc_attention_grads *gr, F f)
+{
+    fc_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.backend = FC_BACKEND_CPU;
+    fc_plan *plan = NULL;
+    fc_status st = gr ? fc_plan_create_backward(a, gr, &opt, &plan) : fc_plan_create(a, &opt, &plan);
+    if (st == FC_OK)
+        st = f(plan->prob);
+    fc_plan_destroy(plan);
+    return st;
+}
+
 /* f(problem, its data, its buffers) over the case's lowered problem (a CPU plan's), all freed after;
  * for tests that change the problem (a corrupt block table) before they run a kernel on it. */
 template <typename F> inline void emu_on_problem(const nt_case *c, F f)
