@@ -114,6 +114,7 @@ dec)
     step dec-simt 100 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-base 100 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=base "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-posm 100 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=linear+merge+posm "$dir/tests/cuda/test_cuda_decode" 10 quick
+    step dec-imma 100 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=linear+merge+posm+imma "$dir/tests/cuda/test_cuda_decode" 10 quick
     step dec-runs-simt 60 env FLASHC_CUDA_DECODE=simt "$dir/tests/cuda/test_cuda_decode_runs"
     if command -v compute-sanitizer >/dev/null; then
         for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do

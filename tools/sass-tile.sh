@@ -35,8 +35,8 @@ for f in sys.stdin.read().split("Function : ")[1:]:
     for b in blocks:
         c = collections.Counter(op.split(".")[0] for op in b)
         ex2 = sum(op.startswith("MUFU.EX2") for op in b)
-        if c["HMMA"] or c["MOVM"] or (ex2 >= 8 and c["SHFL"] >= 2 and c["VOTE"]):
-            hot += c  # S = Q·Kᵀ, P·V, the softmax step
+        if c["HMMA"] or c["IMMA"] or c["MOVM"] or (ex2 >= 8 and c["SHFL"] >= 2 and c["VOTE"]):
+            hot += c  # S = Q·Kᵀ (IMMA: int8 keys on integer MMA), P·V, the softmax step
         elif c["FMUL"] >= 32 and len(b) < 48:
             rescale += len(b)  # O *= alpha
     top = " ".join("%s %d" % kv for kv in hot.most_common(10))

@@ -6,17 +6,23 @@
 
 namespace fc_cuda {
 
-/* The variants (decode_mma_kernel.cuh) exist for head-dim class 128 alone: the others run the default. */
+/* The variants (decode_mma_kernel.cuh) exist for head-dim class 128 alone: the others run the default.
+ * kMmaIntK changes int8 keys at rows ≤ 8 alone: elsewhere it is the kMmaPositionsM kernel. */
 template <typename KT, int DC, int NT> static MmaFn mma_variant(int variant)
 {
+    constexpr int posm = kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM;
+    if (variant == (posm | kMmaIntK)) {
+        if constexpr (sizeof(KT) == 1 && NT == 1 && DC == 128)
+            return dec_mmav_kernel<KT, 128, NT, posm | kMmaIntK>;
+        variant = posm;
+    }
     if (DC != 128)
         return dec_mma_kernel<KT, DC, NT>;
     switch (variant) {
     case kMmaLinearIssue: return dec_mmav_kernel<KT, 128, NT, kMmaLinearIssue>;
     case kMmaWideMerge: return dec_mmav_kernel<KT, 128, NT, kMmaWideMerge>;
     case kMmaLinearIssue | kMmaWideMerge: return dec_mmav_kernel<KT, 128, NT, kMmaLinearIssue | kMmaWideMerge>;
-    case kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM:
-        return dec_mmav_kernel<KT, 128, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM>;
+    case posm: return dec_mmav_kernel<KT, 128, NT, posm>;
     default: return dec_mma_kernel<KT, DC, NT>;
     }
 }

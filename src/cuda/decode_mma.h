@@ -17,8 +17,8 @@ struct MmaKernel {
 };
 
 /* The kernel for key/value dtype kv (fp16, bf16, int8), head-dim class 64/128/256 and rows ≤ 8
- * (one n tile of Oᵀ) or ≤ 16 (two); variant: bits of kMmaLinearIssue | kMmaWideMerge (0: the
- * default kernel). */
+ * (one n tile of Oᵀ) or ≤ 16 (two); variant: bits of kMmaLinearIssue | kMmaWideMerge |
+ * kMmaPositionsM | kMmaIntK (0: the default kernel). */
 MmaKernel mma_kernel(fc_dtype kv, int dclass, int rows, int variant);
 
 } // namespace fc_cuda

@@ -32,6 +32,7 @@
 #define FC_CUDA_DECODE_MMA_KERNEL_CUH
 
 #include "decode_common.cuh"
+#include "decode_imma.cuh"
 #include "decode_split.h"
 
 namespace fc_cuda {
@@ -74,13 +75,16 @@ template <typename KT, int DC> __host__ __device__ constexpr size_t mma_smem_byt
 
 /* Where a 16-byte chunk of a row lies in a stage (XOR swizzles against bank conflicts): 16-bit
  * tiles for ldmatrix (8 rows, one chunk column), int8 keys (a 16-byte load per thread, rows in
- * pairs), int8 values (4-byte loads of rows 2c, 2c + 1, 2c + 8, 2c + 9). */
-template <int ES, int CR, bool VAL> __device__ __forceinline__ int mma_chunk(int row, int ch)
+ * pairs; IK, kMmaIntK's: ldmatrix as 16-bit tiles), int8 values (4-byte loads of rows 2c, 2c + 1,
+ * 2c + 8, 2c + 9). */
+template <int ES, int CR, bool VAL, bool IK = false> __device__ __forceinline__ int mma_chunk(int row, int ch)
 {
     if (CR < 8)
         return ch;
     if (ES == 2)
         return ch ^ (row & 7);
+    if (IK && !VAL)
+        return imma_chunk(row, ch);
     return VAL ? ch ^ (((row >> 1) & 3) << 1) : ch ^ ((row & 1) << 2);
 }
 
@@ -138,8 +142,10 @@ template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32
  * kMmaPositionsM (rows ≤ 8) computes Sᵀ = K·Qᵀ with the positions on the MMA's M side and the ≤ 8
  * rows as its N = 8 (half the MMAs and half the softmax work of 16 padded rows; Q's fragments stay
  * in registers), each lane then holding rows 2c, 2c + 1 of positions g, g + 8, and turns Sᵀ's
- * accumulators into the B operand of Oᵀ += Vᵀ·Pᵀ by one movmatrix per 8 × 8. */
-constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4;
+ * accumulators into the B operand of Oᵀ += Vᵀ·Pᵀ by one movmatrix per 8 × 8; kMmaIntK (with
+ * kMmaPositionsM, int8 keys) computes Sᵀ on the integer tensor cores, K's bytes as they are and q in
+ * three int8 parts (decode_imma.cuh). */
+constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4, kMmaIntK = 8;
 
 template <typename KT, int DC, int NT, int V>
 __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunch &L)
@@ -152,6 +158,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
     /* kMmaPositionsM: S's accumulator s[j][e] is row slot e & 1 (row 2c + (e & 1)) at position
      * 16j + g + 8(e >> 1); otherwise row slot e >> 1 (row g + 8(e >> 1)) at position 8j + 2c + (e & 1). */
     constexpr bool PM = (V & kMmaPositionsM) && NT == 1;
+    constexpr bool IK = (V & kMmaIntK) && PM && I8;
     constexpr int SN = PM ? WN / 16 : NS;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __shared__ int s_lo, s_hi, s_flo, s_fhi, s_fault, s_last;
@@ -242,7 +249,11 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             sQs[r] = ldexpf(p.scale, e), sKs[r] = kc * p.scale, sExp[r] = e;
     }
     __syncthreads();
-    /* The Q tile in MMA order (k slot → feature), swizzled for ldmatrix: hi part, then lo part. */
+    /* The Q tile in MMA order (k slot → feature), swizzled for ldmatrix: hi part, then lo part
+     * (kMmaIntK: three int8 parts in feature order). */
+    if constexpr (IK)
+        imma_q_parts<DC, kMmaRows, kMmaWarps>(sO, reinterpret_cast<int8_t *>(sQ), sQs, sExp, warp, lane);
+    else
     for (int x = tid; x < kMmaRows * DC; x += kMmaThreads) {
         const int r = x / DC, s = x % DC;
         const float v = ldexpf(sO[r * DC + mma_feature<I8>(s)], -sExp[r]);
@@ -315,7 +326,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
                 for (int q = 0; q < P; q++) {
                     const int pos = q * RPI + r0;
-                    dko[q] = pos * DC * ES + mma_chunk<ES, CR, false>(pos, ch) * 16;
+                    dko[q] = pos * DC * ES + mma_chunk<ES, CR, false, IK>(pos, ch) * 16;
                     dvo[q] = pos * DC * ES + mma_chunk<ES, CR, true>(pos, ch) * 16;
                 }
 #pragma unroll
@@ -332,7 +343,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 const char *ks = (const char *)__shfl_sync(0xffffffffu, (unsigned long long)kp[(i * 32 / CR) / 32], from);
                 const char *vs = (const char *)__shfl_sync(0xffffffffu, (unsigned long long)vp[(i * 32 / CR) / 32], from);
                 const int kb = ks && ch * 16 < kbytes ? 16 : 0, vb = vs && ch * 16 < vbytes ? 16 : 0;
-                cp_async16(dk + pos * DC * ES + mma_chunk<ES, CR, false>(pos, ch) * 16, kb ? ks + ch * 16 : (const char *)L.partial, kb);
+                cp_async16(dk + pos * DC * ES + mma_chunk<ES, CR, false, IK>(pos, ch) * 16, kb ? ks + ch * 16 : (const char *)L.partial, kb);
                 cp_async16(dv + pos * DC * ES + mma_chunk<ES, CR, true>(pos, ch) * 16, vb ? vs + ch * 16 : (const char *)L.partial, vb);
             }
             }
@@ -352,7 +363,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 
     /* kMmaPositionsM: Q (rows 0-7) as the B operand of every k step, hi and lo parts. */
     uint32_t qf[PM ? KS : 1][2][2];
-    if constexpr (PM) {
+    if constexpr (PM && !IK) {
 #pragma unroll
         for (int u2 = 0; u2 < KS / 2; u2++)
 #pragma unroll
@@ -366,13 +377,22 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             }
     }
 
+    /* kMmaIntK: Q's three int8 parts as B fragments. */
+    ImmaQ<IK ? DC : 64> qi;
+    if constexpr (IK)
+        qi = imma_q_frags<DC, kMmaRows>(reinterpret_cast<const int8_t *>(sQ), lane);
+
     /* kMmaPositionsM: the lane's load offsets inside a stage — 16-bit: ldmatrix rows of K's k steps
      * and Vᵀ's feature tiles; int8: K's 16 bytes per 64 features, V's 4 bytes per feature pair
      * tile — the same for every 16 positions (the swizzles repeat), so kept in registers. */
     int kofs[PM ? KS : 1], vofs[PM ? MT : 1];
+    if constexpr (IK)
+#pragma unroll
+        for (int u = 0; u < DC / 32; u++)
+            kofs[u] = imma_kofs<DC>(lane, u);
     if constexpr (PM && I8) {
 #pragma unroll
-        for (int gq = 0; gq < DC / 64; gq++)
+        for (int gq = 0; gq < DC / 64 && !IK; gq++)
             kofs[gq] = g * DC + mma_chunk<1, CR, false>(g, 4 * gq + lane % 4) * 16;
 #pragma unroll
         for (int mp = 0; mp < MT / 2; mp++)
@@ -437,6 +457,8 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                     sdot(std::true_type{});
                 else
                     sdot(std::false_type{});
+            } else if constexpr (IK) {
+                imma_scores<DC, SN>(s, tk, kofs, qi);
             } else if constexpr (PM) { /* int8 keys: the 16 bytes of positions g and g + 8 give four k steps' A */
 #pragma unroll
                 for (int gq = 0; gq < DC / 64; gq++)
@@ -845,9 +867,13 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
             for (int off = 16; off > 0; off /= 2)
                 l += __shfl_xor_sync(0xffffffffu, l, off);
+            const float lv = l; /* the positions' share, without the sink */
             l += sink == -INFINITY ? 0.0f : exp2f(fmaf(sink, kLog2e, -ref));
-            if (lane == 0)
+            if (lane == 0) {
                 row_done(r, i, n1, live, m, l);
+                if constexpr (I8)
+                    sKs[r] = l > 0.0f ? lv / l : 0.0f;
+            }
         }
     } else if (tid < R) {
         const int r = tid;
@@ -859,25 +885,29 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             m = nan_max(m, __ldcg(part + k * pslot + R * DC + r));
         const float ref = (m == -INFINITY ? 0.0f : m) * kLog2e;
         float l = sink == -INFINITY ? 0.0f : exp2f(fmaf(sink, kLog2e, -ref));
+        const float ls = l;
         for (int k = 0; k < nblk; k++) {
             const float w = exp2f(fmaf(__ldcg(part + k * pslot + R * DC + r), kLog2e, -ref));
             sW[k * R + r] = w;
             l = fmaf(__ldcg(part + k * pslot + R * DC + R + r), w, l);
         }
         row_done(r, i, n1, live, m, l);
+        if constexpr (I8) /* the positions' share, without the sink */
+            sKs[r] = l > 0.0f ? (l - ls) / l : 0.0f;
     }
     __syncthreads();
     const int Dv = (int)p.Dv;
     const int64_t oes = fc_dtype_bytes(p.out.dtype);
     const fc_affine_view &va = p.v.dequant;
     const int64_t vae = I8 ? fc_dtype_bytes(va.dtype) : 0;
-    /* Output feature e of row r from its folded sum. */
+    /* Output feature e of row r from its folded sum; int8 values: Σ p·(v + offset)·scale / l, the
+     * offset weighted by the positions' share of l (sKs, now free: a sink takes the rest). */
     auto store = [&](int r, int e, int64_t i, int64_t n1, float acc) {
         const bool empty = sEmpty[r] != 0.0f;
         float y = acc * sInv[r];
         if (I8) {
             const int64_t at = (n2 * va.sn + (int64_t)e * va.se) * vae;
-            y = (y + (va.offset ? load_any(va.offset + at, va.dtype) : 0.0f)) * load_any(va.scale + at, va.dtype);
+            y = (y + (va.offset ? load_any(va.offset + at, va.dtype) * sKs[r] : 0.0f)) * load_any(va.scale + at, va.dtype);
         }
         dec_store(p, fc_view_row(&p.out, oes, b, bt.q_tok, n1, i), n1, e, empty ? 0.0f : y, empty);
     };

@@ -4,8 +4,8 @@
  * leave SMs idle at the tail), and the launch.  Kernel instantiations: fp16 and bf16 × head-dim
  * classes 64 / 128 / 256 (Dqk and Dv ≤ the class; features beyond them load as zeros); the
  * feature kernels (features.cuh) where a problem needs them: generated dropout, rope-split heads
- * (classes 128 and 256, Dqk + Dr ≤ the class), fp32 operands (3×TF32 products, every class; the
- * sm_90a kernel leaves them to these on sm_90 GPUs too), paged or tensor-list key/value (fp16, bf16
+ * (classes 128 and 256, Dqk + Dr ≤ the class), fp32 operands (3×TF32 products, every class, and with
+ * generated dropout; the sm_90a kernel leaves them to these on sm_90 GPUs too), paged or tensor-list key/value (fp16, bf16
  * and fp32, every class: FlashAttention's paged varlen; a run first checks its block tables on the
  * GPU, as the decode does, and an earlier run's bad entry is reported by fc_cuda_fwd_check).
  */
@@ -183,7 +183,7 @@ static fc_status fc_fwd_launch_paged(const fc_cuda_fwd *plan, const fc_problem &
     if (p.k.pages.table || p.v.pages.table) {
         cudaError_t err = cudaMemsetAsync(workspace, 0, sizeof(unsigned long long), stream);
         if (err == cudaSuccess && p.B > 0)
-            fwd_page_check_kernel<<<(unsigned)p.B, kThreads, 0, stream>>>(p, (unsigned long long *)workspace);
+            fwd_page_check_kernel<kThreads><<<(unsigned)p.B, kThreads, 0, stream>>>(p, (unsigned long long *)workspace);
         if (err != cudaSuccess || (err = cudaGetLastError()) != cudaSuccess)
             return fc_cuda_err(err, "fc_cuda_fwd_run: the block-table check");
     }
@@ -201,8 +201,9 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
     const bool plain = !L.terms && !fc_has_dropout(&p) && feat == 0;
     const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : SmT::bytes + SmT::scratch;
     void (*kernel)(const fc_problem, const FwdLaunch);
-    if constexpr (sizeof(T) == 4) { /* fp32: one kernel for every problem of the class (fc_cuda_fwd_unsupported) */
-        kernel = fwd_feat_kernel<float, D, BM, BNT, WARPS, kFeatF32>;
+    if constexpr (sizeof(T) == 4) { /* fp32: one kernel for every problem of the class, or with generated dropout */
+        kernel = feat & kFeatPhilox ? fwd_feat_kernel<float, D, BM, BNT, WARPS, kFeatF32 | kFeatPhilox>
+                                    : fwd_feat_kernel<float, D, BM, BNT, WARPS, kFeatF32>;
     } else {
         kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
         if (feat == kFeatPhilox)

@@ -420,12 +420,14 @@ __global__ void __launch_bounds__(32 * WARPS)
 }
 
 /* A kFeatPaged run's block-table check, launched before its forward on the same stream (one CTA
- * per batch): every key and value entry that covers the batch's kv positions, the bad ones into
- * the fault word (zeroed by the run), which the forward's CTAs read before they start. */
-__global__ void __launch_bounds__(kThreads) fwd_page_check_kernel(const __grid_constant__ fc_problem p, unsigned long long *fault)
+ * of THREADS per batch): every key and value entry that covers the batch's kv positions, the bad
+ * ones into the fault word (zeroed by the run), which the forward's CTAs read before they start.
+ * (A template: a header's kernel is then defined once, in the files that launch it.) */
+template <int THREADS>
+__global__ void __launch_bounds__(THREADS) fwd_page_check_kernel(const __grid_constant__ fc_problem p, unsigned long long *fault)
 {
     const int64_t b = blockIdx.x;
-    dec_check_table(fault, p, b, p.batch[b].skv, threadIdx.x, kThreads);
+    dec_check_table(fault, p, b, p.batch[b].skv, threadIdx.x, THREADS);
 }
 
 } // namespace fc_cuda

@@ -1,6 +1,7 @@
 /*
  * The sm_80 tensor-core vocabulary the kernels use: cp.async (global → shared, zero-filling),
- * ldmatrix (shared → mma fragments), mma.sync m16n8k16 with fp32 accumulators, and for fp32
+ * ldmatrix (shared → mma fragments), mma.sync m16n8k16 with fp32 accumulators (m16n8k32 on signed
+ * bytes with s32 ones), and for fp32
  * operands mma.sync m16n8k8 on tf32 with cvt.rna.tf32.f32 (tf32.cuh builds 3×TF32 products of them).
  */
 #ifndef FC_CUDA_PTX_CUH
@@ -117,6 +118,17 @@ __device__ __forceinline__ void mma16816<__nv_bfloat16>(float d[4], const uint32
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                  "{%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* d += a·b for one m16n8k32 tile of signed bytes, exact in s32 (a row-major 16×32, b column-major
+ * 32×8): lane l holds A[l/4 (+8)][4(l%4) (+16) + i] in byte i of a0 (a1: rows + 8, a2: columns + 16,
+ * a3: both), B[4(l%4) (+16) + i][l/4] in byte i of b0 (b1: rows + 16) and D as m16n8k16's. */
+__device__ __forceinline__ void mma16832_s8(int d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 

@@ -68,6 +68,10 @@ static void named_cases(void)
     c = dec(2, 4, 2, 2500, 256, FC_BF16), c.kv = (gc_kv){.i8 = true, .i8_per_tensor = true, .out_i8 = true}, gc_run(&c);
     c = dec(2, 4, 1, 1500, 256, FC_F16), c.varlen = true, c.kv.left_pad = 5, gc_run(&c);
     c = dec(1, 9, 1, 1300, 128, FC_BF16), c.kv = (gc_kv){.i8 = true, .i8_offset = true, .page = 16, .left_pad = 0}, gc_run(&c);
+    /* int8 values with offsets and a sink over few positions: the offset weighs the positions'
+     * share alone (the sink's carries no value) */
+    c = dec(2, 8, 2, 3, 128, FC_F16), c.kv = (gc_kv){.i8 = true, .i8_offset = true}, c.sink = true, c.stats = true, gc_run(&c);
+    c = dec(2, 4, 2, 70, 64, FC_BF16), c.kv = (gc_kv){.i8 = true, .i8_offset = true, .page = 16}, c.sink = true, gc_run(&c);
     /* a NaN value at the last position, seen by the last speculative row only (the others stay
      * finite); NaN past each batch's length (no position) */
     c = dec(2, 8, 2, 1500, 128, FC_BF16), c.Sq = 4, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.nan_tail = true;

@@ -65,7 +65,8 @@ static void f32_cases(void)
     c = base(128, FC_F32), c.varlen = true, c.pad_nan = true, c.B = 4, gc_run(&c);
     c = base(128, FC_F32), c.mask = true, c.bias = true, c.softcap = 5.0f, gc_run(&c);
     c = base(256, FC_F32), c.alibi = true, c.sink = true, c.dropout = true, c.stats = true, gc_run(&c);
-    c = base(128, FC_F32), c.philox = true, c.window = GC_CAUSAL, gc_run(&c); /* generated dropout: the CPU's bits */
+    c = base(128, FC_F32), c.philox = true, c.stats = true, c.window = GC_CAUSAL, gc_run(&c); /* generated: the CPU's bits */
+    c = base(64, FC_F32), c.philox = true, c.varlen = true, c.B = 3, gc_run(&c);
     c = base(128, FC_F32), c.B = 1, c.Nq = 2, c.Nkv = 1, c.Sq = 1000, c.Skv = 1500, c.window = GC_CAUSAL, gc_run(&c);
     c = base(64, FC_F32), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
 }
@@ -120,7 +121,7 @@ static void paged_sweep(unsigned seed, int cases)
     }
 }
 
-/* A host output among device operands, and a feature the GPU lacks. */
+/* A host output among device operands, and a feature the GPU lacks (an fp32 output of bf16 operands). */
 static void selection(void)
 {
     enum { S = 16, E = 64 };

@@ -81,6 +81,8 @@ extern nt_runner_fn nt_runner;
  * (tolerance of the output dtype; statistics when the case writes them) and, with two runs, the
  * two bit for bit. */
 void nt_run_elsewhere(const nt_case *c, nt_runner_fn runner, int runs);
+/* The same over prepared (possibly edited) data, which stays the caller's. */
+void nt_run_elsewhere_on(const nt_case *c, const nt_data *d, nt_runner_fn runner, int runs);
 /* Prints the case (after a failure). */
 void nt_describe(const nt_case *c);
 

@@ -90,13 +90,19 @@ bool nt_bitwise_equal(const nt_result *a, const nt_result *b)
 void nt_run_elsewhere(const nt_case *c, nt_runner_fn runner, int runs)
 {
     nt_data d = nt_prepare(c);
+    nt_run_elsewhere_on(c, &d, runner, runs);
+    nt_data_free(&d);
+}
+
+void nt_run_elsewhere_on(const nt_case *c, const nt_data *d, nt_runner_fn runner, int runs)
+{
     nt_result cpu, r[2];
     nt_runner = NULL;
-    nt_execute(c, &d, &cpu);
+    nt_execute(c, d, &cpu);
     nt_runner = runner;
     int64_t failed = 0;
     for (int k = 0; k < runs; k++)
-        failed += nt_execute(c, &d, &r[k]);
+        failed += nt_execute(c, d, &r[k]);
     nt_runner = NULL;
     if (failed == 0 && cpu.failures == 0) {
         TC_CHECK(runs < 2 || nt_bitwise_equal(&r[0], &r[1]), "two runs elsewhere are bitwise equal");
@@ -106,7 +112,6 @@ void nt_run_elsewhere(const nt_case *c, nt_runner_fn runner, int runs)
     nt_result_free(&cpu);
     for (int k = 0; k < runs; k++)
         nt_result_free(&r[k]);
-    nt_data_free(&d);
 }
 
 nt_case nt_sparse_fixture(uint64_t seed, int bs, bool causal, fc_dtype idt)

@@ -7,7 +7,7 @@
  * is spelled out from the PTX ISA's definitions, not from the kernels: ldmatrix (x4, .trans)
  * hands each lane its fragment words from the rows the 32 lanes address, mma.sync m16n8k16 forms
  * A (16×16), B (16×8) and D from the lanes' fragments (m16n8k8 .tf32 likewise, with
- * cvt.rna.tf32.f32's rounding), and cp.async copies are queued per thread
+ * cvt.rna.tf32.f32's rounding; m16n8k32 on signed bytes, exact in s32), and cp.async copies are queued per thread
  * and made only when a cp.async.wait_group retires their group, so a kernel that reads a tile
  * before waiting for it reads stale data here too.  fp16 / bf16 are the core's conversions
  * (core/half.h).  Include this before the device headers; it defines FC_CUDA_PTX_CUH, so ptx.cuh
@@ -549,6 +549,36 @@ __attribute__((noinline)) inline void mma1688_tf32(float d[4], const uint32_t a[
         for (int k = 0; k < 8; k++)
             s += A[e / 2][k] * B[e % 2][k];
         d[e] = s;
+    }
+}
+
+/* mma.sync m16n8k32 row.col .s32.s8.s8.s32 (PTX ISA, the m16n8k32 integer fragments): lane l holds
+ * A[l/4][4(l%4) + i] in byte i of a0, A[l/4 + 8][..] in a1, A[l/4][4(l%4) + 16 + i] in a2,
+ * A[l/4 + 8][4(l%4) + 16 + i] in a3; B[4(l%4) + i][l/4] in byte i of b0, B[4(l%4) + 16 + i][l/4] in
+ * b1; D as m16n8k16's.  Bytes are signed; the s32 sums are exact (wrapping past 32 bits). */
+__attribute__((noinline)) inline void mma16832_s8(int d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    const uint64_t w[6] = {a[0], a[1], a[2], a[3], b0, b1};
+    cta_emu::publish(w, 6);
+    const int l = cta_emu::lane(), r = l / 4, c = 2 * (l % 4);
+    auto byte = [](uint64_t word, int i) { return (int)(int8_t)(uint8_t)(word >> (8 * i)); };
+    int A[2][32], B[2][32]; /* this lane's rows r, r + 8 of A (from lanes 4r..4r + 3), columns c, c + 1 of B */
+    for (int q = 0; q < 4; q++)
+        for (int i = 0; i < 4; i++) {
+            const int x = 4 * r + q;
+            A[0][4 * q + i] = byte(cta_emu::peek(x, 0), i), A[1][4 * q + i] = byte(cta_emu::peek(x, 1), i);
+            A[0][4 * q + 16 + i] = byte(cta_emu::peek(x, 2), i), A[1][4 * q + 16 + i] = byte(cta_emu::peek(x, 3), i);
+            for (int n = 0; n < 2; n++) {
+                const int y = 4 * (c + n) + q;
+                B[n][4 * q + i] = byte(cta_emu::peek(y, 4), i), B[n][4 * q + 16 + i] = byte(cta_emu::peek(y, 5), i);
+            }
+        }
+    cta_emu::done();
+    for (int e = 0; e < 4; e++) {
+        uint32_t s = (uint32_t)d[e];
+        for (int k = 0; k < 32; k++)
+            s += (uint32_t)(A[e / 2][k] * B[e % 2][k]);
+        d[e] = (int)s;
     }
 }
 

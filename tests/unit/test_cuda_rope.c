@@ -146,6 +146,14 @@ static void check_planning(void)
     expect_refusal("paged rope", fc_cuda_fwd_unsupported(&p), "paged");
     p = rope_problem(), p.Dr = 0; /* no rope: 128 features, as before */
     TC_CHECK(!fc_cuda_fwd_unsupported(&p) && !fc_cuda_bwd_unsupported(&p), "the same without rope taken");
+    p.k.pages.table = p.v.pages.table = (const int32_t *)p.k.data; /* paged without rope: the kFeatPaged kernels */
+    TC_CHECK(!fc_cuda_fwd_unsupported(&p), "paged forward taken by the tiled kernel");
+    expect_refusal("paged backward", fc_cuda_bwd_unsupported(&p), "paged or tensor-list key/value in the backward");
+    p.drop_philox = true, p.keep_prob = 0.9f;
+    expect_refusal("paged with generated dropout", fc_cuda_fwd_unsupported(&p), "dropout generated on the device");
+    p = rope_problem(), p.Dr = 0, p.drop_philox = true, p.keep_prob = 0.9f;
+    p.q.dtype = p.k.dtype = p.v.dtype = p.out.dtype = FC_F32; /* fp32 with generated dropout: kFeatF32 | kFeatPhilox */
+    TC_CHECK(!fc_cuda_fwd_unsupported(&p), "fp32 forward with generated dropout taken");
 }
 #endif
 

@@ -11,7 +11,8 @@
  * bring their own lengths plan with the padded length and pass the real ones as the run's device
  * lengths (MmaLaunch.kv_lens).  Every case runs on the default kernel and again on the variant with
  * both run-time changes (kMmaLinearIssue | kMmaWideMerge), plus paged cases whose tiles lie inside
- * pages (the variant's one-stride copies).  What only a GPU shows (timing, concurrent CTAs, the real
+ * pages (the variant's one-stride copies); the integer-key variant (kMmaIntK) runs int8 cases of its
+ * own.  What only a GPU shows (timing, concurrent CTAs, the real
  * cp.async and barriers) is tests/cuda/test_decode.c's.
  */
 #include "cta_emu.h"
@@ -76,6 +77,12 @@ template <typename KT, int DC, int NT> static void launch(const fc_problem &p, c
             case kMmaLinearIssue | kMmaWideMerge: dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge>(p, L); break;
             case kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM:
                 dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM>(p, L);
+                break;
+            case kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK: /* int8, rows ≤ 8, class 128 (decode_mma.cu) */
+                if constexpr (sizeof(KT) == 1 && NT == 1 && DC == 128)
+                    dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK>(p, L);
+                else
+                    dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM>(p, L);
                 break;
             default: dec_mma_kernel<KT, DC, NT>(p, L);
             }
@@ -253,6 +260,10 @@ static void cases(bool quick)
     c.kv_starts = true;
     tc_context("emulated mma decode: left padding (kv_starts)");
     run(&c, 1, 2, 3);
+    c = decode(14, 2, 4, 2, 40, 64, FC_BF16);
+    c.kv.int8 = true, c.kv.per_channel = true, c.kv.offset = true, c.kv.affine_dt = FC_F32, c.sink = NT_SINK_FINITE;
+    tc_context("emulated mma decode: int8 values with offsets and a sink over 40 positions (the offset weighs the positions' share)");
+    run(&c, 1, 2, 3);
     bad_entry();
     if (!quick) {
         c = decode(10, 1, 9, 1, 2200, 128, FC_BF16);
@@ -281,13 +292,80 @@ static void cases(bool quick)
     }
 }
 
+/* The integer-key variant (kMmaIntK): int8 caches at head-dim class 128 and rows ≤ 8 — every dequant
+ * form (per tensor / per channel, with and without offsets, fp16 / bf16 / fp32 maps), contiguous,
+ * paged (tiles inside pages and across them) and tensor lists, GQA 1 to 8, speculative rows, odd
+ * lengths, Dqk below the class, fp16 and bf16 queries, int8 output. */
+static void int8_cases(bool quick)
+{
+    static const int ones[3] = {1, 1, 1}, kvl[3] = {2100, 1, 1025}, sq4[2] = {4, 3}, skv4[2] = {1301, 777}, sq2[3] = {2, 1, 2},
+                     skv2[3] = {65, 1999, 63};
+    nt_case c = decode(41, 2, 8, 2, 1500, 128, FC_F16);
+    c.kv.int8 = true, c.kv.per_channel = false, c.kv.offset = false, c.kv.affine_dt = FC_F16;
+    tc_context("emulated imma decode: per tensor, fp16 map, GQA 4, contiguous");
+    run(&c, 1, 2, 3);
+    c = decode(42, 3, 8, 1, 2100, 128, FC_BF16);
+    c.kv.int8 = true, c.kv.per_channel = false, c.kv.offset = true, c.kv.affine_dt = FC_BF16;
+    c.kv.mode = NT_KV_PAGED, c.kv.block_size = 16, c.kv.spare_blocks = 2;
+    c.lens = true, c.sq = ones, c.skv = kvl, c.sink = NT_SINK_FINITE;
+    tc_context("emulated imma decode: per tensor with offset, bf16 map, MQA 8, paged 16, lengths (2100, 1, 1025), sink "
+               "(a one-position row: the sink's share of the sum carries no offset)");
+    run(&c, 1, 3, 2);
+    tc_context("emulated imma decode: the same lengths brought by the run (device kv lengths)");
+    run(&c, 2, 3, 3, true);
+    c = decode(43, 2, 3, 3, 777, 96, FC_F16);
+    c.kv.int8 = true, c.kv.per_channel = true, c.kv.offset = false, c.kv.affine_dt = FC_F32;
+    c.kv.mode = NT_KV_BATCHES, c.layout = NT_BNSD;
+    tc_context("emulated imma decode: per channel, fp32 map, MHA, tensor list, D 96, 777 positions");
+    run(&c, 1, 2, 3);
+    c = decode(44, 2, 4, 2, 1301, 128, FC_BF16);
+    c.kv.int8 = true, c.kv.per_channel = true, c.kv.offset = true, c.kv.affine_dt = FC_F32;
+    c.kv.mode = NT_KV_PAGED, c.kv.block_size = 64;
+    c.Sq = 4, c.lens = true, c.sq = sq4, c.skv = skv4, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    tc_context("emulated imma decode: per channel with offset, GQA 2 x 4 speculative rows (one padding), causal, paged 64");
+    run(&c, 1, 2, 3);
+    c = decode(45, 3, 8, 2, 1999, 112, FC_F16);
+    c.kv.int8 = true, c.kv.per_channel = true, c.kv.offset = true, c.kv.affine_dt = FC_BF16;
+    c.kv.mode = NT_KV_PAGED, c.kv.block_size = 128, c.kv.head_major_blocks = true;
+    c.Sq = 2, c.lens = true, c.sq = sq2, c.skv = skv2, c.kv_starts = true;
+    tc_context("emulated imma decode: per channel with offset, bf16 map, GQA 4 x 2 rows, paged 128 head-major, left padding, D 112");
+    run(&c, 1, 3, 3);
+    c = decode(46, 2, 4, 2, 301, 128, FC_F16);
+    c.kv.int8 = true, c.kv.per_channel = false, c.kv.offset = true, c.kv.affine_dt = FC_F16;
+    c.out_dt = FC_I8, c.out_quant = nt_quant_spec{true, true, FC_F32};
+    tc_context("emulated imma decode: per tensor with offset, int8 output");
+    run(&c, 1, 1, 3);
+    if (quick)
+        return;
+    tc_rng r = tc_rng_seed(41);
+    for (int x = 0; x < 3; x++) { /* random int8 cases of the variant's reach */
+        static const int dims[] = {128, 80, 96, 112};
+        const int nkv = (int)tc_rng_int(&r, 1, 2), g = (int)tc_rng_int(&r, 1, 8), sq = (int)tc_rng_int(&r, 1, 8 / g);
+        c = decode(400 + x, (int)tc_rng_int(&r, 1, 3), nkv * g, nkv, (int)tc_rng_int(&r, 1, 2300), dims[tc_rng_int(&r, 0, 3)],
+                   tc_rng_bool(&r, 0.5) ? FC_BF16 : FC_F16);
+        c.Sq = sq, c.window = sq > 1 ? fc_window_causal(FC_ALIGN_BOTTOM_RIGHT) : c.window;
+        c.layout = tc_rng_bool(&r, 0.5) ? NT_BSND : NT_BNSD;
+        c.sink = tc_rng_bool(&r, 0.3) ? NT_SINK_FINITE : NT_SINK_NONE;
+        const int form = (int)tc_rng_int(&r, 0, 2);
+        c.kv.mode = form == 1 ? NT_KV_PAGED : form == 2 ? NT_KV_BATCHES : NT_KV_TENSOR;
+        c.kv.block_size = (int)tc_rng_int(&r, 1, 100), c.kv.head_major_blocks = tc_rng_bool(&r, 0.5);
+        c.kv.int8 = true, c.kv.per_channel = tc_rng_bool(&r, 0.5), c.kv.offset = tc_rng_bool(&r, 0.5);
+        static const fc_dtype adts[] = {FC_F16, FC_BF16, FC_F32};
+        c.kv.affine_dt = adts[tc_rng_int(&r, 0, 2)];
+        tc_context("emulated imma decode: random case %d (G %d, Sq %d, Skv %d, D %d)", x, g, sq, c.Skv, c.D);
+        run(&c, 1, (int)tc_rng_int(&r, 1, 4), tc_rng_bool(&r, 0.5) ? 3 : 2);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0, imma = argc > 1 && strcmp(argv[1], "imma") == 0;
     /* the default kernel, then the variant with both changes (each bit's code runs there) */
     static const int variants[] = {0, fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge,
                                    fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM};
     for (int v : variants) {
+        if (imma) /* the integer-key variant's cases alone */
+            break;
         g_variant = v;
         cases(quick);
         if (v) { /* whole tiles inside pages of 64 and 128, with a left-padded start (tiles across pages) */
@@ -301,5 +379,7 @@ int main(int argc, char **argv)
             run(&c, 1, 2, 3);
         }
     }
+    g_variant = fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM | fc_cuda::kMmaIntK;
+    int8_cases(quick);
     return tc_summary("unit_decode_mma_emu");
 }

@@ -6,10 +6,12 @@
  * backend would get, host addresses), every CTA of the kernel's grid runs, and the harness checks
  * the output and statistics against the double-precision reference at fp32's tolerance (§0.4; the
  * products must carry fp32's accuracy, a single TF32 product misses it) and against the CPU backend.
- * Masks, windows, layouts and odd strides (element loads), GQA, varlen, score terms, dropout,
- * sinks, every head-dim class.
+ * Masks, windows, layouts and odd strides (element loads), GQA, varlen, score terms, dropout (the
+ * caller's bits, and generated on the device: kFeatPhilox), sinks, every head-dim class.
  */
 #include "cta_emu.h"
+
+#include <math.h>
 
 #include "cuda/dclass.h"
 #include "cuda/forward_kernel.cuh"
@@ -23,16 +25,31 @@ extern "C" {
 #include "harness_internal.h"
 }
 
-template <int D> static void launch(const fc_problem &p, const fc_cuda::FwdLaunch &L)
+template <int D, int FEAT> static void launch(const fc_problem &p, const fc_cuda::FwdLaunch &L)
 {
     using Sh = fc_cuda::FwdShape<D>;
     using Sm = fc_cuda::FwdSmem<D, Sh::BM, Sh::BN_TERMS, 4>;
     static_assert(Sm::bytes + Sm::scratch <= kCtaEmuSmem, "the emulator's shared memory holds the CTA's");
     for (int64_t x = 0; x < (int64_t)L.n_items * p.Nq; x++)
-        cta_emu::run_cta(32 * Sh::WARPS, cta_emu_dim3{(unsigned)x, 0, 0}, [&] {
-            fc_cuda::fwd_feat_kernel<float, D, Sh::BM, Sh::BN_TERMS, Sh::WARPS, fc_cuda::kFeatF32>(p, L);
-        });
+        cta_emu::run_cta(32 * Sh::WARPS, cta_emu_dim3{(unsigned)x, 0, 0},
+                         [&] { fc_cuda::fwd_feat_kernel<float, D, Sh::BM, Sh::BN_TERMS, Sh::WARPS, FEAT>(p, L); });
 }
+
+/* The class's kernel: kFeatF32, or with generated dropout kFeatF32 | kFeatPhilox (forward.cu's choice). */
+template <int D> static void launch_feat(const fc_problem &p, const fc_cuda::FwdLaunch &L)
+{
+    if (p.drop_philox)
+        launch<D, fc_cuda::kFeatF32 | fc_cuda::kFeatPhilox>(p, L);
+    else
+        launch<D, fc_cuda::kFeatF32>(p, L);
+}
+
+/* Generated dropout (g_philox): the emulated kernel draws its keep bits from this seed and offset
+ * (core/philox.h), while the reference and the CPU backend read the caller's bits, set to what
+ * Philox makes for the same seed, offset and bit index (core/terms.h): the results agree only if
+ * the kernel's bits are those. */
+static bool g_philox;
+static const uint64_t kSeed = 0x9E3779B97F4A7C15ull, kOffset = 0xFFFFFFFFull - 40;
 
 /* nt_runner: the kernel's grid on the emulator over the case's lowered problem; the query tiles in
  * batch order (the GPU's heaviest-first order changes no result: one CTA per output row). */
@@ -43,7 +60,9 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     fc_status st = emu_cpu_plan(a, &plan);
     if (st != FC_OK)
         return st;
-    const fc_problem &p = plan->prob;
+    fc_problem p = plan->prob;
+    if (g_philox) /* the plan's keep probability (threshold) with generated bits */
+        p.drop_philox = true, p.drop_bits = NULL, p.drop_seed = kSeed, p.drop_offset = kOffset;
     const int cls = fc_cuda_dclass(&p);
     const int bm = cls == 64 ? fc_cuda::FwdShape<64>::BM : cls == 128 ? fc_cuda::FwdShape<128>::BM : fc_cuda::FwdShape<256>::BM;
     std::vector<int2> items;
@@ -56,20 +75,35 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
     L.pair_out = fc_cuda_pair_fits(&p.out, 4);
     if (!TC_CHECK(p.q.dtype == FC_F32 && p.k.dtype == FC_F32 && p.v.dtype == FC_F32 && p.out.dtype == FC_F32 && p.Dr == 0 &&
-                      !p.drop_philox && !p.k.pages.table && !p.q.batch_data && !p.k.batch_data,
+                      (!g_philox || p.keep_prob < 1.0f) && !p.k.pages.table && !p.q.batch_data && !p.k.batch_data,
                   "test bug: a case the fp32 kernels do not take"))
         st = FC_ERR_BACKEND;
     else if (cls == 64)
-        launch<64>(p, L);
+        launch_feat<64>(p, L);
     else if (cls == 128)
-        launch<128>(p, L);
+        launch_feat<128>(p, L);
     else
-        launch<256>(p, L);
+        launch_feat<256>(p, L);
     fc_plan_destroy(plan);
     return st;
 }
 
 static void run(const nt_case *c) { nt_run_elsewhere(c, emu_runner, 1); }
+
+/* The case (keep_prob < 1) with generated dropout on the emulated kernel (g_philox). */
+static void run_philox(const nt_case *c)
+{
+    nt_data d = nt_prepare(c);
+    const uint64_t threshold = (uint64_t)ceil(ldexp(c->keep_prob, 32)); /* the lowering's (native/lower.c) */
+    for (int64_t e = 0; e < d.keep_n * 8; e++) {
+        const unsigned bit = fc_philox_keep_at(kSeed, kOffset, threshold, (uint64_t)e);
+        d.keep[e >> 3] = (uint8_t)((d.keep[e >> 3] & ~(1u << (e & 7))) | bit << (e & 7));
+    }
+    g_philox = true;
+    nt_run_elsewhere_on(c, &d, emu_runner, 1);
+    g_philox = false;
+    nt_data_free(&d);
+}
 
 static nt_case base(uint64_t seed, int D, int Sq, int Skv)
 {
@@ -108,6 +142,16 @@ int main(int argc, char **argv)
     c = base(7, 256, 20, 45), c.Dv = 200, c.range = 4, c.v_range = 1, c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.prefix = true;
     tc_context("emulated fp32 forward: class 256, Dv 200, wide query/key inputs (logits to ~±100), prefixes");
     run(&c);
+    c = base(8, 64, 70, 150), c.keep_prob = 0.7, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT), c.sink = NT_SINK_FINITE;
+    tc_context("emulated fp32 forward: dropout generated on the device (kFeatPhilox), class 64, causal, sink");
+    run_philox(&c);
+    static const int sq2[2] = {33, 17}, skv2[2] = {90, 40};
+    c = base(9, 128, 33, 90), c.keep_prob = 0.85, c.lens = true, c.sq = sq2, c.skv = skv2, c.bias.on = true;
+    tc_context("emulated fp32 forward: generated dropout, class 128, varlen (the batches' bit offsets), bias");
+    run_philox(&c);
+    c = base(10, 256, 19, 37), c.keep_prob = 0.5, c.Dv = 136;
+    tc_context("emulated fp32 forward: generated dropout, class 256");
+    run_philox(&c);
     if (!quick) {
         tc_rng r = tc_rng_seed(32);
         for (int x = 0; x < 4; x++) {

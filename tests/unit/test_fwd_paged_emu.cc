@@ -41,7 +41,7 @@ template <typename T, int D> static void launch(const fc_problem &p, const fc_cu
     static_assert(Sm::bytes + Sm::scratch <= kCtaEmuSmem, "the emulator's shared memory holds the CTA's");
     f->word = 0; /* zeroed by the run */
     for (int64_t b = 0; p.k.pages.table && b < p.B; b++)
-        cta_emu::run_cta(fc_cuda::kThreads, cta_emu_dim3{(unsigned)b, 0, 0}, [&] { fc_cuda::fwd_page_check_kernel(p, &f->word); });
+        cta_emu::run_cta(fc_cuda::kThreads, cta_emu_dim3{(unsigned)b, 0, 0}, [&] { fc_cuda::fwd_page_check_kernel<fc_cuda::kThreads>(p, &f->word); });
     for (int64_t x = 0; x < (int64_t)L.n_items * p.Nq; x++)
         cta_emu::run_cta(32 * Sh::WARPS, cta_emu_dim3{(unsigned)x, 0, 0},
                          [&] { fc_cuda::fwd_feat_kernel<T, D, Sh::BM, Sh::BN_TERMS, Sh::WARPS, FEAT>(p, L); });
