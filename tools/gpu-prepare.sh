@@ -3,7 +3,7 @@
 # (CMAKE_CUDA_ARCHITECTURES=90a: half the compile time of the default sm_80 + sm_90a build) of the
 # library, the CUDA tests and flashc-bench, copied into .gpu/ (about 15 MiB, ignored through
 # .git/info/exclude).  Then, in one device call with carry [".gpu"]:
-#     OUT=$OUT tools/gpu-quick.sh new .gpu       (or fwd | bwd | hbwd | dec | philox | feat | sparse | f32)
+#     OUT=$OUT tools/gpu-quick.sh pending .gpu   (or new | fwd | bwd | hbwd | dec | philox | feat | sparse | f32)
 # Usage: tools/gpu-prepare.sh [build-dir]   (default build-sm90; -jN from FLASHC_JOBS or nproc)
 # TRY_FLAGS="-DFC_HOPPER_TRY_BN128=192 ..." also builds a variant library from the same sources with
 # those compile-time switches (in build-dir-try) into .gpu/try/, for `TRY=.gpu/try tools/gpu-quick.sh
@@ -34,4 +34,4 @@ if [ -n "${TRY_FLAGS:-}" ]; then
 fi
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >>"$(git rev-parse --git-path info/exclude)"
 du -sh .gpu
-echo "carry [\".gpu\"]; command: OUT=\$OUT tools/gpu-quick.sh new .gpu"
+echo "carry [\".gpu\"]; first command: OUT=\$OUT tools/gpu-quick.sh pending .gpu"

@@ -46,6 +46,12 @@
 #   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV) timed beside the defaults (a forward variant's
 #   sm_90a tests first, a decode variant's decode tests first; with DEC_ENV the PyTorch decode rows),
 #   synccheck; BUDGET 200.
+#   tools/gpu-quick.sh pending [build-dir]: correctness of every GPU piece written or changed since the
+#   last GPU run (each also checked on the CTA emulator in CI), short sweeps, each under its own limit
+#   and all under BUDGET (default 540): the sm_90a forward (both head-dim-64 shapes) and backward, the
+#   sparse forward and grad with the seed's SFAG sample, fp32 forward and backward, the paged forward,
+#   the decode variants (posm, posm+imma; int8 offsets with a sink), then memcheck on the newest;
+#   a table of the results last.  What a session with a device runs first; benches come after it.
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -285,6 +291,37 @@ sparse)
     echo "== sparse forward (sfa) and backward (sfag), bf16, B = 1, 16 query / 1 kv heads, S = 8K, top 16 blocks of 64 (TFLOP/s over the selected positions)"
     grep -E '^sfa' "$out/bench-sparse.log"
     echo "tests: sparse $rc_sparse_fwd, CANN face ${rc_sparse_cann:-n/a}, SFAG sample ${rc_sample_sfag:-n/a}; sanitizers: ${rc_san_sparse_memcheck:-n/a} ${rc_san_sparse_racecheck:-n/a} ${rc_san_sparse_synccheck:-n/a}"
+    ;;
+pending)
+    BUDGET=${BUDGET:-540}
+    TAIL=4 step p-fwd-sm90 60 env FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" 10
+    TAIL=4 step p-fwd-wg3 45 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_D64=wg3 "$dir/tests/cuda/test_cuda_forward" 6
+    TAIL=6 step p-bwd-sm90 75 env FLASHC_CUDA_BWD=sm90 "$dir/tests/cuda/test_cuda_backward" 10
+    TAIL=4 step p-bwd-sm90-grid 45 env FLASHC_CUDA_BWD=sm90 FLASHC_CUDA_BWD_GRID=4096 "$dir/tests/cuda/test_cuda_backward" 4
+    TAIL=6 step p-sparse 90 "$dir/tests/cuda/test_cuda_sparse" 10
+    [ -x "$dir/tests/cann/sample_sfa_grad" ] && TAIL=3 step p-sample-sfag 30 env FLASHC_DEVICE=cuda \
+        cmake -DEXE="$PWD/$dir/tests/cann/sample_sfa_grad" -P tests/cann/samples/check_sfa_grad.cmake
+    TAIL=4 step p-fwd-default 60 "$dir/tests/cuda/test_cuda_forward" 10 # fp32 cases and sweep included
+    TAIL=4 step p-fwd-paged 60 "$dir/tests/cuda/test_cuda_forward" 10 paged
+    TAIL=4 step p-bwd-default 75 "$dir/tests/cuda/test_cuda_backward" 10 # fp32 operands and gradients included
+    n=0
+    for v in linear+merge linear+merge+posm linear+merge+posm+imma; do
+        n=$((n + 1))
+        TAIL=3 step "p-dec-v$n" 45 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=$v "$dir/tests/cuda/test_cuda_decode" 10
+    done
+    if command -v compute-sanitizer >/dev/null; then
+        TAIL=3 step p-san-bwd-sm90 60 env FLASHC_CUDA_BWD=sm90 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_backward" 1
+        TAIL=3 step p-san-sparse 60 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 2
+        TAIL=3 step p-san-dec-imma 45 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=linear+merge+posm+imma \
+            compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_decode" 2 quick
+    fi
+    echo
+    for r in p_fwd_sm90 p_fwd_wg3 p_bwd_sm90 p_bwd_sm90_grid p_sparse p_sample_sfag p_fwd_default p_fwd_paged p_bwd_default \
+             p_dec_v1 p_dec_v2 p_dec_v3 p_san_bwd_sm90 p_san_sparse p_san_dec_imma; do
+        v=rc_$r
+        printf '%-18s %s\n' "${r//_/-}" "${!v:-not run}"
+    done
+    echo "(decode v1 linear+merge, v2 +posm, v3 +posm+imma; 0 = passed, 124 = timed out, skipped = budget spent)"
     ;;
 all)
     # every new kernel in one call under BUDGET seconds (default 300): correctness of each first
