@@ -144,8 +144,9 @@ template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32
  * in registers), each lane then holding rows 2c, 2c + 1 of positions g, g + 8, and turns Sᵀ's
  * accumulators into the B operand of Oᵀ += Vᵀ·Pᵀ by one movmatrix per 8 × 8; kMmaIntK (with
  * kMmaPositionsM, int8 keys) computes Sᵀ on the integer tensor cores, K's bytes as they are and q in
- * three int8 parts (decode_imma.cuh). */
-constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4, kMmaIntK = 8;
+ * three int8 parts (decode_imma.cuh); kMmaIntPV (with kMmaIntK) computes Oᵀ += Vᵀ·Pᵀ there too, V's
+ * bytes as they are and P as 16-bit integers from each tile's own max (decode_imma.cuh imma_pv). */
+constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4, kMmaIntK = 8, kMmaIntPV = 16;
 
 template <typename KT, int DC, int NT, int V>
 __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunch &L)
@@ -159,6 +160,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
      * 16j + g + 8(e >> 1); otherwise row slot e >> 1 (row g + 8(e >> 1)) at position 8j + 2c + (e & 1). */
     constexpr bool PM = (V & kMmaPositionsM) && NT == 1;
     constexpr bool IK = (V & kMmaIntK) && PM && I8;
+    constexpr bool IPV = (V & kMmaIntPV) && IK;
     constexpr int SN = PM ? WN / 16 : NS;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __shared__ int s_lo, s_hi, s_flo, s_fhi, s_fault, s_last;
@@ -394,6 +396,9 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
         for (int gq = 0; gq < DC / 64 && !IK; gq++)
             kofs[gq] = g * DC + mma_chunk<1, CR, false>(g, 4 * gq + lane % 4) * 16;
+        if constexpr (IPV) /* row 2c's 16 bytes of features 16g..: rows 2c + 1, 2c + 8, 2c + 9 share its swizzle */
+            vofs[0] = 2 * (lane % 4) * DC + mma_chunk<1, CR, true>(2 * (lane % 4), g) * 16;
+        else
 #pragma unroll
         for (int mp = 0; mp < MT / 2; mp++)
             vofs[mp] = 2 * (lane % 4) * DC + mma_chunk<1, CR, true>(2 * (lane % 4), 2 * mp + (g >> 2)) * 16 + (g & 3) * 4;
@@ -532,6 +537,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
              * 2c, 2c + 1 (e & 1) at positions 16j + g (+ 8), the max a NaN-propagating max.NaN, the
              * alphas O's own rows (no shuffles). */
             const bool full = j0 >= flo && j0 + WN <= fhi;
+            float wt0 = 1.0f, wt1 = 1.0f; /* kMmaIntPV: the tile's weights (below) */
             if constexpr (PM) {
 #pragma unroll
             for (int j = 0; j < SN; j++)
@@ -562,15 +568,24 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
             const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
             m0 = mn0, m1 = mn1;
+            /* kMmaIntPV: P from the tile's own max (the integer P·V's scale), the tile weighted by
+             * wt = e^(max − m) in l and O */
+            float pr0 = ref0, pr1 = ref1;
+            if constexpr (IPV) {
+                pr0 = (mx0 == -INFINITY ? 0.0f : mx0) * kLog2e, pr1 = (mx1 == -INFINITY ? 0.0f : mx1) * kLog2e;
+                wt0 = fast_exp2(fmaf(mx0, kLog2e, -ref0)), wt1 = fast_exp2(fmaf(mx1, kLog2e, -ref1));
+            }
             float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
             for (int j = 0; j < SN; j++) {
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, (e & 1) == 0 ? -ref0 : -ref1));
+                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, (e & 1) == 0 ? -pr0 : -pr1));
                 sum0 += s[j][0] + s[j][2];
                 sum1 += s[j][1] + s[j][3];
             }
+            if constexpr (IPV)
+                sum0 *= wt0, sum1 *= wt1;
             l0 = fmaf(l0, al0, sum0), l1 = fmaf(l1, al1, sum1);
             if (!__all_sync(0xffffffffu, al0 == 1.0f && al1 == 1.0f))
 #pragma unroll
@@ -637,7 +652,9 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 
             /* Oᵀ += Vᵀ·Pᵀ; a non-finite value in an edge tile takes the CUDA-core path instead. */
             const bool exact = !I8 && !full && mma_nonfinite<T>(reinterpret_cast<const uint32_t *>(tv), Sh::TILE / 4, lane);
-            if (!exact) {
+            if constexpr (IPV) {
+                imma_pv<DC, WN>(o, tv, vofs[0], s, wt0 * (1.0f / kImmaPvScale), wt1 * (1.0f / kImmaPvScale));
+            } else if (!exact) {
 #pragma unroll
                 for (int t = 0; t < WN / 16; t++) {
                     uint32_t pb[NT][2];
@@ -801,7 +818,9 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
                             for (int e = 0; e < 4; e++) {
                                 const int row = 8 * nt + 2 * c + (e & 1);
-                                const int f = I8 ? 32 * (mt / 2) + 4 * g + 2 * (mt % 2) + (e >> 1) : 16 * mt + g + 8 * (e >> 1);
+                                const int f = IPV  ? 16 * g + 2 * mt + (e >> 1)
+                                              : I8 ? 32 * (mt / 2) + 4 * g + 2 * (mt % 2) + (e >> 1)
+                                                   : 16 * mt + g + 8 * (e >> 1);
                                 float &d = sO[row * DC + f];
                                 d = k == 0 ? o[mt][nt][e] * wgt[nt][e & 1] : fmaf(o[mt][nt][e], wgt[nt][e & 1], d);
                                 o[mt][nt][e] = 0.0f;
