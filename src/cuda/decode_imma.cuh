@@ -114,26 +114,21 @@ __device__ __forceinline__ void imma_scores(float (&s)[SN][4], const unsigned ch
  * about 2^-17·max|v|·(Σ_j w_j²)^½/l. */
 constexpr float kImmaPvScale = 65535.0f;
 
-/* The 4 × 4 byte transpose: byte i of word k becomes byte k of word i (eight permutes). */
-__device__ __forceinline__ void bytes_t4(uint32_t (&w)[4])
-{
-    const uint32_t u0 = prmt(w[0], w[1], 0x5140u), u1 = prmt(w[0], w[1], 0x7362u);
-    const uint32_t v0 = prmt(w[2], w[3], 0x5140u), v1 = prmt(w[2], w[3], 0x7362u);
-    w[0] = prmt(u0, v0, 0x5410u), w[1] = prmt(u0, v0, 0x7632u), w[2] = prmt(u1, v1, 0x5410u), w[3] = prmt(u1, v1, 0x7632u);
-}
+/* The V stage's chunk of (row, ch) with kMmaIntPV: ldmatrix's 8 rows of a matrix in 8 bank groups. */
+__device__ __forceinline__ int imma_vchunk(int row, int ch) { return ch ^ (row & 7); }
 
 /* Oᵀ += Vᵀ·Pᵀ of one WN-position tile, P (s[j][e]: position 16j + g + 8(e >> 1), row 2c + (e & 1),
  * in [0, 1]) as above.  k slots 4c + i (+ 16) of a 32-position step are positions 2c, 2c + 1,
  * 2c + 8, 2c + 9 (+ 16) — P's by one movmatrix per 8 × 8 of 16-bit x, then one permute per part;
- * V's by 16-byte loads (the lane's features 16g..16g + 15 of those positions: vofs is row 2c's,
- * the V swizzle the same on the four rows) and a byte transpose.  Oᵀ's tile mt, m row g (+ 8) is
- * feature 16g + 2mt (+ 1); wq0, wq1: rows 2c, 2c + 1's w_t/65535. */
+ * V's by ldmatrix.trans of 16-bit pairs (lane: features 2g, 2g + 1 of two positions per matrix),
+ * then one permute per fragment word.  Oᵀ's tile mt, m row g (+ 8) is feature 16mt + 2g (+ 1);
+ * vofs[mt]: the lane's ldmatrix row (position lane, chunk mt); wq0, wq1: rows 2c, 2c + 1's w_t/65535. */
 template <int DC, int WN>
-__device__ __forceinline__ void imma_pv(float (&o)[DC / 16][1][4], const unsigned char *tv, int vofs, const float (&s)[WN / 16][4],
-                                        float wq0, float wq1)
+__device__ __forceinline__ void imma_pv(float (&o)[DC / 16][1][4], const unsigned char *tv, const int (&vofs)[DC / 16],
+                                        const float (&s)[WN / 16][4], float wq0, float wq1)
 {
     constexpr int SN = WN / 16;
-    static_assert(DC == 128 && SN % 2 == 0, "one 16-byte load per position covers a lane's features");
+    static_assert(SN % 2 == 0, "whole 32-position k steps");
     uint32_t ph[SN], pl[SN];
 #pragma unroll
     for (int j = 0; j < SN; j++) {
@@ -144,42 +139,29 @@ __device__ __forceinline__ void imma_pv(float (&o)[DC / 16][1][4], const unsigne
         const uint32_t a = movm_t(prmt(x[0], x[1], 0x5410u)), b = movm_t(prmt(x[2], x[3], 0x5410u));
         ph[j] = prmt(a, b, 0x7531u), pl[j] = prmt(a, b, 0x6420u);
     }
-    uint4 w[SN][4]; /* [16 positions][slot]: the lane's 16 bytes of positions 2c, 2c + 1, 2c + 8, 2c + 9 */
 #pragma unroll
-    for (int j = 0; j < SN; j++)
+    for (int mt = 0; mt < DC / 16; mt++) {
+        uint32_t a[SN / 2][4];
 #pragma unroll
-        for (int k = 0; k < 4; k++)
-            w[j][k] = *reinterpret_cast<const uint4 *>(tv + vofs + (16 * j + (k & 1) + 8 * (k >> 1)) * DC);
-#pragma unroll
-    for (int q = 0; q < 4; q++) { /* features 16g + 4q.. : Oᵀ tiles 2q, 2q + 1 */
-        uint32_t a[SN][4];
-#pragma unroll
-        for (int j = 0; j < SN; j++) {
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                a[j][k] = q == 0 ? w[j][k].x : q == 1 ? w[j][k].y : q == 2 ? w[j][k].z : w[j][k].w;
-            bytes_t4(a[j]);
+        for (int t = 0; t < SN / 2; t++) {
+            uint32_t r[4]; /* positions 32t + 2c, 2c + 1 (+ 8, + 16, + 24) of features 16mt + 2g, 2g + 1 */
+            ldsm_x4_t(r, tv + vofs[mt] + 32 * t * DC);
+            a[t][0] = prmt(r[0], r[1], 0x6420u), a[t][1] = prmt(r[0], r[1], 0x7531u);
+            a[t][2] = prmt(r[2], r[3], 0x6420u), a[t][3] = prmt(r[2], r[3], 0x7531u);
         }
+        int acc[4] = {0, 0, 0, 0};
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int acc[4] = {0, 0, 0, 0};
+        for (int t = 0; t < SN / 2; t++)
+            mma16832_s8u8(acc, a[t], ph[2 * t], ph[2 * t + 1]);
 #pragma unroll
-            for (int t = 0; t < SN / 2; t++) {
-                const uint32_t fa[4] = {a[2 * t][2 * h], a[2 * t][2 * h + 1], a[2 * t + 1][2 * h], a[2 * t + 1][2 * h + 1]};
-                mma16832_s8u8(acc, fa, ph[2 * t], ph[2 * t + 1]);
-            }
+        for (int e = 0; e < 4; e++)
+            acc[e] *= 256;
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[e] *= 256;
+        for (int t = 0; t < SN / 2; t++)
+            mma16832_s8u8(acc, a[t], pl[2 * t], pl[2 * t + 1]);
 #pragma unroll
-            for (int t = 0; t < SN / 2; t++) {
-                const uint32_t fa[4] = {a[2 * t][2 * h], a[2 * t][2 * h + 1], a[2 * t + 1][2 * h], a[2 * t + 1][2 * h + 1]};
-                mma16832_s8u8(acc, fa, pl[2 * t], pl[2 * t + 1]);
-            }
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                o[2 * q + h][0][e] = fmaf((float)acc[e], e & 1 ? wq1 : wq0, o[2 * q + h][0][e]);
-        }
+        for (int e = 0; e < 4; e++)
+            o[mt][0][e] = fmaf((float)acc[e], e & 1 ? wq1 : wq0, o[mt][0][e]);
     }
 }
 

@@ -76,8 +76,8 @@ template <typename KT, int DC> __host__ __device__ constexpr size_t mma_smem_byt
 /* Where a 16-byte chunk of a row lies in a stage (XOR swizzles against bank conflicts): 16-bit
  * tiles for ldmatrix (8 rows, one chunk column), int8 keys (a 16-byte load per thread, rows in
  * pairs; IK, kMmaIntK's: ldmatrix as 16-bit tiles), int8 values (4-byte loads of rows 2c, 2c + 1,
- * 2c + 8, 2c + 9). */
-template <int ES, int CR, bool VAL, bool IK = false> __device__ __forceinline__ int mma_chunk(int row, int ch)
+ * 2c + 8, 2c + 9; IV, kMmaIntPV's: ldmatrix.trans as 16-bit tiles). */
+template <int ES, int CR, bool VAL, bool IK = false, bool IV = false> __device__ __forceinline__ int mma_chunk(int row, int ch)
 {
     if (CR < 8)
         return ch;
@@ -85,6 +85,8 @@ template <int ES, int CR, bool VAL, bool IK = false> __device__ __forceinline__ 
         return ch ^ (row & 7);
     if (IK && !VAL)
         return imma_chunk(row, ch);
+    if (IV && VAL)
+        return imma_vchunk(row, ch);
     return VAL ? ch ^ (((row >> 1) & 3) << 1) : ch ^ ((row & 1) << 2);
 }
 
@@ -329,7 +331,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 for (int q = 0; q < P; q++) {
                     const int pos = q * RPI + r0;
                     dko[q] = pos * DC * ES + mma_chunk<ES, CR, false, IK>(pos, ch) * 16;
-                    dvo[q] = pos * DC * ES + mma_chunk<ES, CR, true>(pos, ch) * 16;
+                    dvo[q] = pos * DC * ES + mma_chunk<ES, CR, true, false, IPV>(pos, ch) * 16;
                 }
 #pragma unroll
                 for (int i = 0; i < WN / RPI; i++) {
@@ -346,7 +348,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 const char *vs = (const char *)__shfl_sync(0xffffffffu, (unsigned long long)vp[(i * 32 / CR) / 32], from);
                 const int kb = ks && ch * 16 < kbytes ? 16 : 0, vb = vs && ch * 16 < vbytes ? 16 : 0;
                 cp_async16(dk + pos * DC * ES + mma_chunk<ES, CR, false, IK>(pos, ch) * 16, kb ? ks + ch * 16 : (const char *)L.partial, kb);
-                cp_async16(dv + pos * DC * ES + mma_chunk<ES, CR, true>(pos, ch) * 16, vb ? vs + ch * 16 : (const char *)L.partial, vb);
+                cp_async16(dv + pos * DC * ES + mma_chunk<ES, CR, true, false, IPV>(pos, ch) * 16, vb ? vs + ch * 16 : (const char *)L.partial, vb);
             }
             }
         }
@@ -396,8 +398,10 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
         for (int gq = 0; gq < DC / 64 && !IK; gq++)
             kofs[gq] = g * DC + mma_chunk<1, CR, false>(g, 4 * gq + lane % 4) * 16;
-        if constexpr (IPV) /* row 2c's 16 bytes of features 16g..: rows 2c + 1, 2c + 8, 2c + 9 share its swizzle */
-            vofs[0] = 2 * (lane % 4) * DC + mma_chunk<1, CR, true>(2 * (lane % 4), g) * 16;
+        if constexpr (IPV) /* ldmatrix row: position lane, chunk mt (the swizzle repeats every 8 rows) */
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                vofs[mt] = lane * DC + mma_chunk<1, CR, true, false, IPV>(lane, mt) * 16;
         else
 #pragma unroll
         for (int mp = 0; mp < MT / 2; mp++)
@@ -653,7 +657,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             /* Oᵀ += Vᵀ·Pᵀ; a non-finite value in an edge tile takes the CUDA-core path instead. */
             const bool exact = !I8 && !full && mma_nonfinite<T>(reinterpret_cast<const uint32_t *>(tv), Sh::TILE / 4, lane);
             if constexpr (IPV) {
-                imma_pv<DC, WN>(o, tv, vofs[0], s, wt0 * (1.0f / kImmaPvScale), wt1 * (1.0f / kImmaPvScale));
+                imma_pv<DC, WN>(o, tv, vofs, s, wt0 * (1.0f / kImmaPvScale), wt1 * (1.0f / kImmaPvScale));
             } else if (!exact) {
 #pragma unroll
                 for (int t = 0; t < WN / 16; t++) {
@@ -818,7 +822,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
                             for (int e = 0; e < 4; e++) {
                                 const int row = 8 * nt + 2 * c + (e & 1);
-                                const int f = IPV  ? 16 * g + 2 * mt + (e >> 1)
+                                const int f = IPV  ? 16 * mt + 2 * g + (e >> 1)
                                               : I8 ? 32 * (mt / 2) + 4 * g + 2 * (mt % 2) + (e >> 1)
                                                    : 16 * mt + g + 8 * (e >> 1);
                                 float &d = sO[row * DC + f];
