@@ -145,7 +145,7 @@ __device__ __forceinline__ void imma_pv(float (&o)[DC / 16][1][4], const unsigne
 #pragma unroll
         for (int t = 0; t < SN / 2; t++) {
             uint32_t r[4]; /* positions 32t + 2c, 2c + 1 (+ 8, + 16, + 24) of features 16mt + 2g, 2g + 1 */
-            ldsm_x4_t(r, tv + vofs[mt ^ 1] + 32 * t * DC);
+            ldsm_x4_t(r, tv + vofs[mt] + 32 * t * DC);
             a[t][0] = prmt(r[0], r[1], 0x6420u), a[t][1] = prmt(r[0], r[1], 0x7531u);
             a[t][2] = prmt(r[2], r[3], 0x6420u), a[t][3] = prmt(r[2], r[3], 0x7531u);
         }
