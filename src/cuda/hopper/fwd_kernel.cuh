@@ -462,13 +462,17 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
             const int mine = rows_here - 64 * wg;
             staged = a.o_tma && kt.t0 < kt.t1 && mine > 0 && (mine >= 64 || bt.q_tok + wk.m0 + rows_here >= a.q_extent);
             if (staged) {
+                /* Q's layout: [64-feature chunk][row][128 bytes], 16-byte piece j of row r at piece
+                 * j ^ (r % 8) (the 128-byte swizzle); value pair k of a thread is piece k % 8 of
+                 * chunk k / 8, and both its rows have r % 8 = lane / 4 */
+                char *base = reinterpret_cast<char *>(s.q) + row_in_tile[0] * 128 + 2 * col0;
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const bool empty = !(l[h] > 0.0f);
                     const float f = empty ? 0.0f : 1.0f / l[h];
 #pragma unroll
                     for (int k = 0; k < cute::size(tOrO) / 4; k++)
-                        *reinterpret_cast<uint32_t *>(&sQ(row_in_tile[h], col0 + 8 * k)) =
+                        *reinterpret_cast<uint32_t *>(base + (k / 8) * BM * 128 + h * 8 * 128 + ((k % 8) ^ (lane / 4)) * 16) =
                             fc_cuda::Elem<T>::pack(tOrO(4 * k + 2 * h) * f, tOrO(4 * k + 2 * h + 1) * f);
                 }
                 fence_async_smem(); /* each writer's, before the barrier: the store reads through the async proxy */
