@@ -471,9 +471,11 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
                     const bool empty = !(l[h] > 0.0f);
                     const float f = empty ? 0.0f : 1.0f / l[h];
 #pragma unroll
-                    for (int k = 0; k < cute::size(tOrO) / 4; k++)
+                    for (int k = 0; k < cute::size(tOrO) / 4; k++) { /* an empty row is zeros whatever O holds */
+                        const float x0 = empty ? 0.0f : tOrO(4 * k + 2 * h) * f, x1 = empty ? 0.0f : tOrO(4 * k + 2 * h + 1) * f;
                         *reinterpret_cast<uint32_t *>(base + (k / 8) * BM * 128 + h * 8 * 128 + ((k % 8) ^ (lane / 4)) * 16) =
-                            fc_cuda::Elem<T>::pack(tOrO(4 * k + 2 * h) * f, tOrO(4 * k + 2 * h + 1) * f);
+                            fc_cuda::Elem<T>::pack(x0, x1);
+                    }
                 }
                 fence_async_smem(); /* each writer's, before the barrier: the store reads through the async proxy */
                 named_sync(1 + WG + wg, 128);
