@@ -56,7 +56,9 @@
  *                 elements inside the tensor reach global memory when a wait_group retires the
  *                 group, those outside it are not written (clipped, whatever the coordinates'
  *                 sign).  From issue until a wait_group.read retires the group the source must not
- *                 change (the GPU may read it at any moment until then): a change is an error, as
+ *                 change (the GPU may read it at any moment until then): a change is an error (the
+ *                 wait lets every other thread run first, so a buffer released before it is
+ *                 overwritten before it), as
  *                 is a CTA that ends with stores whose reads nobody waited for, or with stores
  *                 outside a committed group.
  *   async proxy   what TMA stores read: a second image of shared memory, poisoned at the CTA's start,
@@ -259,6 +261,20 @@ template <class F> inline void box_each(const Map &m, const int *c, uint32_t bas
                     }
                     f(swizzle(base + at + i0 * m.es, width), gp, in);
                 }
+}
+
+/* The shared-memory side of a 4-D tensor copy through m: its shared address (128-byte aligned, the
+ * whole box inside the CTA's shared memory) and *bytes. */
+inline uint32_t box_at(const Map &m, const void *p, uint32_t *bytes)
+{
+    if (m.rank != 4)
+        fail("a 4-D bulk copy through a map of another rank");
+    const uint32_t at = shared_addr(p);
+    if (at % 128)
+        fail("a bulk tensor copy's shared memory not 128-byte aligned");
+    *bytes = m.box[0] * m.box[1] * m.box[2] * m.box[3] * m.es;
+    shared_addr((const char *)p + *bytes - 1);
+    return at;
 }
 
 /* Lands one queued load: the box from global memory (zeros out of bounds), swizzled, in both
@@ -684,13 +700,8 @@ inline void tma_load_4d(const CUtensorMap *map, uint64_t *b, void *dst, int c0, 
     cta_emu_sm90::Mbar &bar = cta_emu_sm90::bar(b);
     if (!bar.fenced)
         cta_emu_sm90::fail("a bulk copy completes on an mbarrier whose init no fence.mbarrier_init followed");
-    if (m.rank != 4)
-        cta_emu_sm90::fail("a 4-D bulk copy through a map of another rank");
-    const uint32_t at = cta_emu_sm90::shared_addr(dst);
-    if (at % 128)
-        cta_emu_sm90::fail("a bulk tensor copy to shared memory not 128-byte aligned");
-    const uint32_t bytes = m.box[0] * m.box[1] * m.box[2] * m.box[3] * m.es;
-    cta_emu_sm90::shared_addr((const char *)dst + bytes - 1);
+    uint32_t bytes;
+    const uint32_t at = cta_emu_sm90::box_at(m, dst, &bytes);
     memset(dst, 0xFF, bytes); /* poison until the data lands */
     cta_emu_sm90::TmaLoad ld;
     memcpy(&ld.map, map, sizeof ld.map);
@@ -711,13 +722,8 @@ inline void fence_async_smem() { memcpy(cta_emu_sm90::st().async_view.data(), fc
 inline void tma_store_4d(const CUtensorMap *map, const void *src, int c0, int c1, int c2, int c3)
 {
     const cta_emu_sm90::Map &m = cta_emu_sm90::map_of(map);
-    if (m.rank != 4)
-        cta_emu_sm90::fail("a 4-D bulk copy through a map of another rank");
-    const uint32_t at = cta_emu_sm90::shared_addr(src);
-    if (at % 128)
-        cta_emu_sm90::fail("a bulk tensor copy from shared memory not 128-byte aligned");
-    const uint32_t bytes = m.box[0] * m.box[1] * m.box[2] * m.box[3] * m.es;
-    cta_emu_sm90::shared_addr((const char *)src + bytes - 1);
+    uint32_t bytes;
+    const uint32_t at = cta_emu_sm90::box_at(m, src, &bytes);
     cta_emu_sm90::TmaStore s;
     memcpy(&s.map, map, sizeof s.map);
     s.c[0] = c0, s.c[1] = c1, s.c[2] = c2, s.c[3] = c3, s.src = at;
@@ -735,10 +741,12 @@ inline void bulk_commit()
     b.open.clear();
 }
 /* cp.async.bulk.wait_group.read N: all but the newest N groups have read their sources (and here
- * written global memory too). */
+ * written global memory too) — as late as the kernel allows: every other thread runs first, so
+ * whatever the kernel lets touch a source before this wait (a buffer released early) does. */
 template <int N> inline void bulk_wait_read()
 {
     static_assert(N >= 0 && N <= 63, "cp.async.bulk.wait_group: N in [0, 63]");
+    cta_emu::yield();
     cta_emu_sm90::bulk_retire(cta_emu::tid(), N);
 }
 

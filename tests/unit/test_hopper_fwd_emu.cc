@@ -8,8 +8,10 @@
  * persistent CTA takes several items and the rings wrap; the launchers below run the grid's CTAs one
  * after another.  The harness checks the output and statistics against the double-precision
  * reference and the CPU backend.  Both dtypes, classes 64 / 128 / 256, the three-warpgroup class-64
- * variant, ping-pong on and off; odd sizes, Sq != Skv, causal / bands / prefixes, GQA, packed and
- * padded varlen (short batches: the edge fixer), both statistics orders.
+ * variant, ping-pong on and off, both epilogues (register stores; whole tiles through shared memory
+ * and a TMA store) on every two-warpgroup case; odd sizes, Sq != Skv, causal / bands / prefixes,
+ * GQA, packed and padded varlen (short batches: the edge fixer; tiles a TMA store must not take),
+ * both statistics orders.
  */
 #include "cta_emu_sm90.h"
 
