@@ -31,97 +31,10 @@
 #ifndef FC_CUDA_DECODE_MMA_KERNEL_CUH
 #define FC_CUDA_DECODE_MMA_KERNEL_CUH
 
-#include "decode_common.cuh"
-#include "decode_imma.cuh"
-#include "decode_split.h"
+#include "decode_mma_common.cuh"
+#include "decode_mma_int8.cuh"
 
 namespace fc_cuda {
-
-constexpr int kMmaWarps = 4, kMmaThreads = 32 * kMmaWarps, kMmaRows = 16, kMmaBlock = FC_DEC_BLOCK;
-
-/* What the host decided about a tensor-core launch. */
-struct MmaLaunch {
-    float *partial;            /* [B][Nkv][maxblk][rows][DC + 2]: per block O (rows × DC), m, l */
-    unsigned *counter;         /* [B][Nkv]: CTAs arrived (low 16 bits) + 0x10000 per CTA that found a bad entry */
-    unsigned long long *fault; /* the first bad block-table entry (dec_fault) */
-    DecReport *report;         /* host-mapped */
-    const int64_t *kv_lens;    /* the run's kv lengths (device), or NULL (dec_batch) */
-    int rows, qr, nsplit, maxblk, stages;
-    bool qlo; /* fp16/bf16 caches: q in two parts (its dtype is not the cache's) */
-    const char *k_list[kDecMaxList], *v_list[kDecMaxList];
-};
-
-/* The MMA operand type: the cache's for fp16/bf16, fp16 for int8 (every int8 value is exact). */
-template <typename KT> struct MmaType { using T = KT; };
-template <> struct MmaType<int8_t> { using T = __half; };
-
-/* Warp tile: WN positions, one K (or V) tile of 8 KiB per stage. */
-template <typename KT, int DC> struct MmaShape {
-    static constexpr int ES = (int)sizeof(KT);
-    static constexpr int WN = 8192 / (DC * ES) > 64 ? 64 : 8192 / (DC * ES);
-    static constexpr int CR = DC * ES / 16;         /* 16-byte chunks per row */
-    static constexpr int TILE = WN * DC * ES;       /* bytes of one K or V tile */
-    static constexpr int TPB = kMmaBlock / (kMmaWarps * WN); /* tiles per warp per block */
-    static constexpr int NS = WN / 8, KS = DC / 16, PPL = WN > 32 ? WN / 32 : 1;
-    static_assert(WN % 16 == 0 && TPB * kMmaWarps * WN == kMmaBlock, "blocks of whole warp tiles");
-};
-
-/* Dynamic shared memory: the stages, Q in two parts [2][16][DC], the fold buffer O [16][DC]. */
-template <typename KT, int DC> __host__ __device__ constexpr size_t mma_smem_bytes(int stages)
-{
-    return (size_t)kMmaWarps * stages * 2 * MmaShape<KT, DC>::TILE + (size_t)2 * kMmaRows * DC * 2 +
-           (size_t)kMmaRows * DC * 4;
-}
-
-/* Where a 16-byte chunk of a row lies in a stage (XOR swizzles against bank conflicts): 16-bit
- * tiles for ldmatrix (8 rows, one chunk column), int8 keys (a 16-byte load per thread, rows in
- * pairs; IK, kMmaIntK's: ldmatrix as 16-bit tiles), int8 values (4-byte loads of rows 2c, 2c + 1,
- * 2c + 8, 2c + 9; IV, kMmaIntPV's: ldmatrix.trans as 16-bit tiles). */
-template <int ES, int CR, bool VAL, bool IK = false, bool IV = false> __device__ __forceinline__ int mma_chunk(int row, int ch)
-{
-    if (CR < 8)
-        return ch;
-    if (ES == 2)
-        return ch ^ (row & 7);
-    if (IK && !VAL)
-        return imma_chunk(row, ch);
-    if (IV && VAL)
-        return imma_vchunk(row, ch);
-    return VAL ? ch ^ (((row >> 1) & 3) << 1) : ch ^ ((row & 1) << 2);
-}
-
-/* The feature of k slot s of the Q tile: int8 keys read 16 bytes per thread, so k step u of a
- * 64-feature group takes bytes 4u..4u+3 of each thread's 16 (see the file comment). */
-template <bool I8> __device__ __forceinline__ int mma_feature(int s)
-{
-    if (!I8)
-        return s;
-    const int grp = s / 64, u = (s / 16) % 4, w = s % 16, half = w < 8 ? 0 : 2, t = w % 8;
-    return 64 * grp + 16 * (t / 2) + 4 * u + half + t % 2;
-}
-
-/* fp16 pairs (1152 + x) of the bytes x ^ 0x80 selected by sel (bytes 0 and 2), minus 1152: the
- * int8 values exactly, with a permute, a logic op and one half2 subtraction. */
-__device__ __forceinline__ uint32_t i8_pair(uint32_t a, uint32_t b, uint32_t sel)
-{
-    uint32_t t = prmt(a, b, sel);
-    t = (t & 0x00FF00FFu) | 0x64006400u;
-    __half2 h = *reinterpret_cast<__half2 *>(&t);
-    h = __hsub2(h, __halves2half2(__ushort_as_half(0x6480), __ushort_as_half(0x6480)));
-    return *reinterpret_cast<uint32_t *>(&h);
-}
-
-/* The four int8 values of w as two fp16 pairs (bytes 0, 1 and 2, 3), exactly: each byte flipped to
- * x + 128 and placed under the exponent byte 0x64 (fp16 1024 + x + 128) by one permute, then 1152
- * subtracted. */
-__device__ __forceinline__ void i8_quad(uint32_t w, uint32_t &lo, uint32_t &hi)
-{
-    w ^= 0x80808080u;
-    const __half2 off = __halves2half2(__ushort_as_half(0x6480), __ushort_as_half(0x6480));
-    uint32_t t0 = prmt(w, 0x64646464u, 0x4140u), t1 = prmt(w, 0x64646464u, 0x4342u);
-    __half2 h0 = __hsub2(*reinterpret_cast<__half2 *>(&t0), off), h1 = __hsub2(*reinterpret_cast<__half2 *>(&t1), off);
-    lo = *reinterpret_cast<uint32_t *>(&h0), hi = *reinterpret_cast<uint32_t *>(&h1);
-}
 
 /* Whether any fp16/bf16 value in the 32-bit words [w, w + n) is ±inf or NaN (lanes share the work). */
 template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32_t *w, int n, int lane)
@@ -134,21 +47,6 @@ template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32
     }
     return __any_sync(0xffffffffu, bad);
 }
-
-/* Variants of the kernel (bits of V; 0 is the default): kMmaLinearIssue copies a tile whose rows lie
- * at one stride (a contiguous cache, a tile inside one page, a tensor list) from its first row's
- * address, each lane a fixed 16-byte chunk column, instead of gathering per-row addresses by warp
- * shuffles; kMmaWideMerge folds the blocks' partials with every lane of the last CTA loading (row
- * statistics strided over lanes and summed in a fixed tree, outputs two features per load, many
- * blocks in flight) instead of a few threads walking the blocks one load at a time;
- * kMmaPositionsM (rows ≤ 8) computes Sᵀ = K·Qᵀ with the positions on the MMA's M side and the ≤ 8
- * rows as its N = 8 (half the MMAs and half the softmax work of 16 padded rows; Q's fragments stay
- * in registers), each lane then holding rows 2c, 2c + 1 of positions g, g + 8, and turns Sᵀ's
- * accumulators into the B operand of Oᵀ += Vᵀ·Pᵀ by one movmatrix per 8 × 8; kMmaIntK (with
- * kMmaPositionsM, int8 keys) computes Sᵀ on the integer tensor cores, K's bytes as they are and q in
- * three int8 parts (decode_imma.cuh); kMmaIntPV (with kMmaIntK) computes Oᵀ += Vᵀ·Pᵀ there too, V's
- * bytes as they are and P as 16-bit integers from each tile's own max (decode_imma.cuh imma_pv). */
-constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4, kMmaIntK = 8, kMmaIntPV = 16;
 
 template <typename KT, int DC, int NT, int V>
 __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunch &L)
