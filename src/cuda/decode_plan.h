@@ -81,4 +81,20 @@ static inline const char *fc_dec_mma_gap(const fc_problem *p, int rows)
     return NULL;
 }
 
+/* Why the tensor-core kernel's products are too coarse for the problem's output (NULL when they
+ * are not): P enters P·V in the values' 16-bit type, so an fp32 output with bf16 values (8-bit
+ * mantissa) or int8 values converted to fp16 misses fp32's tolerance; fp16 values (11 bits) and
+ * the integer P·V (P as two 8-bit parts, int_pv) hold it.  Those problems run on the CUDA-core
+ * kernel. */
+static inline const char *fc_dec_mma_precision_gap(const fc_problem *p, bool int_pv)
+{
+    if (p->out.dtype != FC_F32)
+        return NULL;
+    if (p->v.dtype == FC_BF16)
+        return "fp32 output with bf16 values";
+    if (p->v.dtype == FC_I8 && !int_pv)
+        return "fp32 output with int8 values outside the integer P·V variant";
+    return NULL;
+}
+
 #endif /* FC_CUDA_DECODE_PLAN_H */

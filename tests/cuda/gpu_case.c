@@ -275,7 +275,7 @@ static void gc_forward(const gc_case *c, const fc_attention_desc *g, gc_buf *o, 
         if (g->out.dtype == FC_I8)
             gc_compare_i8(ho, o->h, no);
         else
-            gc_compare("out", gc_tc(c->dt), ho, o->h, no, tc_tol_out(gc_tc(c->dt)), 1.0);
+            gc_compare("out", gc_tc(g->out.dtype), ho, o->h, no, tc_tol_out(gc_tc(g->out.dtype)), 1.0);
         TC_CHECK(memcmp(ho, ho2, o->bytes) == 0, "two GPU runs are bit-identical");
         if (c->stats) {
             gc_compare("stats max", TC_F32, hm, smax->h, ns, tc_tol_max(), 1.0);
@@ -492,12 +492,12 @@ bool gc_run(const gc_case *c) { return gc_run_out(c, NULL, NULL); }
 bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 {
     tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d+%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
-               "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d%s stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d) "
+               "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d%s stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d out_f32=%d) "
                "pad_nan=%d nan_tail=%d seed=%u%s",
                c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dr, c->Dv, c->dt == FC_BF16 ? "bf16" : c->dt == FC_F16 ? "fp16" : "fp32", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
                c->dropout || c->philox, c->philox ? "(philox)" : "", c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
-               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->pad_nan, c->nan_tail, c->seed,
+               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->kv.out_f32, c->pad_nan, c->nan_tail, c->seed,
                c->backward ? (c->grad_f32 ? " backward fp32-grads" : " backward") : "");
     if (gpu_out)
         *gpu_out = NULL, *gpu_bytes = 0;
@@ -523,7 +523,7 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
     d.v = gc_tensor(c, c->Nkv, c->Dv, tokk, &nv);
     d.out = gc_tensor(c, c->Nq, c->Dv, tokq, &no);
     const size_t es = fc_dtype_size(c->dt);
-    const fc_dtype odt = c->kv.out_i8 ? FC_I8 : c->dt;
+    const fc_dtype odt = c->kv.out_i8 ? FC_I8 : c->kv.out_f32 ? FC_F32 : c->dt;
     d.out.dtype = odt;
     gc_buf q = gc_alloc(nq * es), k = gc_alloc(nk * es), v = gc_alloc(nv * es), o = gc_alloc(no * fc_dtype_size(odt));
     int64_t nqr = 0, nkr = 0;

@@ -34,6 +34,7 @@ typedef struct gc_kv {
     bool i8;          /* int8 key/value dequantised by per-channel scale (and offset) */
     bool i8_per_tensor, i8_offset;
     bool out_i8;      /* int8 output quantised per channel */
+    bool out_f32;     /* fp32 output of 16-bit operands (checked at fp32's tolerance) */
     bool bad_entry;   /* paged: one used block-table entry out of range; both backends must refuse and
                          the GPU must write nothing */
 } gc_kv;
