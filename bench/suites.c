@@ -118,6 +118,7 @@ static const bench_case backward[] = {
 /* The decode shapes of the anchors: 32 query / 8 kv heads, D = 128. */
 static const bench_case decode[] = {
     CASE(DECODE(1, 32, 8, 4096, 128, FC_F16, FC_F16)),
+    CASE(DECODE(1, 32, 8, 4096, 128, FC_F16, FC_I8)),
     CASE(DECODE(1, 32, 8, 32768, 128, FC_F16, FC_F16)),
     CASE(DECODE(1, 32, 8, 131072, 128, FC_F16, FC_F16), .repeat = 3),
     CASE(DECODE(1, 32, 8, 32768, 128, FC_F16, FC_I8)),

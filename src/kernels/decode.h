@@ -139,9 +139,12 @@ FC_INLINE void fc_dec_hsum(const fvec *a, float *out)
      * the inputs are taken in the order that leaves sum a[i] in lane i */
 #define FC_T(k) a[4 * ((k) % 4) + (k) / 4]
     __m512 b[8], c[4], d[2];
-    for (int k = 0; k < 8; k++)
-        b[k] = _mm512_add_ps(_mm512_shuffle_f32x4(FC_T(2 * k), FC_T(2 * k + 1), 0x44),
-                             _mm512_shuffle_f32x4(FC_T(2 * k), FC_T(2 * k + 1), 0xEE));
+    for (int k = 0; k < 8; k++) { /* (x.lo + x.hi, y.lo + y.hi) by one shuffle t = (x.hi, y.lo) and two
+                                    * adds, x + t below and t + y above: the same operands in the same
+                                    * order as two shuffles' (x.lo, y.lo) + (x.hi, y.hi) */
+        const __m512 x = FC_T(2 * k), y = FC_T(2 * k + 1), t = _mm512_shuffle_f32x4(x, y, 0x4E);
+        b[k] = _mm512_mask_add_ps(_mm512_add_ps(x, t), 0xFF00, t, y);
+    }
 #undef FC_T
     for (int k = 0; k < 4; k++)
         c[k] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * k], b[2 * k + 1], 0x88),
@@ -173,10 +176,19 @@ FC_INLINE void fc_dec_hsum4(const fvec *a, float *out)
 }
 #endif
 
+/* Whether the score loop also asks for the next step's key rows, into L2 (fc_dec_scores' kl2):
+ * the P·V loop then finds them there when it brings them into L1.  AVX2, whose steps take longer
+ * than a DRAM round trip for a cache line: fp16 KV at Skv = 32K, 1 thread on Zen 5, 0.62–0.70 →
+ * 0.70–0.74 of a plain read (B = 1), 0.64–0.66 → 0.67–0.70 (B = 16); prefetching the value
+ * rows as well, or two or more steps ahead, gained less or lost.  The AVX-512 sets, at the read's
+ * rate already, lost 6 % with it. */
+#define FC_DEC_L2_AHEAD (FC_W == 8)
+
 /* S[j·Rs + r] = (k_j · q_r + qoff[r])·scale for j < jn (rounded up to FC_DEC_ACC/Rs keys: the extra
- * keys repeat row jn − 1 and are hidden by the caller). */
+ * keys repeat row jn − 1 and are hidden by the caller); each block of keys prefetches kpf's rows of
+ * its places into L1, and kl2's (when given) into L2. */
 FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d,
-                             int Dqk, float scale, const char *const *kpf, int kbytes)
+                             int Dqk, float scale, const char *const *kpf, int kbytes, const char *const *kl2, int l2bytes)
 {
     const int JR = FC_DEC_ACC / Rs;
     float add[FC_DEC_ACC];
@@ -190,6 +202,10 @@ FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const ch
         for (int jj = 0; jj < JR; jj++)
             for (int o = 0; o < kbytes; o += 64)
                 __builtin_prefetch(kpf[j + jj] + o, 0, 3);
+        if (kl2)
+            for (int jj = 0; jj < JR; jj++)
+                for (int o = 0; o < l2bytes; o += 64)
+                    __builtin_prefetch(kl2[j + jj] + o, 0, 1);
         for (int e = 0; e < Dqk; e += FC_W) {
             fvec qv[4];
 #pragma GCC unroll 4
@@ -231,23 +247,24 @@ FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const ch
 }
 
 FC_INLINE void fc_dec_scores_rs(const fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d,
-                                 int Dqk, float scale, const char *const *kpf, int kbytes)
+                                 int Dqk, float scale, const char *const *kpf, int kbytes, const char *const *kl2,
+                                 int l2bytes)
 {
     switch (d->Rs) {
-    case 1: fc_dec_scores(1, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
-    case 2: fc_dec_scores(2, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
-    default: fc_dec_scores(4, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    case 1: fc_dec_scores(1, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
+    case 2: fc_dec_scores(2, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
+    default: fc_dec_scores(4, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
     }
 }
 
 static inline void fc_dec_scores_dt(fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d, int Dqk,
-                                    float scale, const char *const *kpf, int kbytes)
+                                    float scale, const char *const *kpf, int kbytes, const char *const *kl2, int l2bytes)
 {
     switch (dt) {
-    case FC_I8: fc_dec_scores_rs(FC_I8, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
-    case FC_F16: fc_dec_scores_rs(FC_F16, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
-    case FC_BF16: fc_dec_scores_rs(FC_BF16, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
-    default: fc_dec_scores_rs(FC_F32, S, krow, jn, d, Dqk, scale, kpf, kbytes); break;
+    case FC_I8: fc_dec_scores_rs(FC_I8, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
+    case FC_F16: fc_dec_scores_rs(FC_F16, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
+    case FC_BF16: fc_dec_scores_rs(FC_BF16, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
+    default: fc_dec_scores_rs(FC_F32, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
     }
 }
 
@@ -265,7 +282,7 @@ static inline void fc_dec_softmax(float *S, int n, const fc_decode *d, float *m,
             mx[c] = v_max(v_load(S + i + c * FC_W), mx[c]); /* score first: a NaN score is dropped */
     for (; i < n; i += FC_W)
         mx[0] = v_max(v_load(S + i), mx[0]);
-    float t[FC_W], ref[FC_W] = {0}, mnew[4];
+    float t[FC_W], ref[FC_W] = {0}, arg[FC_W] = {0}, mnew[4];
     bool nan_score[4] = {false, false, false, false};
     v_store(t, v_max(v_max(mx[0], mx[1]), v_max(mx[2], mx[3])));
     for (int r = 0; r < Rs; r++) {
@@ -276,18 +293,28 @@ static inline void fc_dec_softmax(float *S, int n, const fc_decode *d, float *m,
         const float mref = mnew[r] == -INFINITY ? 0.0f : mnew[r];
         for (int k = r; k < FC_W; k += Rs)
             ref[k] = mref;
-        alpha[r] = r < d->R ? fc_exp1(m[r] - mref) : 1.0f;
+        arg[r] = r < d->R ? m[r] - mref : 0.0f;
         for (int k = r; k < n && mnew[r] == INFINITY; k += Rs) /* +inf: a NaN score makes m NaN */
             nan_score[r] |= isnan(S[k]);
     }
+    v_store(t, v_exp(v_load(arg))); /* the rows' alphas in one vector (v_exp is lane by lane) */
+    for (int r = 0; r < 4; r++)
+        alpha[r] = r < d->R ? t[r] : 1.0f;
     const fvec pat = v_load(ref);
-    fvec sum[2] = {v_zero(), v_zero()};
-    for (i = 0; i < n; i += FC_W) {
-        const fvec pj = fc_softmax_exp(v_load(S + i), pat);
-        v_store(S + i, pj);
-        sum[(i / FC_W) & 1] = v_add(sum[(i / FC_W) & 1], pj);
+    fvec sum0 = v_zero(), sum1 = v_zero(); /* even and odd vectors: two chains */
+    for (i = 0; i + 2 * FC_W <= n; i += 2 * FC_W) {
+        const fvec p0 = fc_softmax_exp(v_load(S + i), pat), p1 = fc_softmax_exp(v_load(S + i + FC_W), pat);
+        v_store(S + i, p0);
+        v_store(S + i + FC_W, p1);
+        sum0 = v_add(sum0, p0);
+        sum1 = v_add(sum1, p1);
     }
-    v_store(t, v_add(sum[0], sum[1]));
+    if (i < n) {
+        const fvec p0 = fc_softmax_exp(v_load(S + i), pat);
+        v_store(S + i, p0);
+        sum0 = v_add(sum0, p0);
+    }
+    v_store(t, v_add(sum0, sum1));
     for (int r = 0; r < d->R; r++) {
         float s = 0.0f;
         for (int k = r; k < FC_W; k += Rs)
@@ -348,24 +375,44 @@ FC_INLINE void fc_dec_pv(const int R, const fc_dtype dt, float *o, int ldo, int 
     /* blocks of 3 leave the last 4 vectors to two blocks of 2 where they would leave one alone: a
      * one-vector block has only R FMA chains, fewer than two pipes need (Dv = 128 on AVX2) */
     const int nv = FC_DEC_NV(R);
-    int c = 0;
+    /* the first block prefetches (its own instance: no test for it in the others' loops) */
+    int c = nv * FC_W <= Dv && (nv != 3 || Dv != 4 * FC_W) ? nv : nv == 3 && 2 * FC_W <= Dv ? 2 : 1;
+    switch (c) {
+    case 1: fc_dec_pv_block(R, 1, dt, o, ldo, 0, P, Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    case 2: fc_dec_pv_block(R, FC_DEC_NV(R) >= 2 ? 2 : 1, dt, o, ldo, 0, P, Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    default: fc_dec_pv_block(R, nv, dt, o, ldo, 0, P, Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    }
+    c *= FC_W;
     for (; c + nv * FC_W <= Dv && (nv != 3 || Dv - c != 4 * FC_W); c += nv * FC_W)
-        fc_dec_pv_block(R, nv, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
+        fc_dec_pv_block(R, nv, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, NULL, vbytes);
     for (; nv == 3 && c + 2 * FC_W <= Dv; c += 2 * FC_W)
-        fc_dec_pv_block(R, 2, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
+        fc_dec_pv_block(R, 2, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, NULL, vbytes);
     for (; c < Dv; c += FC_W)
-        fc_dec_pv_block(R, 1, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, c ? NULL : vpf, vbytes);
+        fc_dec_pv_block(R, 1, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, NULL, vbytes);
 }
 
-static inline void fc_dec_pv_dt(const fc_dtype dt, float *o, int ldo, int Dv, const float *P, const char *const *vrow,
-                                int jn, const float *alpha, const float *psum, const fc_decode *d,
-                                const char *const *vpf, int vbytes)
+FC_INLINE void fc_dec_pv_r(const fc_dtype dt, float *o, int ldo, int Dv, const float *P, const char *const *vrow, int jn,
+                           const float *alpha, const float *psum, const fc_decode *d, const char *const *vpf, int vbytes)
 {
     switch (d->R) {
     case 1: fc_dec_pv(1, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
     case 2: fc_dec_pv(2, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
     case 3: fc_dec_pv(3, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
     default: fc_dec_pv(4, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    }
+}
+
+/* The value dtype a constant in each instance (GCC had kept one copy that tested it for every
+ * value row, and spilled its row offsets to vector registers). */
+static inline void fc_dec_pv_dt(const fc_dtype dt, float *o, int ldo, int Dv, const float *P, const char *const *vrow,
+                                int jn, const float *alpha, const float *psum, const fc_decode *d,
+                                const char *const *vpf, int vbytes)
+{
+    switch (dt) {
+    case FC_I8: fc_dec_pv_r(FC_I8, o, ldo, Dv, P, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    case FC_F16: fc_dec_pv_r(FC_F16, o, ldo, Dv, P, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    case FC_BF16: fc_dec_pv_r(FC_BF16, o, ldo, Dv, P, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    default: fc_dec_pv_r(FC_F32, o, ldo, Dv, P, vrow, jn, alpha, psum, d, vpf, vbytes); break;
     }
 }
 
@@ -401,7 +448,8 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
          * clamped to the item's end: prefetches spread over the loops (one burst per step stalls on
          * the fill buffers): the score loop fetches this step's value rows, the P·V loop the next
          * step's key rows — one loop ahead, so that L1 holds one step's keys and values, not two
-         * steps' (64 KB) */
+         * steps' (64 KB); on AVX2 the score loop also asks for the next step's keys, into L2
+         * (FC_DEC_L2_AHEAD) */
         fc_dec_fill(&d->k, j0 + c0, n, padded, krow);
         fc_dec_fill(&d->v, j0 + c0, n, padded, vrow);
         const int64_t next = j0 + c0 + FC_DEC_COLS, ahead = d->end - next;
@@ -409,17 +457,12 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
             fc_dec_fill(&d->k, next, ahead < padded ? (int)ahead : padded, padded, kpf);
         else
             fc_dec_fill(&d->k, d->end - 1, 1, padded, kpf);
-        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, vrow, vbytes);
+        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, vrow, vbytes, FC_DEC_L2_AHEAD ? kpf : NULL, kbytes);
         const int ns = (padded * Rs + FC_W - 1) / FC_W * FC_W;
         for (int i = n * Rs; i < ns; i++) /* the repeated keys and the vector's rest take no part */
             S[i] = -INFINITY;
         fc_dec_softmax(S, ns, d, m, l, alpha, psum);
-        switch (p->v.dtype) {
-        case FC_I8: fc_dec_pv_dt(FC_I8, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
-        case FC_F16: fc_dec_pv_dt(FC_F16, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
-        case FC_BF16: fc_dec_pv_dt(FC_BF16, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
-        default: fc_dec_pv_dt(FC_F32, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes); break;
-        }
+        fc_dec_pv_dt(p->v.dtype, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes);
     }
 }
 
