@@ -2,9 +2,10 @@
 # One area's GPU checks in one short device call, on a build made on the build machine and carried
 # (carry: ["build-gpu"]; see tools/gpu-check.sh for the whole check).
 #   tools/gpu-quick.sh fwd [build-dir]: the forward — tests on the sm_90a kernel (FLASHC_CUDA_FWD=sm90:
-#   every case must run there), on the automatic choice and on the forced sm_80 kernel; the
-#   sanitizers on the sm_90a kernel; flashc-bench's forward rows for both kernels beside PyTorch SDPA
-#   (flash and cuDNN) on the same card; a table last.
+#   every case must run there), with its TMA-store epilogue (FLASHC_CUDA_FWD_EPILOGUE=tma), on the
+#   automatic choice and on the forced sm_80 kernel; the sanitizers on the sm_90a kernel (racecheck
+#   and synccheck on the TMA-store one too); flashc-bench's forward rows for every kernel beside
+#   PyTorch SDPA (flash and cuDNN) on the same card; a table last.
 #   tools/gpu-quick.sh dec [build-dir]: the decode — tests on the tensor-core kernel and the forced
 #   CUDA-core one (FLASHC_CUDA_DECODE=simt), runs on two streams and in CUDA graphs, the sanitizers,
 #   flashc-bench's decode rows for both kernels beside PyTorch; a table last.
@@ -43,14 +44,16 @@
 #   tools/gpu-quick.sh all [build-dir]: every new kernel's tests, every variant's bench rows beside
 #   PyTorch and racecheck of the newest kernels, under BUDGET seconds (default 300).
 #   tools/gpu-quick.sh final [build-dir]: the faces' tests, the defaults, a variant library (TRY=dir) and
-#   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV) timed beside the defaults (a forward variant's
+#   run-time variants (FWD_ENV / BWD_ENV / DEC_ENV, e.g. FWD_ENV=FLASHC_CUDA_FWD_EPILOGUE=tma) timed
+#   beside the defaults (a forward variant's
 #   sm_90a tests first, a decode variant's decode tests first; with DEC_ENV the PyTorch decode rows),
 #   synccheck; BUDGET 200.
 #   tools/gpu-quick.sh pending [build-dir]: correctness of every GPU piece written or changed since the
 #   last GPU run (each also checked on the CTA emulator in CI), short sweeps, each under its own limit
 #   and all under BUDGET (default 540): the sm_90a forward (both head-dim-64 shapes) and backward, the
 #   sparse forward and grad with the seed's SFAG sample, fp32 forward and backward, the paged forward,
-#   the decode variants (posm, posm+imma; int8 offsets with a sink), then memcheck on the newest;
+#   the decode variants (posm, posm+imma; int8 offsets with a sink), the sm_90a forward's TMA-store
+#   epilogue (FLASHC_CUDA_FWD_EPILOGUE=tma), then memcheck on the newest;
 #   a table of the results last.  What a session with a device runs first; benches come after it.
 #   Full logs go to $OUT (or /tmp).  tools/gpu-prepare.sh makes the build to carry.
 set -uo pipefail
@@ -81,7 +84,10 @@ fwd)
     # the sm_90a tests first: a hang there (rc 124) ends the call early with what it printed
     TAIL=25 step fwd-sm90 150 env FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" 60
     [ "$rc_fwd_sm90" = 124 ] && { echo "gpu-quick: the sm_90a tests timed out; stopping"; exit 1; }
+    TAIL=6 step fwd-sm90-tma 100 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_EPILOGUE=tma "$dir/tests/cuda/test_cuda_forward" 30
     step bench-sm90 90 env FLASHC_CUDA_FWD=sm90 "$dir/bench/flashc-bench" --backend cuda --filter fwd --repeat 20
+    step bench-sm90-tma 90 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_EPILOGUE=tma "$dir/bench/flashc-bench" --backend cuda \
+        --filter fwd --repeat 20
     step bench-sm90-nopp 90 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_PINGPONG=0 "$dir/bench/flashc-bench" --backend cuda \
         --filter fwd --repeat 20
     step bench-sm80 90 env FLASHC_CUDA_FWD=sm80 "$dir/bench/flashc-bench" --backend cuda --filter fwd --repeat 20
@@ -91,18 +97,23 @@ fwd)
             step "san-$tool" 90 env FLASHC_CUDA_FWD=sm90 compute-sanitizer --tool "$tool" --error-exitcode 9 \
                 "$dir/tests/cuda/test_cuda_forward" 2 sweep
         done
+        for tool in ${SANITIZERS_TMA:-memcheck racecheck synccheck}; do
+            step "san-tma-$tool" 90 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_EPILOGUE=tma compute-sanitizer --tool "$tool" \
+                --error-exitcode 9 "$dir/tests/cuda/test_cuda_forward" 2 sweep
+        done
     fi
     step fwd-auto 100 env FLASHC_CUDA_FWD=auto "$dir/tests/cuda/test_cuda_forward" 30
     step fwd-sm80 60 env FLASHC_CUDA_FWD=sm80 "$dir/tests/cuda/test_cuda_forward" 5
     echo
     echo "== forward, bf16, B*S = 16K tokens, width 2048 (TFLOP/s; cudnn and flash: PyTorch SDPA's backends)"
-    printf '%-28s %8s %8s %8s %8s %8s %9s\n' case sm90 sm90-nopp sm80 flash cudnn sm90/cudnn
+    printf '%-28s %8s %8s %8s %8s %8s %8s %9s\n' case sm90 sm90-tma sm90-nopp sm80 flash cudnn sm90/cudnn
     join <(grep -E '^fwd' "$out/bench-sm90.log" | awk '{print $1, $3}' | sort) \
-         <(grep -E '^fwd' "$out/bench-sm90-nopp.log" | awk '{print $1, $3}' | sort) |
+         <(grep -E '^fwd' "$out/bench-sm90-tma.log" | awk '{print $1, $3}' | sort) |
+        join - <(grep -E '^fwd' "$out/bench-sm90-nopp.log" | awk '{print $1, $3}' | sort) |
         join - <(grep -E '^fwd' "$out/bench-sm80.log" | awk '{print $1, $3}' | sort) |
         join - <(grep -E '^fwd' "$out/peer.log" | awk '{print $1, $3, $5}' | sort) |
-        awk '{r = ($6 + 0 > 0) ? sprintf("%.2f", $2 / $6) : "-"; printf "%-28s %8s %8s %8s %8s %8s %9s\n", $1, $2, $3, $4, $5, $6, r}'
-    echo "tests: sm90 $rc_fwd_sm90, auto ${rc_fwd_auto:-n/a}, sm80 ${rc_fwd_sm80:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}"
+        awk '{r = ($7 + 0 > 0) ? sprintf("%.2f", $2 / $7) : "-"; printf "%-28s %8s %8s %8s %8s %8s %8s %9s\n", $1, $2, $3, $4, $5, $6, $7, r}'
+    echo "tests: sm90 $rc_fwd_sm90, sm90-tma ${rc_fwd_sm90_tma:-n/a}, auto ${rc_fwd_auto:-n/a}, sm80 ${rc_fwd_sm80:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a} ${rc_san_synccheck:-n/a}; TMA-store epilogue: ${rc_san_tma_memcheck:-n/a} ${rc_san_tma_racecheck:-n/a} ${rc_san_tma_synccheck:-n/a}"
     ;;
 dec)
     # the decode: the tensor-core kernel first (a hang ends the call), then the forced CUDA-core one,
@@ -296,6 +307,7 @@ pending)
     BUDGET=${BUDGET:-540}
     TAIL=4 step p-fwd-sm90 60 env FLASHC_CUDA_FWD=sm90 "$dir/tests/cuda/test_cuda_forward" 10
     TAIL=4 step p-fwd-wg3 45 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_D64=wg3 "$dir/tests/cuda/test_cuda_forward" 6
+    TAIL=4 step p-fwd-tma 60 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_EPILOGUE=tma "$dir/tests/cuda/test_cuda_forward" 10
     TAIL=6 step p-bwd-sm90 75 env FLASHC_CUDA_BWD=sm90 "$dir/tests/cuda/test_cuda_backward" 10
     TAIL=4 step p-bwd-sm90-grid 45 env FLASHC_CUDA_BWD=sm90 FLASHC_CUDA_BWD_GRID=4096 "$dir/tests/cuda/test_cuda_backward" 4
     TAIL=6 step p-sparse 90 "$dir/tests/cuda/test_cuda_sparse" 10
@@ -310,14 +322,16 @@ pending)
         TAIL=3 step "p-dec-v$n" 45 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=$v "$dir/tests/cuda/test_cuda_decode" 10
     done
     if command -v compute-sanitizer >/dev/null; then
+        TAIL=3 step p-san-fwd-tma 60 env FLASHC_CUDA_FWD=sm90 FLASHC_CUDA_FWD_EPILOGUE=tma compute-sanitizer --error-exitcode 9 \
+            "$dir/tests/cuda/test_cuda_forward" 2 sweep
         TAIL=3 step p-san-bwd-sm90 60 env FLASHC_CUDA_BWD=sm90 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_backward" 1
         TAIL=3 step p-san-sparse 60 compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 2
         TAIL=3 step p-san-dec-imma 45 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=linear+merge+posm+imma \
             compute-sanitizer --error-exitcode 9 "$dir/tests/cuda/test_cuda_decode" 2 quick
     fi
     echo
-    for r in p_fwd_sm90 p_fwd_wg3 p_bwd_sm90 p_bwd_sm90_grid p_sparse p_sample_sfag p_fwd_default p_fwd_paged p_bwd_default \
-             p_dec_v1 p_dec_v2 p_dec_v3 p_san_bwd_sm90 p_san_sparse p_san_dec_imma; do
+    for r in p_fwd_sm90 p_fwd_wg3 p_fwd_tma p_bwd_sm90 p_bwd_sm90_grid p_sparse p_sample_sfag p_fwd_default p_fwd_paged p_bwd_default \
+             p_dec_v1 p_dec_v2 p_dec_v3 p_san_fwd_tma p_san_bwd_sm90 p_san_sparse p_san_dec_imma; do
         v=rc_$r
         printf '%-18s %s\n' "${r//_/-}" "${!v:-not run}"
     done

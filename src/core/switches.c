@@ -14,6 +14,7 @@ FC_API const char *const *fc_plan_switches(void)
         "FLASHC_CUDA_FWD",            /* the CUDA forward: sm80, sm90 or auto */
         "FLASHC_CUDA_FWD_PINGPONG",   /* the sm_90a forward's warpgroup turns on or off */
         "FLASHC_CUDA_FWD_D64",        /* the sm_90a forward's head-dim-64 shape (two or three warpgroups) */
+        "FLASHC_CUDA_FWD_EPILOGUE",   /* the sm_90a forward's output stores (registers or a TMA store) */
         "FLASHC_CUDA_BWD",            /* the CUDA backward's path */
         "FLASHC_CUDA_BWD_GRID",       /* a cap on the fused backward's grid */
         "FLASHC_CUDA_BWD_ORDER",      /* the fused backward's unit order (tests) */

@@ -152,7 +152,7 @@ static bool sm90_only(void)
     return m && strcmp(m, "sm90") == 0;
 }
 
-/* A FLASHC_CUDA_FWD (or FLASHC_CUDA_FWD_D64) naming no kernel is refused like the other CUDA
+/* A FLASHC_CUDA_FWD (or FLASHC_CUDA_FWD_D64, FLASHC_CUDA_FWD_EPILOGUE) naming no kernel is refused like the other CUDA
  * switches: FC_ERR_BACKEND naming it. */
 static void bad_mode(void)
 {
@@ -172,6 +172,9 @@ static void bad_mode(void)
         old = gc_env_swap("FLASHC_CUDA_FWD_D64", "wg4");
         gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "FLASHC_CUDA_FWD_D64=wg4");
         gc_env_restore("FLASHC_CUDA_FWD_D64", old);
+        old = gc_env_swap("FLASHC_CUDA_FWD_EPILOGUE", "smem");
+        gc_expect_refusal(fc_plan_create(&d, &cuda, &plan), &plan, "FLASHC_CUDA_FWD_EPILOGUE=smem");
+        gc_env_restore("FLASHC_CUDA_FWD_EPILOGUE", old);
     }
     cudaFree(buf);
 }

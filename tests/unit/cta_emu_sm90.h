@@ -48,6 +48,26 @@
  *                 8·(j/2) + 2q + {0, 1} (low half first).  A wgmma needs a wgmma.fence
  *                 (warpgroup_arrive) by its thread since that thread's last wait; shapes other
  *                 than these stop the build (static_assert) or abort.
+ *   TMA stores    cp.async.bulk.tensor 4-D tile stores (shared::cta → global, .bulk_group), with
+ *                 cp.async.bulk.commit_group and cp.async.bulk.wait_group[.read] N.  A store reads
+ *                 its source at issue — the earliest legal time, so a store issued before the
+ *                 writes it should carry reads what was there before — through the async proxy's
+ *                 view of shared memory (below), un-swizzled as the loads swizzle; the box's
+ *                 elements inside the tensor reach global memory when a wait_group retires the
+ *                 group, those outside it are not written (clipped, whatever the coordinates'
+ *                 sign).  From issue until a wait_group.read retires the group the source must not
+ *                 change (the GPU may read it at any moment until then): a change is an error (the
+ *                 wait lets every other thread run first, so a buffer released before it is
+ *                 overwritten before it), as
+ *                 is a CTA that ends with stores whose reads nobody waited for, or with stores
+ *                 outside a committed group.
+ *   async proxy   what TMA stores read: a second image of shared memory, poisoned at the CTA's start,
+ *                 written by the TMA loads as they land and brought up to date with the generic
+ *                 image (ordinary stores) by fence.proxy.async.  A write that no fence follows
+ *                 before the store is issued stays invisible to it.  The emulator does not know
+ *                 which thread wrote a byte, so any thread's fence publishes every write so far:
+ *                 a kernel where no writer fences fails, one where only some do may not.  (wgmma
+ *                 operands are still read from the generic image.)
  *   named bars    bar.sync / bar.arrive with id (1–15; 0 is __syncthreads) and thread count.
  *   setmaxnreg    the warpgroups' registers: .inc waits until the others' allocations leave
  *                 room in the 64 K register file (as the GPU's does), .dec gives them back; each
@@ -55,8 +75,8 @@
  *   the rest      fence.proxy.async, prefetch.tensormap (checks the map), gridDim, and the
  *                 backward's dQ turn counters (plain loads and stores; a wait for a turn that has
  *                 not come is an error, since the CTAs run one at a time).
- * Not modelled: the generic/async proxy split (a missing fence.proxy.async goes unnoticed), the
- * multicast and cluster forms, TMA stores and reductions (the kernels use none), the timing.
+ * Not modelled: the proxy split for wgmma operands (only TMA stores read the async image), the
+ * multicast and cluster forms, TMA reductions and im2col (the kernels use none), the timing.
  */
 #ifndef FLASHC_TESTS_UNIT_CTA_EMU_SM90_H
 #define FLASHC_TESTS_UNIT_CTA_EMU_SM90_H
@@ -133,6 +153,18 @@ struct TmaLoad {
     uint32_t dst;
     uint32_t phase;
 };
+/* A TMA store in flight: the bytes it read at issue (the box, innermost dimension first) and the
+ * source as the generic image held it then (it must hold it until a wait_group.read). */
+struct TmaStore {
+    CUtensorMap map;
+    int c[4];
+    uint32_t src;
+    std::vector<unsigned char> data, source;
+};
+struct ThreadBulk {
+    std::vector<TmaStore> open;
+    std::deque<std::vector<TmaStore>> groups;
+};
 struct Mbar {
     uint32_t count, pending, phase;
     int64_t tx;
@@ -172,6 +204,9 @@ struct Waiter { /* a blocked thread's condition */
 struct State {
     std::map<const void *, Mbar> bars;
     std::vector<ThreadMma> mma;
+    std::vector<ThreadBulk> bulk;
+    std::vector<unsigned char> async_view; /* shared memory as the async proxy sees it */
+    uint64_t tma_stores; /* issued, over every CTA run (for tests: a variant stored through the TMA) */
     Rendezvous wg_wait[8];
     NamedBar named[16];
     int regs[8];     /* per warpgroup: setmaxnreg's allocation */
@@ -203,10 +238,10 @@ inline const Map &map_of(const CUtensorMap *m)
     return *f;
 }
 
-/* Lands one queued load: the box from global memory (zeros out of bounds), swizzled. */
-inline void land(const TmaLoad &ld)
+/* Every element of a box at coordinates c: f(shared address (swizzled, from base), global address,
+ * inside the tensor) in the box's order, innermost dimension first. */
+template <class F> inline void box_each(const Map &m, const int *c, uint32_t base, F f)
 {
-    const Map &m = map_of(&ld.map);
     const uint32_t pitch = m.box[0] * m.es, width = m.swizzle == CU_TENSOR_MAP_SWIZZLE_128B  ? 128
                                                     : m.swizzle == CU_TENSOR_MAP_SWIZZLE_64B ? 64
                                                     : m.swizzle == CU_TENSOR_MAP_SWIZZLE_32B ? 32
@@ -216,19 +251,66 @@ inline void land(const TmaLoad &ld)
         for (uint32_t i2 = 0; i2 < (m.rank > 2 ? m.box[2] : 1); i2++)
             for (uint32_t i1 = 0; i1 < (m.rank > 1 ? m.box[1] : 1); i1++, at += pitch)
                 for (uint32_t i0 = 0; i0 < m.box[0]; i0++) {
-                    const int64_t g[4] = {(int64_t)ld.c[0] + i0, (int64_t)ld.c[1] + i1, (int64_t)ld.c[2] + i2, (int64_t)ld.c[3] + i3};
+                    const int64_t g[4] = {(int64_t)c[0] + i0, (int64_t)c[1] + i1, (int64_t)c[2] + i2, (int64_t)c[3] + i3};
                     bool in = true;
-                    const char *src = m.base;
+                    const char *gp = m.base;
                     for (uint32_t d = 0; d < m.rank; d++) {
                         in = in && g[d] >= 0 && (uint64_t)g[d] < m.dim[d];
-                        src += g[d] * (int64_t)m.stride[d];
+                        gp += g[d] * (int64_t)m.stride[d];
                     }
-                    unsigned char *dst = shared_at(swizzle(ld.dst + at + i0 * m.es, width));
-                    if (in)
-                        memcpy(dst, src, m.es);
-                    else
-                        memset(dst, 0, m.es);
+                    f(swizzle(base + at + i0 * m.es, width), gp, in);
                 }
+}
+
+/* The shared-memory side of a 4-D tensor copy through m: its shared address (128-byte aligned, the
+ * whole box inside the CTA's shared memory) and *bytes. */
+inline uint32_t box_at(const Map &m, const void *p, uint32_t *bytes)
+{
+    if (m.rank != 4)
+        fail("a 4-D bulk copy through a map of another rank");
+    const uint32_t at = shared_addr(p);
+    if (at % 128)
+        fail("a bulk tensor copy's shared memory not 128-byte aligned");
+    *bytes = m.box[0] * m.box[1] * m.box[2] * m.box[3] * m.es;
+    shared_addr((const char *)p + *bytes - 1);
+    return at;
+}
+
+/* Lands one queued load: the box from global memory (zeros out of bounds), swizzled, in both
+ * images of shared memory (the async proxy wrote it). */
+inline void land(const TmaLoad &ld)
+{
+    const Map &m = map_of(&ld.map);
+    box_each(m, ld.c, ld.dst, [&](uint32_t sa, const char *gp, bool in) {
+        unsigned char *dst = shared_at(sa);
+        if (in)
+            memcpy(dst, gp, m.es);
+        else
+            memset(dst, 0, m.es);
+        memcpy(&st().async_view[sa], dst, m.es);
+    });
+}
+
+/* Retires thread t's bulk groups but the newest n: each store's source unchanged since issue, its
+ * elements inside the tensor written to global memory. */
+inline void bulk_retire(int t, int n)
+{
+    ThreadBulk &b = st().bulk[(size_t)t];
+    while (b.groups.size() > (size_t)n) {
+        for (const TmaStore &s : b.groups.front()) {
+            if (memcmp(shared_at(s.src), s.source.data(), s.source.size()) != 0)
+                fail("the source of a TMA store changed before a cp.async.bulk.wait_group.read retired it (the staging "
+                     "buffer reused too early, or written after the store was issued)");
+            const Map &m = map_of(&s.map);
+            size_t at = 0;
+            box_each(m, s.c, s.src, [&](uint32_t, const char *gp, bool in) {
+                if (in)
+                    memcpy(const_cast<char *>(gp), &s.data[at], m.es);
+                at += m.es;
+            });
+        }
+        b.groups.pop_front();
+    }
 }
 
 /* --- mbarriers -------------------------------------------------------------------------------- */
@@ -479,6 +561,8 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, unsigned g
         fail("a CTA of whole warpgroups expected");
     s.bars.clear();
     s.mma.assign((size_t)threads, ThreadMma{});
+    s.bulk.assign((size_t)threads, ThreadBulk{});
+    s.async_view.assign(kCtaEmuSmem, 0xFF); /* poison: what no fence published */
     s.waiting.assign((size_t)threads, Waiter{});
     for (Rendezvous &r : s.wg_wait)
         r = Rendezvous{};
@@ -493,6 +577,12 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, unsigned g
     for (const ThreadMma &t : s.mma)
         if (!t.groups.empty() || !t.open.empty())
             fail("a thread exited with wgmmas in flight");
+    for (const ThreadBulk &b : s.bulk) {
+        if (!b.open.empty())
+            fail("a CTA ended with TMA stores outside a committed bulk group");
+        if (!b.groups.empty())
+            fail("a CTA ended with TMA stores whose reads of shared memory no cp.async.bulk.wait_group.read waited for");
+    }
 }
 
 inline cta_emu_dim3 grid_dim() { return st().grid; }
@@ -610,13 +700,8 @@ inline void tma_load_4d(const CUtensorMap *map, uint64_t *b, void *dst, int c0, 
     cta_emu_sm90::Mbar &bar = cta_emu_sm90::bar(b);
     if (!bar.fenced)
         cta_emu_sm90::fail("a bulk copy completes on an mbarrier whose init no fence.mbarrier_init followed");
-    if (m.rank != 4)
-        cta_emu_sm90::fail("a 4-D bulk copy through a map of another rank");
-    const uint32_t at = cta_emu_sm90::shared_addr(dst);
-    if (at % 128)
-        cta_emu_sm90::fail("a bulk tensor copy to shared memory not 128-byte aligned");
-    const uint32_t bytes = m.box[0] * m.box[1] * m.box[2] * m.box[3] * m.es;
-    cta_emu_sm90::shared_addr((const char *)dst + bytes - 1);
+    uint32_t bytes;
+    const uint32_t at = cta_emu_sm90::box_at(m, dst, &bytes);
     memset(dst, 0xFF, bytes); /* poison until the data lands */
     cta_emu_sm90::TmaLoad ld;
     memcpy(&ld.map, map, sizeof ld.map);
@@ -627,7 +712,43 @@ inline void tma_load_4d(const CUtensorMap *map, uint64_t *b, void *dst, int c0, 
 }
 
 inline void tma_prefetch_map(const CUtensorMap *map) { cta_emu_sm90::map_of(map); }
-inline void fence_async_smem() {}
+
+/* fence.proxy.async.shared::cta: the generic writes so far become visible to the async proxy (every
+ * thread's: see the file comment). */
+inline void fence_async_smem() { memcpy(cta_emu_sm90::st().async_view.data(), fc_cuda::cta_emu_smem, kCtaEmuSmem); }
+
+/* cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group: reads the box at src through the async
+ * proxy now, writes it when a wait_group retires its group. */
+inline void tma_store_4d(const CUtensorMap *map, const void *src, int c0, int c1, int c2, int c3)
+{
+    const cta_emu_sm90::Map &m = cta_emu_sm90::map_of(map);
+    uint32_t bytes;
+    const uint32_t at = cta_emu_sm90::box_at(m, src, &bytes);
+    cta_emu_sm90::TmaStore s;
+    memcpy(&s.map, map, sizeof s.map);
+    s.c[0] = c0, s.c[1] = c1, s.c[2] = c2, s.c[3] = c3, s.src = at;
+    s.source.assign(cta_emu_sm90::shared_at(at), cta_emu_sm90::shared_at(at) + bytes);
+    const std::vector<unsigned char> &view = cta_emu_sm90::st().async_view;
+    cta_emu_sm90::box_each(m, s.c, at, [&](uint32_t sa, const char *, bool) { s.data.insert(s.data.end(), &view[sa], &view[sa] + m.es); });
+    cta_emu_sm90::st().bulk[(size_t)cta_emu::tid()].open.push_back(std::move(s));
+    cta_emu_sm90::st().tma_stores++;
+}
+/* cp.async.bulk.commit_group: the thread's uncommitted bulk stores become one group. */
+inline void bulk_commit()
+{
+    cta_emu_sm90::ThreadBulk &b = cta_emu_sm90::st().bulk[(size_t)cta_emu::tid()];
+    b.groups.push_back(std::move(b.open));
+    b.open.clear();
+}
+/* cp.async.bulk.wait_group.read N: all but the newest N groups have read their sources (and here
+ * written global memory too) — as late as the kernel allows: every other thread runs first, so
+ * whatever the kernel lets touch a source before this wait (a buffer released early) does. */
+template <int N> inline void bulk_wait_read()
+{
+    static_assert(N >= 0 && N <= 63, "cp.async.bulk.wait_group: N in [0, 63]");
+    cta_emu::yield();
+    cta_emu_sm90::bulk_retire(cta_emu::tid(), N);
+}
 
 inline void named_sync(int id, int threads)
 {

@@ -48,7 +48,9 @@ EMU_LAUNCHER(bf16, __nv_bfloat16, 128)
     {                                                                                                   \
         return cudaErrorInvalidValue;                                                                   \
     }
+#define EMU_NO_FWD_TMA(dt, d) EMU_NO_FWD(dt, d##_tma)
 FC_HOPPER_FWD_LAUNCHERS(EMU_NO_FWD)
+FC_HOPPER_FWD_LAUNCHERS(EMU_NO_FWD_TMA)
 EMU_NO_FWD(f16, 64_wg3)
 EMU_NO_FWD(bf16, 64_wg3)
 

@@ -8,8 +8,10 @@
  * persistent CTA takes several items and the rings wrap; the launchers below run the grid's CTAs one
  * after another.  The harness checks the output and statistics against the double-precision
  * reference and the CPU backend.  Both dtypes, classes 64 / 128 / 256, the three-warpgroup class-64
- * variant, ping-pong on and off; odd sizes, Sq != Skv, causal / bands / prefixes, GQA, packed and
- * padded varlen (short batches: the edge fixer), both statistics orders.
+ * variant, ping-pong on and off, both epilogues (register stores; whole tiles through shared memory
+ * and a TMA store) on every two-warpgroup case; odd sizes, Sq != Skv, causal / bands / prefixes,
+ * GQA, packed and padded varlen (short batches: the edge fixer; tiles a TMA store must not take),
+ * both statistics orders.
  */
 #include "cta_emu_sm90.h"
 
@@ -20,33 +22,47 @@ extern "C" {
 #include "common/rng.h"
 }
 
-/* The grid's CTAs, one after another (each persistent over items w, w + grid, ...). */
-template <typename T, int D, int WG> static cudaError_t emu_launch(const fc_problem &p, const fc_hopper::FwdArgs &a, int grid)
+/* The grid's CTAs, one after another (each persistent over items w, w + grid, ...); the kernel the
+ * library's launcher would start (TMA_OUT: the TMA-store epilogue's). */
+static int g_launches_tma_out; /* launches of the TMA-store variant: the case ran the kernel it meant to */
+template <typename T, int D, int WG, bool TMA_OUT = false>
+static cudaError_t emu_launch(const fc_problem &p, const fc_hopper::FwdArgs &a, int grid)
 {
     using Tr = fc_hopper::FwdTraits<T, D, WG>;
     static_assert(Tr::SMEM <= kCtaEmuSmem, "the emulator's shared memory holds the CTA's");
+    g_launches_tma_out += TMA_OUT;
     for (int x = 0; x < grid; x++)
-        cta_emu_sm90::run_cta(Tr::THREADS, cta_emu_dim3{(unsigned)x, 0, 0}, (unsigned)grid,
-                              [&] { fc_hopper::fwd_hopper_kernel<T, D, WG>(p, a); });
+        cta_emu_sm90::run_cta(Tr::THREADS, cta_emu_dim3{(unsigned)x, 0, 0}, (unsigned)grid, [&] {
+            if constexpr (TMA_OUT)
+                fc_hopper::fwd_hopper_kernel_tma_store<T, D>(p, a);
+            else
+                fc_hopper::fwd_hopper_kernel<T, D, WG>(p, a);
+        });
     return cudaSuccess;
 }
-#define EMU_LAUNCHER(dt, T, d, wg, suffix)                                                                                     \
+#define EMU_LAUNCHER(dt, T, d, wg, suffix, tma_out)                                                                            \
     cudaError_t fc_hopper::fwd_launch_##dt##_d##d##suffix(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t) \
     {                                                                                                                          \
-        return emu_launch<T, d, wg>(p, a, grid);                                                                               \
+        return emu_launch<T, d, wg, tma_out>(p, a, grid);                                                                      \
     }
-EMU_LAUNCHER(f16, __half, 64, 2, )
-EMU_LAUNCHER(f16, __half, 128, 2, )
-EMU_LAUNCHER(f16, __half, 256, 2, )
-EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 2, )
-EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, )
-EMU_LAUNCHER(bf16, __nv_bfloat16, 256, 2, )
-EMU_LAUNCHER(f16, __half, 64, 3, _wg3)
-EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 3, _wg3)
+EMU_LAUNCHER(f16, __half, 64, 2, , false)
+EMU_LAUNCHER(f16, __half, 128, 2, , false)
+EMU_LAUNCHER(f16, __half, 256, 2, , false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 2, , false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, , false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 256, 2, , false)
+EMU_LAUNCHER(f16, __half, 64, 3, _wg3, false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 3, _wg3, false)
+EMU_LAUNCHER(f16, __half, 64, 2, _tma, true)
+EMU_LAUNCHER(f16, __half, 128, 2, _tma, true)
+EMU_LAUNCHER(f16, __half, 256, 2, _tma, true)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 2, _tma, true)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, _tma, true)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 256, 2, _tma, true)
 
-/* How the next case runs: SMs of the emulated device, the class-64 variant, ping-pong. */
+/* How the next case runs: SMs of the emulated device, the class-64 variant, ping-pong, the epilogue. */
 static int g_sms = 3;
-static bool g_wg3, g_pingpong = true;
+static bool g_wg3, g_pingpong = true, g_tma_out;
 
 /* The library's Hopper plan and run of p on the emulator. */
 static fc_status emu_plan_run(const fc_problem &p)
@@ -56,6 +72,7 @@ static fc_status emu_plan_run(const fc_problem &p)
     cta_emu_device().sms = g_sms;
     setenv("FLASHC_CUDA_FWD_D64", g_wg3 ? "wg3" : "wg2", 1);
     setenv("FLASHC_CUDA_FWD_PINGPONG", g_pingpong ? "1" : "0", 1);
+    setenv("FLASHC_CUDA_FWD_EPILOGUE", g_tma_out ? "tma" : "regs", 1);
     fc_hopper::FwdPlan hp;
     memset(&hp, 0, sizeof hp);
     fc_cuda_facts facts;
@@ -89,7 +106,25 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     return st;
 }
 
-static void run(const nt_case *c) { nt_run_elsewhere(c, emu_runner, 2); }
+/* Each case with the register epilogue, then with the TMA store (the three-warpgroup variant has
+ * only the first); the second must have run the variant's kernel and stored through the TMA. */
+static void run(const nt_case *c)
+{
+    g_tma_out = false;
+    nt_run_elsewhere(c, emu_runner, 2);
+    if (g_wg3)
+        return;
+    char ctx[512];
+    snprintf(ctx, sizeof ctx, "%s", tc_context_text());
+    tc_context("%s; TMA-store epilogue", ctx);
+    g_tma_out = true;
+    const int launches = g_launches_tma_out;
+    const uint64_t stores = cta_emu_sm90::st().tma_stores;
+    nt_run_elsewhere(c, emu_runner, 2);
+    TC_CHECK(g_launches_tma_out > launches && cta_emu_sm90::st().tma_stores > stores, "the TMA-store variant ran and stored tiles");
+    g_tma_out = false;
+    tc_context("%s", ctx);
+}
 
 int main(int argc, char **argv)
 {

@@ -32,6 +32,7 @@ struct FwdPlan {
     int n_items, head_group, grid, dclass;
     int rows;     /* query rows per item: 64 × consumer warpgroups (kFwdRows, or 192 for FLASHC_CUDA_FWD_D64=wg3) */
     int pingpong; /* the consumer warpgroups take turns issuing their GEMMs */
+    int tma_out;  /* the TMA-store epilogue (FLASHC_CUDA_FWD_EPILOGUE=tma; two consumer warpgroups only) */
     void *encode; /* the driver's cuTensorMapEncodeTiled */
 };
 
@@ -53,6 +54,10 @@ FC_HOPPER_FWD_LAUNCHERS(FC_HOPPER_FWD_DECLARE)
 /* Variants chosen by an environment variable at planning: three consumer warpgroups at class 64. */
 cudaError_t fwd_launch_f16_d64_wg3(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s);
 cudaError_t fwd_launch_bf16_d64_wg3(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s);
+/* ... and the TMA-store epilogue (fwd_<dtype>_d<class>_tma.cu). */
+#define FC_HOPPER_FWD_DECLARE_TMA(dt, d) cudaError_t fwd_launch_##dt##_d##d##_tma(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s);
+FC_HOPPER_FWD_LAUNCHERS(FC_HOPPER_FWD_DECLARE_TMA)
+#undef FC_HOPPER_FWD_DECLARE_TMA
 
 } // namespace fc_hopper
 

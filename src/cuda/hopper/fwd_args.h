@@ -23,6 +23,12 @@ struct FwdArgs {
     int edge_fixes;     /* some batch ends before kv_extent: every value tile passes the edge fixer */
     int pair_out;       /* out has unit feature stride and 4-byte aligned rows */
     int pingpong;       /* the consumer warpgroups take turns issuing GEMMs (FLASHC_CUDA_FWD_PINGPONG) */
+    /* The TMA-store epilogue's (FLASHC_CUDA_FWD_EPILOGUE=tma; after the fields above, which keep
+     * their offsets in the other kernels): out mapped in boxes of 64 features × 64 rows (o_tma 0:
+     * the view cannot be, every row is stored from registers), its batch coordinate, and the
+     * positions the map covers (a tile's rows past the batch that the map clips may be stored). */
+    int o_tma, o_batched, q_extent;
+    CUtensorMap o;
 };
 
 } // namespace fc_hopper

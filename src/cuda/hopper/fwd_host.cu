@@ -99,6 +99,12 @@ fc_status fwd_plan(const fc_problem *p, FwdPlan *out)
     if (d64 && *d64 && strcmp(d64, "wg2") != 0 && strcmp(d64, "wg3") != 0)
         return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_FWD_D64=%.64s names no variant (wg2 or wg3)", who, d64);
     out->rows = out->dclass == 64 && d64 && strcmp(d64, "wg3") == 0 ? FwdTraits<__half, 64, 3>::BM : kFwdRows;
+    /* FLASHC_CUDA_FWD_EPILOGUE=tma: output tiles through shared memory and a TMA store (a variant of
+     * the two-warpgroup kernels to compare with the default register stores, regs) */
+    const char *epi = getenv("FLASHC_CUDA_FWD_EPILOGUE");
+    if (epi && *epi && strcmp(epi, "regs") != 0 && strcmp(epi, "tma") != 0)
+        return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_FWD_EPILOGUE=%.64s names no variant (regs or tma)", who, epi);
+    out->tma_out = epi && strcmp(epi, "tma") == 0 && out->rows == kFwdRows;
     const fc_status st =
         fc_cuda_tile_order(p, out->rows, false, p->Nq, fc_cuda_q_tile_cost, &out->items, &out->n_items, who);
     if (st != FC_OK)
@@ -139,13 +145,25 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reac
     a.pingpong = plan.pingpong;
     a.pair_out = run.out.se == 1 && (uintptr_t)run.out.data % 4 == 0 && run.out.sb % 2 == 0 && run.out.sn % 2 == 0 &&
                  run.out.ss % 2 == 0;
+    if (plan.tma_out) { /* an output view the map cannot take is stored from registers */
+        const bool ob = run.out.sb != 0 && run.B > 1;
+        a.o_tma = tma_map_view(enc, &a.o, run.out, run.Dv, q_ext, run.Nq, ob ? run.B : 1, 64) == NULL;
+        a.o_batched = ob;
+        a.q_extent = (int)q_ext;
+    }
     if (plan.grid == 0) {
         *launched = true;
         return FC_OK;
     }
     const bool bf = run.q.dtype == FC_BF16, wg3 = plan.rows != kFwdRows;
     cudaError_t err;
-    switch (plan.dclass) {
+    if (plan.tma_out) {
+        switch (plan.dclass) {
+        case 64: err = bf ? fwd_launch_bf16_d64_tma(run, a, plan.grid, stream) : fwd_launch_f16_d64_tma(run, a, plan.grid, stream); break;
+        case 128: err = bf ? fwd_launch_bf16_d128_tma(run, a, plan.grid, stream) : fwd_launch_f16_d128_tma(run, a, plan.grid, stream); break;
+        default: err = bf ? fwd_launch_bf16_d256_tma(run, a, plan.grid, stream) : fwd_launch_f16_d256_tma(run, a, plan.grid, stream); break;
+        }
+    } else switch (plan.dclass) {
     case 64:
         if (wg3)
             err = bf ? fwd_launch_bf16_d64_wg3(run, a, plan.grid, stream) : fwd_launch_f16_d64_wg3(run, a, plan.grid, stream);

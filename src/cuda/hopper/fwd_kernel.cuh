@@ -130,8 +130,10 @@ __device__ __forceinline__ void wg_gemm(Mma &mma, TA &a, const TB &b, TC &c)
 
 __device__ __forceinline__ bool span_has(int4 s, int j) { return (j >= s.x && j < s.y) || (j >= s.z && j < s.w); }
 
-/* The producer warp: Q once per item, then K and V of each visible tile through the ring. */
-template <class Tr>
+/* The producer warp: Q once per item, then K and V of each visible tile through the ring.  Q_LATE
+ * (the TMA-store epilogue, whose consumers release Q's stage only after storing through it): the
+ * item's first key tile goes before Q, so one load is in flight while the epilogue ends. */
+template <class Tr, bool Q_LATE>
 __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, typename Tr::Smem &s, int lane)
 {
     constexpr int BM = Tr::BM, BN = Tr::BN, CH = Tr::CHUNK, NC = Tr::D / CH;
@@ -144,11 +146,15 @@ __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, t
             continue; /* nothing visible: the consumers write empty rows without Q */
         if (lane == 0) {
             const int n2 = (int)(wk.n1 / p.G), qb = a.q_batched ? wk.b : 0, kb = a.kv_batched ? wk.b : 0;
-            mbar_wait(&s.q_empty, (q_n & 1u) ^ 1u);
-            mbar_arrive_tx(&s.q_full, Tr::Q_BYTES);
+            auto load_q = [&]() {
+                mbar_wait(&s.q_empty, (q_n & 1u) ^ 1u);
+                mbar_arrive_tx(&s.q_full, Tr::Q_BYTES);
 #pragma unroll
-            for (int c = 0; c < NC; c++)
-                tma_load_4d(&a.q, &s.q_full, s.q + c * BM * CH, c * CH, (int)bt.q_tok + wk.m0, wk.n1, qb);
+                for (int c = 0; c < NC; c++)
+                    tma_load_4d(&a.q, &s.q_full, s.q + c * BM * CH, c * CH, (int)bt.q_tok + wk.m0, wk.n1, qb);
+            };
+            if constexpr (!Q_LATE)
+                load_q();
             for (int t = kt.t0; t < kt.t1; t++) {
                 const Slot<Tr::STAGES> sl(kv_n + (uint32_t)(t - kt.t0));
                 const int row = (int)bt.kv_tok + t * BN;
@@ -158,6 +164,9 @@ __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, t
 #pragma unroll
                 for (int c = 0; c < NC; c++)
                     tma_load_4d(&a.k, &s.k_full[sl.stage], k + c * BN * CH, c * CH, row, n2, kb);
+                if constexpr (Q_LATE)
+                    if (t == kt.t0)
+                        load_q();
                 mbar_wait(&s.v_empty[sl.stage], sl.phase ^ 1u);
                 mbar_arrive_tx(&s.v_full[sl.stage], Tr::KV_BYTES);
 #pragma unroll
@@ -240,9 +249,12 @@ __device__ __forceinline__ void softmax_step(TS &sc, float (&m)[2], float (&l)[2
     }
 }
 
-template <typename T, int D, int WG>
-__global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
-    fwd_hopper_kernel(const __grid_constant__ fc_problem p, const __grid_constant__ FwdArgs a)
+/* The kernel's body; TMA_OUT: the TMA-store epilogue (a variant, FLASHC_CUDA_FWD_EPILOGUE=tma) —
+ * a warpgroup's 64 output rows are written into its rows of Q's stage (CuTe's layout of Q, the
+ * 128-byte swizzle the store's map reads), fenced for the async proxy, and stored by one thread
+ * as one box per 64 features; Q's stage is released after the store has read it. */
+template <typename T, int D, int WG, bool TMA_OUT>
+__device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
 {
     using Tr = FwdTraits<T, D, WG>;
     using E = typename Tr::E;
@@ -268,7 +280,7 @@ __global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
     if (warp < 4) { /* the producer warpgroup */
         regs_shrink<Tr::REGS_PRODUCER>();
         if (warp == 0)
-            produce<Tr>(p, a, s, lane);
+            produce<Tr, TMA_OUT>(p, a, s, lane);
         else if (warp == 1)
             fix_edges<Tr>(p, a, s, lane);
         return;
@@ -374,7 +386,7 @@ __global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
                 their_turn();
                 cute::warpgroup_wait<0>();
                 mbar_arrive(&s.k_empty[cur.stage]);
-                if (t == kt.t1 - 1)
+                if (!TMA_OUT && t == kt.t1 - 1)
                     mbar_arrive(&s.q_empty);
                 mask(t);
                 softmax_step(tSrS, m, l, alpha, p.scale);
@@ -418,7 +430,8 @@ __global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
                 rescale();
                 to_p();
             }
-            mbar_arrive(&s.q_empty); /* every Q·Kᵀ of the item has completed */
+            if constexpr (!TMA_OUT)
+                mbar_arrive(&s.q_empty); /* every Q·Kᵀ of the item has completed */
             const Slot<STAGES> last(kv_n + (uint32_t)(kt.t1 - 1 - kt.t0));
             wait_v(last);
             my_turn();
@@ -440,6 +453,41 @@ __global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
             sum += __shfl_xor_sync(0xffffffffu, sum, 2);
             l[h] = sum;
         }
+        /* The TMA store takes a warpgroup's whole 64-row tile when the batch has every row of it, or
+         * the map clips the rows it lacks (the last rows of the tensor); else rows go from
+         * registers (a packed batch's neighbour, padding rows).  Items without visible keys
+         * loaded no Q: registers too. */
+        bool staged = false;
+        if constexpr (TMA_OUT) {
+            const int mine = rows_here - 64 * wg;
+            staged = a.o_tma && kt.t0 < kt.t1 && mine > 0 && (mine >= 64 || bt.q_tok + wk.m0 + rows_here >= a.q_extent);
+            if (staged) {
+                /* Q's layout: [64-feature chunk][row][128 bytes], 16-byte piece j of row r at piece
+                 * j ^ (r % 8) (the 128-byte swizzle); value pair k of a thread is piece k % 8 of
+                 * chunk k / 8, and both its rows have r % 8 = lane / 4 */
+                char *base = reinterpret_cast<char *>(s.q) + row_in_tile[0] * 128 + 2 * col0;
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const bool empty = !(l[h] > 0.0f);
+                    const float f = empty ? 0.0f : 1.0f / l[h];
+#pragma unroll
+                    for (int k = 0; k < cute::size(tOrO) / 4; k++) { /* an empty row is zeros whatever O holds */
+                        const float x0 = empty ? 0.0f : tOrO(4 * k + 2 * h) * f, x1 = empty ? 0.0f : tOrO(4 * k + 2 * h + 1) * f;
+                        *reinterpret_cast<uint32_t *>(base + (k / 8) * BM * 128 + h * 8 * 128 + ((k % 8) ^ (lane / 4)) * 16) =
+                            fc_cuda::Elem<T>::pack(x0, x1);
+                    }
+                }
+                fence_async_smem(); /* each writer's, before the barrier: the store reads through the async proxy */
+                named_sync(1 + WG + wg, 128);
+                if (ct % 128 == 0) {
+                    const int pos = (int)bt.q_tok + wk.m0 + 64 * wg, ob = a.o_batched ? wk.b : 0;
+                    for (int c = 0; c * Tr::CHUNK < p.Dv; c++)
+                        tma_store_4d(&a.o, s.q + (c * BM + 64 * wg) * Tr::CHUNK, c * Tr::CHUNK, pos, wk.n1, ob);
+                    bulk_commit();
+                    bulk_wait_read<0>(); /* before this thread's release of Q's stage */
+                }
+            }
+        }
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int r = row_in_tile[h];
@@ -450,7 +498,7 @@ __global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
             const float f = empty ? 0.0f : 1.0f / l[h];
             char *row = fc_view_row(&p.out, 2, wk.b, bt.q_tok, wk.n1, i);
 #pragma unroll
-            for (int k = 0; k < cute::size(tOrO) / 4; k++) {
+            for (int k = 0; k < cute::size(tOrO) / 4 && !staged; k++) {
                 const int e = col0 + 8 * k;
                 if (e >= p.Dv)
                     break;
@@ -466,7 +514,25 @@ __global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
             if (p.stats.max && lane % 4 == 0)
                 fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, wk.n1, i), empty ? -FLT_MAX : m[h], empty ? FLT_MAX : l[h]);
         }
+        if constexpr (TMA_OUT)
+            if (kt.t0 < kt.t1)
+                mbar_arrive(&s.q_empty);
     }
+}
+
+template <typename T, int D, int WG>
+__global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
+    fwd_hopper_kernel(const __grid_constant__ fc_problem p, const __grid_constant__ FwdArgs a)
+{
+    fwd_body<T, D, WG, false>(p, a);
+}
+
+/* The TMA-store epilogue's variant (two consumer warpgroups). */
+template <typename T, int D>
+__global__ void __launch_bounds__(FwdTraits<T, D, 2>::THREADS, 1)
+    fwd_hopper_kernel_tma_store(const __grid_constant__ fc_problem p, const __grid_constant__ FwdArgs a)
+{
+    fwd_body<T, D, 2, true>(p, a);
 }
 
 } // namespace fc_hopper

@@ -7,15 +7,22 @@
 
 namespace fc_hopper {
 
-template <typename T, int D, int WG> cudaError_t fwd_launch(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s)
+template <class Tr> cudaError_t fwd_start(void (*kernel)(fc_problem, FwdArgs), const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s)
 {
-    using Tr = FwdTraits<T, D, WG>;
-    auto kernel = fwd_hopper_kernel<T, D, WG>;
     cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Tr::SMEM);
     if (err != cudaSuccess)
         return err;
     kernel<<<grid, Tr::THREADS, Tr::SMEM, s>>>(p, a);
     return cudaGetLastError();
+}
+
+template <typename T, int D, int WG, bool TMA_OUT = false>
+cudaError_t fwd_launch(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s)
+{
+    if constexpr (TMA_OUT)
+        return fwd_start<FwdTraits<T, D, 2>>(fwd_hopper_kernel_tma_store<T, D>, p, a, grid, s);
+    else
+        return fwd_start<FwdTraits<T, D, WG>>(fwd_hopper_kernel<T, D, WG>, p, a, grid, s);
 }
 
 } // namespace fc_hopper
@@ -30,6 +37,13 @@ template <typename T, int D, int WG> cudaError_t fwd_launch(const fc_problem &p,
     cudaError_t fc_hopper::fwd_launch_##dt##_d##d##_wg##wg(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s) \
     {                                                                                                                      \
         return fwd_launch<T, d, wg>(p, a, grid, s);                                                                        \
+    }
+
+/* the TMA-store epilogue's variant (FLASHC_CUDA_FWD_EPILOGUE=tma) */
+#define FC_HOPPER_FWD_TMA_VARIANT(dt, T, d)                                                                             \
+    cudaError_t fc_hopper::fwd_launch_##dt##_d##d##_tma(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s) \
+    {                                                                                                                   \
+        return fwd_launch<T, d, 2, true>(p, a, grid, s);                                                                \
     }
 
 #endif /* FC_CUDA_HOPPER_FWD_LAUNCH_CUH */

@@ -1,6 +1,7 @@
 /*
  * The sm_90 synchronisation and copy vocabulary of the Hopper kernels: transaction-count
- * mbarriers, bulk tensor copies (TMA) that complete on them, the async-proxy fence, named
+ * mbarriers, bulk tensor copies (TMA) that complete on them, bulk tensor stores and their
+ * groups, the async-proxy fence, named
  * barriers and the register reallocation between warpgroups.  Each wrapper is one PTX
  * instruction (or its retry loop); the pipelines built from them live in the kernels.
  */
@@ -56,6 +57,23 @@ __device__ __forceinline__ void tma_load_4d(const CUtensorMap *map, uint64_t *ba
                  " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_u32(dst)),
                  "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                  : "memory");
+}
+
+/* A box of shared memory at src to the 4-D tensor map at coordinates (c0 innermost .. c3): elements
+ * outside the tensor are not written.  It joins the thread's open bulk group (bulk_commit); src
+ * must not change until bulk_wait_read retires that group. */
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, const void *src, int c0, int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(smem_u32(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* Until all but the newest N of the thread's bulk groups have read their shared memory. */
+template <int N> __device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map)
