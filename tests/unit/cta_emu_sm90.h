@@ -715,7 +715,7 @@ inline void tma_prefetch_map(const CUtensorMap *map) { cta_emu_sm90::map_of(map)
 
 /* fence.proxy.async.shared::cta: the generic writes so far become visible to the async proxy (every
  * thread's: see the file comment). */
-inline void fence_async_smem() { memcpy(cta_emu_sm90::st().async_view.data(), fc_cuda::cta_emu_smem, kCtaEmuSmem); }
+inline void fence_async_smem() { memcpy(cta_emu_sm90::st().async_view.data(), fc_hopper::cta_emu_smem, kCtaEmuSmem); }
 
 /* cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group: reads the box at src through the async
  * proxy now, writes it when a wait_group retires its group. */
