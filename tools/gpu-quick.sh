@@ -9,6 +9,10 @@
 #   tools/gpu-quick.sh dec [build-dir]: the decode — tests on the tensor-core kernel and the forced
 #   CUDA-core one (FLASHC_CUDA_DECODE=simt), runs on two streams and in CUDA graphs, the sanitizers,
 #   flashc-bench's decode rows for both kernels beside PyTorch; a table last.
+#   tools/gpu-quick.sh decv [build-dir]: the tensor-core decode's variants side by side in one call: for
+#   each name in DEC_VARIANTS (FLASHC_CUDA_DECODE_VARIANT values; default linear+merge, +posm,
+#   +posm+imma, +posm+imma+ipv) its decode tests, then its flashc-bench decode rows; a table of GB/s
+#   per shape and variant and each variant's int8 token rate last.  BUDGET 540.
 #   tools/gpu-quick.sh bwd [build-dir]: the backward — tests on the fused five-product kernel
 #   (FLASHC_CUDA_BWD=fused), with a grid larger than the GPU (turn order) and on the forced
 #   seven-product path, the sanitizers on the fused kernel, its bench rows beside SDPA; a table last.
@@ -174,6 +178,28 @@ hbwd)
     done
     echo "tests: sm90 $rc_bwd_sm90, grid ${rc_bwd_sm90_grid:-n/a}; sanitizers: ${rc_san_memcheck:-n/a} ${rc_san_racecheck:-n/a}"
     ;;
+decv)
+    BUDGET=${BUDGET:-540}
+    vars=(${DEC_VARIANTS:-linear+merge linear+merge+posm linear+merge+posm+imma linear+merge+posm+imma+ipv})
+    for n in "${!vars[@]}"; do # a variant's tests before its rows: the rate of a wrong kernel means nothing
+        TAIL=3 step "decv-test-v$n" 60 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT="${vars[$n]}" \
+            "$dir/tests/cuda/test_cuda_decode" 10
+        TAIL=2 step "decv-bench-v$n" 60 env FLASHC_CUDA_DECODE_VARIANT="${vars[$n]}" \
+            "$dir/bench/flashc-bench" --backend cuda --filter dec --repeat 20
+    done
+    echo
+    echo "== decode variants (GB/s of the K/V cache read once, the tensor-core kernel's rows; copy = device-to-device)"
+    for n in "${!vars[@]}"; do
+        v=rc_decv_test_v$n
+        echo "v$n ${vars[$n]}: tests ${!v:-n/a}, $(grep -h token-rate "$out/decv-bench-v$n.log" 2>/dev/null | awk '{print "int8 token rate " $3 "x bf16"}')"
+    done
+    for n in "${!vars[@]}"; do
+        grep -E '^(dec-|copy)' "$out/decv-bench-v$n.log" 2>/dev/null | grep -v -e '-simt ' -e token-rate | awk -v n="$n" '{print $1, n, $3}'
+    done | sort -k1,1 -k2,2n | awk -v nv="${#vars[@]}" '
+        function row() { if (c != "") { printf "%-28s", c; for (v = 0; v < nv; v++) printf " %8s", (v in r) ? r[v] : "-"; printf "\n" } }
+        BEGIN { printf "%-28s", "case"; for (v = 0; v < nv; v++) printf " %8s", "v" v; printf "\n" }
+        $1 != c { row(); c = $1; split("", r) } { r[$2] = $3 } END { row() }'
+    ;;
 bwd)
     # the fused kernel first (a hang, e.g. a turn never reached, ends the call at the step's limit)
     TAIL=25 step bwd-fused 150 env FLASHC_CUDA_BWD=fused "$dir/tests/cuda/test_cuda_backward" 40
@@ -317,7 +343,7 @@ pending)
     TAIL=4 step p-fwd-paged 60 "$dir/tests/cuda/test_cuda_forward" 10 paged
     TAIL=4 step p-bwd-default 75 "$dir/tests/cuda/test_cuda_backward" 10 # fp32 operands and gradients included
     n=0
-    for v in linear+merge linear+merge+posm linear+merge+posm+imma; do
+    for v in linear+merge linear+merge+posm linear+merge+posm+imma linear+merge+posm+imma+ipv; do
         n=$((n + 1))
         TAIL=3 step "p-dec-v$n" 45 env FLASHC_CUDA_DECODE=mma FLASHC_CUDA_DECODE_VARIANT=$v "$dir/tests/cuda/test_cuda_decode" 10
     done
@@ -331,11 +357,11 @@ pending)
     fi
     echo
     for r in p_fwd_sm90 p_fwd_wg3 p_fwd_tma p_bwd_sm90 p_bwd_sm90_grid p_sparse p_sample_sfag p_fwd_default p_fwd_paged p_bwd_default \
-             p_dec_v1 p_dec_v2 p_dec_v3 p_san_fwd_tma p_san_bwd_sm90 p_san_sparse p_san_dec_imma; do
+             p_dec_v1 p_dec_v2 p_dec_v3 p_dec_v4 p_san_fwd_tma p_san_bwd_sm90 p_san_sparse p_san_dec_imma; do
         v=rc_$r
         printf '%-18s %s\n' "${r//_/-}" "${!v:-not run}"
     done
-    echo "(decode v1 linear+merge, v2 +posm, v3 +posm+imma; 0 = passed, 124 = timed out, skipped = budget spent)"
+    echo "(decode v1 linear+merge, v2 +posm, v3 +posm+imma, v4 +posm+imma+ipv; 0 = passed, 124 = timed out, skipped = budget spent)"
     ;;
 all)
     # every new kernel in one call under BUDGET seconds (default 300): correctness of each first
@@ -408,7 +434,7 @@ final)
     n=0; for e in ${FWD_ENV:-}; do n=$((n + 1)); eval "echo \"forward variant v$n tests: \${rc_test_fwd_v$n:-n/a}\""; done
     ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, hbwd, dec, new, all, final, philox, sparse, feat, f32, paged)"
+    echo "gpu-quick: unknown area $area (fwd, bwd, hbwd, dec, decv, new, all, final, philox, sparse, feat, f32, paged)"
     exit 2
     ;;
 esac

@@ -144,7 +144,8 @@ static const char *const kDecDefault = "auto"; /* the tensor-core kernel where i
 /* FLASHC_CUDA_DECODE_VARIANT: the tensor-core kernel's variant (decode_mma_kernel.cuh; head-dim
  * class 128): base, linear (kMmaLinearIssue), merge (kMmaWideMerge), linear+merge, or
  * linear+merge+posm (kMmaPositionsM too: positions on the MMA's M side where rows ≤ 8), or
- * linear+merge+posm+imma (kMmaIntK too: int8 keys on the integer tensor cores there) (unset or
+ * linear+merge+posm+imma (kMmaIntK too: int8 keys on the integer tensor cores there), or
+ * linear+merge+posm+imma+ipv (kMmaIntPV too: int8 values' P·V on the integer tensor cores) (unset or
  * empty: kDecVariantDefault — on an H200 linear+merge read 1.15-1.24x faster than base at every
  * bench shape and passed the decode tests). */
 static const char *const kDecVariantDefault = "linear+merge";
@@ -155,7 +156,8 @@ static fc_status fc_dec_variant(int *variant)
         int bits;
     } names[] = {{"base", 0}, {"linear", kMmaLinearIssue}, {"merge", kMmaWideMerge}, {"linear+merge", kMmaLinearIssue | kMmaWideMerge},
                    {"linear+merge+posm", kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM},
-                   {"linear+merge+posm+imma", kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK}};
+                   {"linear+merge+posm+imma", kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK},
+                   {"linear+merge+posm+imma+ipv", kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK | kMmaIntPV}};
     const char *v = getenv("FLASHC_CUDA_DECODE_VARIANT");
     *variant = 0;
     v = v && *v ? v : kDecVariantDefault;
@@ -164,7 +166,8 @@ static fc_status fc_dec_variant(int *variant)
             *variant = names[i].bits;
             return FC_OK;
         }
-    return fc_fail(FC_ERR_BACKEND, "fc_cuda_dec_plan: FLASHC_CUDA_DECODE_VARIANT=%s names no variant (base, linear, merge, linear+merge, linear+merge+posm, linear+merge+posm+imma)", v);
+    return fc_fail(FC_ERR_BACKEND, "fc_cuda_dec_plan: FLASHC_CUDA_DECODE_VARIANT=%s names no variant (base, linear, merge, linear+merge, linear+merge+posm, linear+merge+posm+imma, "
+                   "linear+merge+posm+imma+ipv)", v);
 }
 
 static fc_status fc_dec_env(bool *simt, int *splits, int *variant)

@@ -11,6 +11,7 @@
  * three MMAs per k step give Σ hi·k, Σ mid·k, Σ lo·k exactly in s32; the score is
  * fl(2^16·Σhi·k + fl(2^8·Σmid·k + Σlo·k))·τ·2^(e_r − 22) + τ·Σ q'·offset (the offset's constant as
  * before).  Error bounds and why two parts fail: docs/ARCHITECTURE.md (the decode section).
+ * kMmaIntPV (with kMmaIntK) takes P·V onto the integer tensor cores too (imma_pv below).
  */
 #ifndef FC_CUDA_DECODE_IMMA_CUH
 #define FC_CUDA_DECODE_IMMA_CUH
@@ -96,6 +97,71 @@ __device__ __forceinline__ void imma_scores(float (&s)[SN][4], const unsigned ch
 #pragma unroll
         for (int e = 0; e < 4; e++)
             s[j][e] = fmaf((float)acc[0][e], 65536.0f, (float)(acc[1][e] * 256 + acc[2][e]));
+    }
+}
+
+/* Integer P·V (kMmaIntPV): Oᵀ += Vᵀ·Pᵀ on mma.sync m16n8k32 .s8.u8.s32, V's bytes as they are and P
+ * as 16-bit integers in two u8 parts.  In a tile a row's P is taken from the tile's own max m_t
+ * (p_j = e^(s_j − m_t) in [0, 1], 1 at the max) as x_j = rint(65535·p_j) = hi·256 + lo — one fma
+ * with 2^23 rounds it into a float's low 16 bits, whose bytes become the B fragments; the MMAs
+ * give X = Σ x_j·v_j exactly in s32 (the hi sums times 256 first: |X| < 64·65535·128 < 2^30), and
+ * O += fl(X)·w_t/65535 with w_t = e^(m_t − m), m the row's running max, while l adds w_t·Σ p_j
+ * (the fp32 p's).  Error: |x_j/65535 − p_j| ≤ 1/131070, so the tile's sum is off by at most
+ * n_t·max|v|/131070 (n_t ≤ 64 positions it sees) times w_t; l ≥ Σ_t w_t (each tile's max enters
+ * with p = 1), so Σp·v/l is off by at most 64·max|v|/131070 < 2^-11·max|v| before V's scale —
+ * the bound of fp16 P (u = 2^-11 on each p), reached only when every other p of a tile sits near
+ * 2^-17; the errors are independent roundings 2^5 finer than fp16's near p = 1, so typically
+ * about 2^-17·max|v|·(Σ_j w_j²)^½/l. */
+constexpr float kImmaPvScale = 65535.0f;
+
+/* The V stage's chunk of (row, ch) with kMmaIntPV: ldmatrix's 8 rows of a matrix in 8 bank groups. */
+__device__ __forceinline__ int imma_vchunk(int row, int ch) { return ch ^ (row & 7); }
+
+/* Oᵀ += Vᵀ·Pᵀ of one WN-position tile, P (s[j][e]: position 16j + g + 8(e >> 1), row 2c + (e & 1),
+ * in [0, 1]) as above.  k slots 4c + i (+ 16) of a 32-position step are positions 2c, 2c + 1,
+ * 2c + 8, 2c + 9 (+ 16) — P's by one movmatrix per 8 × 8 of 16-bit x, then one permute per part;
+ * V's by ldmatrix.trans of 16-bit pairs (lane: features 2g, 2g + 1 of two positions per matrix),
+ * then one permute per fragment word.  Oᵀ's tile mt, m row g (+ 8) is feature 16mt + 2g (+ 1);
+ * vofs[mt]: the lane's ldmatrix row (position lane, chunk mt); wq0, wq1: rows 2c, 2c + 1's w_t/65535. */
+template <int DC, int WN>
+__device__ __forceinline__ void imma_pv(float (&o)[DC / 16][1][4], const unsigned char *tv, const int (&vofs)[DC / 16],
+                                        const float (&s)[WN / 16][4], float wq0, float wq1)
+{
+    constexpr int SN = WN / 16;
+    static_assert(SN % 2 == 0, "whole 32-position k steps");
+    uint32_t ph[SN], pl[SN];
+#pragma unroll
+    for (int j = 0; j < SN; j++) {
+        uint32_t x[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            x[e] = __float_as_uint(fmaf(s[j][e], kImmaPvScale, 8388608.0f));
+        const uint32_t a = movm_t(prmt(x[0], x[1], 0x5410u)), b = movm_t(prmt(x[2], x[3], 0x5410u));
+        ph[j] = prmt(a, b, 0x7531u), pl[j] = prmt(a, b, 0x6420u);
+    }
+#pragma unroll
+    for (int mt = 0; mt < DC / 16; mt++) {
+        uint32_t a[SN / 2][4];
+#pragma unroll
+        for (int t = 0; t < SN / 2; t++) {
+            uint32_t r[4]; /* positions 32t + 2c, 2c + 1 (+ 8, + 16, + 24) of features 16mt + 2g, 2g + 1 */
+            ldsm_x4_t(r, tv + vofs[mt] + 32 * t * DC);
+            a[t][0] = prmt(r[0], r[1], 0x6420u), a[t][1] = prmt(r[0], r[1], 0x7531u);
+            a[t][2] = prmt(r[2], r[3], 0x6420u), a[t][3] = prmt(r[2], r[3], 0x7531u);
+        }
+        int acc[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int t = 0; t < SN / 2; t++)
+            mma16832_s8u8(acc, a[t], ph[2 * t], ph[2 * t + 1]);
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            acc[e] *= 256;
+#pragma unroll
+        for (int t = 0; t < SN / 2; t++)
+            mma16832_s8u8(acc, a[t], pl[2 * t], pl[2 * t + 1]);
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            o[mt][0][e] = fmaf((float)acc[e], e & 1 ? wq1 : wq0, o[mt][0][e]);
     }
 }
 

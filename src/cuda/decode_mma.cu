@@ -7,13 +7,15 @@
 namespace fc_cuda {
 
 /* The variants (decode_mma_kernel.cuh) exist for head-dim class 128 alone: the others run the default.
- * kMmaIntK changes int8 keys at rows ≤ 8 alone: elsewhere it is the kMmaPositionsM kernel. */
+ * kMmaIntK (and kMmaIntPV with it) change int8 caches at rows ≤ 8 alone: elsewhere it is the
+ * kMmaPositionsM kernel. */
 template <typename KT, int DC, int NT> static MmaFn mma_variant(int variant)
 {
     constexpr int posm = kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM;
-    if (variant == (posm | kMmaIntK)) {
+    if (variant == (posm | kMmaIntK) || variant == (posm | kMmaIntK | kMmaIntPV)) {
         if constexpr (sizeof(KT) == 1 && NT == 1 && DC == 128)
-            return dec_mmav_kernel<KT, 128, NT, posm | kMmaIntK>;
+            return variant & kMmaIntPV ? dec_mmav_kernel<KT, 128, NT, posm | kMmaIntK | kMmaIntPV>
+                                       : dec_mmav_kernel<KT, 128, NT, posm | kMmaIntK>;
         variant = posm;
     }
     if (DC != 128)

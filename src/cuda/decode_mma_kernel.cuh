@@ -76,8 +76,8 @@ template <typename KT, int DC> __host__ __device__ constexpr size_t mma_smem_byt
 /* Where a 16-byte chunk of a row lies in a stage (XOR swizzles against bank conflicts): 16-bit
  * tiles for ldmatrix (8 rows, one chunk column), int8 keys (a 16-byte load per thread, rows in
  * pairs; IK, kMmaIntK's: ldmatrix as 16-bit tiles), int8 values (4-byte loads of rows 2c, 2c + 1,
- * 2c + 8, 2c + 9). */
-template <int ES, int CR, bool VAL, bool IK = false> __device__ __forceinline__ int mma_chunk(int row, int ch)
+ * 2c + 8, 2c + 9; IV, kMmaIntPV's: ldmatrix.trans as 16-bit tiles). */
+template <int ES, int CR, bool VAL, bool IK = false, bool IV = false> __device__ __forceinline__ int mma_chunk(int row, int ch)
 {
     if (CR < 8)
         return ch;
@@ -85,6 +85,8 @@ template <int ES, int CR, bool VAL, bool IK = false> __device__ __forceinline__ 
         return ch ^ (row & 7);
     if (IK && !VAL)
         return imma_chunk(row, ch);
+    if (IV && VAL)
+        return imma_vchunk(row, ch);
     return VAL ? ch ^ (((row >> 1) & 3) << 1) : ch ^ ((row & 1) << 2);
 }
 
@@ -144,8 +146,9 @@ template <typename T> __device__ __forceinline__ bool mma_nonfinite(const uint32
  * in registers), each lane then holding rows 2c, 2c + 1 of positions g, g + 8, and turns Sᵀ's
  * accumulators into the B operand of Oᵀ += Vᵀ·Pᵀ by one movmatrix per 8 × 8; kMmaIntK (with
  * kMmaPositionsM, int8 keys) computes Sᵀ on the integer tensor cores, K's bytes as they are and q in
- * three int8 parts (decode_imma.cuh). */
-constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4, kMmaIntK = 8;
+ * three int8 parts (decode_imma.cuh); kMmaIntPV (with kMmaIntK) computes Oᵀ += Vᵀ·Pᵀ there too, V's
+ * bytes as they are and P as 16-bit integers from each tile's own max (decode_imma.cuh imma_pv). */
+constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4, kMmaIntK = 8, kMmaIntPV = 16;
 
 template <typename KT, int DC, int NT, int V>
 __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunch &L)
@@ -159,6 +162,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
      * 16j + g + 8(e >> 1); otherwise row slot e >> 1 (row g + 8(e >> 1)) at position 8j + 2c + (e & 1). */
     constexpr bool PM = (V & kMmaPositionsM) && NT == 1;
     constexpr bool IK = (V & kMmaIntK) && PM && I8;
+    constexpr bool IPV = (V & kMmaIntPV) && IK;
     constexpr int SN = PM ? WN / 16 : NS;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __shared__ int s_lo, s_hi, s_flo, s_fhi, s_fault, s_last;
@@ -327,7 +331,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 for (int q = 0; q < P; q++) {
                     const int pos = q * RPI + r0;
                     dko[q] = pos * DC * ES + mma_chunk<ES, CR, false, IK>(pos, ch) * 16;
-                    dvo[q] = pos * DC * ES + mma_chunk<ES, CR, true>(pos, ch) * 16;
+                    dvo[q] = pos * DC * ES + mma_chunk<ES, CR, true, false, IPV>(pos, ch) * 16;
                 }
 #pragma unroll
                 for (int i = 0; i < WN / RPI; i++) {
@@ -344,7 +348,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 const char *vs = (const char *)__shfl_sync(0xffffffffu, (unsigned long long)vp[(i * 32 / CR) / 32], from);
                 const int kb = ks && ch * 16 < kbytes ? 16 : 0, vb = vs && ch * 16 < vbytes ? 16 : 0;
                 cp_async16(dk + pos * DC * ES + mma_chunk<ES, CR, false, IK>(pos, ch) * 16, kb ? ks + ch * 16 : (const char *)L.partial, kb);
-                cp_async16(dv + pos * DC * ES + mma_chunk<ES, CR, true>(pos, ch) * 16, vb ? vs + ch * 16 : (const char *)L.partial, vb);
+                cp_async16(dv + pos * DC * ES + mma_chunk<ES, CR, true, false, IPV>(pos, ch) * 16, vb ? vs + ch * 16 : (const char *)L.partial, vb);
             }
             }
         }
@@ -394,6 +398,11 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
         for (int gq = 0; gq < DC / 64 && !IK; gq++)
             kofs[gq] = g * DC + mma_chunk<1, CR, false>(g, 4 * gq + lane % 4) * 16;
+        if constexpr (IPV) /* ldmatrix row: position lane, chunk mt (the swizzle repeats every 8 rows) */
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                vofs[mt] = lane * DC + mma_chunk<1, CR, true, false, IPV>(lane, mt) * 16;
+        else
 #pragma unroll
         for (int mp = 0; mp < MT / 2; mp++)
             vofs[mp] = 2 * (lane % 4) * DC + mma_chunk<1, CR, true>(2 * (lane % 4), 2 * mp + (g >> 2)) * 16 + (g & 3) * 4;
@@ -532,6 +541,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
              * 2c, 2c + 1 (e & 1) at positions 16j + g (+ 8), the max a NaN-propagating max.NaN, the
              * alphas O's own rows (no shuffles). */
             const bool full = j0 >= flo && j0 + WN <= fhi;
+            float wt0 = 1.0f, wt1 = 1.0f; /* kMmaIntPV: the tile's weights (below) */
             if constexpr (PM) {
 #pragma unroll
             for (int j = 0; j < SN; j++)
@@ -562,15 +572,24 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
             const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
             m0 = mn0, m1 = mn1;
+            /* kMmaIntPV: P from the tile's own max (the integer P·V's scale), the tile weighted by
+             * wt = e^(max − m) in l and O */
+            float pr0 = ref0, pr1 = ref1;
+            if constexpr (IPV) {
+                pr0 = (mx0 == -INFINITY ? 0.0f : mx0) * kLog2e, pr1 = (mx1 == -INFINITY ? 0.0f : mx1) * kLog2e;
+                wt0 = fast_exp2(fmaf(mx0, kLog2e, -ref0)), wt1 = fast_exp2(fmaf(mx1, kLog2e, -ref1));
+            }
             float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
             for (int j = 0; j < SN; j++) {
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, (e & 1) == 0 ? -ref0 : -ref1));
+                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, (e & 1) == 0 ? -pr0 : -pr1));
                 sum0 += s[j][0] + s[j][2];
                 sum1 += s[j][1] + s[j][3];
             }
+            if constexpr (IPV)
+                sum0 *= wt0, sum1 *= wt1;
             l0 = fmaf(l0, al0, sum0), l1 = fmaf(l1, al1, sum1);
             if (!__all_sync(0xffffffffu, al0 == 1.0f && al1 == 1.0f))
 #pragma unroll
@@ -637,7 +656,9 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 
             /* Oᵀ += Vᵀ·Pᵀ; a non-finite value in an edge tile takes the CUDA-core path instead. */
             const bool exact = !I8 && !full && mma_nonfinite<T>(reinterpret_cast<const uint32_t *>(tv), Sh::TILE / 4, lane);
-            if (!exact) {
+            if constexpr (IPV) {
+                imma_pv<DC, WN>(o, tv, vofs, s, wt0 * (1.0f / kImmaPvScale), wt1 * (1.0f / kImmaPvScale));
+            } else if (!exact) {
 #pragma unroll
                 for (int t = 0; t < WN / 16; t++) {
                     uint32_t pb[NT][2];
@@ -801,7 +822,9 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
 #pragma unroll
                             for (int e = 0; e < 4; e++) {
                                 const int row = 8 * nt + 2 * c + (e & 1);
-                                const int f = I8 ? 32 * (mt / 2) + 4 * g + 2 * (mt % 2) + (e >> 1) : 16 * mt + g + 8 * (e >> 1);
+                                const int f = IPV  ? 16 * mt + 2 * g + (e >> 1)
+                                              : I8 ? 32 * (mt / 2) + 4 * g + 2 * (mt % 2) + (e >> 1)
+                                                   : 16 * mt + g + 8 * (e >> 1);
                                 float &d = sO[row * DC + f];
                                 d = k == 0 ? o[mt][nt][e] * wgt[nt][e & 1] : fmaf(o[mt][nt][e], wgt[nt][e & 1], d);
                                 o[mt][nt][e] = 0.0f;

@@ -132,6 +132,15 @@ __device__ __forceinline__ void mma16832_s8(int d[4], const uint32_t a[4], uint3
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* The same with unsigned bytes in b (.s32.s8.u8.s32): B[k][n] in [0, 255]. */
+__device__ __forceinline__ void mma16832_s8u8(int d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
 /* prmt.b32 (default mode): byte k of the result is byte (sel >> 4k) & 7 of the pair {b, a} (a: bytes
  * 0–3), its sign bit spread over the byte when bit 3 of that nibble is set. */
 __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel)

@@ -556,25 +556,27 @@ __attribute__((noinline)) inline void mma1688_tf32(float d[4], const uint32_t a[
     }
 }
 
-/* mma.sync m16n8k32 row.col .s32.s8.s8.s32 (PTX ISA, the m16n8k32 integer fragments): lane l holds
- * A[l/4][4(l%4) + i] in byte i of a0, A[l/4 + 8][..] in a1, A[l/4][4(l%4) + 16 + i] in a2,
+/* mma.sync m16n8k32 row.col .s32.s8.{s8,u8}.s32 (PTX ISA, the m16n8k32 integer fragments): lane l
+ * holds A[l/4][4(l%4) + i] in byte i of a0, A[l/4 + 8][..] in a1, A[l/4][4(l%4) + 16 + i] in a2,
  * A[l/4 + 8][4(l%4) + 16 + i] in a3; B[4(l%4) + i][l/4] in byte i of b0, B[4(l%4) + 16 + i][l/4] in
- * b1; D as m16n8k16's.  Bytes are signed; the s32 sums are exact (wrapping past 32 bits). */
-__attribute__((noinline)) inline void mma16832_s8(int d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+ * b1; D as m16n8k16's.  A's bytes are signed, B's signed (.s8) or unsigned (.u8, BU); the s32 sums
+ * are exact (wrapping past 32 bits). */
+template <bool BU> __attribute__((noinline)) void mma16832_i8(int d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
     const uint64_t w[6] = {a[0], a[1], a[2], a[3], b0, b1};
     cta_emu::publish(w, 6);
     const int l = cta_emu::lane(), r = l / 4, c = 2 * (l % 4);
-    auto byte = [](uint64_t word, int i) { return (int)(int8_t)(uint8_t)(word >> (8 * i)); };
+    auto sbyte = [](uint64_t word, int i) { return (int)(int8_t)(uint8_t)(word >> (8 * i)); };
+    auto bbyte = [](uint64_t word, int i) { return BU ? (int)(uint8_t)(word >> (8 * i)) : (int)(int8_t)(uint8_t)(word >> (8 * i)); };
     int A[2][32], B[2][32]; /* this lane's rows r, r + 8 of A (from lanes 4r..4r + 3), columns c, c + 1 of B */
     for (int q = 0; q < 4; q++)
         for (int i = 0; i < 4; i++) {
             const int x = 4 * r + q;
-            A[0][4 * q + i] = byte(cta_emu::peek(x, 0), i), A[1][4 * q + i] = byte(cta_emu::peek(x, 1), i);
-            A[0][4 * q + 16 + i] = byte(cta_emu::peek(x, 2), i), A[1][4 * q + 16 + i] = byte(cta_emu::peek(x, 3), i);
+            A[0][4 * q + i] = sbyte(cta_emu::peek(x, 0), i), A[1][4 * q + i] = sbyte(cta_emu::peek(x, 1), i);
+            A[0][4 * q + 16 + i] = sbyte(cta_emu::peek(x, 2), i), A[1][4 * q + 16 + i] = sbyte(cta_emu::peek(x, 3), i);
             for (int n = 0; n < 2; n++) {
                 const int y = 4 * (c + n) + q;
-                B[n][4 * q + i] = byte(cta_emu::peek(y, 4), i), B[n][4 * q + 16 + i] = byte(cta_emu::peek(y, 5), i);
+                B[n][4 * q + i] = bbyte(cta_emu::peek(y, 4), i), B[n][4 * q + 16 + i] = bbyte(cta_emu::peek(y, 5), i);
             }
         }
     cta_emu::done();
@@ -585,6 +587,8 @@ __attribute__((noinline)) inline void mma16832_s8(int d[4], const uint32_t a[4],
         d[e] = (int)s;
     }
 }
+inline void mma16832_s8(int d[4], const uint32_t a[4], uint32_t b0, uint32_t b1) { mma16832_i8<false>(d, a, b0, b1); }
+inline void mma16832_s8u8(int d[4], const uint32_t a[4], uint32_t b0, uint32_t b1) { mma16832_i8<true>(d, a, b0, b1); }
 
 inline float fast_exp2(float x) { return exp2f(x); }
 

@@ -12,7 +12,7 @@
  * lengths (MmaLaunch.kv_lens).  Every case runs on the default kernel and again on the variant with
  * both run-time changes (kMmaLinearIssue | kMmaWideMerge), plus paged cases whose tiles lie inside
  * pages (the variant's one-stride copies); the integer-key variant (kMmaIntK) runs int8 cases of its
- * own.  What only a GPU shows (timing, concurrent CTAs, the real
+ * own, and again with the integer P·V (kMmaIntPV), plus fp32 outputs (the tightest tolerance).  What only a GPU shows (timing, concurrent CTAs, the real
  * cp.async and barriers) is tests/cuda/test_decode.c's.
  */
 #include "cta_emu.h"
@@ -81,6 +81,12 @@ template <typename KT, int DC, int NT> static void launch(const fc_problem &p, c
             case kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK: /* int8, rows ≤ 8, class 128 (decode_mma.cu) */
                 if constexpr (sizeof(KT) == 1 && NT == 1 && DC == 128)
                     dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK>(p, L);
+                else
+                    dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM>(p, L);
+                break;
+            case kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK | kMmaIntPV: /* the same reach */
+                if constexpr (sizeof(KT) == 1 && NT == 1 && DC == 128)
+                    dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK | kMmaIntPV>(p, L);
                 else
                     dec_mmav_kernel<KT, DC, NT, kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM>(p, L);
                 break;
@@ -335,6 +341,18 @@ static void int8_cases(bool quick)
     c.out_dt = FC_I8, c.out_quant = nt_quant_spec{true, true, FC_F32};
     tc_context("emulated imma decode: per tensor with offset, int8 output");
     run(&c, 1, 1, 3);
+    if (g_variant & fc_cuda::kMmaIntPV) { /* fp32 outputs: fp16 P (the other variants) misses §0.4's fp32 row by up to 1.7x */
+    c = decode(47, 2, 8, 2, 2300, 128, FC_BF16);
+    c.kv.int8 = true, c.kv.per_channel = true, c.kv.offset = true, c.kv.affine_dt = FC_F32, c.sink = NT_SINK_FINITE;
+    c.out_dt = FC_F32;
+    tc_context("emulated imma decode: per channel with offset, sink, fp32 output (§0.4's tightest row)");
+    run(&c, 1, 3, 3);
+    c = decode(48, 3, 4, 1, 1700, 128, FC_F16);
+    c.kv.int8 = true, c.kv.per_channel = false, c.kv.offset = true, c.kv.affine_dt = FC_F16;
+    c.kv.mode = NT_KV_PAGED, c.kv.block_size = 64, c.out_dt = FC_F32;
+    tc_context("emulated imma decode: per tensor with offset, paged 64, fp32 output");
+    run(&c, 1, 2, 2);
+    }
     if (quick)
         return;
     tc_rng r = tc_rng_seed(41);
@@ -359,12 +377,12 @@ static void int8_cases(bool quick)
 
 int main(int argc, char **argv)
 {
-    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0, imma = argc > 1 && strcmp(argv[1], "imma") == 0;
+    const bool quick = argc > 1 && strcmp(argv[1], "quick") == 0, only_imma = argc > 1 && strcmp(argv[1], "imma") == 0;
     /* the default kernel, then the variant with both changes (each bit's code runs there) */
     static const int variants[] = {0, fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge,
                                    fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM};
     for (int v : variants) {
-        if (imma) /* the integer-key variant's cases alone */
+        if (only_imma) /* the integer-key variants' cases alone */
             break;
         g_variant = v;
         cases(quick);
@@ -379,7 +397,10 @@ int main(int argc, char **argv)
             run(&c, 1, 2, 3);
         }
     }
-    g_variant = fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM | fc_cuda::kMmaIntK;
-    int8_cases(quick);
+    const int imma = fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM | fc_cuda::kMmaIntK;
+    for (int v : {imma, imma | fc_cuda::kMmaIntPV}) {
+        g_variant = v;
+        int8_cases(quick);
+    }
     return tc_summary("unit_decode_mma_emu");
 }
