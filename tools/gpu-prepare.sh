@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds, on the build machine, what a short device call carries: an sm_90a-only Release build
 # (CMAKE_CUDA_ARCHITECTURES=90a: half the compile time of the default sm_80 + sm_90a build) of the
-# library, the CUDA tests and flashc-bench, copied into .gpu/ (about 15 MiB, ignored through
-# .git/info/exclude).  Then, in one device call with carry [".gpu"]:
+# library, the CUDA tests and flashc-bench, copied into .gpu/ (ignored through .git/info/exclude;
+# it fails when .gpu/ is over the 64 MiB a device call carries), then runs the device scripts on it
+# without a GPU (tools/gpu-dry-run.sh), so that a script's error costs no device time.  Then, in
+# one device call with carry [".gpu"]:
 #     OUT=$OUT tools/gpu-quick.sh pending .gpu   (or new | fwd | bwd | hbwd | dec | philox | feat | sparse | f32)
 # Usage: tools/gpu-prepare.sh [build-dir]   (default build-sm90; -jN from FLASHC_JOBS or nproc)
 # TRY_FLAGS="-DFC_HOPPER_TRY_BN128=192 ..." also builds a variant library from the same sources with
@@ -32,6 +34,11 @@ if [ -n "${TRY_FLAGS:-}" ]; then
     cp -L "$dir-try"/libflashc.so.0 .gpu/try/libflashc.so.0
     echo "variant library ($TRY_FLAGS): .gpu/try (TRY=.gpu/try tools/gpu-quick.sh final .gpu)"
 fi
-grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >>"$(git rev-parse --git-path info/exclude)"
-du -sh .gpu
+exclude=$(git rev-parse --git-path info/exclude) # .git is a file in a worktree
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo /.gpu/ >>"$exclude"
+size=$(du -sm .gpu | cut -f1)
+echo "gpu-prepare: .gpu is $size MiB"
+[ "$size" -le 64 ] || { echo "gpu-prepare: over the 64 MiB a device call carries"; exit 1; }
+./tools/gpu-dry-run.sh .gpu || { echo "gpu-prepare: the device scripts fail without a GPU (above); fix them first"; exit 1; }
 echo "carry [\".gpu\"]; first command: OUT=\$OUT tools/gpu-quick.sh pending .gpu"

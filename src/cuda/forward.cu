@@ -201,9 +201,8 @@ static fc_status fc_fwd_launch(const fc_cuda_fwd *plan, const fc_problem &p, con
     const bool plain = !L.terms && !fc_has_dropout(&p) && feat == 0;
     const size_t smem = plain ? FwdSmem<D, BM, BN>::bytes : SmT::bytes + SmT::scratch;
     void (*kernel)(const fc_problem, const FwdLaunch);
-    if constexpr (sizeof(T) == 4) { /* fp32: one kernel for every problem of the class, or with generated dropout */
-        kernel = feat & kFeatPhilox ? fwd_feat_kernel<float, D, BM, BNT, WARPS, kFeatF32 | kFeatPhilox>
-                                    : fwd_feat_kernel<float, D, BM, BNT, WARPS, kFeatF32>;
+    if constexpr (sizeof(T) == 4) { /* fp32: one kernel for every problem of the class (generated dropout a run-time branch) */
+        kernel = fwd_feat_kernel<float, D, BM, BNT, WARPS, kFeatF32>;
     } else {
         kernel = plain ? fwd_kernel<T, D, BM, BN, WARPS, true> : fwd_kernel<T, D, BM, BNT, WARPS, false>;
         if (feat == kFeatPhilox)

@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/check.h"
+#include "gpu_args.h"
 #include "gpu_case.h"
 
 static gc_case base(int D, fc_dtype dt)
@@ -212,6 +213,8 @@ static void checks(void)
 /* test_cuda_backward [cases]: cases sizes the sweep (default 60) */
 int main(int argc, char **argv)
 {
+    if (!gc_args_ok(argc, argv, ""))
+        return 2;
     if (argc > 1)
         plain_cases = atoi(argv[1]);
     /* under sm90 the general sweep's features would be refused by name: the plain sweep only */

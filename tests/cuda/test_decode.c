@@ -18,6 +18,7 @@
 
 #include "common/check.h"
 #include "common/rng.h"
+#include "gpu_args.h"
 #include "gpu_case.h"
 
 static gc_case dec(int B, int Nq, int Nkv, int Skv, int D, fc_dtype dt)
@@ -213,6 +214,8 @@ static void sweep(unsigned seed, int cases)
 
 int main(int argc, char **argv)
 {
+    if (!gc_args_ok(argc, argv, "quick"))
+        return 2;
     if (!gc_require_gpu("test_cuda_decode"))
         return TC_SKIP;
     const int cases = argc > 1 ? atoi(argv[1]) : 60;

@@ -18,6 +18,7 @@
 
 #include "common/check.h"
 #include "common/rng.h"
+#include "gpu_args.h"
 #include "gpu_case.h"
 
 static gc_case base(int D, fc_dtype dt)
@@ -224,6 +225,8 @@ static void checks(void)
 /* test_cuda_forward [cases [sweep | paged]]: cases sizes the sweeps (default 60) */
 int main(int argc, char **argv)
 {
+    if (!gc_args_ok(argc, argv, "sweep paged"))
+        return 2;
     if (argc > 1)
         plain_cases = atoi(argv[1]);
     sweep_only = argc > 2 && strcmp(argv[2], "sweep") == 0;

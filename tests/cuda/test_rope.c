@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/check.h"
+#include "gpu_args.h"
 #include "gpu_case.h"
 
 static gc_case base(int D, int Dr, fc_dtype dt, bool backward)
@@ -47,6 +48,8 @@ static void named_cases(bool bwd)
 
 int main(int argc, char **argv)
 {
+    if (!gc_args_ok(argc, argv, "sweep"))
+        return 2;
     if (!gc_require_gpu("test_cuda_rope"))
         return TC_SKIP;
     const int cases = argc > 1 ? atoi(argv[1]) : 40;

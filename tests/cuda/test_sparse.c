@@ -24,6 +24,7 @@
 
 #include "common/check.h"
 #include "common/rng.h"
+#include "gpu_args.h"
 #include "harness.h"
 #include "harness_bwd.h"
 #include "harness_internal.h"
@@ -437,6 +438,8 @@ static void refusals(void)
 
 int main(int argc, char **argv)
 {
+    if (!gc_args_ok(argc, argv, ""))
+        return 2;
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
         printf("test_cuda_sparse: no CUDA device; skipped\n");

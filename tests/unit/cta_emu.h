@@ -69,16 +69,20 @@ struct cta_emu_dim3 {
     unsigned x, y, z;
 };
 
-/* The CTA's dynamic shared memory (in the kernels' namespace, where their block-scope extern
- * declaration of it looks). */
+/* The CTA's dynamic shared memory: an array cta_emu_smem of the kernels' element type in their
+ * namespace, where their block-scope `extern __shared__ T smem_raw[]` looks (CTA_EMU_SMEM(T) inside
+ * `namespace ns { }` defines it; fc_cuda's is here).  Aligned to a swizzle period (cta_emu_sm90.h).
+ * Its initialiser is not a constant expression on purpose: a thread_local with a dynamic
+ * initialiser has a TLS init function in every compiler's ABI, and gcc calls that function,
+ * unchecked, from a template's block-scope extern declaration. */
 constexpr size_t kCtaEmuSmem = 232448;
-namespace fc_cuda {
-alignas(1024) thread_local unsigned char cta_emu_smem[kCtaEmuSmem]; /* a swizzle period (cta_emu_sm90.h) */
+namespace cta_emu {
+inline unsigned char poison_byte() { return 0xFF; }
 }
-/* gcc calls the TLS initialiser of a block-scope extern thread_local without checking that one
- * exists (the variable needs none): an empty one. */
-extern "C" void cta_emu_smem_tls_init() __asm__("_ZTHN7fc_cuda12cta_emu_smemE");
-extern "C" void cta_emu_smem_tls_init() {}
+#define CTA_EMU_SMEM(T) alignas(1024) thread_local T cta_emu_smem[kCtaEmuSmem] = {(T)cta_emu::poison_byte()}
+namespace fc_cuda {
+CTA_EMU_SMEM(unsigned char);
+}
 #define smem_raw cta_emu_smem
 
 namespace cta_emu {

@@ -90,12 +90,11 @@
 
 #include <map>
 
-/* The Hopper kernels' `extern __shared__ char smem_raw[]` (namespace fc_hopper): cta_emu.h's bytes. */
+/* The Hopper kernels' `extern __shared__ char smem_raw[]` (namespace fc_hopper); run_cta below
+ * poisons it before every CTA. */
 namespace fc_hopper {
-extern thread_local char cta_emu_smem[] __asm__("_ZN7fc_cuda12cta_emu_smemE");
+CTA_EMU_SMEM(char);
 }
-extern "C" void cta_emu_hopper_smem_tls_init() __asm__("_ZTHN9fc_hopper12cta_emu_smemE");
-extern "C" void cta_emu_hopper_smem_tls_init() {}
 
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 
@@ -108,7 +107,7 @@ namespace cta_emu_sm90 {
 /* The shared-state-space address of p (its offset in the CTA's shared memory). */
 inline uint32_t shared_addr(const void *p)
 {
-    const uintptr_t a = (uintptr_t)p, base = (uintptr_t)fc_cuda::cta_emu_smem;
+    const uintptr_t a = (uintptr_t)p, base = (uintptr_t)fc_hopper::cta_emu_smem;
     if (a < base || a >= base + kCtaEmuSmem)
         fail("a shared-memory address outside the CTA's shared memory");
     return (uint32_t)(a - base);
@@ -117,7 +116,7 @@ inline unsigned char *shared_at(uint32_t a)
 {
     if (a >= kCtaEmuSmem)
         fail("a shared address past the CTA's shared memory");
-    return fc_cuda::cta_emu_smem + a;
+    return (unsigned char *)fc_hopper::cta_emu_smem + a;
 }
 /* The swizzle of the TMA and wgmma 32/64/128-byte modes on a shared address (mode: the width). */
 inline uint32_t swizzle(uint32_t a, int width)
@@ -573,6 +572,7 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, unsigned g
     for (int g = 0; g < 8; g++) /* the launch's share: 64 K registers over the threads, in units of 8 */
         s.regs[g] = 65536 / threads / 8 * 8;
     s.grid = cta_emu_dim3{grid, 1, 1};
+    memset(fc_hopper::cta_emu_smem, 0xFF, sizeof fc_hopper::cta_emu_smem); /* as cta_emu::run_cta fc_cuda's */
     cta_emu::run_cta(threads, blk, f);
     for (const ThreadMma &t : s.mma)
         if (!t.groups.empty() || !t.open.empty())
@@ -715,7 +715,7 @@ inline void tma_prefetch_map(const CUtensorMap *map) { cta_emu_sm90::map_of(map)
 
 /* fence.proxy.async.shared::cta: the generic writes so far become visible to the async proxy (every
  * thread's: see the file comment). */
-inline void fence_async_smem() { memcpy(cta_emu_sm90::st().async_view.data(), fc_cuda::cta_emu_smem, kCtaEmuSmem); }
+inline void fence_async_smem() { memcpy(cta_emu_sm90::st().async_view.data(), fc_hopper::cta_emu_smem, kCtaEmuSmem); }
 
 /* cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group: reads the box at src through the async
  * proxy now, writes it when a wait_group retires its group. */

@@ -13,6 +13,7 @@ extern "C" {
 #include "common/check.h"
 #include "core/plan.h"
 #include "harness.h"
+#include "harness_bwd.h"
 #include "harness_internal.h"
 }
 
@@ -37,6 +38,25 @@ template <typename F> inline fc_status emu_with_plan(const fc_attention_desc *a,
         st = f(plan->prob);
     fc_plan_destroy(plan);
     return st;
+}
+
+/* nt_bwd_runner_fn: RUN(problem, launch configuration) over a CPU plan of the case's backward. */
+template <fc_status (*RUN)(const fc_problem &, int)>
+fc_status emu_bwd_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
+                         const fc_attention_grads *gr, const size_t *, int config)
+{
+    return emu_with_plan(a, gr, [config](const fc_problem &p) { return RUN(p, config); });
+}
+
+/* The backward harness over case c with gradients of grad_dt, its kernels run by RUN in two launch
+ * configurations (0, 1), whose results must agree bit for bit. */
+template <fc_status (*RUN)(const fc_problem &, int)> void emu_bwd_run(const nt_case *c, fc_dtype grad_dt)
+{
+    nt_bwd o = nt_bwd_default();
+    o.grad_dt = grad_dt;
+    o.runner = emu_bwd_runner<RUN>;
+    o.runner_configs = 2;
+    nt_bwd_run(c, &o);
 }
 
 /* f(problem, its data, its buffers) over the case's lowered problem (a CPU plan's), all freed after;

@@ -22,6 +22,18 @@ inline nt_case hopper_case(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv)
     return c;
 }
 
+/* The first cases of both tests (the quick ones), of the `what` ("forward", "backward") run runs:
+ * fp16 class 64 with GQA; bf16 class 128, BNSD, causal bottom-right over several query tiles. */
+inline void hopper_first_cases(const char *what, void (*run)(const nt_case *))
+{
+    nt_case c = hopper_case(1, FC_F16, 64, 37, 150);
+    tc_context("emulated sm_90a %s: fp16 class 64, GQA 2, two kv tiles, Sq != Skv", what);
+    run(&c);
+    c = hopper_case(2, FC_BF16, 128, 150, 90), c.layout = NT_BNSD, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    tc_context("emulated sm_90a %s: bf16 class 128, BNSD, causal bottom-right, Sq 150 (several query tiles)", what);
+    run(&c);
+}
+
 /* quick (the sanitizer builds, where ASan intercepts every coroutine switch): the first cases */
 inline bool hopper_quick(int argc, char **argv)
 {

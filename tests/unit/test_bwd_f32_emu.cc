@@ -113,21 +113,7 @@ static fc_status emu_plan_run(const fc_problem &p, int config)
     return FC_OK;
 }
 
-/* nt_bwd_runner_fn: the kernels over the case's lowered backward problem. */
-static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
-                            const fc_attention_grads *gr, const size_t *, int config)
-{
-    return emu_with_plan(a, gr, [config](const fc_problem &p) { return emu_plan_run(p, config); });
-}
-
-static void run(const nt_case *c)
-{
-    nt_bwd o = nt_bwd_default();
-    o.grad_dt = FC_F32;
-    o.runner = emu_runner;
-    o.runner_configs = 2;
-    nt_bwd_run(c, &o);
-}
+static void run(const nt_case *c) { emu_bwd_run<emu_plan_run>(c, FC_F32); }
 
 /* B 2, 4 query heads on 2 kv heads, BSND; dt: the operands' dtype (fp16/bf16: fp32 gradients of them). */
 static nt_case base(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv)

@@ -152,7 +152,7 @@ static void check_planning(void)
     p.drop_philox = true, p.keep_prob = 0.9f;
     expect_refusal("paged with generated dropout", fc_cuda_fwd_unsupported(&p), "dropout generated on the device");
     p = rope_problem(), p.Dr = 0, p.drop_philox = true, p.keep_prob = 0.9f;
-    p.q.dtype = p.k.dtype = p.v.dtype = p.out.dtype = FC_F32; /* fp32 with generated dropout: kFeatF32 | kFeatPhilox */
+    p.q.dtype = p.k.dtype = p.v.dtype = p.out.dtype = FC_F32; /* fp32 with generated dropout: the kFeatF32 kernel's run-time branch */
     TC_CHECK(!fc_cuda_fwd_unsupported(&p), "fp32 forward with generated dropout taken");
 }
 #endif

@@ -7,7 +7,7 @@
  * the output and statistics against the double-precision reference at fp32's tolerance (§0.4; the
  * products must carry fp32's accuracy, a single TF32 product misses it) and against the CPU backend.
  * Masks, windows, layouts and odd strides (element loads), GQA, varlen, score terms, dropout (the
- * caller's bits, and generated on the device: kFeatPhilox), sinks, every head-dim class.
+ * caller's bits, and generated on the device: the kernel's p.drop_philox branch), sinks, every head-dim class.
  */
 #include "cta_emu.h"
 
@@ -25,23 +25,16 @@ extern "C" {
 #include "harness_internal.h"
 }
 
-template <int D, int FEAT> static void launch(const fc_problem &p, const fc_cuda::FwdLaunch &L)
+/* The class's kernel, kFeatF32 (forward.cu's choice for every fp32 problem: generated dropout is
+ * its run-time branch). */
+template <int D> static void launch_feat(const fc_problem &p, const fc_cuda::FwdLaunch &L)
 {
     using Sh = fc_cuda::FwdShape<D>;
     using Sm = fc_cuda::FwdSmem<D, Sh::BM, Sh::BN_TERMS, 4>;
     static_assert(Sm::bytes + Sm::scratch <= kCtaEmuSmem, "the emulator's shared memory holds the CTA's");
     for (int64_t x = 0; x < (int64_t)L.n_items * p.Nq; x++)
         cta_emu::run_cta(32 * Sh::WARPS, cta_emu_dim3{(unsigned)x, 0, 0},
-                         [&] { fc_cuda::fwd_feat_kernel<float, D, Sh::BM, Sh::BN_TERMS, Sh::WARPS, FEAT>(p, L); });
-}
-
-/* The class's kernel: kFeatF32, or with generated dropout kFeatF32 | kFeatPhilox (forward.cu's choice). */
-template <int D> static void launch_feat(const fc_problem &p, const fc_cuda::FwdLaunch &L)
-{
-    if (p.drop_philox)
-        launch<D, fc_cuda::kFeatF32 | fc_cuda::kFeatPhilox>(p, L);
-    else
-        launch<D, fc_cuda::kFeatF32>(p, L);
+                         [&] { fc_cuda::fwd_feat_kernel<float, D, Sh::BM, Sh::BN_TERMS, Sh::WARPS, fc_cuda::kFeatF32>(p, L); });
 }
 
 /* Generated dropout (g_philox): the emulated kernel draws its keep bits from this seed and offset
@@ -143,7 +136,7 @@ int main(int argc, char **argv)
     tc_context("emulated fp32 forward: class 256, Dv 200, wide query/key inputs (logits to ~±100), prefixes");
     run(&c);
     c = base(8, 64, 70, 150), c.keep_prob = 0.7, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT), c.sink = NT_SINK_FINITE;
-    tc_context("emulated fp32 forward: dropout generated on the device (kFeatPhilox), class 64, causal, sink");
+    tc_context("emulated fp32 forward: dropout generated on the device, class 64, causal, sink");
     run_philox(&c);
     static const int sq2[2] = {33, 17}, skv2[2] = {90, 40};
     c = base(9, 128, 33, 90), c.keep_prob = 0.85, c.lens = true, c.sq = sq2, c.skv = skv2, c.bias.on = true;

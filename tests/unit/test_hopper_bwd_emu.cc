@@ -21,10 +21,6 @@
 
 #include "cuda/hopper/bwd_host.cu"
 
-extern "C" {
-#include "harness_bwd.h"
-}
-
 /* The grid's CTAs, one after another. */
 template <typename T, int D>
 static cudaError_t emu_launch(const fc_problem &p, const fc_cuda::BwdLaunch &L, const fc_hopper::BwdArgs &a, int grid)
@@ -124,34 +120,16 @@ static fc_status emu_plan_run(const fc_problem &p, int config)
     return st;
 }
 
-/* nt_bwd_runner_fn: the run's kernels over the case's lowered backward problem. */
-static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
-                            const fc_attention_grads *gr, const size_t *, int config)
-{
-    return emu_with_plan(a, gr, [config](const fc_problem &p) { return emu_plan_run(p, config); });
-}
-
-static void run(const nt_case *c)
-{
-    nt_bwd o = nt_bwd_default();
-    o.grad_dt = c->dt;
-    o.runner = emu_runner;
-    o.runner_configs = 2;
-    nt_bwd_run(c, &o);
-}
+static void run(const nt_case *c) { emu_bwd_run<emu_plan_run>(c, c->dt); }
 
 int main(int argc, char **argv)
 {
     const bool quick = hopper_quick(argc, argv);
-    nt_case c = hopper_case(1, FC_F16, 64, 37, 150);
-    tc_context("emulated sm_90a backward: fp16 class 64, GQA 2, two kv tiles, Sq != Skv");
-    run(&c);
-    c = hopper_case(2, FC_BF16, 128, 150, 90), c.layout = NT_BNSD, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
-    tc_context("emulated sm_90a backward: bf16 class 128, BNSD, causal bottom-right, three query tiles");
-    run(&c);
+    hopper_first_cases("backward", run);
     if (quick)
         return tc_summary("unit_hopper_bwd_emu");
-    c = hopper_case(3, FC_BF16, 64, 70, 300), c.N2 = 1, c.window = fc_window_band(40, 20, FC_ALIGN_TOP_LEFT);
+    nt_case c = hopper_case(3, FC_BF16, 64, 70, 300);
+    c.N2 = 1, c.window = fc_window_band(40, 20, FC_ALIGN_TOP_LEFT);
     tc_context("emulated sm_90a backward: MQA, a band, three kv tiles");
     run(&c);
     static const int sq[3] = {9, 0, 200}, skv[3] = {140, 7, 65};

@@ -129,16 +129,12 @@ static void run(const nt_case *c)
 int main(int argc, char **argv)
 {
     const bool quick = hopper_quick(argc, argv);
-    nt_case c = hopper_case(1, FC_F16, 64, 37, 150);
-    tc_context("emulated sm_90a forward: fp16 class 64, GQA 2, two kv tiles, Sq != Skv");
-    run(&c);
-    c = hopper_case(2, FC_BF16, 128, 150, 90), c.layout = NT_BNSD, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
-    tc_context("emulated sm_90a forward: bf16 class 128, BNSD, causal bottom-right, two query tiles");
-    run(&c);
+    hopper_first_cases("forward", run);
     if (quick)
         return tc_summary("unit_hopper_fwd_emu");
     g_pingpong = false;
-    c = hopper_case(3, FC_BF16, 128, 70, 200), c.N2 = 1, c.window = fc_window_band(40, 20, FC_ALIGN_TOP_LEFT);
+    nt_case c = hopper_case(3, FC_BF16, 128, 70, 200);
+    c.N2 = 1, c.window = fc_window_band(40, 20, FC_ALIGN_TOP_LEFT);
     tc_context("emulated sm_90a forward: ping-pong off, MQA, a band");
     run(&c);
     g_pingpong = true;

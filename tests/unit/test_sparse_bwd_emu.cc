@@ -20,9 +20,7 @@
 
 #include <vector>
 
-extern "C" {
-#include "harness_bwd.h"
-}
+#include "emu_plan.h"
 #include "sparse_emu.h"
 
 /* CTAs [0, n) in launch order, or the reverse. */
@@ -81,24 +79,13 @@ static void launch(const fc_problem &p, fc_cuda::SfagLaunch L, int64_t rows, int
     });
 }
 
-/* nt_bwd_runner_fn: the kernels over the case's lowered backward problem. */
-static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, const struct nt_bufs *,
-                            const fc_attention_grads *gr, const size_t *, int config)
+/* The kernels over the case's lowered backward problem (launch configuration 0 or 1). */
+static fc_status emu_plan_run(const fc_problem &p, int config)
 {
-    fc_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.backend = FC_BACKEND_CPU;
-    fc_plan *plan = NULL;
-    fc_status st = fc_plan_create_backward(a, gr, &opt, &plan);
-    if (st != FC_OK)
-        return st;
-    const fc_problem &p = plan->prob;
     if (!TC_CHECK(p.sparse.data && (p.q.dtype == FC_F16 || p.q.dtype == FC_BF16) && p.dq.dtype == p.q.dtype &&
                       p.dout.dtype == p.q.dtype && fc_sfa_class(p.Dqk, p.Dr, p.Dv) != 0 && p.softcap == 0.0f,
-                  "test bug: a case the sparse backward kernels do not take")) {
-        fc_plan_destroy(plan);
+                  "test bug: a case the sparse backward kernels do not take"))
         return FC_ERR_BACKEND;
-    }
     /* the sizes the CUDA plan gives its workspace (sparse_bwd.cu fc_sfag_layout) */
     const int64_t rows = fc_sfa_rows(p.batch, p.B);
     int64_t nb = 0, kv_rows = 0;
@@ -126,18 +113,10 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
             sorted = sorted && list[(size_t)e - 1] <= list[(size_t)e];
     TC_CHECK(sorted && blk0[(size_t)p.B] == nb, "the inverse index: buckets in row order, %lld blocks (want %lld)",
              (long long)blk0[(size_t)p.B], (long long)nb);
-    fc_plan_destroy(plan);
     return FC_OK;
 }
 
-static void run(const nt_case *c)
-{
-    nt_bwd o = nt_bwd_default();
-    o.grad_dt = c->dt;
-    o.runner = emu_runner;
-    o.runner_configs = 2;
-    nt_bwd_run(c, &o);
-}
+static void run(const nt_case *c) { emu_bwd_run<emu_plan_run>(c, c->dt); }
 
 int main(int argc, char **argv)
 {
