@@ -65,6 +65,9 @@ cd "$(dirname "$0")/.."
 area=${1:-fwd}
 dir=${2:-build-gpu}
 out=${OUT:-/tmp}
+if [ -f "$dir/carry.tar.gz" ] && [ ! -e "$dir/tests/cuda/test_cuda_forward" ]; then # packed by gpu-prepare.sh
+    tar -C "$dir" -xzf "$dir/carry.tar.gz" || { echo "gpu-quick: cannot unpack $dir/carry.tar.gz"; exit 1; }
+fi
 [ -e "$dir/libflashc.so.0" ] || ln -sf libflashc.so.0.1.0 "$dir/libflashc.so.0" 2>/dev/null
 export LD_LIBRARY_PATH="$PWD/$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader || true
@@ -434,7 +437,7 @@ final)
     n=0; for e in ${FWD_ENV:-}; do n=$((n + 1)); eval "echo \"forward variant v$n tests: \${rc_test_fwd_v$n:-n/a}\""; done
     ;;
 *)
-    echo "gpu-quick: unknown area $area (fwd, bwd, hbwd, dec, decv, new, all, final, philox, sparse, feat, f32, paged)"
+    echo "gpu-quick: unknown area $area (pending, final, new, fwd, bwd, hbwd, dec, decv, all, philox, sparse, feat, f32, f32b, paged)"
     exit 2
     ;;
 esac
