@@ -163,8 +163,20 @@ static fc_status fc_fwd_start(const fc_cuda_fwd *plan, const fc_problem &p, void
     return FC_OK;
 }
 
-/* A paged or tensor-list run: the block tables checked on the GPU first (fwd_page_check_kernel into
- * the fault word at the workspace's start, zeroed here), then the kFeatPaged kernel. */
+/* A paged run's block tables, checked on the GPU before either forward kernel (fwd_page_check_kernel
+ * into the fault word at the workspace's start, zeroed here): a bad entry stops the run. */
+static fc_status fc_fwd_check_pages(const fc_problem &p, void *workspace, cudaStream_t stream)
+{
+    cudaError_t err = cudaMemsetAsync(workspace, 0, sizeof(unsigned long long), stream);
+    if (err == cudaSuccess && p.B > 0)
+        fwd_page_check_kernel<kThreads><<<(unsigned)p.B, kThreads, 0, stream>>>(p, (unsigned long long *)workspace);
+    if (err != cudaSuccess || (err = cudaGetLastError()) != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_fwd_run: the block-table check");
+    return FC_OK;
+}
+
+/* A paged or tensor-list run (a paged one's block tables already checked: fc_fwd_check_pages): the
+ * kFeatPaged kernel. */
 template <typename T, int D>
 static fc_status fc_fwd_launch_paged(const fc_cuda_fwd *plan, const fc_problem &p, const FwdLaunch &base, void *workspace,
                                      cudaStream_t stream)
@@ -180,13 +192,6 @@ static fc_status fc_fwd_launch_paged(const fc_cuda_fwd *plan, const fc_problem &
     L.report = plan->report_dev;
     for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
         L.k_list[b] = p.k.batch_data[b], L.v_list[b] = p.v.batch_data[b];
-    if (p.k.pages.table || p.v.pages.table) {
-        cudaError_t err = cudaMemsetAsync(workspace, 0, sizeof(unsigned long long), stream);
-        if (err == cudaSuccess && p.B > 0)
-            fwd_page_check_kernel<kThreads><<<(unsigned)p.B, kThreads, 0, stream>>>(p, (unsigned long long *)workspace);
-        if (err != cudaSuccess || (err = cudaGetLastError()) != cudaSuccess)
-            return fc_cuda_err(err, "fc_cuda_fwd_run: the block-table check");
-    }
     return fc_fwd_start<WARPS>(plan, p, fwd_feat_kernel<T, D, BM, BNT, WARPS, FEAT>, SmT::bytes + SmT::scratch, L, stream);
 }
 
@@ -248,13 +253,17 @@ extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *
     const size_t fault = fc_fwd_fault_bytes(run);
     fc_status st = fc_cuda_facts_for_run(&plan->facts, run, lens, plan, fc_fwd_check_facts, workspace ? (char *)workspace + fault : NULL,
                                          (cudaStream_t)stream, "fc_cuda_fwd_run", &p.batch, &reach);
+    if (st == FC_OK && (p.k.pages.table || p.v.pages.table))
+        st = fc_fwd_check_pages(p, workspace, (cudaStream_t)stream);
     if (st != FC_OK)
         return st;
 #ifdef FLASHC_HOPPER
     if (plan->sm90) { /* the sm_90a kernel, unless this run's views cannot be mapped for it */
         bool launched = false;
         const char *why = NULL;
-        st = fc_hopper::fwd_run(plan->hopper, p, reach, (cudaStream_t)stream, &launched, &why);
+        const bool paged = p.k.pages.table || p.v.pages.table;
+        const fc_hopper::FwdFault fault = {paged ? (const unsigned long long *)workspace : NULL, paged ? plan->report_dev : NULL};
+        st = fc_hopper::fwd_run(plan->hopper, p, reach, fault, (cudaStream_t)stream, &launched, &why);
         if (st != FC_OK || launched)
             return st;
         if (plan->insist_sm90)

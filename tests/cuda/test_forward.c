@@ -180,7 +180,8 @@ static void bad_mode(void)
 }
 
 /* Cases for the sm_90a kernel: several 128-row items and kv tiles per row, the V edge past a
- * batch's last key (packed: the next batch's rows; padded: NaN padding), every head-dim class. */
+ * batch's last key (packed: the next batch's rows; padded: NaN padding), every head-dim class;
+ * paged key/value. */
 static void sm90_cases(void)
 {
     const int dims[] = {64, 128, 256};
@@ -194,6 +195,15 @@ static void sm90_cases(void)
     gc_run(&c); /* rows with a prefix gap: every tile masked */
     c = base(128, FC_F16), c.Dv = 64, c.Sq = 300, c.Skv = 300, gc_run(&c);
     c = base(64, FC_BF16), c.D = 40, c.Dv = 200, gc_run(&c); /* D class 256 from Dv */
+    /* paged key/value (the _paged kernels, classes 64 and 128, blocks of a multiple of 16 rows):
+     * eight copies per key tile (16), pages starting inside tiles (48), a page over two tiles (256);
+     * GQA, varlen, causal / band / prefix, lengths off the tile and the page; an out-of-range entry */
+    c = base(64, FC_F16), c.kv.page = 16, c.Nq = 8, c.Sq = 300, c.Skv = 1000, c.window = GC_CAUSAL;
+    c.align = FC_ALIGN_BOTTOM_RIGHT, c.stats = true, gc_run(&c);
+    c = base(128, FC_BF16), c.kv.page = 48, c.kv.heads_major = true, c.varlen = true, c.B = 4, gc_run(&c);
+    c = base(128, FC_F16), c.kv.page = 256, c.Sq = 700, c.Skv = 900, c.window = GC_BAND, gc_run(&c);
+    c = base(64, FC_BF16), c.kv.page = 64, c.Nkv = 1, c.Sq = 500, c.Skv = 777, c.window = GC_PREFIX, gc_run(&c);
+    c = base(128, FC_F16), c.kv.page = 16, c.kv.bad_entry = true, gc_run(&c);
 }
 
 static int plain_cases = 60;

@@ -11,7 +11,14 @@
  * variant, ping-pong on and off, both epilogues (register stores; whole tiles through shared memory
  * and a TMA store) on every two-warpgroup case; odd sizes, Sq != Skv, causal / bands / prefixes,
  * GQA, packed and padded varlen (short batches: the edge fixer; tiles a TMA store must not take),
- * both statistics orders.
+ * both statistics orders.  With the argument `paged` (its own ctest): the paged key/value kernels
+ * (fwd_hopper_kernel_paged) on the harness's physical caches — blocks in random order, some shared,
+ * NaN in every slot no used entry points at, garbage entries past each batch's length — after the
+ * run's block-table check as forward.cu queues it; blocks of 16 to past the cache, tiles over
+ * several pages and pages over several tiles, GQA/MQA, varlen, causal / bands / prefixes, lengths
+ * that are multiples of neither the tile nor the page; each case also bit for bit against the
+ * same kernels on the cache gathered into one dense tensor, and an out-of-range entry (reported,
+ * nothing written).
  */
 #include "cta_emu_sm90.h"
 
@@ -25,46 +32,70 @@ extern "C" {
 /* The grid's CTAs, one after another (each persistent over items w, w + grid, ...); the kernel the
  * library's launcher would start (TMA_OUT: the TMA-store epilogue's). */
 static int g_launches_tma_out; /* launches of the TMA-store variant: the case ran the kernel it meant to */
-template <typename T, int D, int WG, bool TMA_OUT = false>
+static int g_launches_paged;  /* ... and of the paged kernels */
+template <typename T, int D, int WG, bool TMA_OUT = false, bool PAGED = false>
 static cudaError_t emu_launch(const fc_problem &p, const fc_hopper::FwdArgs &a, int grid)
 {
     using Tr = fc_hopper::FwdTraits<T, D, WG>;
     static_assert(Tr::SMEM <= kCtaEmuSmem, "the emulator's shared memory holds the CTA's");
     g_launches_tma_out += TMA_OUT;
+    g_launches_paged += PAGED;
     for (int x = 0; x < grid; x++)
         cta_emu_sm90::run_cta(Tr::THREADS, cta_emu_dim3{(unsigned)x, 0, 0}, (unsigned)grid, [&] {
-            if constexpr (TMA_OUT)
+            if constexpr (PAGED)
+                fc_hopper::fwd_hopper_kernel_paged<T, D>(p, a);
+            else if constexpr (TMA_OUT)
                 fc_hopper::fwd_hopper_kernel_tma_store<T, D>(p, a);
             else
                 fc_hopper::fwd_hopper_kernel<T, D, WG>(p, a);
         });
     return cudaSuccess;
 }
-#define EMU_LAUNCHER(dt, T, d, wg, suffix, tma_out)                                                                            \
+#define EMU_LAUNCHER(dt, T, d, wg, suffix, tma_out, paged)                                                                    \
     cudaError_t fc_hopper::fwd_launch_##dt##_d##d##suffix(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t) \
     {                                                                                                                          \
-        return emu_launch<T, d, wg, tma_out>(p, a, grid);                                                                      \
+        return emu_launch<T, d, wg, tma_out, paged>(p, a, grid);                                                              \
     }
-EMU_LAUNCHER(f16, __half, 64, 2, , false)
-EMU_LAUNCHER(f16, __half, 128, 2, , false)
-EMU_LAUNCHER(f16, __half, 256, 2, , false)
-EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 2, , false)
-EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, , false)
-EMU_LAUNCHER(bf16, __nv_bfloat16, 256, 2, , false)
-EMU_LAUNCHER(f16, __half, 64, 3, _wg3, false)
-EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 3, _wg3, false)
-EMU_LAUNCHER(f16, __half, 64, 2, _tma, true)
-EMU_LAUNCHER(f16, __half, 128, 2, _tma, true)
-EMU_LAUNCHER(f16, __half, 256, 2, _tma, true)
-EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 2, _tma, true)
-EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, _tma, true)
-EMU_LAUNCHER(bf16, __nv_bfloat16, 256, 2, _tma, true)
+EMU_LAUNCHER(f16, __half, 64, 2, , false, false)
+EMU_LAUNCHER(f16, __half, 128, 2, , false, false)
+EMU_LAUNCHER(f16, __half, 256, 2, , false, false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 2, , false, false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, , false, false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 256, 2, , false, false)
+EMU_LAUNCHER(f16, __half, 64, 3, _wg3, false, false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 3, _wg3, false, false)
+EMU_LAUNCHER(f16, __half, 64, 2, _tma, true, false)
+EMU_LAUNCHER(f16, __half, 128, 2, _tma, true, false)
+EMU_LAUNCHER(f16, __half, 256, 2, _tma, true, false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 2, _tma, true, false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, _tma, true, false)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 256, 2, _tma, true, false)
+EMU_LAUNCHER(f16, __half, 64, 2, _paged, false, true)
+EMU_LAUNCHER(f16, __half, 128, 2, _paged, false, true)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 64, 2, _paged, false, true)
+EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, _paged, false, true)
 
 /* How the next case runs: SMs of the emulated device, the class-64 variant, ping-pong, the epilogue. */
 static int g_sms = 3;
 static bool g_wg3, g_pingpong = true, g_tma_out;
 
-/* The library's Hopper plan and run of p on the emulator. */
+/* A paged run's block-table check word and report. */
+static struct {
+    unsigned long long word;
+    fc_cuda::DecReport report;
+} g_fault;
+
+/* The block-table check forward.cu queues before a paged forward (fwd_page_check_kernel's body: one
+ * CTA per batch), into g_fault.word. */
+static void emu_check_pages(const fc_problem &p)
+{
+    g_fault.word = 0;
+    for (int64_t b = 0; b < p.B; b++)
+        cta_emu_sm90::run_cta(128, cta_emu_dim3{(unsigned)b, 0, 0}, (unsigned)p.B,
+                              [&] { fc_cuda::dec_check_table(&g_fault.word, p, b, p.batch[b].skv, threadIdx.x, 128); });
+}
+
+/* The library's Hopper plan and run of p on the emulator (a paged problem: after its check). */
 static fc_status emu_plan_run(const fc_problem &p)
 {
     fc_status st = FC_OK;
@@ -84,8 +115,12 @@ static fc_status emu_plan_run(const fc_problem &p)
         st = fc_hopper::fwd_plan(&p, &hp);
     if (st == FC_OK)
         st = fc_cuda_facts_plan(&facts, &p, "emu");
+    const bool paged = p.k.pages.table != NULL;
+    if (paged)
+        emu_check_pages(p);
+    const fc_hopper::FwdFault fault = {paged ? &g_fault.word : NULL, paged ? &g_fault.report : NULL};
     if (st == FC_OK)
-        st = fc_hopper::fwd_run(hp, p, facts.reach, 0, &launched, &why);
+        st = fc_hopper::fwd_run(hp, p, facts.reach, fault, 0, &launched, &why);
     if (st == FC_OK && !TC_CHECK(launched, "test bug: the run's views cannot be mapped (%s)", why ? why : ""))
         st = FC_ERR_BACKEND;
     fc_cuda_facts_free(&facts);
@@ -126,8 +161,166 @@ static void run(const nt_case *c)
     tc_context("%s", ctx);
 }
 
+/* --- paged key/value ----------------------------------------------------------------------- */
+
+/* A case with its key/value in a physical page pool of blocks of bs slots. */
+static nt_case paged_case(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv, int bs)
+{
+    nt_case c = hopper_case(seed, dt, D, Sq, Skv);
+    c.kv.mode = NT_KV_PAGED, c.kv.block_size = bs, c.kv.spare_blocks = 2;
+    return c;
+}
+
+/* Every output element and statistic a run wrote (the rows each batch has), in one order. */
+static std::vector<uint32_t> written(const fc_problem &p)
+{
+    std::vector<uint32_t> w;
+    for (int64_t b = 0; b < p.B; b++) {
+        const fc_batch &bt = p.batch[b];
+        for (int64_t n = 0; n < p.Nq; n++)
+            for (int64_t i = 0; i < bt.q_rows; i++) {
+                const char *row = fc_view_row(&p.out, 2, b, bt.q_tok, n, i);
+                for (int64_t e = 0; e < p.Dv; e++)
+                    w.push_back(*(const uint16_t *)(row + e * p.out.se * 2));
+                if (!p.stats.max)
+                    continue;
+                const int64_t at = fc_stat_offset(&p, &bt, n, i);
+                uint32_t m, l;
+                memcpy(&m, &p.stats.max[at], 4), memcpy(&l, &p.stats.sum[at], 4);
+                w.push_back(m), w.push_back(l);
+            }
+    }
+    return w;
+}
+
+/* The paged run against the dense kernel's on the cache gathered into one BNSD tensor (NaN past
+ * each batch's keys): bit for bit. */
+static void same_as_gathered(const nt_case *c)
+{
+    emu_on_problem(c, [&](fc_problem p, const nt_data &, const nt_bufs &) {
+        if (emu_plan_run(p) != FC_OK)
+            return;
+        const std::vector<uint32_t> paged = written(p);
+        const int64_t S = p.max_skv > 0 ? p.max_skv : 1;
+        std::vector<uint16_t> k((size_t)(p.B * p.Nkv * S * p.Dqk), 0xFFFF), v((size_t)(p.B * p.Nkv * S * p.Dv), 0xFFFF);
+        for (int64_t b = 0; b < p.B; b++) {
+            TC_CHECK(p.batch[b].kv_tok == 0, "test bug: a paged batch with a kv token offset");
+            for (int64_t n = 0; n < p.Nkv; n++)
+                for (int64_t s = 0; s < p.batch[b].skv; s++) {
+                    const char *kr = fc_view_row(&p.k, 2, b, 0, n, s), *vr = fc_view_row(&p.v, 2, b, 0, n, s);
+                    for (int64_t e = 0; e < p.Dqk; e++)
+                        memcpy(&k[(size_t)(((b * p.Nkv + n) * S + s) * p.Dqk + e)], kr + e * p.k.se * 2, 2);
+                    for (int64_t e = 0; e < p.Dv; e++)
+                        memcpy(&v[(size_t)(((b * p.Nkv + n) * S + s) * p.Dv + e)], vr + e * p.v.se * 2, 2);
+                }
+        }
+        fc_problem d = p;
+        d.k.data = (char *)k.data(), d.v.data = (char *)v.data();
+        d.k.pages = d.v.pages = fc_pages{};
+        d.k.se = d.v.se = 1, d.k.ss = p.Dqk, d.v.ss = p.Dv;
+        d.k.sn = S * p.Dqk, d.v.sn = S * p.Dv, d.k.sb = p.Nkv * S * p.Dqk, d.v.sb = p.Nkv * S * p.Dv;
+        if (emu_plan_run(d) != FC_OK)
+            return;
+        const std::vector<uint32_t> dense = written(d);
+        size_t diff = 0;
+        for (size_t i = 0; i < paged.size() && i < dense.size(); i++)
+            diff += paged[i] != dense[i];
+        TC_CHECK(paged.size() == dense.size() && diff == 0, "paged == gathered, bit for bit (%zu of %zu values differ)", diff,
+                 paged.size());
+    });
+}
+
+/* A paged case: the harness (reference, CPU backend, two thread orders), then the gathered twin. */
+static void run_paged(const nt_case *c)
+{
+    const int launches = g_launches_paged;
+    nt_run_elsewhere(c, emu_runner, 2);
+    TC_CHECK(g_launches_paged > launches, "the paged kernel ran");
+    same_as_gathered(c);
+}
+
+/* Out-of-range entries in batch 1 of the (shared) block table: the check records them, the first
+ * CTA reports the smallest (the key table's) and no CTA writes anything. */
+static void paged_bad_entry(void)
+{
+    const nt_case c = paged_case(40, FC_F16, 64, 70, 90, 16);
+    tc_context("emulated sm_90a forward, paged: out-of-range block-table entries in batch 1");
+    emu_on_problem(&c, [&](fc_problem p, const nt_data &d, const nt_bufs &L) {
+        std::vector<int32_t> table = emu_table_copy(p.k.pages, p.B);
+        table[(size_t)p.k.pages.table_stride + 3] = -7, table[(size_t)p.k.pages.table_stride + 4] = (int32_t)p.k.pages.blocks;
+        p.k.pages.table = p.v.pages.table = table.data();
+        memset(&g_fault.report, 0, sizeof g_fault.report);
+        if (emu_plan_run(p) != FC_OK)
+            return;
+        const fc_cuda::DecReport &r = g_fault.report;
+        TC_CHECK(r.seq == 1 && r.tensor == 0 && r.batch == 1 && r.entry == 3 && r.value == -7,
+                 "the report names key entry [1][3] = -7 once (%u reports: tensor %d [%lld][%lld] = %lld)", r.seq, r.tensor,
+                 (long long)r.batch, (long long)r.entry, (long long)r.value);
+        int64_t wrote = 0;
+        for (int b = 0; b < c.B; b++)
+            for (int n = 0; n < c.N1; n++)
+                for (int s = 0; s < c.Sq; s++)
+                    for (int e = 0; e < c.Dv; e++)
+                        wrote += !nt_is_sentinel(c.out_dt, L.out, nt_offset(&c, &d, &L.gout, NT_OUT, b, n, s, e));
+        TC_CHECK(wrote == 0, "no output written (%lld elements were)", (long long)wrote);
+    });
+}
+
+/* tiny (the sanitizer builds): the first two cases */
+static void paged_cases(bool tiny)
+{
+    nt_case c = paged_case(60, FC_F16, 64, 37, 150, 16);
+    tc_context("emulated sm_90a forward, paged: fp16 class 64, blocks of 16 (eight copies per key tile), GQA 2, Skv 150");
+    run_paged(&c);
+    c = paged_case(61, FC_BF16, 128, 150, 333, 64), c.kv.head_major_blocks = true, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    tc_context("emulated sm_90a forward, paged: bf16 class 128, head-major blocks of 64 (two per tile), causal bottom-right");
+    run_paged(&c);
+    if (tiny)
+        return;
+    static const int sq[3] = {40, 0, 130}, skv[3] = {200, 9, 77};
+    c = paged_case(62, FC_BF16, 64, 130, 200, 48), c.B = 3, c.lens = true, c.sq = sq, c.skv = skv, c.kv.shared_blocks = true;
+    c.window = fc_window_band(60, 3, FC_ALIGN_TOP_LEFT);
+    tc_context("emulated sm_90a forward, paged: blocks of 48 (pages start inside tiles), varlen with a batch without rows, "
+               "shared blocks, a band");
+    run_paged(&c);
+    g_sms = 2;
+    c = paged_case(63, FC_F16, 128, 200, 600, 256), c.B = 1, c.N1 = 4, c.N2 = 1;
+    tc_context("emulated sm_90a forward, paged: blocks of 256 (a page over two key tiles), MQA, five kv tiles per item");
+    run_paged(&c);
+    g_pingpong = false;
+    c = paged_case(64, FC_F16, 96, 33, 257, 128), c.Dv = 80, c.prefix = true, c.layout = NT_BNSD;
+    tc_context("emulated sm_90a forward, paged: class 128 with D 96, Dv 80, blocks of 128 (a tile per page), prefixes, "
+               "ping-pong off");
+    run_paged(&c);
+    g_pingpong = true, g_sms = 3;
+    c = paged_case(65, FC_BF16, 64, 140, 70, 1024), c.N1 = 6, c.N2 = 3, c.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
+    tc_context("emulated sm_90a forward, paged: one block longer than the cache (1024 > 70), Sq > Skv, causal top-left");
+    run_paged(&c);
+    tc_rng r = tc_rng_seed(43);
+    for (int x = 0; x < 3; x++) {
+        static const int ds[] = {32, 64, 104, 128};
+        c = paged_case(200 + x, tc_rng_bool(&r, 0.5) ? FC_F16 : FC_BF16, ds[tc_rng_int(&r, 0, 3)], (int)tc_rng_int(&r, 1, 200),
+                       (int)tc_rng_int(&r, 1, 400), 16 * (int)tc_rng_int(&r, 1, 20));
+        c.N2 = (int)tc_rng_int(&r, 1, 2), c.N1 = c.N2 * (int)tc_rng_int(&r, 1, 3), c.B = (int)tc_rng_int(&r, 1, 3);
+        c.kv.head_major_blocks = tc_rng_bool(&r, 0.5), c.kv.shared_blocks = tc_rng_bool(&r, 0.3);
+        c.layout = tc_rng_bool(&r, 0.5) ? NT_BSND : NT_BNSD;
+        if (tc_rng_bool(&r, 0.6))
+            c.window = fc_window_causal(tc_rng_bool(&r, 0.5) ? FC_ALIGN_BOTTOM_RIGHT : FC_ALIGN_TOP_LEFT);
+        g_sms = (int)tc_rng_int(&r, 1, 5), g_pingpong = tc_rng_bool(&r, 0.5);
+        tc_context("emulated sm_90a forward, paged: random case %d (D %d, Sq %d, Skv %d, blocks of %d, %d SMs)", x, c.D, c.Sq,
+                   c.Skv, c.kv.block_size, g_sms);
+        run_paged(&c);
+    }
+    g_sms = 3, g_pingpong = true;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "paged") == 0) {
+        paged_cases(getenv("FLASHC_EMU_QUICK") != NULL);
+        paged_bad_entry();
+        return tc_summary("unit_hopper_fwd_paged_emu");
+    }
     const bool quick = hopper_quick(argc, argv);
     hopper_first_cases("forward", run);
     if (quick)

@@ -9,6 +9,10 @@
 #include <cuda.h>
 #include <vector_types.h>
 
+namespace fc_cuda {
+struct DecReport;
+}
+
 namespace fc_hopper {
 
 /* A 4-D map over (feature, position, head, batch) of one view: boxes of 64 features × rows. */
@@ -29,6 +33,13 @@ struct FwdArgs {
      * positions the map covers (a tile's rows past the batch that the map clips may be stored). */
     int o_tma, o_batched, q_extent;
     CUtensorMap o;
+    /* The paged kernels' (fwd_hopper_kernel_paged; after every field above): k and v map the page
+     * pool as (feature, slot, head, block) in boxes of page_rows rows — gcd(block size, BN), a
+     * multiple of 16 — so that each box lies in one page; fault, the run's block-table check word
+     * (forward.cu launches the check first): set, the kernel writes nothing and CTA 0 reports. */
+    int page_rows;
+    const unsigned long long *fault;
+    fc_cuda::DecReport *report;
 };
 
 } // namespace fc_hopper

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utility>
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -17,6 +19,25 @@
 #include "tma_map.h"
 
 namespace fc_hopper {
+
+/* Blocks past 2^30 rows act as 2^30 (positions stay below it): the maps' slot extent. */
+static int64_t page_slots(const fc_pages &pg) { return pg.block_size < (1 << 30) ? pg.block_size : (1 << 30); }
+
+/* Why the paged kernels cannot take p's paged key/value (NULL: they can).  A bulk copy's box has
+ * a fixed row count, so each tile is loaded in boxes of gcd(block size, BN) rows, each inside one
+ * page: blocks of a multiple of 16 rows (boxes of at least 2 KiB per 64 features). */
+static const char *paged_unsupported(const fc_problem *p)
+{
+    const fc_pages &k = p->k.pages, &v = p->v.pages;
+    if (!k.table || !v.table || k.table != v.table || k.table_stride != v.table_stride || k.block_size != v.block_size ||
+        k.blocks != v.blocks)
+        return "key and value pages that differ (one block table drives both copies)";
+    if (k.block_size % 16)
+        return "paged key/value in blocks that are not a multiple of 16 rows (a bulk copy's rows must divide the block)";
+    if (fc_cuda_dclass(p) > 128)
+        return "paged key/value at head-dim class 256 (not instantiated, to keep the build's time)";
+    return NULL;
+}
 
 const char *fwd_unsupported(const fc_problem *p)
 {
@@ -34,9 +55,13 @@ const char *fwd_unsupported(const fc_problem *p)
         return "score terms (pse, ALiBi, mask, softcap)";
     if (p->sink || p->drop_bits || p->drop_philox)
         return "a sink or dropout";
-    if (p->sparse.data || p->k.pages.table || p->v.pages.table || p->q.batch_data || p->k.batch_data || p->v.batch_data ||
-        p->out.batch_data)
-        return "sparse, paged or tensor-list storage";
+    if (p->sparse.data || p->q.batch_data || p->k.batch_data || p->v.batch_data || p->out.batch_data)
+        return "sparse or tensor-list storage";
+    if (p->k.pages.table || p->v.pages.table) {
+        const char *why = paged_unsupported(p);
+        if (why)
+            return why;
+    }
     if (p->max_sq >= (1 << 30) || p->max_skv >= (1 << 30))
         return "sequence lengths of 2^30 or more";
     return NULL;
@@ -105,6 +130,13 @@ fc_status fwd_plan(const fc_problem *p, FwdPlan *out)
     if (epi && *epi && strcmp(epi, "regs") != 0 && strcmp(epi, "tma") != 0)
         return fc_fail(FC_ERR_BACKEND, "%s: FLASHC_CUDA_FWD_EPILOGUE=%.64s names no variant (regs or tma)", who, epi);
     out->tma_out = epi && strcmp(epi, "tma") == 0 && out->rows == kFwdRows;
+    if (p->k.pages.table) { /* one variant: two warpgroups, register stores */
+        const int bn = out->dclass == 128 ? FwdTile<128>::BN : FwdTile<64>::BN;
+        int64_t x = page_slots(p->k.pages), y = bn;
+        while (y)
+            x %= y, std::swap(x, y);
+        out->page_rows = (int)x, out->rows = kFwdRows, out->tma_out = 0;
+    }
     const fc_status st =
         fc_cuda_tile_order(p, out->rows, false, p->Nq, fc_cuda_q_tile_cost, &out->items, &out->n_items, who);
     if (st != FC_OK)
@@ -114,24 +146,40 @@ fc_status fwd_plan(const fc_problem *p, FwdPlan *out)
     return FC_OK;
 }
 
-fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reach &reach, cudaStream_t stream,
-                  bool *launched, const char **why)
+/* The paged kernels' maps of k and v: the pool as (feature, slot, head, block), boxes of
+ * page_rows rows; every value tile passes the edge fixer (rows past a batch's last key hold other
+ * slots). */
+static const char *map_pages(const FwdPlan &plan, const fc_problem &run, const FwdFault &fault, FwdArgs *a)
+{
+    const fc_pages &pg = run.k.pages;
+    const int64_t slots = page_slots(pg);
+    const char *why = tma_map_view(plan.encode, &a->k, run.k, run.Dqk, slots, run.Nkv, pg.blocks, plan.page_rows);
+    if (!why)
+        why = tma_map_view(plan.encode, &a->v, run.v, run.Dv, slots, run.Nkv, pg.blocks, plan.page_rows);
+    a->page_rows = plan.page_rows, a->fault = fault.word, a->report = fault.report, a->edge_fixes = 1;
+    return why;
+}
+
+fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reach &reach, const FwdFault &fault,
+                  cudaStream_t stream, bool *launched, const char **why)
 {
     *launched = false;
     const int64_t q_ext = reach.q, kv_ext = reach.kv;
     FwdArgs a;
     memset(&a, 0, sizeof a);
-    const bool qb = run.q.sb != 0 && run.B > 1, kb = run.k.sb != 0 && run.B > 1;
-    if (kb != (run.v.sb != 0 && run.B > 1)) { /* the kernel has one batch coordinate for K and V */
+    const bool qb = run.q.sb != 0 && run.B > 1, kb = run.k.sb != 0 && run.B > 1, paged = plan.page_rows > 0;
+    if (!paged && kb != (run.v.sb != 0 && run.B > 1)) { /* the kernel has one batch coordinate for K and V */
         *why = "key and value views that differ in having a batch stride";
         return FC_OK;
     }
     void *enc = plan.encode;
     const int bn = plan.dclass == 256 ? FwdTile<256>::BN : plan.dclass == 128 ? FwdTile<128>::BN : FwdTile<64>::BN;
     *why = tma_map_view(enc, &a.q, run.q, run.Dqk, q_ext, run.Nq, qb ? run.B : 1, plan.rows);
-    if (!*why)
+    if (!*why && paged)
+        *why = map_pages(plan, run, fault, &a);
+    if (!*why && !paged)
         *why = tma_map_view(enc, &a.k, run.k, run.Dqk, kv_ext, run.Nkv, kb ? run.B : 1, bn);
-    if (!*why)
+    if (!*why && !paged)
         *why = tma_map_view(enc, &a.v, run.v, run.Dv, kv_ext, run.Nkv, kb ? run.B : 1, bn);
     if (*why)
         return FC_OK;
@@ -141,7 +189,7 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reac
     a.head_group = plan.head_group;
     a.q_batched = qb, a.kv_batched = kb;
     a.kv_extent = (int)kv_ext;
-    a.edge_fixes = reach.kv_short < kv_ext;
+    a.edge_fixes = paged || reach.kv_short < kv_ext;
     a.pingpong = plan.pingpong;
     a.pair_out = run.out.se == 1 && (uintptr_t)run.out.data % 4 == 0 && run.out.sb % 2 == 0 && run.out.sn % 2 == 0 &&
                  run.out.ss % 2 == 0;
@@ -157,7 +205,12 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reac
     }
     const bool bf = run.q.dtype == FC_BF16, wg3 = plan.rows != kFwdRows;
     cudaError_t err;
-    if (plan.tma_out) {
+    if (paged) {
+        if (plan.dclass == 64)
+            err = bf ? fwd_launch_bf16_d64_paged(run, a, plan.grid, stream) : fwd_launch_f16_d64_paged(run, a, plan.grid, stream);
+        else
+            err = bf ? fwd_launch_bf16_d128_paged(run, a, plan.grid, stream) : fwd_launch_f16_d128_paged(run, a, plan.grid, stream);
+    } else if (plan.tma_out) {
         switch (plan.dclass) {
         case 64: err = bf ? fwd_launch_bf16_d64_tma(run, a, plan.grid, stream) : fwd_launch_f16_d64_tma(run, a, plan.grid, stream); break;
         case 128: err = bf ? fwd_launch_bf16_d128_tma(run, a, plan.grid, stream) : fwd_launch_f16_d128_tma(run, a, plan.grid, stream); break;

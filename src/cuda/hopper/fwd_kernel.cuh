@@ -29,6 +29,7 @@
 
 #include "../../core/problem.h"
 #include "../../core/visibility.h"
+#include "../decode_common.cuh"
 #include "../ptx.cuh"
 #include "fwd_args.h"
 #include "fwd_traits.cuh"
@@ -93,10 +94,30 @@ template <int BM, int BN> __device__ __forceinline__ KvTiles kv_tiles(const fc_b
     return KvTiles{lo / BN, (hi + BN - 1) / BN, flo, fhi};
 }
 
-/* Whether kv tile t of the batch loads rows past its last key that the map still covers. */
-template <int BN> __device__ __forceinline__ bool needs_fix(const fc_batch &bt, const FwdArgs &a, int t)
+/* Whether kv tile t of the batch loads rows past its last key that the map still covers (PAGED:
+ * rows past the last key always hold something, page_seg's or another key's slots). */
+template <int BN, bool PAGED = false> __device__ __forceinline__ bool needs_fix(const fc_batch &bt, const FwdArgs &a, int t)
 {
-    return (int64_t)(t + 1) * BN > bt.skv && bt.kv_tok + bt.skv < a.kv_extent;
+    if constexpr (PAGED)
+        return (int64_t)(t + 1) * BN > bt.skv;
+    else
+        return (int64_t)(t + 1) * BN > bt.skv && bt.kv_tok + bt.skv < a.kv_extent;
+}
+
+/* Where rows [t·BN + seg·R, + R) of batch b lie in the page pool (R = a.page_rows divides the block
+ * size, so they are one page's): (block, first slot).  A segment past the batch's last key reads
+ * the last one holding keys instead — its entry is one the run's check covered, entries past the
+ * batch's length are never read; what such rows hold is masked in the scores and zeroed in the
+ * values by the edge fixer. */
+template <int BN> __device__ __forceinline__ int2 page_seg(const fc_problem &p, const FwdArgs &a, const fc_batch &bt, int b, int t, int seg)
+{
+    const fc_pages &pg = p.k.pages;
+    const int r = a.page_rows, skv = (int)bt.skv; /* positions stay below 2^30 (fwd_unsupported) */
+    const int bs = pg.block_size < (1 << 30) ? (int)pg.block_size : (1 << 30); /* larger blocks act alike */
+    int pos = t * BN + seg * r;
+    pos = pos < skv ? pos : (skv - 1) / r * r;
+    const int page = pos / bs;
+    return make_int2(pg.table[b * pg.table_stride + page], pos - page * bs);
 }
 
 /* A ring slot: the n-th kv tile of the CTA lives in stage n mod STAGES, phase (n / STAGES) mod 2. */
@@ -130,12 +151,48 @@ __device__ __forceinline__ void wg_gemm(Mma &mma, TA &a, const TB &b, TC &c)
 
 __device__ __forceinline__ bool span_has(int4 s, int j) { return (j >= s.x && j < s.y) || (j >= s.z && j < s.w); }
 
+/* The paged producer's key and value tiles of one item (the whole warp): lane i < BN / R issues the
+ * bulk copies of rows [i·R, + R) of each tile, from the page its block-table entry names (read
+ * before the stage is free); lane 0 waits for the stage and sets the expected bytes first. */
+template <class Tr>
+__device__ __forceinline__ void produce_pages(const fc_problem &p, const FwdArgs &a, typename Tr::Smem &s, const fc_batch &bt, int b,
+                                              int n2, const KvTiles &kt, uint32_t kv_n, int lane)
+{
+    constexpr int BN = Tr::BN, CH = Tr::CHUNK, NC = Tr::D / CH;
+    const int r = a.page_rows, mine = lane < BN / r;
+    for (int t = kt.t0; t < kt.t1; t++) {
+        const Slot<Tr::STAGES> sl(kv_n + (uint32_t)(t - kt.t0));
+        const int2 at = mine ? page_seg<BN>(p, a, bt, b, t, lane) : make_int2(0, 0);
+        typename Tr::E *k = s.k + sl.stage * BN * Tr::D + lane * r * CH, *v = s.v + sl.stage * BN * Tr::D + lane * r * CH;
+        if (lane == 0) {
+            mbar_wait(&s.k_empty[sl.stage], sl.phase ^ 1u);
+            mbar_arrive_tx(&s.k_full[sl.stage], Tr::KV_BYTES);
+        }
+        __syncwarp();
+        if (mine)
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                tma_load_4d(&a.k, &s.k_full[sl.stage], k + c * BN * CH, c * CH, at.y, n2, at.x);
+        if (lane == 0) {
+            mbar_wait(&s.v_empty[sl.stage], sl.phase ^ 1u);
+            mbar_arrive_tx(&s.v_full[sl.stage], Tr::KV_BYTES);
+        }
+        __syncwarp();
+        if (mine)
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                tma_load_4d(&a.v, &s.v_full[sl.stage], v + c * BN * CH, c * CH, at.y, n2, at.x);
+    }
+}
+
 /* The producer warp: Q once per item, then K and V of each visible tile through the ring.  Q_LATE
  * (the TMA-store epilogue, whose consumers release Q's stage only after storing through it): the
- * item's first key tile goes before Q, so one load is in flight while the epilogue ends. */
-template <class Tr, bool Q_LATE>
+ * item's first key tile goes before Q, so one load is in flight while the epilogue ends.  PAGED:
+ * the tiles through produce_pages. */
+template <class Tr, bool Q_LATE, bool PAGED = false>
 __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, typename Tr::Smem &s, int lane)
 {
+    static_assert(!(Q_LATE && PAGED), "the paged kernels store from registers");
     constexpr int BM = Tr::BM, BN = Tr::BN, CH = Tr::CHUNK, NC = Tr::D / CH;
     uint32_t q_n = 0, kv_n = 0;
     for (int w = blockIdx.x; w < a.n_work; w += gridDim.x) {
@@ -155,7 +212,7 @@ __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, t
             };
             if constexpr (!Q_LATE)
                 load_q();
-            for (int t = kt.t0; t < kt.t1; t++) {
+            for (int t = kt.t0; t < kt.t1 && !PAGED; t++) {
                 const Slot<Tr::STAGES> sl(kv_n + (uint32_t)(t - kt.t0));
                 const int row = (int)bt.kv_tok + t * BN;
                 typename Tr::E *k = s.k + sl.stage * BN * Tr::D, *v = s.v + sl.stage * BN * Tr::D;
@@ -175,6 +232,8 @@ __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, t
             }
         }
         __syncwarp();
+        if constexpr (PAGED)
+            produce_pages<Tr>(p, a, s, bt, wk.b, (int)(wk.n1 / p.G), kt, kv_n, lane);
         q_n++;
         kv_n += (uint32_t)(kt.t1 - kt.t0);
     }
@@ -185,7 +244,7 @@ __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, t
  * item's last tile when they hold other data, and releases the tile to the consumers on v_fixed.
  * Never a phase early: tile n − STAGES of the stage was seen complete before, and the stage's
  * next copy needs the consumers, who wait here first. */
-template <class Tr>
+template <class Tr, bool PAGED = false>
 __device__ __forceinline__ void fix_edges(const fc_problem &p, const FwdArgs &a, typename Tr::Smem &s, int lane)
 {
     constexpr int BM = Tr::BM, BN = Tr::BN, CH = Tr::CHUNK, NC = Tr::D / CH;
@@ -199,7 +258,7 @@ __device__ __forceinline__ void fix_edges(const fc_problem &p, const FwdArgs &a,
         for (int t = kt.t0; t < kt.t1; t++, kv_n++) {
             const Slot<Tr::STAGES> sl(kv_n);
             mbar_wait(&s.v_full[sl.stage], sl.phase);
-            if (t == kt.t1 - 1 && needs_fix<BN>(bt, a, t)) {
+            if (t == kt.t1 - 1 && needs_fix<BN, PAGED>(bt, a, t)) {
                 const int valid = (int)(bt.skv - (int64_t)t * BN);
                 /* a row of a chunk is 128 contiguous bytes whatever the swizzle: 8 pieces of 16 */
                 char *base = reinterpret_cast<char *>(s.v + sl.stage * BN * Tr::D) + (lane % 8) * 16;
@@ -252,8 +311,10 @@ __device__ __forceinline__ void softmax_step(TS &sc, float (&m)[2], float (&l)[2
 /* The kernel's body; TMA_OUT: the TMA-store epilogue (a variant, FLASHC_CUDA_FWD_EPILOGUE=tma) —
  * a warpgroup's 64 output rows are written into its rows of Q's stage (CuTe's layout of Q, the
  * 128-byte swizzle the store's map reads), fenced for the async proxy, and stored by one thread
- * as one box per 64 features; Q's stage is released after the store has read it. */
-template <typename T, int D, int WG, bool TMA_OUT>
+ * as one box per 64 features; Q's stage is released after the store has read it.  PAGED: key and
+ * value from a page pool (produce_pages, FwdArgs::page_rows); a run whose block-table check found
+ * a bad entry writes nothing, its first CTA reports the entry. */
+template <typename T, int D, int WG, bool TMA_OUT, bool PAGED = false>
 __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
 {
     using Tr = FwdTraits<T, D, WG>;
@@ -262,6 +323,14 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
     extern __shared__ char smem_raw[];
     typename Tr::Smem &s = *reinterpret_cast<typename Tr::Smem *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~(uintptr_t)1023);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if constexpr (PAGED) {
+        const unsigned long long fault = *a.fault;
+        if (fault >> 32) {
+            if (blockIdx.x == 0 && threadIdx.x == 0)
+                fc_cuda::dec_report(a.report, p, nullptr, fault);
+            return;
+        }
+    }
 
     if (threadIdx.x == 0) {
         mbar_init(&s.q_full, 1);
@@ -280,9 +349,9 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
     if (warp < 4) { /* the producer warpgroup */
         regs_shrink<Tr::REGS_PRODUCER>();
         if (warp == 0)
-            produce<Tr, TMA_OUT>(p, a, s, lane);
+            produce<Tr, TMA_OUT, PAGED>(p, a, s, lane);
         else if (warp == 1)
-            fix_edges<Tr>(p, a, s, lane);
+            fix_edges<Tr, PAGED>(p, a, s, lane);
         return;
     }
     regs_grow<Tr::REGS_MMA>();
@@ -525,6 +594,14 @@ __global__ void __launch_bounds__(FwdTraits<T, D, WG>::THREADS, 1)
     fwd_hopper_kernel(const __grid_constant__ fc_problem p, const __grid_constant__ FwdArgs a)
 {
     fwd_body<T, D, WG, false>(p, a);
+}
+
+/* The paged key/value variant (two consumer warpgroups, register stores). */
+template <typename T, int D>
+__global__ void __launch_bounds__(FwdTraits<T, D, 2>::THREADS, 1)
+    fwd_hopper_kernel_paged(const __grid_constant__ fc_problem p, const __grid_constant__ FwdArgs a)
+{
+    fwd_body<T, D, 2, false, true>(p, a);
 }
 
 /* The TMA-store epilogue's variant (two consumer warpgroups). */

@@ -16,10 +16,12 @@ template <class Tr> cudaError_t fwd_start(void (*kernel)(fc_problem, FwdArgs), c
     return cudaGetLastError();
 }
 
-template <typename T, int D, int WG, bool TMA_OUT = false>
+template <typename T, int D, int WG, bool TMA_OUT = false, bool PAGED = false>
 cudaError_t fwd_launch(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s)
 {
-    if constexpr (TMA_OUT)
+    if constexpr (PAGED)
+        return fwd_start<FwdTraits<T, D, 2>>(fwd_hopper_kernel_paged<T, D>, p, a, grid, s);
+    else if constexpr (TMA_OUT)
         return fwd_start<FwdTraits<T, D, 2>>(fwd_hopper_kernel_tma_store<T, D>, p, a, grid, s);
     else
         return fwd_start<FwdTraits<T, D, WG>>(fwd_hopper_kernel<T, D, WG>, p, a, grid, s);
@@ -44,6 +46,13 @@ cudaError_t fwd_launch(const fc_problem &p, const FwdArgs &a, int grid, cudaStre
     cudaError_t fc_hopper::fwd_launch_##dt##_d##d##_tma(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s) \
     {                                                                                                                   \
         return fwd_launch<T, d, 2, true>(p, a, grid, s);                                                                \
+    }
+
+/* the paged key/value variant (fwd_<dtype>_d<class>_paged.cu) */
+#define FC_HOPPER_FWD_PAGED_VARIANT(dt, T, d)                                                                             \
+    cudaError_t fc_hopper::fwd_launch_##dt##_d##d##_paged(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s) \
+    {                                                                                                                     \
+        return fwd_launch<T, d, 2, false, true>(p, a, grid, s);                                                           \
     }
 
 #endif /* FC_CUDA_HOPPER_FWD_LAUNCH_CUH */
