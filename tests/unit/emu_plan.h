@@ -74,6 +74,18 @@ template <typename F> inline void emu_on_problem(const nt_case *c, F f)
     nt_data_free(&d);
 }
 
+/* How many output elements of case c a run wrote into L's output (not its sentinel). */
+inline int64_t emu_out_written(const nt_case &c, const nt_data &d, const nt_bufs &L)
+{
+    int64_t n = 0;
+    for (int b = 0; b < c.B; b++)
+        for (int h = 0; h < c.N1; h++)
+            for (int s = 0; s < c.Sq; s++)
+                for (int e = 0; e < c.Dv; e++)
+                    n += !nt_is_sentinel(c.out_dt, L.out, nt_offset(&c, &d, &L.gout, NT_OUT, b, h, s, e));
+    return n;
+}
+
 /* A copy of the problem's B rows of a block table (to corrupt). */
 inline std::vector<int32_t> emu_table_copy(const fc_pages &pg, int64_t B)
 {

@@ -133,12 +133,7 @@ static void bad_entry(void)
         TC_CHECK(f.report.seq == 1 && f.report.tensor == 1 && f.report.batch == 1 && f.report.entry == 3 && f.report.value == -7,
                  "the report names value entry [1][3] = -7 once (%u reports: tensor %d [%lld][%lld] = %lld)", f.report.seq,
                  f.report.tensor, (long long)f.report.batch, (long long)f.report.entry, (long long)f.report.value);
-        int64_t written = 0;
-        for (int b = 0; b < c.B; b++)
-            for (int n = 0; n < c.N1; n++)
-                for (int s = 0; s < c.Sq; s++)
-                    for (int e = 0; e < c.Dv; e++)
-                        written += !nt_is_sentinel(c.out_dt, L.out, nt_offset(&c, &d, &L.gout, NT_OUT, b, n, s, e));
+        const int64_t written = emu_out_written(c, d, L);
         TC_CHECK(written == 0, "no output written (%lld elements were)", (long long)written);
     });
 }

@@ -256,12 +256,7 @@ static void paged_bad_entry(void)
         TC_CHECK(r.seq == 1 && r.tensor == 0 && r.batch == 1 && r.entry == 3 && r.value == -7,
                  "the report names key entry [1][3] = -7 once (%u reports: tensor %d [%lld][%lld] = %lld)", r.seq, r.tensor,
                  (long long)r.batch, (long long)r.entry, (long long)r.value);
-        int64_t wrote = 0;
-        for (int b = 0; b < c.B; b++)
-            for (int n = 0; n < c.N1; n++)
-                for (int s = 0; s < c.Sq; s++)
-                    for (int e = 0; e < c.Dv; e++)
-                        wrote += !nt_is_sentinel(c.out_dt, L.out, nt_offset(&c, &d, &L.gout, NT_OUT, b, n, s, e));
+        const int64_t wrote = emu_out_written(c, d, L);
         TC_CHECK(wrote == 0, "no output written (%lld elements were)", (long long)wrote);
     });
 }

@@ -163,25 +163,20 @@ __device__ __forceinline__ void produce_pages(const fc_problem &p, const FwdArgs
     for (int t = kt.t0; t < kt.t1; t++) {
         const Slot<Tr::STAGES> sl(kv_n + (uint32_t)(t - kt.t0));
         const int2 at = mine ? page_seg<BN>(p, a, bt, b, t, lane) : make_int2(0, 0);
-        typename Tr::E *k = s.k + sl.stage * BN * Tr::D + lane * r * CH, *v = s.v + sl.stage * BN * Tr::D + lane * r * CH;
-        if (lane == 0) {
-            mbar_wait(&s.k_empty[sl.stage], sl.phase ^ 1u);
-            mbar_arrive_tx(&s.k_full[sl.stage], Tr::KV_BYTES);
-        }
-        __syncwarp();
-        if (mine)
+        const int off = sl.stage * BN * Tr::D + lane * r * CH;
+        auto copy = [&](const CUtensorMap *map, uint64_t *full, uint64_t *empty, typename Tr::E *dst) {
+            if (lane == 0) {
+                mbar_wait(empty, sl.phase ^ 1u);
+                mbar_arrive_tx(full, Tr::KV_BYTES);
+            }
+            __syncwarp();
+            if (mine)
 #pragma unroll
-            for (int c = 0; c < NC; c++)
-                tma_load_4d(&a.k, &s.k_full[sl.stage], k + c * BN * CH, c * CH, at.y, n2, at.x);
-        if (lane == 0) {
-            mbar_wait(&s.v_empty[sl.stage], sl.phase ^ 1u);
-            mbar_arrive_tx(&s.v_full[sl.stage], Tr::KV_BYTES);
-        }
-        __syncwarp();
-        if (mine)
-#pragma unroll
-            for (int c = 0; c < NC; c++)
-                tma_load_4d(&a.v, &s.v_full[sl.stage], v + c * BN * CH, c * CH, at.y, n2, at.x);
+                for (int c = 0; c < NC; c++)
+                    tma_load_4d(map, full, dst + c * BN * CH, c * CH, at.y, n2, at.x);
+        };
+        copy(&a.k, &s.k_full[sl.stage], &s.k_empty[sl.stage], s.k + off);
+        copy(&a.v, &s.v_full[sl.stage], &s.v_empty[sl.stage], s.v + off);
     }
 }
 
