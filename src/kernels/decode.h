@@ -83,6 +83,13 @@ typedef struct fc_decode {
     int64_t end;            /* rows at or past end are not prefetched */
 } fc_decode;
 
+/* What a loop asks for ahead of its reads: the first l1bytes of l1's rows into L1, and l2bytes of
+ * l2's rows (NULL: none) into L2; row i's when it reads its own row i. */
+typedef struct fc_dec_ahead {
+    const char *const *l1, *const *l2;
+    int l1bytes, l2bytes;
+} fc_dec_ahead;
+
 /* Prepares the item's operands: q from the packed fp32 rows (stride ldq); qbuf holds 4·Dqk
  * floats, v_aff 2·Dv (int8 values); k_aff the keys' int8 scale and offset (fc_affine_load). */
 static inline void fc_decode_init(fc_decode *d, const fc_problem *p, const fc_rows *rw, const float *q, int64_t ldq,
@@ -176,20 +183,27 @@ FC_INLINE void fc_dec_hsum4(const fvec *a, float *out)
 }
 #endif
 
-/* Whether the score loop also asks for the next step's key rows, into L2 (fc_dec_scores' kl2):
- * the P·V loop then finds them there when it brings them into L1.  AVX2, whose steps take longer
- * than a DRAM round trip for a cache line: fp16 KV at Skv = 32K, 1 thread on Zen 5, 0.62–0.70 →
- * 0.70–0.74 of a plain read (B = 1), 0.64–0.66 → 0.67–0.70 (B = 16); prefetching the value
- * rows as well, or two or more steps ahead, gained less or lost.  The AVX-512 sets, at the read's
- * rate already, lost 6 % with it. */
+/* Whether the loops also ask for the next step's rows into L2 (fc_dec_ahead's l2), so that each
+ * loop's L1 prefetches of the other loop's rows find them there: the score loop the keys, the P·V
+ * loop the values (values of two or more bytes).  AVX2, whose steps take longer than a DRAM round
+ * trip for a cache line.  Keys alone (the score loop's DRAM requests, none in P·V): fp16 KV at
+ * Skv = 32K, 1 thread on Zen 5, 0.62–0.70 → 0.70–0.74 of a plain read (B = 1); the values as well,
+ * spread over the P·V blocks after the first (which brings the next keys into L1), so that both
+ * loops keep DRAM busy: 0.38–0.44 → 0.50–0.59 (B = 1) and 0.38–0.43 → 0.55–0.60 (B = 16) on a
+ * busier machine (docs/PERFORMANCE.md).  Two steps ahead, or the lines spread over every block,
+ * gained nothing more; int8 values, whose loops are bound by the FMAs, lost 5 % with them.  The
+ * AVX-512 sets: mixed (−10 to +30 % at Skv = 32K, −16 % fp16 with the cache in L3), left without. */
 #define FC_DEC_L2_AHEAD (FC_W == 8)
+#define FC_DEC_L2_VALUES(vd) (FC_DEC_L2_AHEAD && (vd) != FC_I8)
 
 /* S[j·Rs + r] = (k_j · q_r + qoff[r])·scale for j < jn (rounded up to FC_DEC_ACC/Rs keys: the extra
  * keys repeat row jn − 1 and are hidden by the caller); each block of keys prefetches kpf's rows of
  * its places into L1, and kl2's (when given) into L2. */
 FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d,
-                             int Dqk, float scale, const char *const *kpf, int kbytes, const char *const *kl2, int l2bytes)
+                             int Dqk, float scale, const fc_dec_ahead *pf)
 {
+    const char *const *kpf = pf->l1, *const *kl2 = pf->l2;
+    const int kbytes = pf->l1bytes, l2bytes = pf->l2bytes;
     const int JR = FC_DEC_ACC / Rs;
     float add[FC_DEC_ACC];
     for (int i = 0; i < FC_DEC_ACC; i++)
@@ -247,24 +261,23 @@ FC_INLINE void fc_dec_scores(const int Rs, const fc_dtype dt, float *S, const ch
 }
 
 FC_INLINE void fc_dec_scores_rs(const fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d,
-                                 int Dqk, float scale, const char *const *kpf, int kbytes, const char *const *kl2,
-                                 int l2bytes)
+                                 int Dqk, float scale, const fc_dec_ahead *pf)
 {
     switch (d->Rs) {
-    case 1: fc_dec_scores(1, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
-    case 2: fc_dec_scores(2, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
-    default: fc_dec_scores(4, dt, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
+    case 1: fc_dec_scores(1, dt, S, krow, jn, d, Dqk, scale, pf); break;
+    case 2: fc_dec_scores(2, dt, S, krow, jn, d, Dqk, scale, pf); break;
+    default: fc_dec_scores(4, dt, S, krow, jn, d, Dqk, scale, pf); break;
     }
 }
 
 static inline void fc_dec_scores_dt(fc_dtype dt, float *S, const char *const *krow, int jn, const fc_decode *d, int Dqk,
-                                    float scale, const char *const *kpf, int kbytes, const char *const *kl2, int l2bytes)
+                                    float scale, const fc_dec_ahead *pf)
 {
     switch (dt) {
-    case FC_I8: fc_dec_scores_rs(FC_I8, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
-    case FC_F16: fc_dec_scores_rs(FC_F16, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
-    case FC_BF16: fc_dec_scores_rs(FC_BF16, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
-    default: fc_dec_scores_rs(FC_F32, S, krow, jn, d, Dqk, scale, kpf, kbytes, kl2, l2bytes); break;
+    case FC_I8: fc_dec_scores_rs(FC_I8, S, krow, jn, d, Dqk, scale, pf); break;
+    case FC_F16: fc_dec_scores_rs(FC_F16, S, krow, jn, d, Dqk, scale, pf); break;
+    case FC_BF16: fc_dec_scores_rs(FC_BF16, S, krow, jn, d, Dqk, scale, pf); break;
+    default: fc_dec_scores_rs(FC_F32, S, krow, jn, d, Dqk, scale, pf); break;
     }
 }
 
@@ -328,10 +341,12 @@ static inline void fc_dec_softmax(float *S, int n, const fc_decode *d, float *m,
     }
 }
 
-/* O[r] = O[r]·alpha[r] + Σ_j P[j·Rs + r]·V_j over NV vectors of features from c on. */
+/* O[r] = O[r]·alpha[r] + Σ_j P[j·Rs + r]·V_j over NV vectors of features from c on; with row j it asks
+ * for vpf[j]'s first vbytes into L1 (vpf non-NULL) and bytes [l2o0, l2o1) of l2pf[j] into L2. */
 FC_INLINE void fc_dec_pv_block(const int R, const int NV, const fc_dtype dt, float *o, int ldo, int c, const float *P,
                                int Rs, const char *const *vrow, int jn, const float *alpha, const float *psum,
-                               const fc_decode *d, const char *const *vpf, int vbytes)
+                               const fc_decode *d, const char *const *vpf, int vbytes, const char *const *l2pf,
+                               int l2o0, int l2o1)
 {
     fvec acc[4][8];
 #pragma GCC unroll 4
@@ -343,6 +358,8 @@ FC_INLINE void fc_dec_pv_block(const int R, const int NV, const fc_dtype dt, flo
         if (vpf)
             for (int o = 0; o < vbytes; o += 64)
                 __builtin_prefetch(vpf[j] + o, 0, 3);
+        for (int o = l2o0; o < l2o1; o += 64)
+            __builtin_prefetch(l2pf[j] + o, 0, 1);
         fvec x[8];
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++)
@@ -368,51 +385,73 @@ FC_INLINE void fc_dec_pv_block(const int R, const int NV, const fc_dtype dt, flo
         }
 }
 
+/* The width (in vectors) of fc_dec_pv's block from feature c on: blocks of nv, then of 2 where nv
+ * is 3, then of 1.  Blocks of 3 leave the last 4 vectors to two blocks of 2 where they would leave
+ * one alone: a one-vector block has only R FMA chains, fewer than two pipes need (Dv = 128 on AVX2). */
+static inline int fc_dec_pv_width_at(const int nv, int Dv, int c)
+{
+    return c + nv * FC_W <= Dv && (nv != 3 || Dv - c != 4 * FC_W) ? nv : nv == 3 && c + 2 * FC_W <= Dv ? 2 : 1;
+}
+
+/* One block of NV vectors (1, 2 or nv) from feature c on: its own instance per width. */
+FC_INLINE void fc_dec_pv_width(const int R, const int nv, const int NV, const fc_dtype dt, float *o, int ldo, int c,
+                               const float *P, int Rs, const char *const *vrow, int jn, const float *alpha,
+                               const float *psum, const fc_decode *d, const char *const *vpf, int vbytes,
+                               const char *const *l2pf, int l2o0, int l2o1)
+{
+#define FC_DEC_PV_BLOCK(W) fc_dec_pv_block(R, W, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, vpf, vbytes, l2pf, l2o0, l2o1)
+    switch (NV) {
+    case 1: FC_DEC_PV_BLOCK(1); break;
+    case 2: FC_DEC_PV_BLOCK(nv >= 2 ? 2 : 1); break;
+    default: FC_DEC_PV_BLOCK(nv); break;
+    }
+#undef FC_DEC_PV_BLOCK
+}
+
+/* P·V over all Dv features; the first block prefetches vpf's rows into L1 (its own instance: no
+ * test for it in the others' loops), the others share l2pf's rows' lines, into L2 (the first
+ * takes them where it is alone). */
 FC_INLINE void fc_dec_pv(const int R, const fc_dtype dt, float *o, int ldo, int Dv, const float *P, int Rs,
                          const char *const *vrow, int jn, const float *alpha, const float *psum, const fc_decode *d,
-                         const char *const *vpf, int vbytes)
+                         const fc_dec_ahead *pf)
 {
-    /* blocks of 3 leave the last 4 vectors to two blocks of 2 where they would leave one alone: a
-     * one-vector block has only R FMA chains, fewer than two pipes need (Dv = 128 on AVX2) */
-    const int nv = FC_DEC_NV(R);
-    /* the first block prefetches (its own instance: no test for it in the others' loops) */
-    int c = nv * FC_W <= Dv && (nv != 3 || Dv != 4 * FC_W) ? nv : nv == 3 && 2 * FC_W <= Dv ? 2 : 1;
-    switch (c) {
-    case 1: fc_dec_pv_block(R, 1, dt, o, ldo, 0, P, Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
-    case 2: fc_dec_pv_block(R, FC_DEC_NV(R) >= 2 ? 2 : 1, dt, o, ldo, 0, P, Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
-    default: fc_dec_pv_block(R, nv, dt, o, ldo, 0, P, Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    const char *const *vpf = pf->l1, *const *l2pf = pf->l2;
+    const int vbytes = pf->l1bytes, l2bytes = pf->l2bytes, nv = FC_DEC_NV(R);
+    int nb = 0;
+    for (int c = 0; c < Dv; c += fc_dec_pv_width_at(nv, Dv, c) * FC_W)
+        nb++;
+    const int lines = l2pf ? (l2bytes + 63) / 64 : 0;
+    int c = 0, w = fc_dec_pv_width_at(nv, Dv, 0);
+    fc_dec_pv_width(R, nv, w, dt, o, ldo, 0, P, Rs, vrow, jn, alpha, psum, d, vpf, vbytes, l2pf, 0,
+                    nb == 1 ? 64 * lines : 0);
+    for (int b = 1; b < nb; b++) { /* block b asks for lines [(b − 1)/(nb − 1), b/(nb − 1)) of lines */
+        c += w * FC_W, w = fc_dec_pv_width_at(nv, Dv, c);
+        fc_dec_pv_width(R, nv, w, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, NULL, vbytes, l2pf,
+                        64 * ((b - 1) * lines / (nb - 1)), 64 * (b * lines / (nb - 1)));
     }
-    c *= FC_W;
-    for (; c + nv * FC_W <= Dv && (nv != 3 || Dv - c != 4 * FC_W); c += nv * FC_W)
-        fc_dec_pv_block(R, nv, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, NULL, vbytes);
-    for (; nv == 3 && c + 2 * FC_W <= Dv; c += 2 * FC_W)
-        fc_dec_pv_block(R, 2, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, NULL, vbytes);
-    for (; c < Dv; c += FC_W)
-        fc_dec_pv_block(R, 1, dt, o, ldo, c, P, Rs, vrow, jn, alpha, psum, d, NULL, vbytes);
 }
 
 FC_INLINE void fc_dec_pv_r(const fc_dtype dt, float *o, int ldo, int Dv, const float *P, const char *const *vrow, int jn,
-                           const float *alpha, const float *psum, const fc_decode *d, const char *const *vpf, int vbytes)
+                           const float *alpha, const float *psum, const fc_decode *d, const fc_dec_ahead *pf)
 {
     switch (d->R) {
-    case 1: fc_dec_pv(1, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
-    case 2: fc_dec_pv(2, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
-    case 3: fc_dec_pv(3, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
-    default: fc_dec_pv(4, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    case 1: fc_dec_pv(1, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, pf); break;
+    case 2: fc_dec_pv(2, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, pf); break;
+    case 3: fc_dec_pv(3, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, pf); break;
+    default: fc_dec_pv(4, dt, o, ldo, Dv, P, d->Rs, vrow, jn, alpha, psum, d, pf); break;
     }
 }
 
 /* The value dtype a constant in each instance (GCC had kept one copy that tested it for every
  * value row, and spilled its row offsets to vector registers). */
 static inline void fc_dec_pv_dt(const fc_dtype dt, float *o, int ldo, int Dv, const float *P, const char *const *vrow,
-                                int jn, const float *alpha, const float *psum, const fc_decode *d,
-                                const char *const *vpf, int vbytes)
+                                int jn, const float *alpha, const float *psum, const fc_decode *d, const fc_dec_ahead *pf)
 {
     switch (dt) {
-    case FC_I8: fc_dec_pv_r(FC_I8, o, ldo, Dv, P, vrow, jn, alpha, psum, d, vpf, vbytes); break;
-    case FC_F16: fc_dec_pv_r(FC_F16, o, ldo, Dv, P, vrow, jn, alpha, psum, d, vpf, vbytes); break;
-    case FC_BF16: fc_dec_pv_r(FC_BF16, o, ldo, Dv, P, vrow, jn, alpha, psum, d, vpf, vbytes); break;
-    default: fc_dec_pv_r(FC_F32, o, ldo, Dv, P, vrow, jn, alpha, psum, d, vpf, vbytes); break;
+    case FC_I8: fc_dec_pv_r(FC_I8, o, ldo, Dv, P, vrow, jn, alpha, psum, d, pf); break;
+    case FC_F16: fc_dec_pv_r(FC_F16, o, ldo, Dv, P, vrow, jn, alpha, psum, d, pf); break;
+    case FC_BF16: fc_dec_pv_r(FC_BF16, o, ldo, Dv, P, vrow, jn, alpha, psum, d, pf); break;
+    default: fc_dec_pv_r(FC_F32, o, ldo, Dv, P, vrow, jn, alpha, psum, d, pf); break;
     }
 }
 
@@ -433,6 +472,16 @@ static inline void fc_dec_fill(const fc_dec_rows *r, int64_t j, int n, int padde
         out[i] = out[n - 1];
 }
 
+/* fc_dec_fill of the rows from j on, clamped to the item's end (rows past it repeat its last). */
+static inline void fc_dec_fill_ahead(const fc_dec_rows *r, int64_t j, int64_t end, int padded, const char **out)
+{
+    const int64_t ahead = end - j;
+    if (ahead > 0)
+        fc_dec_fill(r, j, ahead < padded ? (int)ahead : padded, padded, out);
+    else
+        fc_dec_fill(r, end - 1, 1, padded, out);
+}
+
 /* The fully visible kv columns [j0, j0 + jn) for the item's rows: steps of FC_DEC_COLS columns
  * updating m, l and the accumulator o (row stride ldo).  S holds (FC_DEC_COLS + FC_DEC_ACC)·4 floats. */
 static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64_t j0, int jn, float *S, float *o,
@@ -441,28 +490,31 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
     const int Dqk = (int)p->Dqk, Dv = (int)p->Dv, Rs = d->Rs, JR = FC_DEC_ACC / Rs;
     const int kbytes = Dqk * (int)fc_dtype_bytes(p->k.dtype), vbytes = Dv * (int)fc_dtype_bytes(p->v.dtype);
     const char *krow[FC_DEC_COLS + 16], *vrow[FC_DEC_COLS + 16], *kpf[FC_DEC_COLS + 16];
+    const char *vl2[FC_DEC_COLS + 16];
+    const bool l2v = FC_DEC_L2_VALUES(p->v.dtype);
     float alpha[4], psum[4];
     for (int c0 = 0; c0 < jn; c0 += FC_DEC_COLS) {
         const int n = jn - c0 < FC_DEC_COLS ? jn - c0 : FC_DEC_COLS, padded = (n + JR - 1) / JR * JR;
-        /* the step's key and value rows (padded: the last repeated), and the next step's key rows,
+        const int64_t at = j0 + c0;
+        fc_dec_fill(&d->k, at, n, padded, krow);
+        fc_dec_fill(&d->v, at, n, padded, vrow);
+        /* the step's key and value rows (padded: the last repeated), and the next step's rows,
          * clamped to the item's end: prefetches spread over the loops (one burst per step stalls on
          * the fill buffers): the score loop fetches this step's value rows, the P·V loop the next
          * step's key rows — one loop ahead, so that L1 holds one step's keys and values, not two
-         * steps' (64 KB); on AVX2 the score loop also asks for the next step's keys, into L2
+         * steps' (64 KB); on AVX2 each loop also asks for the next step's rows it reads, into L2
          * (FC_DEC_L2_AHEAD) */
-        fc_dec_fill(&d->k, j0 + c0, n, padded, krow);
-        fc_dec_fill(&d->v, j0 + c0, n, padded, vrow);
-        const int64_t next = j0 + c0 + FC_DEC_COLS, ahead = d->end - next;
-        if (ahead > 0)
-            fc_dec_fill(&d->k, next, ahead < padded ? (int)ahead : padded, padded, kpf);
-        else
-            fc_dec_fill(&d->k, d->end - 1, 1, padded, kpf);
-        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, vrow, vbytes, FC_DEC_L2_AHEAD ? kpf : NULL, kbytes);
+        fc_dec_fill_ahead(&d->k, at + FC_DEC_COLS, d->end, padded, kpf);
+        if (l2v)
+            fc_dec_fill_ahead(&d->v, at + FC_DEC_COLS, d->end, padded, vl2);
+        const fc_dec_ahead spf = {vrow, FC_DEC_L2_AHEAD ? kpf : NULL, vbytes, kbytes};
+        const fc_dec_ahead ppf = {kpf, l2v ? vl2 : NULL, kbytes, vbytes};
+        fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, &spf);
         const int ns = (padded * Rs + FC_W - 1) / FC_W * FC_W;
         for (int i = n * Rs; i < ns; i++) /* the repeated keys and the vector's rest take no part */
             S[i] = -INFINITY;
         fc_dec_softmax(S, ns, d, m, l, alpha, psum);
-        fc_dec_pv_dt(p->v.dtype, o, ldo, Dv, S, vrow, n, alpha, psum, d, kpf, kbytes);
+        fc_dec_pv_dt(p->v.dtype, o, ldo, Dv, S, vrow, n, alpha, psum, d, &ppf);
     }
 }
 

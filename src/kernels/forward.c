@@ -243,7 +243,7 @@ static void fc_fwd_tile_fp32(fc_fwd_state *s, const fc_problem *p, bool convert_
     fc_qk(b->s, &kv, &s->q, p, s->rw, b->k_aff, s->j0, s->jn);
     fc_fwd_softmax(s, p);
     if (!fc_fwd_pv_visible(s, p, &kv, hides))
-        fc_gemm(s->R, s->Dv, s->jn, b->s, 1, s->Rp, kv.v, kv.ldv, b->o, s->Dvp, true);
+        fc_gemm_pf(s->R, s->Dv, s->jn, b->s, 1, s->Rp, kv.v, kv.ldv, b->o, s->Dvp, true, &kv.next_v);
 }
 
 /* Leaves (O, m, l) for the merge when the item is one kv slice of several, else writes the rows. */

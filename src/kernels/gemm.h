@@ -166,10 +166,30 @@ FC_INLINE void fc_full_tile(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_k
         }                                                                                              \
         break;
 
-/* C[M×N] (+)= A[M×K]·B[K×N] with the layouts described at the top of this file. */
-static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B,
-                           ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate)
+/* Rows of an operand that a later product reads (`rows` rows of `lines` cache lines, `stride`
+ * bytes apart), asked for a few lines before each register tile of this product, so that they
+ * arrive from L3 or DRAM while it runs (fc_kv_tile's next tile).  rows 0: none. */
+typedef struct fc_prefetch_rows {
+    const char *base;
+    ptrdiff_t stride;
+    int rows, lines;
+} fc_prefetch_rows;
+
+FC_INLINE void fc_prefetch_some(const fc_prefetch_rows *pf, int *at, int n)
 {
+    const int total = pf->rows * pf->lines;
+    for (int i = 0; i < n && *at < total; i++, (*at)++)
+        __builtin_prefetch(pf->base + (ptrdiff_t)(*at / pf->lines) * pf->stride + (ptrdiff_t)(*at % pf->lines) * 64, 0, 3);
+}
+
+/* C[M×N] (+)= A[M×K]·B[K×N] with the layouts described at the top of this file; pf (or NULL):
+ * rows to prefetch on the way (fc_prefetch_rows). */
+static inline void fc_gemm_pf(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B,
+                              ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate, const fc_prefetch_rows *pf)
+{
+    const int tiles = ((N + FC_NR - 1) / FC_NR) * ((M + FC_MR - 1) / FC_MR);
+    const int per = pf && pf->rows && tiles ? (pf->rows * pf->lines + tiles - 1) / tiles : 0;
+    int pf_at = 0;
     for (int n0 = 0; n0 < N; n0 += FC_NR) {
         const int nn = N - n0 < FC_NR ? N - n0 : FC_NR;
         const int nv = (nn + FC_W - 1) / FC_W;
@@ -179,6 +199,8 @@ static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, 
             const float *a = A + (ptrdiff_t)m0 * a_rs;
             float *c = C + (ptrdiff_t)m0 * ldc + n0;
             const int mr = M - m0 < FC_MR ? M - m0 : FC_MR;
+            if (per)
+                fc_prefetch_some(pf, &pf_at, per);
             if (mr == FC_MR && nv == FC_NV && !tail) {
                 fc_full_tile(K, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);
                 continue;
@@ -203,6 +225,12 @@ static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, 
             }
         }
     }
+}
+
+static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B,
+                           ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate)
+{
+    fc_gemm_pf(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate, NULL);
 }
 
 /* C[M×N] += A[M×K]·B[K×N] over the terms whose vis(m, k) (stored with A's strides) is nonzero

@@ -6,6 +6,7 @@
 #ifndef FC_KERNELS_PACK_H
 #define FC_KERNELS_PACK_H
 
+#include "gemm.h"
 #include "operand.h"
 
 /* t[e][r] = rows[r][e] for R rows of w features (t: [w][Rp]), zeros in columns R..Rp. */
@@ -97,7 +98,17 @@ typedef struct fc_kv_tile {
     const float *k, *kr, *v; /* kr NULL when there is no rope or it was appended to k's rows */
     int64_t ldk, ldkr, ldv;
     int k_width;             /* features per k row: Dqk, or Dqk + Dr when rope was appended */
+    fc_prefetch_rows next_k, next_v; /* the next tile's rows where this one reads them in place */
 } fc_kv_tile;
+
+/* `rows` fp32 rows of v in place from kv row s on, as rows to prefetch during a product. */
+static inline fc_prefetch_rows fc_rows_to_prefetch(const fc_view *v, fc_kv_at at, int64_t s, int rows, int width)
+{
+    const char *row = fc_kv_row(v, at, s);
+    const int skew = (int)((uintptr_t)row % 64);
+    return (fc_prefetch_rows){row - skew, (ptrdiff_t)v->ss * (ptrdiff_t)sizeof(float), rows,
+                              (skew + width * (int)sizeof(float) + 63) / 64};
+}
 
 /* Loads kv rows [j0, j0 + jn) of one kv head; kb holds [cols][Dt], vb [cols][Dvp], aff
  * 2·max(Dt, Dv) floats of scratch.  A streaming caller (next tile at j0 + jn) sets `streaming`
@@ -110,6 +121,13 @@ static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at 
     const int64_t left = p->batch[at.b].skv - (j0 + jn);
     const int ahead = !streaming || left <= 0 ? 0 : left < jn ? (int)left : jn;
     t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, ahead, (int)p->Dv, &t->ldv, aff);
+    /* rows read in place are one stream the hardware prefetcher follows, but at S = 4096 it
+     * meets a tile's first lines late: spread over the products, software prefetches of the next
+     * tile's rows gain (Zen 4: docs/PERFORMANCE.md) where one burst of them at the tile's start
+     * lost 2 % (avx2 forward, Zen 5) */
+    t->next_k = t->next_v = (fc_prefetch_rows){NULL, 0, 0, 0};
+    if (ahead && t->v != vb)
+        t->next_v = fc_rows_to_prefetch(&p->v, at, j0 + jn, ahead, (int)p->Dv);
     if (!keys) {
         for (int j = 0; j < ahead; j++)
             fc_prefetch_kv_row(&p->k, at, j0 + jn + j, Dqk);
@@ -118,6 +136,8 @@ static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at 
         return;
     }
     t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, ahead, Dqk, &t->ldk, aff);
+    if (ahead && t->k != kb)
+        t->next_k = fc_rows_to_prefetch(&p->k, at, j0 + jn, ahead, Dqk);
     t->k_width = Dqk;
     t->kr = NULL;
     if (Dr && t->k == kb) { /* converted: append the rope features to the same rows */

@@ -169,7 +169,7 @@ static inline void fc_qk(float *S, const fc_kv_tile *kv, const fc_q_operand *q, 
         }
         return;
     }
-    fc_gemm(jn, Rp, kv->k_width, kv->k, kv->ldk, 1, q->t, Rp, S, Rp, false);
+    fc_gemm_pf(jn, Rp, kv->k_width, kv->k, kv->ldk, 1, q->t, Rp, S, Rp, false, &kv->next_k);
     if (kv->kr)
         fc_gemm(jn, Rp, (int)p->Dr, kv->kr, kv->ldkr, 1, q->t + (ptrdiff_t)Dqk * Rp, Rp, S, Rp, true);
 }
