@@ -64,7 +64,10 @@ if(FLASHC_CUDA_SM90 AND FLASHC_CUTLASS_DIR AND EXISTS "${FLASHC_CUTLASS_DIR}/cut
   target_compile_options(flashc_cuda_sm90 PRIVATE "SHELL:-gencode arch=compute_90a,code=sm_90a" --expt-relaxed-constexpr
     "SHELL:--pre-include ${PROJECT_SOURCE_DIR}/src/cuda/hopper/no_ioinit.h"
     -Xptxas=-v -Xcompiler=-fvisibility=hidden,-fno-threadsafe-statics)
-  set_target_properties(flashc_cuda_sm90 PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_COMPILER_LAUNCHER "${FLASHC_CUDA_BUDGET}")
+  # CUDA_ARCHITECTURES OFF: only the gencode above, whatever CMAKE_CUDA_ARCHITECTURES lists ("80;90a"
+  # would compile these sm_90a-only sources for compute_80 too, and ptxas rejects them)
+  set_target_properties(flashc_cuda_sm90 PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_ARCHITECTURES OFF
+    CUDA_COMPILER_LAUNCHER "${FLASHC_CUDA_BUDGET}")
   target_compile_definitions(flashc_cuda PRIVATE FLASHC_HOPPER=1)
 endif()
 message(STATUS "flashc: sm_90a kernels (CuTe) ${FLASHC_WITH_HOPPER} ${FLASHC_CUTLASS_DIR}")
