@@ -163,7 +163,7 @@ __device__ __forceinline__ void produce_pages(const fc_problem &p, const FwdArgs
     for (int t = kt.t0; t < kt.t1; t++) {
         const Slot<Tr::STAGES> sl(kv_n + (uint32_t)(t - kt.t0));
         const int2 at = mine ? page_seg<BN>(p, a, bt, b, t, lane) : make_int2(0, 0);
-        const int off = sl.stage * BN * Tr::D + lane * r * CH;
+        const int off = sl.stage * BN * Tr::D + (mine ? lane * r * CH : 0); /* idle lanes: inside the stage (UBSan) */
         auto copy = [&](const CUtensorMap *map, uint64_t *full, uint64_t *empty, typename Tr::E *dst) {
             if (lane == 0) {
                 mbar_wait(empty, sl.phase ^ 1u);
