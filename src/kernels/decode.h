@@ -192,8 +192,12 @@ FC_INLINE void fc_dec_hsum4(const fvec *a, float *out)
  * loops keep DRAM busy: 0.38–0.44 → 0.50–0.59 (B = 1) and 0.38–0.43 → 0.55–0.60 (B = 16) on a
  * busier machine (docs/PERFORMANCE.md).  Two steps ahead, or the lines spread over every block,
  * gained nothing more; int8 values, whose loops are bound by the FMAs, lost 5 % with them.  The
- * AVX-512 sets: mixed (−10 to +30 % at Skv = 32K, −16 % fp16 with the cache in L3), left without. */
-#define FC_DEC_L2_AHEAD (FC_W == 8)
+ * AVX-512 sets on Zen 4 (quiet VM, three interleaved rounds, 1 thread): fp16 and bf16 11.6–13.2
+ * → 16.0–18.6 GB/s from DRAM (Skv = 32K at B = 1 and 16, Skv = 4K at B = 64), the same with the
+ * cache in L3 (15–21 both ways, noisy), int8 unchanged (9.4–10.4); an earlier run beside a build
+ * had read it as mixed.  Not in the amx set: Sapphire Rapids' decode, measured at 0.87–1.08 of a
+ * read without it, has no machine here to measure it on. */
+#define FC_DEC_L2_AHEAD (FC_W == 8 || (FC_W == 16 && !FC_AMX))
 #define FC_DEC_L2_VALUES(vd) (FC_DEC_L2_AHEAD && (vd) != FC_I8)
 
 /* S[j·Rs + r] = (k_j · q_r + qoff[r])·scale for j < jn (rounded up to FC_DEC_ACC/Rs keys: the extra
@@ -502,7 +506,7 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
          * clamped to the item's end: prefetches spread over the loops (one burst per step stalls on
          * the fill buffers): the score loop fetches this step's value rows, the P·V loop the next
          * step's key rows — one loop ahead, so that L1 holds one step's keys and values, not two
-         * steps' (64 KB); on AVX2 each loop also asks for the next step's rows it reads, into L2
+         * steps' (64 KB); each loop also asks for the next step's rows it reads, into L2
          * (FC_DEC_L2_AHEAD) */
         fc_dec_fill_ahead(&d->k, at + FC_DEC_COLS, d->end, padded, kpf);
         if (l2v)
