@@ -65,22 +65,6 @@ static inline bool fc_dec_table_fits(const fc_problem *p)
     return !(p->k.pages.table || p->v.pages.table) || 4 * p->B * (w > 0 ? w : 1) < (1ll << 32);
 }
 
-/* Why the tensor-core kernel does not take the problem (NULL when it does); those problems run on
- * the CUDA-core kernel. */
-static inline const char *fc_dec_mma_gap(const fc_problem *p, int rows)
-{
-    const int64_t es = fc_dtype_bytes(p->k.dtype);
-    if (rows > FC_DEC_MMA_ROWS)
-        return "more than 16 query rows per kv head";
-    if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16)
-        return "fp32 queries";
-    if (p->pse.data || p->alibi.slopes || p->mask.data || p->softcap > 0.0f)
-        return "score terms (pse, ALiBi, explicit masks, softcap)";
-    if (!fc_dec_vec_ok(&p->k, p->Dqk, es, p->B) || !fc_dec_vec_ok(&p->v, p->Dv, es, p->B))
-        return "key/value rows without unit feature stride and 16-byte alignment";
-    return NULL;
-}
-
 /* Why the tensor-core kernel's products are too coarse for the problem's output (NULL when they
  * are not): P enters P·V in the values' 16-bit type, so an fp32 output with bf16 values (8-bit
  * mantissa) or int8 values converted to fp16 misses fp32's tolerance; fp16 values (11 bits) and
@@ -95,6 +79,22 @@ static inline const char *fc_dec_mma_precision_gap(const fc_problem *p, bool int
     if (p->v.dtype == FC_I8 && !int_pv)
         return "fp32 output with int8 values outside the integer P·V variant";
     return NULL;
+}
+
+/* Why the tensor-core kernel does not take the problem (NULL when it does), its integer P·V variant
+ * int_pv or not; those problems run on the CUDA-core kernel. */
+static inline const char *fc_dec_mma_gap(const fc_problem *p, int rows, bool int_pv)
+{
+    const int64_t es = fc_dtype_bytes(p->k.dtype);
+    if (rows > FC_DEC_MMA_ROWS)
+        return "more than 16 query rows per kv head";
+    if (p->q.dtype != FC_F16 && p->q.dtype != FC_BF16)
+        return "fp32 queries";
+    if (p->pse.data || p->alibi.slopes || p->mask.data || p->softcap > 0.0f)
+        return "score terms (pse, ALiBi, explicit masks, softcap)";
+    if (!fc_dec_vec_ok(&p->k, p->Dqk, es, p->B) || !fc_dec_vec_ok(&p->v, p->Dv, es, p->B))
+        return "key/value rows without unit feature stride and 16-byte alignment";
+    return fc_dec_mma_precision_gap(p, int_pv);
 }
 
 #endif /* FC_CUDA_DECODE_PLAN_H */

@@ -127,7 +127,7 @@ static bool emu_decode(const fc_problem &p, const Schedule &s, const int64_t *kv
     const int qr = (int)(p.max_sq > 0 ? p.max_sq : 1), rows = (int)(p.G * qr), dclass = fc_cuda_dclass(&p);
     const int64_t maxblk = fc_dec_blocks(fc_dec_kv_cap(&p));
     const size_t stage2 = p.k.dtype == FC_I8 ? stage_bytes2<int8_t>(dclass) : stage_bytes2<__half>(dclass);
-    const char *gap = fc_dec_mma_gap(&p, rows);
+    const char *gap = fc_dec_mma_gap(&p, rows, (g_variant & fc_cuda::kMmaIntPV) != 0);
     if (!TC_CHECK(!gap, "test bug: the tensor-core decode does not take the case (%s)", gap ? gap : "") ||
         !TC_CHECK((size_t)maxblk * rows * 4 <= stage2 / 2 * s.stages, "test bug: the case's blocks do not fit the merge"))
         return false;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <utility>
+#include <numeric>
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -132,10 +132,7 @@ fc_status fwd_plan(const fc_problem *p, FwdPlan *out)
     out->tma_out = epi && strcmp(epi, "tma") == 0 && out->rows == kFwdRows;
     if (p->k.pages.table) { /* one variant: two warpgroups, register stores */
         const int bn = out->dclass == 128 ? FwdTile<128>::BN : FwdTile<64>::BN;
-        int64_t x = page_slots(p->k.pages), y = bn;
-        while (y)
-            x %= y, std::swap(x, y);
-        out->page_rows = (int)x, out->rows = kFwdRows, out->tma_out = 0;
+        out->page_rows = (int)std::gcd(page_slots(p->k.pages), (int64_t)bn), out->rows = kFwdRows, out->tma_out = 0;
     }
     const fc_status st =
         fc_cuda_tile_order(p, out->rows, false, p->Nq, fc_cuda_q_tile_cost, &out->items, &out->n_items, who);
