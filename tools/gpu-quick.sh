@@ -65,9 +65,11 @@ cd "$(dirname "$0")/.."
 area=${1:-fwd}
 dir=${2:-build-gpu}
 out=${OUT:-/tmp}
-if [ -f "$dir/carry.tar.gz" ] && [ ! -e "$dir/tests/cuda/test_cuda_forward" ]; then # packed by gpu-prepare.sh
-    tar -C "$dir" -xzf "$dir/carry.tar.gz" || { echo "gpu-quick: cannot unpack $dir/carry.tar.gz"; exit 1; }
-fi
+for pack in "$dir"/carry.tar.gz "$dir"/carry.tar.xz; do # packed by gpu-prepare.sh (tar picks the decompressor)
+    if [ -f "$pack" ] && [ ! -e "$dir/tests/cuda/test_cuda_forward" ]; then
+        tar -C "$dir" -xf "$pack" || { echo "gpu-quick: cannot unpack $pack"; exit 1; }
+    fi
+done
 [ -e "$dir/libflashc.so.0" ] || ln -sf libflashc.so.0.1.0 "$dir/libflashc.so.0" 2>/dev/null
 export LD_LIBRARY_PATH="$PWD/$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader || true
@@ -85,6 +87,14 @@ step() { # step NAME TIMEOUT COMMAND...: runs it, logs to $out/NAME.log, prints 
     tail -n "${TAIL:-6}" "$out/$name.log"
     echo "== $name: exit $rc ($(( $(date +%s) - t0 )) s)"
     eval "rc_${name//-/_}=$rc"
+}
+sample_sfag() { # sample_sfag NAME TIMEOUT: the seed's SparseFlashAttentionGrad sample on the GPU, as ctest's
+    # cuda_sample_sfa_grad runs it (the probe first: "no CUDA device; skipped" without one), its
+    # 2.2-million-line output into /tmp, not $out (which comes back from the device)
+    [ -x "$dir/tests/cann/sample_sfa_grad" ] || return 0
+    TAIL=3 step "$1" "$2" env -C /tmp cmake -DPROBE="$PWD/$dir/tests/cuda/test_cuda_probe" \
+        -DEXE="$PWD/$dir/tests/cann/sample_sfa_grad" -DCHECK="$PWD/tests/cann/samples/check_sfa_grad.cmake" \
+        -P "$PWD/tests/cuda/check_sample_gpu.cmake"
 }
 case $area in
 fwd)
@@ -319,8 +329,7 @@ sparse)
     TAIL=20 step sparse-fwd 180 "$dir/tests/cuda/test_cuda_sparse" 40
     [ "$rc_sparse_fwd" = 124 ] && { echo "gpu-quick: the sparse tests timed out; stopping"; exit 1; }
     TAIL=10 step sparse-cann 90 "$dir/tests/cuda/test_cuda_cann"
-    [ -x "$dir/tests/cann/sample_sfa_grad" ] && TAIL=3 step sample-sfag 45 env FLASHC_DEVICE=cuda \
-        cmake -DEXE="$PWD/$dir/tests/cann/sample_sfa_grad" -P tests/cann/samples/check_sfa_grad.cmake
+    sample_sfag sample-sfag 45
     if command -v compute-sanitizer >/dev/null; then
         for tool in ${SANITIZERS:-memcheck}; do
             step "san-sparse-$tool" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/tests/cuda/test_cuda_sparse" 3
@@ -340,8 +349,7 @@ pending)
     TAIL=6 step p-bwd-sm90 75 env FLASHC_CUDA_BWD=sm90 "$dir/tests/cuda/test_cuda_backward" 10
     TAIL=4 step p-bwd-sm90-grid 45 env FLASHC_CUDA_BWD=sm90 FLASHC_CUDA_BWD_GRID=4096 "$dir/tests/cuda/test_cuda_backward" 4
     TAIL=6 step p-sparse 90 "$dir/tests/cuda/test_cuda_sparse" 10
-    [ -x "$dir/tests/cann/sample_sfa_grad" ] && TAIL=3 step p-sample-sfag 30 env FLASHC_DEVICE=cuda \
-        cmake -DEXE="$PWD/$dir/tests/cann/sample_sfa_grad" -P tests/cann/samples/check_sfa_grad.cmake
+    sample_sfag p-sample-sfag 30
     TAIL=4 step p-fwd-default 60 "$dir/tests/cuda/test_cuda_forward" 10 # fp32 cases and sweep included
     TAIL=4 step p-fwd-paged 60 "$dir/tests/cuda/test_cuda_forward" 10 paged
     TAIL=4 step p-bwd-default 75 "$dir/tests/cuda/test_cuda_backward" 10 # fp32 operands and gradients included
