@@ -65,8 +65,9 @@ static bool make_view(fz *f, view *v, bool mutate)
         if ((step < 0 && __builtin_add_overflow(lo, step, &lo)) || (step > 0 && __builtin_add_overflow(hi, step, &hi)))
             return false;
     }
+    int64_t span; /* the bytes the view spans: over 8 MiB (or not representable) is not allocated */
     if (__builtin_mul_overflow(lo, es, &v->lo) || __builtin_add_overflow(hi, 1, &hi) ||
-        __builtin_mul_overflow(hi, es, &v->hi) || v->hi - v->lo > ((int64_t)1 << 23))
+        __builtin_mul_overflow(hi, es, &v->hi) || __builtin_sub_overflow(v->hi, v->lo, &span) || span > ((int64_t)1 << 23))
         return false;
     return true;
 }
