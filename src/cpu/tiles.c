@@ -14,6 +14,7 @@ enum {
     FC_IF_SPARSE = 8,     /* sparse selection */
     FC_IF_AVX2 = 16,      /* the AVX2 set */
     FC_IF_D128 = 32,      /* head dims up to 128 (Dqk + Dr and Dv) */
+    FC_IF_STRIDED_KV = 64, /* key or value rows further apart than their width (BSND, TND) */
 };
 
 /* Items of fp16 parts: 1024 rows where the problem still has this many of them (two per thread
@@ -43,11 +44,17 @@ static const fc_tile_rule fc_cpu_tile_policy[] = {
      * from L3 then serves more rows (256 × 64: −13..20 % CPU time at S = 4096, D = 128 against
      * 64 × 64); up to 128 features 192 rows (32 whole 6-row register tiles) and 128 kv columns
      * (half the passes over the accumulator per FLOP) gain 5 % more, 5–9 % at D = 64 (Zen 5) */
+    /* strided kv rows are copied for every item that reads them, and a head's width apart (4 KB
+     * at 8 heads of 128) each lies in a page of its own, so those loads cost a page walk per row:
+     * more rows per item share them (BSND, S = 4096, D = 128, 1 thread, Zen 4: avx512 288 rows
+     * +3 %, avx2 192 rows +5..8 %, against the rows below; 48 and 32 whole register tiles) */
+    {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX512 | FC_IF_D128 | FC_IF_STRIDED_KV, 288, 128, 0},
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX512 | FC_IF_D128, 192, 128, 0},
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX512, 256, 0, 0},
     /* the fp32 GEMM of the AVX2 set: 96 rows are 16 whole 6-row register tiles in P·V (64 leave a
      * 4-row edge tile), 128 kv columns halve the passes over the accumulator per FLOP (+2..3 % fp32,
      * +4 % bf16 at S = 4096, D = 128 against 64 × 64); the working set stays near 256 KB */
+    {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_D128 | FC_IF_STRIDED_KV, 192, 128, 0},
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_D128, 96, 128, 0},
     /* a set with tile products packs query rows and kv tiles as operands of the backward, shared
      * by more pairs in 128 × 128; sparse dk/dv items own wider kv ranges, whose tiles stay */
@@ -68,6 +75,8 @@ static bool fc_rule_matches(const fc_tile_rule *r, const fc_problem *p, fc_op op
     if ((when & FC_IF_AVX2) && !k->avx2)
         return false;
     if ((when & FC_IF_D128) && (p->Dqk + p->Dr > 128 || p->Dv > 128))
+        return false;
+    if ((when & FC_IF_STRIDED_KV) && p->k.ss == p->Dqk && p->v.ss == p->Dv)
         return false;
     return !((when & FC_IF_DENSE) && p->sparse.data) && !((when & FC_IF_SPARSE) && !p->sparse.data);
 }
