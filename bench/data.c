@@ -3,13 +3,33 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#define BENCH_HUGE_PAGE ((size_t)2 << 20)
+
+static bool huge_pages;
+
+bool bench_alloc_huge_pages(void)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    huge_pages = true;
+#endif
+    return huge_pages;
+}
 
 void *bench_alloc(size_t bytes)
 {
-    const size_t size = (bytes + 63) / 64 * 64; /* aligned_alloc wants a multiple of the alignment */
-    void *p = aligned_alloc(64, size ? size : 64);
+    const size_t align = huge_pages && bytes >= BENCH_HUGE_PAGE ? BENCH_HUGE_PAGE : 64;
+    const size_t size = bytes ? (bytes + align - 1) / align * align : align; /* aligned_alloc wants a multiple */
+    void *p = aligned_alloc(align, size);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p && align == BENCH_HUGE_PAGE)
+        (void)madvise(p, size, MADV_HUGEPAGE); /* a hint: refused, the pages stay 4 KB */
+#endif
     if (p)
-        memset(p, 0, size ? size : 64);
+        memset(p, 0, size);
     return p;
 }
 

@@ -15,6 +15,7 @@
 #include "baseline.h"
 #include "bench.h"
 #include "blas_core.h"
+#include "data.h"
 #include "filter.h"
 #include "peak.h"
 #include "report.h"
@@ -38,6 +39,8 @@ static void usage(FILE *f)
             "  --warmup N        untimed runs before them (default 1)\n"
             "  --cpu-time        time by the process's CPU time, not the wall clock (a loaded machine,\n"
             "                    1 thread; at more threads it adds the threads up)\n"
+            "  --huge-pages      operands of 2 MiB and more on transparent huge pages (Linux madvise):\n"
+            "                    no page walk per kv row where rows lie a page apart (BSND, TND)\n"
             "  --isa NAME        force flashc's kernels: scalar, avx2, avx512, avx512bf16, amx, neon or vec16\n"
             "  --backend cuda    the GPU forward suite instead (CUDA events; --filter, --repeat)\n"
             "  --format F        stdout format: table (default), csv or json\n"
@@ -136,12 +139,13 @@ typedef struct cli {
     const char *filter, *isa, *out;
     bench_format fmt;
     bool list;
+    bool huge_pages; /* --huge-pages, where the system takes it */
 } cli;
 
 /* Returns 0 to go on, or the exit status (0 after --help, 2 on a bad command line). */
 static int parse_args(int argc, char **argv, cli *o)
 {
-    enum { OPT_LIST = 256, OPT_NO_BASELINE, OPT_CAP, OPT_WARMUP, OPT_BEST_CORE, OPT_CPU_TIME };
+    enum { OPT_LIST = 256, OPT_NO_BASELINE, OPT_CAP, OPT_WARMUP, OPT_BEST_CORE, OPT_CPU_TIME, OPT_HUGE_PAGES };
     static const struct option longopts[] = {
         {"suite", required_argument, 0, 's'},   {"list", no_argument, 0, OPT_LIST},
         {"filter", required_argument, 0, 'f'},  {"threads", required_argument, 0, 't'},
@@ -150,7 +154,7 @@ static int parse_args(int argc, char **argv, cli *o)
         {"out", required_argument, 0, 'o'},     {"no-baseline", no_argument, 0, OPT_NO_BASELINE},
         {"baseline-cap", required_argument, 0, OPT_CAP}, {"help", no_argument, 0, 'h'},
         {"blas-best-core", no_argument, 0, OPT_BEST_CORE}, {"cpu-time", no_argument, 0, OPT_CPU_TIME},
-        {0, 0, 0, 0}};
+        {"huge-pages", no_argument, 0, OPT_HUGE_PAGES}, {0, 0, 0, 0}};
     int opt, cap_mib, which = -1;
     while ((opt = getopt_long(argc, argv, "s:f:t:r:i:F:o:h", longopts, &which)) != -1) {
         bool ok = true;
@@ -165,6 +169,10 @@ static int parse_args(int argc, char **argv, cli *o)
         case 'o': o->out = optarg; break;
         case OPT_LIST: o->list = true; break;
         case OPT_CPU_TIME: bench_clock = CLOCK_PROCESS_CPUTIME_ID; break;
+        case OPT_HUGE_PAGES:
+            if (!(o->huge_pages = bench_alloc_huge_pages()))
+                fprintf(stderr, "flashc-bench: --huge-pages: no madvise(MADV_HUGEPAGE) here; 4 KB pages\n");
+            break;
         case OPT_NO_BASELINE: o->cfg.baseline = false; break;
         case OPT_CAP:
             ok = parse_int(optarg, 1, 1 << 22, &cap_mib);
@@ -311,6 +319,7 @@ int main(int argc, char **argv)
 
     meta.load_start = load_average();
     meta.cpu_time = bench_clock == CLOCK_PROCESS_CPUTIME_ID;
+    meta.huge_pages = o.huge_pages;
     /* the peak before and after the cases: the higher one (the load may have changed meanwhile) */
     bench_peak before, after;
     if (bench_fma_peak(meta.isa, o.cfg.threads, &before)) {

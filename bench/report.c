@@ -108,6 +108,8 @@ static void table(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
     baselines(f, m, r, n);
     fprintf(f, "load average (1 min) before / after: %.2f / %.2f on a machine others share\n", m->load_start,
             m->load_end);
+    if (m->huge_pages)
+        fprintf(f, "operands of 2 MiB and more on transparent huge pages (--huge-pages)\n");
     if (m->peak.gflops > 0)
         fprintf(f, "register-only FMA peak (fp32, %d lanes, %d threads) of this run: %.1f GFLOP/s; peak = flashc rate / it\n",
                 m->peak.lanes, m->threads, m->peak.gflops);
@@ -227,6 +229,7 @@ static void json(FILE *f, const bench_meta *m, const bench_result *r, size_t n)
     }
     fprintf(f, ", \"baseline_cap_bytes\": %.0f, \"load_start\": %.2f, \"load_end\": %.2f, \"clock\": \"%s\", ",
             m->baseline_cap, m->load_start, m->load_end, m->cpu_time ? "cpu" : "wall");
+    fprintf(f, "\"huge_pages\": %s, ", m->huge_pages ? "true" : "false");
     if (m->peak.gflops > 0)
         fprintf(f, "\"fma_peak\": {\"gflops\": %.6g, \"lanes\": %d}, ", m->peak.gflops, m->peak.lanes);
     fprintf(f, "\"command\": ");

@@ -22,6 +22,7 @@ typedef struct bench_meta {
     double load_start, load_end; /* 1-minute load average before and after (-1: unknown) */
     bench_peak peak;        /* the register-only FMA peak of the run (gflops 0: none measured) */
     bool cpu_time;          /* times are the process's CPU time (--cpu-time) */
+    bool huge_pages;        /* operands of 2 MiB and more asked for on huge pages (--huge-pages) */
     char cpu[128];
     char date[40];
     char command[512];
