@@ -51,7 +51,7 @@ static void strides(void)
     }
 }
 
-/* Odd and boundary sizes (S = 1, 37, 130, 1000; D = 1, 40, 64, 128, 256), Sq < Skv and Sq > Skv. */
+/* Odd and boundary sizes (S = 1, 37, 130, 700, 1000; D = 1, 40, 64, 128, 256), Sq < Skv and Sq > Skv. */
 static void sizes(void)
 {
     const struct { int B, N1, N2, D, Dv, Sq, Skv; } s[] = {
@@ -61,6 +61,8 @@ static void sizes(void)
         {3, 2, 2, 64, 40, 65, 63},  {1, 2, 1, 128, 64, 1, 1000}, {1, 1, 1, 40, 128, 1000, 1},
         {1, 1, 1, 1024, 1024, 33, 70}, {1, 2, 1, 600, 3, 40, 9}, /* the widest heads, other tile shapes */
         {1, 256, 1, 4, 4, 3, 5},     {1, 256, 256, 2, 2, 2, 2},   /* the most heads */
+        /* BNSD, then BSND (kv rows strided: the tile policy's longer items), over several items */
+        {1, 4, 2, 64, 64, 700, 300}, {2, 4, 2, 64, 64, 700, 300},
     };
     for (unsigned k = 0; k < sizeof s / sizeof s[0]; k++) {
         nt_case c = nt_default();
