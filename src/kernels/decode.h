@@ -18,7 +18,19 @@
 #include "scores.h"
 #include "softmax.h"
 
-#define FC_DEC_COLS 64 /* kv columns per softmax step: keys and values of a step stay in L1 */
+#define FC_DEC_COLS 64 /* the most kv columns per softmax step (fc_dec_cols): what S holds */
+/* The key and value bytes one step may take, so that they stay in L1 beside the next step's rows
+ * that the loops prefetch: half of Zen 4's 32 KB.  64 columns of fp16 K and V at D = 128 (32 KB)
+ * filled it, and 32 read +10 % at B = 1 and +5–9 % at B = 16, Skv = 32K, 1 and 2 threads (avx2
+ * and avx512bf16, same-run pairs; bf16 values +7–11 %); int8 keys and values keep 64 (16 KB; 32
+ * lost 2–5 %).  0: always FC_DEC_COLS — the amx set (Sapphire Rapids' 48 KB L1, measured at 64)
+ * and NEON, where nothing here measures it.  Per dtype and width, not per machine, so that a set's
+ * results are the same bits everywhere. */
+#if FC_AMX || FC_W == 4
+#define FC_DEC_STEP_BYTES 0
+#else
+#define FC_DEC_STEP_BYTES 16384
+#endif
 /* Score accumulators (keys × rows) per block and value vectors per P·V block: what the register
  * file holds beside the operands — 16 and 4 in 32 registers; in AVX2's 16, 12 scores (3 keys of 4
  * rows, the query rows as the FMAs' memory operands: 12 FMA chains hide the converted keys' load
@@ -486,7 +498,17 @@ static inline void fc_dec_fill_ahead(const fc_dec_rows *r, int64_t j, int64_t en
         fc_dec_fill(r, end - 1, 1, padded, out);
 }
 
-/* The fully visible kv columns [j0, j0 + jn) for the item's rows: steps of FC_DEC_COLS columns
+/* Columns per step for kv rows of row_bytes (keys and values together): FC_DEC_STEP_BYTES' worth
+ * in multiples of 16, from 16 to FC_DEC_COLS. */
+static inline int fc_dec_cols(int row_bytes)
+{
+    if (!FC_DEC_STEP_BYTES)
+        return FC_DEC_COLS;
+    const int cols = FC_DEC_STEP_BYTES / row_bytes / 16 * 16;
+    return cols < 16 ? 16 : cols > FC_DEC_COLS ? FC_DEC_COLS : cols;
+}
+
+/* The fully visible kv columns [j0, j0 + jn) for the item's rows: steps of fc_dec_cols columns
  * updating m, l and the accumulator o (row stride ldo).  S holds (FC_DEC_COLS + FC_DEC_ACC)·4 floats. */
 static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64_t j0, int jn, float *S, float *o,
                                   int ldo, float *m, float *l)
@@ -496,21 +518,22 @@ static inline void fc_decode_tile(const fc_decode *d, const fc_problem *p, int64
     const char *krow[FC_DEC_COLS + 16], *vrow[FC_DEC_COLS + 16], *kpf[FC_DEC_COLS + 16];
     const char *vl2[FC_DEC_COLS + 16];
     const bool l2v = FC_DEC_L2_VALUES(p->v.dtype);
+    const int cols = fc_dec_cols(kbytes + vbytes);
     float alpha[4], psum[4];
-    for (int c0 = 0; c0 < jn; c0 += FC_DEC_COLS) {
-        const int n = jn - c0 < FC_DEC_COLS ? jn - c0 : FC_DEC_COLS, padded = (n + JR - 1) / JR * JR;
+    for (int c0 = 0; c0 < jn; c0 += cols) {
+        const int n = jn - c0 < cols ? jn - c0 : cols, padded = (n + JR - 1) / JR * JR;
         const int64_t at = j0 + c0;
         fc_dec_fill(&d->k, at, n, padded, krow);
         fc_dec_fill(&d->v, at, n, padded, vrow);
         /* the step's key and value rows (padded: the last repeated), and the next step's rows,
          * clamped to the item's end: prefetches spread over the loops (one burst per step stalls on
          * the fill buffers): the score loop fetches this step's value rows, the P·V loop the next
-         * step's key rows — one loop ahead, so that L1 holds one step's keys and values, not two
-         * steps' (64 KB); each loop also asks for the next step's rows it reads, into L2
-         * (FC_DEC_L2_AHEAD) */
-        fc_dec_fill_ahead(&d->k, at + FC_DEC_COLS, d->end, padded, kpf);
+         * step's key rows — one loop ahead, so that L1 holds one step's keys and values and the
+         * next step's keys (24 KB of fp16 at D = 128), not two steps'; each loop also asks for the
+         * next step's rows it reads, into L2 (FC_DEC_L2_AHEAD) */
+        fc_dec_fill_ahead(&d->k, at + cols, d->end, padded, kpf);
         if (l2v)
-            fc_dec_fill_ahead(&d->v, at + FC_DEC_COLS, d->end, padded, vl2);
+            fc_dec_fill_ahead(&d->v, at + cols, d->end, padded, vl2);
         const fc_dec_ahead spf = {vrow, FC_DEC_L2_AHEAD ? kpf : NULL, vbytes, kbytes};
         const fc_dec_ahead ppf = {kpf, l2v ? vl2 : NULL, kbytes, vbytes};
         fc_dec_scores_dt(p->k.dtype, S, krow, padded, d, Dqk, p->scale, &spf);
