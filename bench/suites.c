@@ -126,6 +126,7 @@ static const bench_case decode[] = {
     CASE(DECODE(64, 32, 8, 4096, 128, FC_F16, FC_F16), .repeat = 3),
     CASE(DECODE(16, 32, 8, 32768, 128, FC_F16, FC_I8), .repeat = 3),
     CASE(DECODE(16, 32, 8, 32768, 128, FC_BF16, FC_BF16), .repeat = 3),
+    CASE(DECODE(4, 32, 8, 32768, 128, FC_F32, FC_F32), .repeat = 3), /* fp32 golden runs: 1 KB a key */
 };
 
 /* The SparseFlashAttentionGrad seed's shape (16 heads, one kv head, D = 512 + 64 rope, top-k 2048
