@@ -502,7 +502,7 @@ static inline void fc_dec_fill_ahead(const fc_dec_rows *r, int64_t j, int64_t en
  * in multiples of 16, from 16 to FC_DEC_COLS. */
 static inline int fc_dec_cols(int row_bytes)
 {
-    if (!FC_DEC_STEP_BYTES)
+    if (!FC_DEC_STEP_BYTES || row_bytes <= 0)
         return FC_DEC_COLS;
     const int cols = FC_DEC_STEP_BYTES / row_bytes / 16 * 16;
     return cols < 16 ? 16 : cols > FC_DEC_COLS ? FC_DEC_COLS : cols;
