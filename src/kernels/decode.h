@@ -21,11 +21,12 @@
 #define FC_DEC_COLS 64 /* the most kv columns per softmax step (fc_dec_cols): what S holds */
 /* The key and value bytes one step may take, so that they stay in L1 beside the next step's rows
  * that the loops prefetch: half of Zen 4's 32 KB.  64 columns of fp16 K and V at D = 128 (32 KB)
- * filled it, and 32 read +10 % at B = 1 and +5–9 % at B = 16, Skv = 32K, 1 and 2 threads (avx2
- * and avx512bf16, same-run pairs; bf16 values +7–11 %); int8 keys and values keep 64 (16 KB; 32
- * lost 2–5 %).  0: always FC_DEC_COLS — the amx set (Sapphire Rapids' 48 KB L1, measured at 64)
- * and NEON, where nothing here measures it.  Per dtype and width, not per machine, so that a set's
- * results are the same bits everywhere. */
+ * filled it; 32 read +3–10 % at B = 16, Skv = 32K, 1 and 2 threads (avx2 and the AVX-512 sets,
+ * same-run pairs; bf16 values +7–10 %, fp32 at 16 columns +8–20 %), B = 1 +6–9 % or within noise
+ * by the form of the call, and −3–5 % with the cache in L3 (more steps); int8 keys and values
+ * keep 64 (16 KB; 32 lost 2–5 %).  0: always FC_DEC_COLS — the amx set (Sapphire Rapids' 48 KB
+ * L1, measured at 64) and NEON, where nothing here measures it.  Per dtype and width, not per
+ * machine, so that a set's results are the same bits everywhere. */
 #if FC_AMX || FC_W == 4
 #define FC_DEC_STEP_BYTES 0
 #else
