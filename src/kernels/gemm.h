@@ -183,7 +183,9 @@ typedef struct fc_prefetch_at {
 
 FC_INLINE void fc_prefetch_some(const fc_prefetch_rows *pf, fc_prefetch_at *at, int n)
 {
-    for (n = n < at->left ? n : at->left, at->left -= n; n > 0; n--) {
+    const int take = n < at->left ? n : at->left;
+    at->left -= take;
+    for (int i = 0; i < take; i++) {
         __builtin_prefetch(pf->base + (ptrdiff_t)at->row * pf->stride + (ptrdiff_t)at->line * 64, 0, 3);
         if (++at->line == pf->lines)
             at->line = 0, at->row++;
@@ -196,8 +198,8 @@ static inline void fc_gemm_pf(int M, int N, int K, const float *A, ptrdiff_t a_r
                               ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate, const fc_prefetch_rows *pf)
 {
     const int tiles = ((N + FC_NR - 1) / FC_NR) * ((M + FC_MR - 1) / FC_MR);
-    const int per = pf && pf->rows && tiles ? (pf->rows * pf->lines + tiles - 1) / tiles : 0;
-    fc_prefetch_at pf_at = {0, 0, per ? pf->rows * pf->lines : 0};
+    const int lines = pf ? pf->rows * pf->lines : 0, per = lines && tiles ? (lines + tiles - 1) / tiles : 0;
+    fc_prefetch_at pf_at = {0, 0, per ? lines : 0};
     for (int n0 = 0; n0 < N; n0 += FC_NR) {
         const int nn = N - n0 < FC_NR ? N - n0 : FC_NR;
         const int nv = (nn + FC_W - 1) / FC_W;
