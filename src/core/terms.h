@@ -41,6 +41,28 @@ static inline FC_HD void fc_alibi_frame(const fc_batch *bt, int64_t i, float slo
     *aoff = -(double)slope * c;
 }
 
+/* The sink (semantics §2.6): one more logit of the row, with no value, folded into the row's
+ * softmax state once, at the end, in double.  Folding it at the start would put it in the row's
+ * fp32 frame (above), where sink − aoff rounds at the frame's scale: with ALiBi rows far from
+ * every key (c·slope in the hundreds) the reported maximum of a sink-dominated row lost 1e-5 and
+ * more.  In: m = the row's largest logit (true frame; −inf: none visible) and l = Σ exp(x − m).
+ * Out: the row's maximum and sum with the sink, and w = exp(m − M), the weight of its
+ * accumulator.  A NaN sink or maximum gives a NaN row; a +inf sink a NaN sum (∞ − ∞, §0.3). */
+typedef struct fc_sink_fold {
+    double m, l, w;
+} fc_sink_fold;
+
+static inline FC_HD fc_sink_fold fc_fold_sink(double sink, double m, double l)
+{
+    fc_sink_fold f = {m, l, 1.0};
+    if (sink == -INFINITY) /* no sink (or a −inf one: no weight) */
+        return f;
+    f.m = isnan(sink) || isnan(m) ? NAN : sink > m ? sink : m;
+    f.w = m == -INFINITY ? 0.0 : exp(m - f.m);
+    f.l = l * f.w + exp(sink - f.m);
+    return f;
+}
+
 /* Dropout keep bit of (n1, i, j) (semantics §2.7): bit e of the mask, least significant first. */
 static inline FC_HD int64_t fc_keep_bit_index(const fc_batch *bt, int64_t n1, int64_t i, int64_t j)
 {

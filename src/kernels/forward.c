@@ -101,10 +101,19 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
     const float inv_keep = fc_has_dropout(p) ? 1.0f / p->keep_prob : 1.0f;
     for (int r = 0; r < rw->count; r++) {
+        /* the row's maximum (true frame) and sum, with the sink folded in (fc_fold_sink) */
+        double mx = b->m[r] + rw->aoff[r];
+        float sm = b->l[r], scale;
+        const float sink = p->sink && rw->pos[r] < rw->bt->sq ? fc_sink_at(p, rw->head[r]) : -INFINITY;
+        if (sink != -INFINITY) {
+            const fc_sink_fold f = fc_fold_sink(sink, mx, sm);
+            mx = f.m, sm = (float)f.l, scale = (float)(f.w * inv_keep / f.l);
+        } else {
+            scale = sm == 0.0f ? 0.0f : inv_keep / sm;
+        }
         /* l = 0: no sink and no visible position, or only −inf logits (semantics §0.3, §2.6); a NaN
          * l (NaN or +inf logit, NaN or +inf sink) leaves the whole row NaN */
-        const bool empty = b->l[r] == 0.0f;
-        const float scale = empty ? 0.0f : inv_keep / b->l[r];
+        const bool empty = sm == 0.0f;
         const float *acc = b->o + (ptrdiff_t)r * Dvp;
         for (int e = 0; e < Dv; e++)
             b->row[e] = empty ? 0.0f : acc[e] * scale;
@@ -119,8 +128,7 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
         }
         if (p->stats.max) {
             const int64_t at = fc_stat_offset(p, rw->bt, rw->head[r], rw->pos[r]);
-            const float mx = empty ? -FLT_MAX : (float)(b->m[r] + rw->aoff[r]), sm = empty ? FLT_MAX : b->l[r];
-            fc_stat_store(&p->stats, at, mx, sm);
+            fc_stat_store(&p->stats, at, empty ? -FLT_MAX : (float)mx, empty ? FLT_MAX : sm);
         }
     }
 }
@@ -168,14 +176,9 @@ static void fc_fwd_begin(fc_fwd_state *s, const fc_problem *p, const fc_item *it
     s->Dt = (int)(p->Dqk + p->Dr);
     s->scale_only = fc_scores_scale_only(p);
     s->raw = raw;
-    const int R = s->R, Rp = s->Rp;
-    for (int r = 0; r < Rp; r++) { /* a sink starts every real row at (sink, exp(sink − sink)); −inf = no sink */
-        const bool counts = p->sink && it->split == 0 && r < R && rw->pos[r] < rw->bt->sq;
-        const float sink = counts ? (float)((fc_sink_at(p, rw->head[r]) - rw->aoff[r]) / (raw ? p->scale : 1.0))
-                                  : -INFINITY;
-        b->m[r] = sink;
-        b->l[r] = sink == -INFINITY ? 0.0f : isfinite(sink) ? 1.0f : NAN; /* ∞ − ∞ and NaN: NaN */
-    }
+    const int Rp = s->Rp;
+    for (int r = 0; r < Rp; r++) /* nothing seen yet (the sink joins at the end: fc_fwd_finish) */
+        b->m[r] = -INFINITY, b->l[r] = 0.0f;
     memset(b->o, 0, (size_t)Rp * s->Dvp * sizeof(float));
     int64_t lo = 0, hi = rw->bt->skv;
     if (it->nsplit > 1)

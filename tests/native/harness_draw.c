@@ -1,5 +1,8 @@
 #include "harness_draw.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 static fc_window random_window(tc_rng *r, int span)
 {
     const int64_t sides[] = {FC_UNBOUNDED, 0, 1, 2, 5, -1, -2};
@@ -14,8 +17,9 @@ void nt_draw_features(tc_rng *r, const nt_draw_spec *spec, nt_case *c, int lens_
     c->B = (int)tc_rng_int(r, 1, 4);
     c->N2 = (int)tc_rng_int(r, 1, 3);
     c->N1 = c->N2 * (int)tc_rng_int(r, 1, 3);
-    c->D = (int)tc_rng_int(r, 1, 40);
-    c->Dv = (int)tc_rng_int(r, 1, 40);
+    const int max_dim = spec->max_dim > 0 ? spec->max_dim : 40;
+    c->D = (int)tc_rng_int(r, 1, max_dim);
+    c->Dv = (int)tc_rng_int(r, 1, max_dim);
     c->Dr = tc_rng_bool(r, spec->rope_prob) ? (int)tc_rng_int(r, 1, 16) : 0;
     c->Sq = (int)tc_rng_int(r, 1, spec->max_len);
     c->Skv = (int)tc_rng_int(r, 1, spec->max_len);
@@ -71,4 +75,21 @@ void nt_draw_features(tc_rng *r, const nt_draw_spec *spec, nt_case *c, int lens_
         c->sink = (nt_sink_mode)tc_rng_int(r, 1, 3);
     if (tc_rng_bool(r, 0.2)) /* an output that needs only fp16/bf16 tolerance (fc_options.out_tolerance) */
         c->out_tolerance = (fc_dtype)tc_rng_int(r, 0, 2);
+}
+
+nt_sweep nt_sweep_range(int count, nt_draw_spec *spec)
+{
+    nt_sweep s = {0, count};
+    const char *env = getenv("FLASHC_TEST_SWEEP");
+    if (!env || !*env)
+        return s;
+    int v[4] = {0, 0, spec->max_len, spec->max_dim > 0 ? spec->max_dim : 40};
+    const int n = sscanf(env, "%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3]);
+    if (n < 2 || v[0] < 0 || v[1] < 0 || v[2] < 1 || v[2] > 4096 || v[3] < 1 || v[3] > 1024) {
+        fprintf(stderr, "FLASHC_TEST_SWEEP=%s: want first,count[,max_len[,max_dim]]; ignored\n", env);
+        return s;
+    }
+    spec->max_len = v[2], spec->max_dim = v[3];
+    s.first = v[0], s.count = v[1];
+    return s;
 }

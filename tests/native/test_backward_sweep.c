@@ -11,15 +11,12 @@
 
 #define CASES 60
 
-static int lens_q[CASES][4], lens_kv[CASES][4];
-
-static nt_case draw(int k, nt_bwd *o)
+static nt_case draw(int k, const nt_draw_spec *spec, int lens_q[4], int lens_kv[4], nt_bwd *o)
 {
     tc_rng r = tc_rng_seed(0xB0C0000u + (uint64_t)k);
     nt_case c = nt_default();
     c.seed = 9000 + (uint64_t)k;
-    const nt_draw_spec spec = {.rope_prob = 0.25, .max_len = 20, .mask_rows_cols = false};
-    nt_draw_features(&r, &spec, &c, lens_q[k], lens_kv[k]);
+    nt_draw_features(&r, spec, &c, lens_q, lens_kv);
     c.stats = true;
     c.stats_order = (fc_stats_order)tc_rng_int(&r, 0, 3);
     c.replicas = c.stats_order >= FC_STATS_KV_GROUP ? 1 : tc_rng_bool(&r, 0.4) ? 8 : 1;
@@ -38,9 +35,12 @@ static nt_case draw(int k, nt_bwd *o)
 
 static void body(void)
 {
-    for (int k = 0; k < CASES; k++) {
+    nt_draw_spec spec = {.rope_prob = 0.25, .max_len = 20, .mask_rows_cols = false};
+    const nt_sweep range = nt_sweep_range(CASES, &spec);
+    for (int k = range.first; k < range.first + range.count; k++) {
+        int lens_q[4], lens_kv[4];
         nt_bwd o;
-        const nt_case c = draw(k, &o);
+        const nt_case c = draw(k, &spec, lens_q, lens_kv, &o);
         tc_context("backward sweep case %d", k);
         nt_bwd_run(&c, &o);
     }

@@ -106,6 +106,11 @@ static void alibi(void)
         c.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
         tc_context("alibi with queries %lld positions after the keys", (long long)far[k]);
         nt_run(&c);
+        /* a finite sink then outweighs every key: the row's maximum is the sink, which must not
+         * pass through the rows' shifted fp32 frame (core/terms.h fc_fold_sink) */
+        c.sink = NT_SINK_FINITE, c.stats_order = (fc_stats_order)k;
+        tc_context("alibi with queries %lld positions after the keys, and a sink", (long long)far[k]);
+        nt_run(&c);
     }
     nt_case c = base(1320);
     c.alibi.on = true, c.bias.on = true, c.bias.order = FC_BIAS_BEFORE_SCALE, c.softcap = 3;

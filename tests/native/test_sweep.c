@@ -9,15 +9,12 @@
 
 #define SWEEP_CASES 300
 
-static int lens_q[SWEEP_CASES][4], lens_kv[SWEEP_CASES][4];
-
-static nt_case draw(int k)
+static nt_case draw(int k, const nt_draw_spec *spec, int lens_q[4], int lens_kv[4])
 {
     tc_rng r = tc_rng_seed(0x5EED0000u + (uint64_t)k);
     nt_case c = nt_default();
     c.seed = 4000 + (uint64_t)k;
-    const nt_draw_spec spec = {.rope_prob = 0.2, .max_len = 24, .mask_rows_cols = true};
-    nt_draw_features(&r, &spec, &c, lens_q[k], lens_kv[k]);
+    nt_draw_features(&r, spec, &c, lens_q, lens_kv);
     c.stats = tc_rng_bool(&r, 0.7);
     c.stats_order = (fc_stats_order)tc_rng_int(&r, 0, 3);
     c.replicas = c.stats_order >= FC_STATS_KV_GROUP ? 1 : tc_rng_bool(&r, 0.4) ? 8 : 1;
@@ -28,8 +25,11 @@ static nt_case draw(int k)
 
 static void body(void)
 {
-    for (int k = 0; k < SWEEP_CASES; k++) {
-        const nt_case c = draw(k);
+    nt_draw_spec spec = {.rope_prob = 0.2, .max_len = 24, .mask_rows_cols = true};
+    const nt_sweep range = nt_sweep_range(SWEEP_CASES, &spec);
+    for (int k = range.first; k < range.first + range.count; k++) {
+        int lens_q[4], lens_kv[4];
+        const nt_case c = draw(k, &spec, lens_q, lens_kv);
         tc_context("sweep case %d", k);
         nt_run(&c);
     }
