@@ -42,24 +42,35 @@ static inline FC_HD void fc_alibi_frame(const fc_batch *bt, int64_t i, float slo
 }
 
 /* The sink (semantics §2.6): one more logit of the row, with no value, folded into the row's
- * softmax state once, at the end, in double.  Folding it at the start would put it in the row's
- * fp32 frame (above), where sink − aoff rounds at the frame's scale: with ALiBi rows far from
- * every key (c·slope in the hundreds) the reported maximum of a sink-dominated row lost 1e-5 and
- * more.  In: m = the row's largest logit (true frame; −inf: none visible) and l = Σ exp(x − m).
- * Out: the row's maximum and sum with the sink, and w = exp(m − M), the weight of its
- * accumulator.  A NaN sink or maximum gives a NaN row; a +inf sink a NaN sum (∞ − ∞, §0.3). */
+ * softmax state once, at the end.  Folding it at the start would put it in the row's fp32 frame
+ * (above), where sink − aoff rounds at the frame's scale: with ALiBi rows far from every key
+ * (c·slope in the hundreds) the reported maximum of a sink-dominated row lost 1e-5 and more.  Here
+ * only the sink's distance to the row's maximum is rounded, and a sink above every logit is the
+ * reported maximum itself.  In: m = the row's largest logit in its frame (−inf: none visible),
+ * l = Σ exp(x − m), aoff the frame's offset.  Out: the sum with the sink, w = the accumulator's
+ * weight, and sink_max: the sink is the row's maximum (the one to report; else m + aoff).  A NaN
+ * or +inf sink makes the row NaN (∞ − ∞, semantics §0.3). */
 typedef struct fc_sink_fold {
-    double m, l, w;
+    float l, w;
+    bool sink_max;
 } fc_sink_fold;
 
-static inline FC_HD fc_sink_fold fc_fold_sink(double sink, double m, double l)
+static inline FC_HD fc_sink_fold fc_fold_sink(float sink, float m, double aoff, float l)
 {
-    fc_sink_fold f = {m, l, 1.0};
+    fc_sink_fold f = {l, 1.0f, false};
     if (sink == -INFINITY) /* no sink (or a −inf one: no weight) */
         return f;
-    f.m = isnan(sink) || isnan(m) ? NAN : sink > m ? sink : m;
-    f.w = m == -INFINITY ? 0.0 : exp(m - f.m);
-    f.l = l * f.w + exp(sink - f.m);
+    if (!(sink < INFINITY)) { /* NaN or +inf */
+        f.l = NAN, f.sink_max = true;
+        return f;
+    }
+    const float d = (float)((double)sink - aoff - (double)m); /* +inf when nothing is visible */
+    if (d > 0.0f) {
+        f.w = expf(-d), f.sink_max = true;
+        f.l = l * f.w + 1.0f;
+    } else {
+        f.l = l + expf(d); /* NaN with a NaN maximum */
+    }
     return f;
 }
 

@@ -408,26 +408,27 @@ __global__ void __launch_bounds__(kDecThreads) dec_merge_kernel(const __grid_con
             float ap;
             fc_alibi_frame(&bt, i, p.alibi.slopes[b * p.alibi.sb + n1 * p.alibi.sn], p.alibi.sqrt_distance, &ap, &aoff);
         }
-        /* the sink is one more logit of the row: (sink, 1); −inf = none; NaN or +inf make the row NaN */
-        const float sink = real && p.sink ? (float)(fc_sink_at(&p, n1) - aoff) : -INFINITY;
-        float m = sink;
+        float m = -INFINITY;
         for (int s = 0; s < L.nsplit; s++)
             m = nan_max(m, slots[(int64_t)s * L.slot + R * DC + r]);
         const float ref2 = (m == -INFINITY ? 0.0f : m) * kLog2e;
-        float l = sink == -INFINITY ? 0.0f : exp2f(fmaf(sink, kLog2e, -ref2));
+        float l = 0.0f;
         for (int s = 0; s < L.nsplit; s++) {
             const float *sl = slots + (int64_t)s * L.slot;
             const float w = exp2f(fmaf(sl[R * DC + r], kLog2e, -ref2));
             sW[s * R + r] = w;
             l = fmaf(sl[R * DC + R + r], w, l);
         }
+        /* the sink: one more logit of the row, folded in once (fc_fold_sink); −inf = none; NaN or
+         * +inf make the row NaN */
+        const float sink = real && p.sink ? fc_sink_at(&p, n1) : -INFINITY;
+        const fc_sink_fold fd = fc_fold_sink(sink, m, aoff, l);
+        l = fd.l;
         const bool empty = l == 0.0f;
-        sInv[r] = empty ? 0.0f : 1.0f / l, sEmpty[r] = empty;
-        if (p.stats.max && i < bt.q_rows) {
-            const int64_t at = fc_stat_offset(&p, &bt, n1, i);
-            const float mx = empty ? -FLT_MAX : (float)(m + aoff), sm = empty ? FLT_MAX : l;
-            fc_stat_store(&p.stats, at, mx, sm);
-        }
+        sInv[r] = empty ? 0.0f : fd.w / l, sEmpty[r] = empty;
+        if (p.stats.max && i < bt.q_rows)
+            fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, n1, i), empty ? -FLT_MAX : fd.sink_max ? sink : (float)(m + aoff),
+                          empty ? FLT_MAX : l);
     }
     __syncthreads();
     const int Dv = (int)p.Dv;

@@ -147,19 +147,8 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int r = warp * 16 * MT + mt * 16 + lane / 4 + 8 * h;
-            const bool sink = p.sink && m0 + r < bt.sq;
-            float off = 0.0f;
-            if (sink && p.alibi.slopes) {
-                float ap;
-                double aoff;
-                fc_alibi_frame(&bt, m0 + r, sSlope[r], p.alibi.sqrt_distance, &ap, &aoff);
-                off = (float)aoff;
-            }
-            m[mt][h] = sink ? fc_sink_at(&p, n1) - off : -INFINITY;
-            l[mt][h] = sink && lane % 4 == 0 ? 1.0f : 0.0f; /* one lane of the quad carries the sink's 1 */
-        }
+        for (int h = 0; h < 2; h++)
+            m[mt][h] = -INFINITY, l[mt][h] = 0.0f; /* the sink joins at the end (fc_fold_sink) */
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -350,8 +339,23 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
             if (r >= rows_here)
                 continue;
             const int64_t i = m0 + r;
+            auto row_aoff = [&] { /* the row's ALiBi frame (terms.h) */
+                double aoff = 0.0;
+                if (p.alibi.slopes) {
+                    float ap;
+                    fc_alibi_frame(&bt, i, sSlope[r], p.alibi.sqrt_distance, &ap, &aoff);
+                }
+                return aoff;
+            };
+            fc_sink_fold fd = {sum, 1.0f, false};
+            if (p.sink && i < bt.sq) /* the frame is made here and again for the statistics (no double stays live) */
+                fd = fc_fold_sink(fc_sink_at(&p, n1), m[mt][h], row_aoff(), sum);
+            sum = fd.l;
             const bool empty = !(sum > 0.0f);
-            const float f = empty ? 0.0f : inv_keep / sum;
+            const float f = empty ? 0.0f : fd.w * inv_keep / sum;
+            if (p.stats.max && lane % 4 == 0)
+                fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, n1, i),
+                              empty ? -FLT_MAX : fd.sink_max ? fc_sink_at(&p, n1) : (float)(m[mt][h] + row_aoff()), empty ? FLT_MAX : sum);
             char *row = fc_view_row(&p.out, ES, b, bt.q_tok, n1, i);
 #pragma unroll
             for (int d = 0; d < DT; d++) {
@@ -369,16 +373,6 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
                     if (e + 1 < p.Dv)
                         *(T *)(row + (e + 1) * p.out.se * ES) = T(x1);
                 }
-            }
-            if (p.stats.max && lane % 4 == 0) {
-                double aoff = 0.0;
-                if (p.alibi.slopes) {
-                    float ap;
-                    fc_alibi_frame(&bt, i, sSlope[r], p.alibi.sqrt_distance, &ap, &aoff);
-                }
-                const int64_t at = fc_stat_offset(&p, &bt, n1, i);
-                const float mx = empty ? -FLT_MAX : (float)(m[mt][h] + aoff), sm = empty ? FLT_MAX : sum;
-                fc_stat_store(&p.stats, at, mx, sm);
             }
         }
 }

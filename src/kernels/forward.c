@@ -101,16 +101,11 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
     const int Dv = (int)p->Dv, Dvp = (int)fc_round_up(Dv, FC_W);
     const float inv_keep = fc_has_dropout(p) ? 1.0f / p->keep_prob : 1.0f;
     for (int r = 0; r < rw->count; r++) {
-        /* the row's maximum (true frame) and sum, with the sink folded in (fc_fold_sink) */
-        double mx = b->m[r] + rw->aoff[r];
-        float sm = b->l[r], scale;
+        /* the row's sum and maximum (true frame), with the sink folded in (fc_fold_sink) */
         const float sink = p->sink && rw->pos[r] < rw->bt->sq ? fc_sink_at(p, rw->head[r]) : -INFINITY;
-        if (sink != -INFINITY) {
-            const fc_sink_fold f = fc_fold_sink(sink, mx, sm);
-            mx = f.m, sm = (float)f.l, scale = (float)(f.w * inv_keep / f.l);
-        } else {
-            scale = sm == 0.0f ? 0.0f : inv_keep / sm;
-        }
+        const fc_sink_fold f = fc_fold_sink(sink, b->m[r], rw->aoff[r], b->l[r]);
+        const float sm = f.l, mx = f.sink_max ? sink : (float)(b->m[r] + rw->aoff[r]);
+        const float scale = sm == 0.0f ? 0.0f : f.w * inv_keep / sm; /* w = 1 without a sink: the same bits */
         /* l = 0: no sink and no visible position, or only −inf logits (semantics §0.3, §2.6); a NaN
          * l (NaN or +inf logit, NaN or +inf sink) leaves the whole row NaN */
         const bool empty = sm == 0.0f;
@@ -128,7 +123,7 @@ static void fc_fwd_finish(const fc_problem *p, fc_fwd_bufs *b)
         }
         if (p->stats.max) {
             const int64_t at = fc_stat_offset(p, rw->bt, rw->head[r], rw->pos[r]);
-            fc_stat_store(&p->stats, at, empty ? -FLT_MAX : (float)mx, empty ? FLT_MAX : sm);
+            fc_stat_store(&p->stats, at, empty ? -FLT_MAX : mx, empty ? FLT_MAX : sm);
         }
     }
 }

@@ -124,6 +124,9 @@ static void alibi(void)
     run("ALiBi at far global positions (context parallelism)", &c, &o);
     c.q_start = 4000000000LL, c.kv_start = 4000000013LL, c.window.enabled = false;
     run("ALiBi, queries before keys far out", &c, &o);
+    c = base(72);
+    c.alibi.on = true, c.q_start = 100000, c.sink = NT_SINK_FINITE;
+    run("ALiBi with the queries 100000 positions after the keys, a sink above every logit (dsink)", &c, &o);
 }
 
 static void visibility(void)

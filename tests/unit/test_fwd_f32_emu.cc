@@ -132,6 +132,9 @@ int main(int argc, char **argv)
     c = base(6, 96, 17, 41), c.alibi.on = true, c.sink = NT_SINK_FINITE, c.keep_prob = 0.8, c.layout = NT_BSH;
     tc_context("emulated fp32 forward: ALiBi, sink, dropout keep bits, BSH");
     run(&c);
+    c = base(11, 64, 20, 30), c.alibi.on = true, c.q_start = 100000, c.sink = NT_SINK_FINITE;
+    tc_context("emulated fp32 forward: ALiBi with the queries 100000 positions after the keys, a sink above every logit");
+    run(&c);
     c = base(7, 256, 20, 45), c.Dv = 200, c.range = 4, c.v_range = 1, c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.prefix = true;
     tc_context("emulated fp32 forward: class 256, Dv 200, wide query/key inputs (logits to ~±100), prefixes");
     run(&c);
