@@ -203,12 +203,14 @@ int64_t nt_compare_results(const char *what, const nt_result *a, const nt_result
 void nt_same_data(const char *what, const nt_case *a, const nt_case *b, bool stats);
 /* Bitwise equality of the raw outputs and statistics. */
 bool nt_bitwise_equal(const nt_result *a, const nt_result *b);
-/* Runs the case on d with 1 and with nt_other_threads() threads (c->threads is left there) and
- * checks that the outputs and statistics are bitwise identical. */
 /* The thread count compared with one thread in the determinism checks: FLASHC_TEST_THREADS
  * (2..1024), else 2 — a many-core machine runs the suite with its core count. */
 int nt_other_threads(void);
+/* Runs the case on d with 1 and with nt_other_threads() threads (c->threads is left there) and
+ * checks that the outputs and statistics are bitwise identical (each run against the reference). */
 void nt_check_threads(nt_case *c, const nt_data *d);
+/* nt_check_threads on the case's own data (nt_prepare, then free). */
+void nt_run_threads(nt_case *c);
 
 /* The sparse reference (reference/sparse.h) for the case's data: lengths, operands, indices. */
 struct ref_sparse;

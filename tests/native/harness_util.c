@@ -145,6 +145,13 @@ void nt_check_threads(nt_case *c, const nt_data *d)
     nt_result_free(&r1), nt_result_free(&r2);
 }
 
+void nt_run_threads(nt_case *c)
+{
+    nt_data d = nt_prepare(c);
+    nt_check_threads(c, &d);
+    nt_data_free(&d);
+}
+
 int nt_main(int argc, char **argv, const char *name, void (*body)(void))
 {
     const char *isa = argc > 1 ? argv[1] : NULL;

@@ -72,9 +72,7 @@ static void body(void)
         if (backward) {
             nt_bwd_run(&c, &o);
         } else if (k % 5 == 0) {
-            nt_data d = nt_prepare(&c);
-            nt_check_threads(&c, &d);
-            nt_data_free(&d);
+            nt_run_threads(&c);
         } else {
             nt_run(&c);
         }

@@ -47,9 +47,7 @@ static void body(void)
     for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
         nt_case c = make(k);
         tc_context("tiles case %d (D %d, Sq %d, Skv %d)", k, c.D, c.Sq, c.Skv);
-        nt_data d = nt_prepare(&c);
-        nt_check_threads(&c, &d); /* against the reference, with 1 and more threads */
-        nt_data_free(&d);
+        nt_run_threads(&c); /* against the reference, with 1 and more threads */
     }
 }
 
