@@ -1,5 +1,6 @@
 #include "harness_draw.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -85,7 +86,7 @@ nt_sweep nt_sweep_range(int count, nt_draw_spec *spec)
         return s;
     int v[4] = {0, 0, spec->max_len, spec->max_dim > 0 ? spec->max_dim : 40};
     const int n = sscanf(env, "%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3]);
-    if (n < 2 || v[0] < 0 || v[1] < 0 || v[2] < 1 || v[2] > 4096 || v[3] < 1 || v[3] > 1024) {
+    if (n < 2 || v[0] < 0 || v[1] < 0 || v[1] > INT_MAX - v[0] || v[2] < 1 || v[2] > 4096 || v[3] < 1 || v[3] > 1024) {
         fprintf(stderr, "FLASHC_TEST_SWEEP=%s: want first,count[,max_len[,max_dim]]; ignored\n", env);
         return s;
     }
