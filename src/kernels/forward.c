@@ -159,8 +159,8 @@ static bool fc_fwd_raw(const fc_problem *p)
     return FC_RAW_MAX && fc_scores_scale_only(p) && p->scale * FC_LOG2E_D < FLT_MAX;
 }
 
-/* Sets up an item: rows, the sink's (m, l), a zero accumulator, the kv tiles of its slice; raw: see
- * fc_fwd_raw. */
+/* Sets up an item: rows, an empty (m, l) (the sink joins in fc_fwd_finish), a zero accumulator, the
+ * kv tiles of its slice; raw: see fc_fwd_raw. */
 static void fc_fwd_begin(fc_fwd_state *s, const fc_problem *p, const fc_item *it, fc_tiles t, void *ws, bool raw)
 {
     fc_fwd_bufs *b = &s->b;
@@ -172,7 +172,7 @@ static void fc_fwd_begin(fc_fwd_state *s, const fc_problem *p, const fc_item *it
     s->scale_only = fc_scores_scale_only(p);
     s->raw = raw;
     const int Rp = s->Rp;
-    for (int r = 0; r < Rp; r++) /* nothing seen yet (the sink joins at the end: fc_fwd_finish) */
+    for (int r = 0; r < Rp; r++) /* nothing seen yet */
         b->m[r] = -INFINITY, b->l[r] = 0.0f;
     memset(b->o, 0, (size_t)Rp * s->Dvp * sizeof(float));
     int64_t lo = 0, hi = rw->bt->skv;
