@@ -36,9 +36,6 @@ __device__ __forceinline__ bool dec_batch(const fc_problem &p, const int64_t *kv
     return true;
 }
 
-/* A maximum that keeps NaN (fmaxf drops it, semantics §0.3). */
-__device__ __forceinline__ float nan_max(float a, float b) { return a > b || a != a ? a : b; }
-
 /* Address of kv row s of (b, n2) in view v (NULL when its block-table entry is out of range);
  * tensor-list storage passes the batch's base. */
 __device__ __forceinline__ const char *dec_row(const fc_view &v, const char *list_base, int esize, int64_t b, int64_t tok,

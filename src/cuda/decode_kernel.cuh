@@ -301,11 +301,11 @@ __global__ void __launch_bounds__(kDecThreads, RB == 4 ? 3 : 1) dec_split_kernel
         for (int r = warp; r < R; r += kDecThreads / 32) {
             float mx = -INFINITY;
             for (int jj = lane; jj < TN; jj += 32)
-                mx = nan_max(mx, sS[r * TN + jj]);
+                mx = max_nan(mx, sS[r * TN + jj]);
 #pragma unroll
             for (int off = 16; off > 0; off /= 2)
-                mx = nan_max(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-            const float m_old = sM[r], m_new = nan_max(m_old, mx);
+                mx = max_nan(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            const float m_old = sM[r], m_new = max_nan(m_old, mx);
             const float ref2 = (m_new == -INFINITY ? 0.0f : m_new) * kLog2e;
             float sum = 0.0f;
             for (int jj = lane; jj < TN; jj += 32) {
@@ -410,7 +410,7 @@ __global__ void __launch_bounds__(kDecThreads) dec_merge_kernel(const __grid_con
         }
         float m = -INFINITY;
         for (int s = 0; s < L.nsplit; s++)
-            m = nan_max(m, slots[(int64_t)s * L.slot + R * DC + r]);
+            m = max_nan(m, slots[(int64_t)s * L.slot + R * DC + r]);
         const float ref2 = (m == -INFINITY ? 0.0f : m) * kLog2e;
         float l = 0.0f;
         for (int s = 0; s < L.nsplit; s++) {

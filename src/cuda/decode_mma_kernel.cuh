@@ -516,15 +516,15 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
             for (int j = 0; j < NS; j++) {
-                mx0 = nan_max(mx0, nan_max(s[j][0], s[j][1]));
-                mx1 = nan_max(mx1, nan_max(s[j][2], s[j][3]));
+                mx0 = max_nan(mx0, max_nan(s[j][0], s[j][1]));
+                mx1 = max_nan(mx1, max_nan(s[j][2], s[j][3]));
             }
 #pragma unroll
             for (int off = 1; off < 4; off *= 2) {
-                mx0 = nan_max(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-                mx1 = nan_max(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
+                mx0 = max_nan(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
+                mx1 = max_nan(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
             }
-            const float mn0 = nan_max(m0, mx0), mn1 = nan_max(m1, mx1);
+            const float mn0 = max_nan(m0, mx0), mn1 = max_nan(m1, mx1);
             const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
             const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
             m0 = mn0, m1 = mn1;
@@ -697,7 +697,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                     const int row = 8 * nt + 2 * c + i;
                     float M = -INFINITY;
                     for (int k = 0; k < kMmaWarps; k++)
-                        M = nan_max(M, sM[k][row]);
+                        M = max_nan(M, sM[k][row]);
                     const float ref = (M == -INFINITY ? 0.0f : M) * kLog2e;
                     wgt[nt][i] = fast_exp2(fmaf(sM[warp][row], kLog2e, -ref));
                 }
@@ -705,7 +705,7 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
             if (tid < R) {
                 float M = -INFINITY, l = 0.0f;
                 for (int k = 0; k < kMmaWarps; k++)
-                    M = nan_max(M, sM[k][tid]);
+                    M = max_nan(M, sM[k][tid]);
                 const float ref = (M == -INFINITY ? 0.0f : M) * kLog2e;
                 for (int k = 0; k < kMmaWarps; k++)
                     l = fmaf(sL[k][tid], fast_exp2(fmaf(sM[k][tid], kLog2e, -ref)), l);

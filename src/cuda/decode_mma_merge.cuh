@@ -36,11 +36,11 @@ __device__ __forceinline__ void dec_mma_merge(const fc_problem &p, const MmaLaun
             float m = -INFINITY, l = 0.0f;
 #pragma unroll 4
             for (int k = lane; k < nblk; k += 32)
-                m = nan_max(m, __ldcg(part + k * pslot + R * DC + r));
+                m = max_nan(m, __ldcg(part + k * pslot + R * DC + r));
 #pragma unroll
             for (int off = 16; off > 0; off /= 2)
-                m = nan_max(m, __shfl_xor_sync(0xffffffffu, m, off));
-            m = nan_max(sink, __shfl_sync(0xffffffffu, m, 0));
+                m = max_nan(m, __shfl_xor_sync(0xffffffffu, m, off));
+            m = max_nan(sink, __shfl_sync(0xffffffffu, m, 0));
             const float ref = (m == -INFINITY ? 0.0f : m) * kLog2e;
 #pragma unroll 4
             for (int k = lane; k < nblk; k += 32) {
@@ -66,7 +66,7 @@ __device__ __forceinline__ void dec_mma_merge(const fc_problem &p, const MmaLaun
         const float sink = live && p.sink ? fc_sink_at(&p, n1) : -INFINITY;
         float m = sink;
         for (int k = 0; k < nblk; k++)
-            m = nan_max(m, __ldcg(part + k * pslot + R * DC + r));
+            m = max_nan(m, __ldcg(part + k * pslot + R * DC + r));
         const float ref = (m == -INFINITY ? 0.0f : m) * kLog2e;
         float l = sink == -INFINITY ? 0.0f : exp2f(fmaf(sink, kLog2e, -ref));
         const float ls = l;

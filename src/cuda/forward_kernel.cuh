@@ -266,10 +266,10 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
                 float tmx = -INFINITY;
 #pragma unroll
                 for (int nt = 0; nt < NT; nt++)
-                    tmx = fmaxf(tmx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-                tmx = fmaxf(tmx, __shfl_xor_sync(0xffffffffu, tmx, 1));
-                tmx = fmaxf(tmx, __shfl_xor_sync(0xffffffffu, tmx, 2));
-                const float mx = fmaxf(m[mt][h], tmx * xmul);
+                    tmx = max_nan(tmx, max_nan(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+                tmx = max_nan(tmx, __shfl_xor_sync(0xffffffffu, tmx, 1));
+                tmx = max_nan(tmx, __shfl_xor_sync(0xffffffffu, tmx, 2));
+                const float mx = max_nan(m[mt][h], tmx * xmul);
                 const float ref2 = (mx == -INFINITY ? 0.0f : mx) * kLog2e;
                 const float alpha = fast_exp2(m[mt][h] * kLog2e - ref2);
                 m[mt][h] = mx;
@@ -351,7 +351,7 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
             if (p.sink && i < bt.sq) /* the frame is made here and again for the statistics (no double stays live) */
                 fd = fc_fold_sink(fc_sink_at(&p, n1), m[mt][h], row_aoff(), sum);
             sum = fd.l;
-            const bool empty = !(sum > 0.0f);
+            const bool empty = sum == 0.0f; /* a NaN sum (NaN or +inf logit or sink) leaves the row NaN (§0.3) */
             const float f = empty ? 0.0f : fd.w * inv_keep / sum;
             if (p.stats.max && lane % 4 == 0)
                 fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, n1, i),

@@ -261,10 +261,10 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
             float tmx = -INFINITY;
 #pragma unroll
             for (int nt = 0; nt < NT; nt++)
-                tmx = fmaxf(tmx, fmaxf(x[nt][2 * h], x[nt][2 * h + 1]));
-            tmx = fmaxf(tmx, __shfl_xor_sync(0xffffffffu, tmx, 1));
-            tmx = fmaxf(tmx, __shfl_xor_sync(0xffffffffu, tmx, 2));
-            const float mx = fmaxf(m[h], tmx);
+                tmx = max_nan(tmx, max_nan(x[nt][2 * h], x[nt][2 * h + 1]));
+            tmx = max_nan(tmx, __shfl_xor_sync(0xffffffffu, tmx, 1));
+            tmx = max_nan(tmx, __shfl_xor_sync(0xffffffffu, tmx, 2));
+            const float mx = max_nan(m[h], tmx);
             const float ref2 = (mx == -INFINITY ? 0.0f : mx) * kLog2e;
             const float alpha = fast_exp2(m[h] * kLog2e - ref2);
             m[h] = mx;
@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
         if (r >= heads)
             continue;
         const int64_t n1 = n2 * p.G + g0 + r;
-        const bool empty = !(sum > 0.0f);
+        const bool empty = sum == 0.0f; /* a NaN sum (NaN or +inf logit) leaves the row NaN (§0.3) */
         const float f = empty ? 0.0f : 1.0f / sum;
         char *row = fc_view_row(&p.out, 2, b, bt.q_tok, n1, i);
 #pragma unroll

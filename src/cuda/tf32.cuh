@@ -2,9 +2,12 @@
  * fp32 products at fp32's accuracy on tf32 tensor cores (3×TF32): each factor x splits into
  * hi = tf32(x) and lo = tf32(x − hi), which together carry about 21 of fp32's 24 significand
  * bits, and a·b ≈ lo_a·hi_b + hi_a·lo_b + hi_a·hi_b (the small terms first; lo_a·lo_b, below
- * fp32's rounding, is left out).  A non-finite x keeps lo = 0, so that inf stays inf rather than
- * becoming inf − inf = NaN in the low part.  Then the tile products of the fp32 kernels (the
- * forward's S = Q·Kᵀ and O += P·V; the backward's five take the same two forms).
+ * fp32's rounding, is left out).  A non-finite x rides in the low part: hi = 0, lo = x, so that
+ * inf stays inf (not inf − inf = NaN) and never meets a partner's zero low part (inf · 0 = NaN):
+ * a·b of an infinite a and a finite b is then lo_a·hi_b = ±inf, the other two terms 0 (semantics
+ * §0.3; only two infinite factors of one product become NaN, not ±inf).  Then the tile products
+ * of the fp32 kernels (the forward's S = Q·Kᵀ and O += P·V; the backward's five take the same two
+ * forms).
  */
 #ifndef FC_CUDA_TF32_CUH
 #define FC_CUDA_TF32_CUH
@@ -21,7 +24,8 @@ __device__ __forceinline__ Tf32Split tf32_split(float x)
 {
     const uint32_t hi = tf32_rna(x);
     const float r = x - __uint_as_float(hi);
-    return Tf32Split{hi, tf32_rna(r == r ? r : 0.0f)};
+    const bool finite = r == r;
+    return Tf32Split{finite ? hi : 0u, tf32_rna(finite ? r : x)};
 }
 
 /* An A fragment (4 words of m16n8k8) split once for several products. */

@@ -16,6 +16,7 @@ extern "C" {
 #include "harness_bwd.h"
 #include "harness_internal.h"
 }
+#include "harness_nonfinite.h"
 
 inline fc_status emu_cpu_plan(const fc_attention_desc *a, fc_plan **plan)
 {
@@ -48,15 +49,30 @@ fc_status emu_bwd_runner(const nt_case *, const nt_data *, const fc_attention_de
     return emu_with_plan(a, gr, [config](const fc_problem &p) { return RUN(p, config); });
 }
 
-/* The backward harness over case c with gradients of grad_dt, its kernels run by RUN in two launch
+/* The backward harness's options for gradients of grad_dt, the kernels run by RUN in two launch
  * configurations (0, 1), whose results must agree bit for bit. */
-template <fc_status (*RUN)(const fc_problem &, int)> void emu_bwd_run(const nt_case *c, fc_dtype grad_dt)
+template <fc_status (*RUN)(const fc_problem &, int)> nt_bwd emu_bwd_options(fc_dtype grad_dt)
 {
     nt_bwd o = nt_bwd_default();
     o.grad_dt = grad_dt;
     o.runner = emu_bwd_runner<RUN>;
     o.runner_configs = 2;
+    return o;
+}
+
+/* The backward harness over case c so (emu_bwd_options). */
+template <fc_status (*RUN)(const fc_problem &, int)> void emu_bwd_run(const nt_case *c, fc_dtype grad_dt)
+{
+    const nt_bwd o = emu_bwd_options<RUN>(grad_dt);
     nt_bwd_run(c, &o);
+}
+
+/* ... with the non-finite puts in its inputs (harness_nonfinite.h). */
+template <fc_status (*RUN)(const fc_problem &, int)>
+void emu_bwd_nonfinite(const nt_case *c, fc_dtype grad_dt, const nf_put *puts, int n)
+{
+    const nt_bwd o = emu_bwd_options<RUN>(grad_dt);
+    nf_backward(c, puts, n, &o);
 }
 
 /* f(problem, its data, its buffers) over the case's lowered problem (a CPU plan's), all freed after;

@@ -162,6 +162,14 @@ int main(int argc, char **argv)
     c = base(8, FC_BF16, 160, 33, 18), c.layout = NT_SBH, c.mask.on = true, c.N1 = 2, c.N2 = 1;
     tc_context("emulated fp32 backward: bf16 operands, fp32 gradients; class 256, SBH, mask, Sq > Skv");
     run(&c);
+    /* non-finite inputs (semantics §0.3) where every row sees them (a product of a hidden pair's 0
+     * with a non-finite operand is NaN here: ARCHITECTURE.md): a NaN query row, a NaN key, +inf in
+     * a query element, a NaN value and a −inf one */
+    c = base(9, FC_F32, 24, 90, 100), c.Dv = 20;
+    static const nf_put nonfinite[] = {{NF_Q, 1, 2, 30, 0, 3, NAN}, {NF_K, 0, 1, 0, 80, 0, NAN}, {NF_Q, 0, 3, 50, 0, 1, INFINITY},
+                                       {NF_V, 1, 0, 0, 7, 2, NAN}, {NF_V, 0, 0, 0, 0, 5, -INFINITY}};
+    tc_context("emulated fp32 backward: NaN query row, NaN key, +inf query element, NaN and -inf values");
+    emu_bwd_nonfinite<emu_plan_run>(&c, FC_F32, nonfinite, 5);
     if (!quick) {
         tc_rng r = tc_rng_seed(41);
         static const fc_dtype dts[] = {FC_F32, FC_F16, FC_BF16};

@@ -28,6 +28,7 @@ extern "C" {
 #include "core/plan.h"
 #include "harness.h"
 #include "harness_internal.h"
+#include "harness_nonfinite.h"
 }
 
 #include <algorithm>
@@ -397,6 +398,10 @@ int main(int argc, char **argv)
             run(&c, 1, 2, 3);
         }
     }
+    g_variant = 0; /* non-finite inputs (semantics §0.3): one split, then three */
+    g_sched[0] = Schedule{1, 3, false}, g_sched[1] = Schedule{3, 2, true}, g_run = 0, g_run_lens = false;
+    for (int g = 1; g <= 4; g++)
+        nf_decode_suite(g, g % 2 ? FC_F16 : FC_BF16, emu_runner);
     const int imma = fc_cuda::kMmaLinearIssue | fc_cuda::kMmaWideMerge | fc_cuda::kMmaPositionsM | fc_cuda::kMmaIntK;
     for (int v : {imma, imma | fc_cuda::kMmaIntPV}) {
         g_variant = v;

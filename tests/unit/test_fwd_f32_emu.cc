@@ -23,6 +23,7 @@ extern "C" {
 #include "common/rng.h"
 #include "harness.h"
 #include "harness_internal.h"
+#include "harness_nonfinite.h"
 }
 
 /* The class's kernel, kFeatF32 (forward.cu's choice for every fp32 problem: generated dropout is
@@ -148,6 +149,7 @@ int main(int argc, char **argv)
     c = base(10, 256, 19, 37), c.keep_prob = 0.5, c.Dv = 136;
     tc_context("emulated fp32 forward: generated dropout, class 256");
     run_philox(&c);
+    nf_dense_suite(FC_F32, emu_runner, false); /* non-finite inputs (semantics §0.3) */
     if (!quick) {
         tc_rng r = tc_rng_seed(32);
         for (int x = 0; x < 4; x++) {

@@ -24,6 +24,7 @@
 
 #include "cuda/hopper/fwd_kernel.cuh"
 #include "hopper_emu.h"
+#include "harness_nonfinite.h"
 
 extern "C" {
 #include "common/rng.h"
@@ -309,6 +310,22 @@ static void paged_cases(bool tiny)
     g_sms = 3, g_pingpong = true;
 }
 
+/* Non-finite inputs (semantics §0.3): a NaN query row, an infinite query element (a NaN row with
+ * maximum +inf), a NaN key that only the rows from 100 see, at both epilogues. */
+static void nonfinite(void)
+{
+    nt_case c = hopper_case(13, FC_BF16, 64, 130, 150);
+    c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.stats = true;
+    static const nf_put puts[] = {{NF_Q, 1, 2, 70, 0, 3, NAN}, {NF_Q, 0, 3, 40, 0, 1, INFINITY}, {NF_K, 0, 1, 0, 100, 0, NAN}};
+    for (int tma = 0; tma < 2; tma++) {
+        tc_context("emulated sm_90a forward: NaN query row, +inf query element, NaN key seen by rows >= 100; %s epilogue",
+                   tma ? "TMA-store" : "register");
+        g_tma_out = tma;
+        nf_forward(&c, puts, 3, emu_runner);
+    }
+    g_tma_out = false;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "paged") == 0) {
@@ -318,6 +335,7 @@ int main(int argc, char **argv)
     }
     const bool quick = hopper_quick(argc, argv);
     hopper_first_cases("forward", run);
+    nonfinite();
     if (quick)
         return tc_summary("unit_hopper_fwd_emu");
     g_pingpong = false;

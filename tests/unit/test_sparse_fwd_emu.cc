@@ -14,6 +14,8 @@
 #include "cuda/sparse_fwd_kernel.cuh"
 #include "sparse_emu.h"
 
+#include "harness_nonfinite.h"
+
 template <typename T, int C> static void launch(const fc_problem &p, const fc_cuda::SfaLaunch &L, int64_t rows)
 {
     using Sh = fc_cuda::SfaShape<C>;
@@ -55,5 +57,6 @@ static void run(const nt_case *c) { nt_run_elsewhere(c, emu_runner, 1); }
 int main(int argc, char **argv)
 {
     sparse_emu_cases(argc > 1 && strcmp(argv[1], "quick") == 0, "forward", run);
+    nf_sparse_suite(FC_BF16, emu_runner); /* non-finite inputs (semantics §0.3) */
     return tc_summary("unit_sparse_fwd_emu");
 }

@@ -283,10 +283,10 @@ __device__ __forceinline__ void softmax_step(TS &sc, float (&m)[2], float (&l)[2
         float mx = -INFINITY;
 #pragma unroll
         for (int k = 0; k < NV / 4; k++)
-            mx = fmaxf(mx, fmaxf(sc(4 * k + 2 * h), sc(4 * k + 2 * h + 1)));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m[h], mx * scale);
+            mx = fc_cuda::max_nan(mx, fc_cuda::max_nan(sc(4 * k + 2 * h), sc(4 * k + 2 * h + 1)));
+        mx = fc_cuda::max_nan(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fc_cuda::max_nan(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fc_cuda::max_nan(m[h], mx * scale);
         const float ref2 = (m_new == -INFINITY ? 0.0f : m_new) * kLog2e;
         alpha[h] = fc_cuda::fast_exp2(m[h] * kLog2e - ref2);
         m[h] = m_new;
@@ -532,7 +532,7 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
                 char *base = reinterpret_cast<char *>(s.q) + row_in_tile[0] * 128 + 2 * col0;
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const bool empty = !(l[h] > 0.0f);
+                    const bool empty = l[h] == 0.0f; /* a NaN sum (NaN or +inf logit) leaves the row NaN (§0.3) */
                     const float f = empty ? 0.0f : 1.0f / l[h];
 #pragma unroll
                     for (int k = 0; k < cute::size(tOrO) / 4; k++) { /* an empty row is zeros whatever O holds */
@@ -558,7 +558,7 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
             if (r >= rows_here)
                 continue;
             const int64_t i = wk.m0 + r;
-            const bool empty = !(l[h] > 0.0f);
+            const bool empty = l[h] == 0.0f; /* a NaN sum (NaN or +inf logit) leaves the row NaN (§0.3) */
             const float f = empty ? 0.0f : 1.0f / l[h];
             char *row = fc_view_row(&p.out, 2, wk.b, bt.q_tok, wk.n1, i);
 #pragma unroll
