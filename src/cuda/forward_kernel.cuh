@@ -53,6 +53,48 @@ template <int D, int BM, int BN, int ES = 2> struct FwdSmem {
     static constexpr size_t scratch = (size_t)BM * (BN + 8) * sizeof(float); /* + when terms or dropout */
 };
 
+/* acc += P·V over the visible pairs only, on the CUDA cores: the tile product for a tile whose
+ * values hold an inf or NaN where some row may not see its position (tile_nonfinite), which the
+ * tensor cores would multiply by that row's 0.  P[i][j] comes from the lane holding it in the score
+ * tile (the quad of row i, lane j % 8 / 2); each lane adds column j's values for its own rows and
+ * features in fp32, a hidden pair by a select.  Rare, so kept small rather than fast: the kv
+ * columns in a rolled loop (inline: acc must stay in registers). */
+template <typename T, int D, int MT, int NT, class Visible>
+__device__ __forceinline__ void pv_visible(float (&acc)[MT][D / 8][4], const float (&s)[MT][NT][4], const T *sV, int lane,
+                                        Visible visible)
+{
+    constexpr int E = kChunk<T>;
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++)
+#pragma unroll 1
+        for (int c = 0; c < 8; c++) {
+            const int j = nt * 8 + c, src = (lane & ~3) | (c >> 1);
+            float pr[MT][2];
+            bool vis[MT][2];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    pr[mt][h] = __shfl_sync(0xffffffffu, c & 1 ? s[mt][nt][2 * h + 1] : s[mt][nt][2 * h], src);
+                    vis[mt][h] = visible(mt * 16 + lane / 4 + 8 * h, j);
+                }
+#pragma unroll
+            for (int d = 0; d < D / 8; d++) {
+                const int f = d * 8 + (lane % 4) * 2;
+                const T *at = sV + swz<D, E>(j, f / E) + f % E;
+                const float v0 = Elem<T>::load(at), v1 = Elem<T>::load(at + 1);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        float *o = &acc[mt][d][2 * h];
+                        o[0] = vis[mt][h] ? fmaf(pr[mt][h], v0, o[0]) : o[0];
+                        o[1] = vis[mt][h] ? fmaf(pr[mt][h], v1, o[1]) : o[1];
+                    }
+            }
+        }
+}
+
 /* One CTA's work.  PLAIN: no score terms and no dropout (the common case), compiled without their
  * code so that it costs no registers; FEAT: the features of features.cuh (never with PLAIN); T =
  * float with kFeatF32: fp32 operands and output, products as 3×TF32 (tf32.cuh). */
@@ -211,6 +253,8 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
         cp_async_wait_all();
         /* V(t) arrived; K(t) is free */
         const bool full = votes ? __syncthreads_and(tid >= BM || covers(t)) : (__syncthreads(), t >= full_lo && t < full_hi);
+        /* a tile that hides pairs checks its values (the CTA's threads each their share) */
+        const bool guard = (!full || (!PLAIN && p.mask.data)) && __syncthreads_or(tile_nonfinite<T, D, BN, THREADS>(sV, tid));
         const int t_next = next_tile(t + 1);
         if constexpr ((FEAT & kFeatPaged) != 0) {
             if (t_next < t_end)
@@ -295,8 +339,14 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
                 return v != 0.0f && r < rows_here && !keeps<FEAT>(p, bt, n1, m0 + r, j0 + x) ? 0.0f : v;
             });
 
-        /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */
-        if constexpr (F32)
+        /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step;
+         * a tile with hidden pairs and a non-finite value takes only its visible pairs. */
+        if (guard) {
+            const int r0 = warp * 16 * MT;
+            pv_visible<T, D, MT, NT>(acc, s, sV, lane, [&](int r, int j) {
+                return span_has(sSpan[r0 + r], j0 + j) && (PLAIN || !mask_hides(p, bt, n1, m0 + r0 + r, j0 + j));
+            });
+        } else if constexpr (F32)
             pv_3xtf32<D, MT, NT, BN>(acc, s, sS, sV, warp, lane);
         else {
 #pragma unroll

@@ -96,6 +96,37 @@ __device__ __forceinline__ int4 row_frame(const fc_problem &p, const fc_batch &b
     return make_int4((int)sp[0], (int)sp[1], (int)sp[2], (int)sp[3]);
 }
 
+/* Whether the explicit mask hides (i, j) (semantics §2.5). */
+__device__ __forceinline__ bool mask_hides(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int64_t j)
+{
+    return p.mask.data && p.mask.data[bt.mask_base + n1 * p.mask.sn + i * p.mask.si + j * p.mask.sj];
+}
+
+/* Whether this thread's share (16-byte chunks tid, tid + THREADS, …) of a loaded tile [ROWS][D]
+ * holds an inf or NaN: a tile product would multiply it by the 0 of a row that does not see its
+ * position, and 0·inf = NaN (semantics §0.3 keeps hidden positions out of the arithmetic).  The
+ * swizzle moves chunks within their row, so the raw chunks are the whole tile. */
+template <typename T, int D, int ROWS, int THREADS>
+__device__ __forceinline__ bool tile_nonfinite(const T *tile, int tid)
+{
+    constexpr int E = kChunk<T>, CH = ROWS * D / E;
+    constexpr fc_dtype dt = Elem<T>::dtype;
+    constexpr uint32_t ex = dt == FC_F32 ? 0x7F800000u : dt == FC_BF16 ? 0x7F807F80u : 0x7C007C00u; /* exponent fields */
+    constexpr uint32_t lo = dt == FC_F32 ? 0xFFFFFFFFu : 0x0000FFFFu, hi = dt == FC_F32 ? 0xFFFFFFFFu : 0xFFFF0000u;
+    uint32_t any = 0; /* a field of all ones: that element's bits of (w & ex) ^ ex are zero */
+#pragma unroll
+    for (int x = tid; x < CH; x += THREADS) {
+        const uint4 c = *reinterpret_cast<const uint4 *>(tile + x * E);
+        const uint32_t w[4] = {c.x, c.y, c.z, c.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const uint32_t f = (w[k] & ex) ^ ex;
+            any |= (f & lo) == 0 || (f & hi) == 0;
+        }
+    }
+    return any != 0;
+}
+
 /* The score terms of one visible-or-not element (semantics §2.4): pse, scale, softcap, ALiBi,
  * visibility, explicit mask.  gcap (backward) receives softcap's derivative 1 − tanh²(y/cap). */
 __device__ __forceinline__ float score_terms(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int j, float x,
@@ -118,7 +149,7 @@ __device__ __forceinline__ float score_terms(const fc_problem &p, const fc_batch
         const float dist = fabsf((float)j - apos);
         x -= slope * (p.alibi.sqrt_distance ? sqrtf(dist) : dist);
     }
-    if (p.mask.data && p.mask.data[bt.mask_base + n1 * p.mask.sn + i * p.mask.si + (int64_t)j * p.mask.sj])
+    if (mask_hides(p, bt, n1, i, j))
         return -INFINITY;
     return x;
 }

@@ -38,6 +38,32 @@ template <int D> static void launch_feat(const fc_problem &p, const fc_cuda::Fwd
                          [&] { fc_cuda::fwd_feat_kernel<float, D, Sh::BM, Sh::BN_TERMS, Sh::WARPS, fc_cuda::kFeatF32>(p, L); });
 }
 
+/* The 16-bit kernels (forward.cu's choice without generated dropout or rope): the plain one, or
+ * the one with score terms and dropout bits; for the non-finite suites at fp16 and bf16. */
+template <typename T, int D> static void launch_16(const fc_problem &p, const fc_cuda::FwdLaunch &L, bool plain)
+{
+    using Sh = fc_cuda::FwdShape<D>;
+    using Sm = fc_cuda::FwdSmem<D, Sh::BM, Sh::BN_TERMS, 2>;
+    static_assert(Sm::bytes + Sm::scratch <= kCtaEmuSmem, "the emulator's shared memory holds the CTA's");
+    for (int64_t x = 0; x < (int64_t)L.n_items * p.Nq; x++)
+        cta_emu::run_cta(32 * Sh::WARPS, cta_emu_dim3{(unsigned)x, 0, 0}, [&] {
+            if (plain)
+                fc_cuda::fwd_kernel<T, D, Sh::BM, Sh::BN, Sh::WARPS, true>(p, L);
+            else
+                fc_cuda::fwd_kernel<T, D, Sh::BM, Sh::BN_TERMS, Sh::WARPS, false>(p, L);
+        });
+}
+
+template <typename T> static void launch_16_class(int cls, const fc_problem &p, const fc_cuda::FwdLaunch &L, bool plain)
+{
+    if (cls == 64)
+        launch_16<T, 64>(p, L, plain);
+    else if (cls == 128)
+        launch_16<T, 128>(p, L, plain);
+    else
+        launch_16<T, 256>(p, L, plain);
+}
+
 /* Generated dropout (g_philox): the emulated kernel draws its keep bits from this seed and offset
  * (core/philox.h), while the reference and the CPU backend read the caller's bits, set to what
  * Philox makes for the same seed, offset and bit index (core/terms.h): the results agree only if
@@ -68,11 +94,22 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     L.vec_q = fc_cuda_vec_fits(&p.q, p.Dqk, 4), L.vec_k = fc_cuda_vec_fits(&p.k, p.Dqk, 4), L.vec_v = fc_cuda_vec_fits(&p.v, p.Dv, 4);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
     L.pair_out = fc_cuda_pair_fits(&p.out, 4);
-    if (!TC_CHECK(p.q.dtype == FC_F32 && p.k.dtype == FC_F32 && p.v.dtype == FC_F32 && p.out.dtype == FC_F32 && p.Dr == 0 &&
-                      (!g_philox || p.keep_prob < 1.0f) && !p.k.pages.table && !p.q.batch_data && !p.k.batch_data,
-                  "test bug: a case the fp32 kernels do not take"))
+    const bool half = p.q.dtype != FC_F32;
+    if (half)
+        L.vec_q = fc_cuda_vec_fits(&p.q, p.Dqk, 2), L.vec_k = fc_cuda_vec_fits(&p.k, p.Dqk, 2), L.vec_v = fc_cuda_vec_fits(&p.v, p.Dv, 2),
+        L.pair_out = fc_cuda_pair_fits(&p.out, 2);
+    if (!TC_CHECK((half ? p.k.dtype == p.q.dtype && p.v.dtype == p.q.dtype && p.out.dtype == p.q.dtype && !g_philox
+                        : p.k.dtype == FC_F32 && p.v.dtype == FC_F32 && p.out.dtype == FC_F32) &&
+                      p.Dr == 0 && (!g_philox || p.keep_prob < 1.0f) && !p.k.pages.table && !p.q.batch_data && !p.k.batch_data,
+                  "test bug: a case the emulated kernels do not take"))
         st = FC_ERR_BACKEND;
-    else if (cls == 64)
+    else if (half) {
+        const bool plain = !L.terms && !fc_has_dropout(&p);
+        if (p.q.dtype == FC_F16)
+            launch_16_class<__half>(cls, p, L, plain);
+        else
+            launch_16_class<__nv_bfloat16>(cls, p, L, plain);
+    } else if (cls == 64)
         launch_feat<64>(p, L);
     else if (cls == 128)
         launch_feat<128>(p, L);
@@ -149,7 +186,8 @@ int main(int argc, char **argv)
     c = base(10, 256, 19, 37), c.keep_prob = 0.5, c.Dv = 136;
     tc_context("emulated fp32 forward: generated dropout, class 256");
     run_philox(&c);
-    nf_dense_suite(FC_F32, emu_runner, false); /* non-finite inputs (semantics §0.3) */
+    for (int dt = 0; dt < 3; dt++) /* non-finite inputs (semantics §0.3), on the 16-bit kernels too */
+        nf_dense_suite((fc_dtype)dt, emu_runner, true);
     if (!quick) {
         tc_rng r = tc_rng_seed(32);
         for (int x = 0; x < 4; x++) {
