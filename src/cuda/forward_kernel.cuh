@@ -53,48 +53,6 @@ template <int D, int BM, int BN, int ES = 2> struct FwdSmem {
     static constexpr size_t scratch = (size_t)BM * (BN + 8) * sizeof(float); /* + when terms or dropout */
 };
 
-/* acc += P·V over the visible pairs only, on the CUDA cores: the tile product for a tile whose
- * values hold an inf or NaN where some row may not see its position (tile_nonfinite), which the
- * tensor cores would multiply by that row's 0.  P[i][j] comes from the lane holding it in the score
- * tile (the quad of row i, lane j % 8 / 2); each lane adds column j's values for its own rows and
- * features in fp32, a hidden pair by a select.  Rare, so kept small rather than fast: the kv
- * columns in a rolled loop (inline: acc must stay in registers). */
-template <typename T, int D, int MT, int NT, class Visible>
-__device__ __forceinline__ void pv_visible(float (&acc)[MT][D / 8][4], const float (&s)[MT][NT][4], const T *sV, int lane,
-                                        Visible visible)
-{
-    constexpr int E = kChunk<T>;
-#pragma unroll
-    for (int nt = 0; nt < NT; nt++)
-#pragma unroll 1
-        for (int c = 0; c < 8; c++) {
-            const int j = nt * 8 + c, src = (lane & ~3) | (c >> 1);
-            float pr[MT][2];
-            bool vis[MT][2];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    pr[mt][h] = __shfl_sync(0xffffffffu, c & 1 ? s[mt][nt][2 * h + 1] : s[mt][nt][2 * h], src);
-                    vis[mt][h] = visible(mt * 16 + lane / 4 + 8 * h, j);
-                }
-#pragma unroll
-            for (int d = 0; d < D / 8; d++) {
-                const int f = d * 8 + (lane % 4) * 2;
-                const T *at = sV + swz<D, E>(j, f / E) + f % E;
-                const float v0 = Elem<T>::load(at), v1 = Elem<T>::load(at + 1);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        float *o = &acc[mt][d][2 * h];
-                        o[0] = vis[mt][h] ? fmaf(pr[mt][h], v0, o[0]) : o[0];
-                        o[1] = vis[mt][h] ? fmaf(pr[mt][h], v1, o[1]) : o[1];
-                    }
-            }
-        }
-}
-
 /* One CTA's work.  PLAIN: no score terms and no dropout (the common case), compiled without their
  * code so that it costs no registers; FEAT: the features of features.cuh (never with PLAIN); T =
  * float with kFeatF32: fp32 operands and output, products as 3×TF32 (tf32.cuh). */
@@ -112,7 +70,8 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
     T *sV = reinterpret_cast<T *>(smem_raw + Sm::q + Sm::kv);
     int4 *sSpan = reinterpret_cast<int4 *>(smem_raw + Sm::q + 2 * Sm::kv);
     float *sSlope = reinterpret_cast<float *>(sSpan + BM), *sApos = sSlope + BM, *sS = sApos + BM;
-    __shared__ int s_kv_lo, s_kv_hi, s_full_lo, s_full_hi, s_gaps;
+    __shared__ int s_kv_lo, s_kv_hi, s_full_lo, s_full_hi, s_gaps, s_poisoned;
+    __shared__ uint32_t sPoison[BM * D / 16]; /* poison_mark's table (tile.cuh), zeroed when first used */
 
     if constexpr ((FEAT & kFeatPaged) != 0) { /* a bad block-table entry (the check kernel's word): nothing is written */
         const unsigned long long fault = p.k.pages.table || p.v.pages.table ? *L.fault : 0ull;
@@ -134,7 +93,7 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
      * [s_full_lo, s_full_hi) too, and the loop needs no per-tile votes; rows with a gap between
      * their two spans (s_gaps) make the CTA vote per tile which tiles to visit and which are whole. */
     if (tid == 0)
-        s_kv_lo = INT_MAX, s_kv_hi = 0, s_full_lo = 0, s_full_hi = INT_MAX, s_gaps = 0;
+        s_kv_lo = INT_MAX, s_kv_hi = 0, s_full_lo = 0, s_full_hi = INT_MAX, s_gaps = 0, s_poisoned = 0;
     __syncthreads();
     if (tid < BM) {
         float slope, apos;
@@ -253,8 +212,22 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
         cp_async_wait_all();
         /* V(t) arrived; K(t) is free */
         const bool full = votes ? __syncthreads_and(tid >= BM || covers(t)) : (__syncthreads(), t >= full_lo && t < full_hi);
-        /* a tile that hides pairs checks its values (the CTA's threads each their share) */
-        const bool guard = (!full || (!PLAIN && p.mask.data)) && __syncthreads_or(tile_nonfinite<T, D, BN, THREADS>(sV, tid));
+        /* a tile that hides pairs checks its values (the CTA's threads each their share) and takes
+         * the non-finite ones out of P·V (poison_mark; s_poisoned as last written before a barrier) */
+        if ((!full || (!PLAIN && p.mask.data)) && __syncthreads_or(tile_nonfinite<T, D, BN, THREADS>(sV, tid))) {
+            if (!s_poisoned) {
+#pragma unroll 1
+                for (int x = tid; x < BM * D / 16; x += THREADS)
+                    sPoison[x] = 0u;
+                __syncthreads();
+            }
+            poison_mark<T, D, BN, THREADS>(sV, sPoison, rows_here, tid, [&](int r, int j) {
+                return span_has(sSpan[r], j0 + j) && (PLAIN || !mask_hides(p, bt, n1, m0 + r, j0 + j));
+            });
+            if (tid == 0)
+                s_poisoned = 1;
+            __syncthreads();
+        }
         const int t_next = next_tile(t + 1);
         if constexpr ((FEAT & kFeatPaged) != 0) {
             if (t_next < t_end)
@@ -339,14 +312,8 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
                 return v != 0.0f && r < rows_here && !keeps<FEAT>(p, bt, n1, m0 + r, j0 + x) ? 0.0f : v;
             });
 
-        /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step;
-         * a tile with hidden pairs and a non-finite value takes only its visible pairs. */
-        if (guard) {
-            const int r0 = warp * 16 * MT;
-            pv_visible<T, D, MT, NT>(acc, s, sV, lane, [&](int r, int j) {
-                return span_has(sSpan[r0 + r], j0 + j) && (PLAIN || !mask_hides(p, bt, n1, m0 + r0 + r, j0 + j));
-            });
-        } else if constexpr (F32)
+        /* O += P·V: the score accumulators of two adjacent n-tiles are the A fragment of one k-step. */
+        if constexpr (F32)
             pv_3xtf32<D, MT, NT, BN>(acc, s, sS, sV, warp, lane);
         else {
 #pragma unroll
@@ -378,6 +345,7 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
 
     /* One division per row, then O and the statistics (semantics §2.6, §2.8). */
     const float inv_keep = drops<FEAT>(p) ? 1.0f / p.keep_prob : 1.0f;
+    const bool poison = s_poisoned != 0;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -403,6 +371,8 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
             sum = fd.l;
             const bool empty = sum == 0.0f; /* a NaN sum (NaN or +inf logit or sink) leaves the row NaN (§0.3) */
             const float f = empty ? 0.0f : fd.w * inv_keep / sum;
+            if (poison && empty && lane % 4 == 0)
+                poison_clear_row<D>(sPoison, r);
             if (p.stats.max && lane % 4 == 0)
                 fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, n1, i),
                               empty ? -FLT_MAX : fd.sink_max ? fc_sink_at(&p, n1) : (float)(m[mt][h] + row_aoff()), empty ? FLT_MAX : sum);
@@ -425,6 +395,11 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
                 }
             }
         }
+    if (poison) { /* the values poison_mark took out of P·V, added to the stored outputs */
+        __syncthreads();
+        poison_outputs<T, D>(sPoison, rows_here, (int)p.Dv, fc_view_row(&p.out, ES, b, bt.q_tok, n1, m0), p.out.ss * ES, p.out.se, tid,
+                             THREADS); /* the output is neither paged nor a list: rows lie ss apart */
+    }
 }
 
 /* Tile shapes per head-dim class: rows BM (16·MT per warp) × kv columns BN, WARPS warps; BN_TERMS

@@ -3,16 +3,28 @@
 
 #include <stdio.h>
 
+#include "../core/visibility.h"
 #include "launch.h"
 
 /* The kernels' bound on lengths (their plans refuse longer ones). */
 static const int64_t kLengthLimit = (int64_t)1 << 30;
+
+/* Whether row i sees every key of its batch, [0, skv), as one span. */
+static bool fc_row_sees_all(const fc_batch &bt, int64_t i)
+{
+    int64_t sp[4];
+    fc_row_spans(&bt, i, sp);
+    return sp[0] == 0 && sp[1] == bt.skv;
+}
 
 static void fc_reach_add(fc_cuda_reach *r, const fc_batch &bt)
 {
     r->q = bt.q_tok + bt.q_rows > r->q ? bt.q_tok + bt.q_rows : r->q;
     r->kv = bt.kv_tok + bt.skv > r->kv ? bt.kv_tok + bt.skv : r->kv;
     r->kv_short = bt.kv_tok + bt.skv < r->kv_short ? bt.kv_tok + bt.skv : r->kv_short;
+    /* a row's band start and end grow with the row: the first and last rows bound every other */
+    if (bt.sq > 0 && bt.skv > 0 && !(fc_row_sees_all(bt, 0) && fc_row_sees_all(bt, bt.sq - 1)))
+        r->hides = true;
 }
 
 fc_status fc_cuda_facts_plan(fc_cuda_facts *f, const fc_problem *p, const char *who)

@@ -18,11 +18,13 @@ extern "C" {
 
 /* How far a run's records reach into each side's position dimension: the largest q_tok + q_rows
  * and kv_tok + skv over the batches (at least 1); kv_short, the smallest kv_tok + skv (a batch
- * ending before kv has rows past its last key that a map over kv positions still covers). */
+ * ending before kv has rows past its last key that a map over kv positions still covers); hides,
+ * whether a row of some batch does not see every key of its batch (a tile may hide pairs). */
 struct fc_cuda_reach {
     int64_t q, kv, kv_short;
+    bool hides;
 };
-constexpr fc_cuda_reach kReachNothing = {1, 1, INT64_MAX};
+constexpr fc_cuda_reach kReachNothing = {1, 1, INT64_MAX, false};
 
 struct fc_cuda_facts {
     const fc_batch *planned; /* host */

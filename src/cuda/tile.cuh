@@ -114,7 +114,7 @@ __device__ __forceinline__ bool tile_nonfinite(const T *tile, int tid)
     constexpr uint32_t ex = dt == FC_F32 ? 0x7F800000u : dt == FC_BF16 ? 0x7F807F80u : 0x7C007C00u; /* exponent fields */
     constexpr uint32_t lo = dt == FC_F32 ? 0xFFFFFFFFu : 0x0000FFFFu, hi = dt == FC_F32 ? 0xFFFFFFFFu : 0xFFFF0000u;
     uint32_t any = 0; /* a field of all ones: that element's bits of (w & ex) ^ ex are zero */
-#pragma unroll
+#pragma unroll 4 /* (a warp's share of a whole tile is 64 chunks: unrolled, its loads would want registers) */
     for (int x = tid; x < CH; x += THREADS) {
         const uint4 c = *reinterpret_cast<const uint4 *>(tile + x * E);
         const uint32_t w[4] = {c.x, c.y, c.z, c.w};
@@ -125,6 +125,82 @@ __device__ __forceinline__ bool tile_nonfinite(const T *tile, int tid)
         }
     }
     return any != 0;
+}
+
+/* Non-finite values at hidden pairs (semantics §0.3: a hidden position never reaches the
+ * arithmetic; P·V would multiply it by that row's 0, and 0·inf = NaN).  A value tile that hides
+ * pairs and holds an inf or NaN (tile_nonfinite) has those values taken out of the product: for
+ * each, poison_mark records what it does to the rows that see it — their P·V sum for that feature
+ * becomes +inf, −inf or NaN whatever else it holds (P > 0 at a visible pair) — as 2 bits per
+ * (row, feature) of a poison table [rows][D / 16] (kPoisonPos | kPoisonNeg: NaN), and writes a 0
+ * in its place; the epilogue adds the recorded values to the outputs (poisoned), or after they
+ * are stored (poison_outputs; a row stored empty has its bits cleared first).  The products keep their code and registers. */
+constexpr uint32_t kPoisonPos = 1u, kPoisonNeg = 2u;
+
+/* A tile [ROWS][D] of kv rows (swizzled: swz), each thread (tid of THREADS) its own 16-byte
+ * chunks; visible(r, j): row r of the table sees the tile's row j. */
+template <typename T, int D, int ROWS, int THREADS, class Visible>
+__device__ __forceinline__ void poison_mark(T *tile, uint32_t *poison, int rows, int tid, Visible visible)
+{
+    constexpr int E = kChunk<T>, C = D / E;
+#pragma unroll 1
+    for (int x = tid; x < ROWS * C; x += THREADS) {
+        const int j = x / C, c = (x % C) ^ (j & 7); /* the chunk's logical feature chunk (swz) */
+#pragma unroll 1
+        for (int k = 0; k < E; k++) {
+            T *at = tile + x * E + k;
+            const uint32_t u = __float_as_uint(Elem<T>::load(at));
+            if ((u & 0x7F800000u) != 0x7F800000u)
+                continue; /* finite */
+            const uint32_t cls = (u & 0x007FFFFFu) ? kPoisonPos | kPoisonNeg : (u >> 31) ? kPoisonNeg : kPoisonPos;
+            const int f = c * E + k;
+#pragma unroll 1
+            for (int r = 0; r < rows; r++)
+                if (visible(r, j))
+                    atomicOr(&poison[r * (D / 16) + f / 16], cls << (2 * (f % 16)));
+            *at = T(0.0f);
+        }
+    }
+}
+
+/* The bits of a row stored empty (semantics §2.6: its output is 0 whatever it saw). */
+template <int D> __device__ __forceinline__ void poison_clear_row(uint32_t *poison, int r)
+{
+#pragma unroll 1
+    for (int w = 0; w < D / 16; w++)
+        poison[r * (D / 16) + w] = 0u;
+}
+
+/* An output value of row r, feature f with the recorded value added (rows stored one by one). */
+template <int D> __device__ __forceinline__ float poisoned(const uint32_t *poison, int r, int f, float x)
+{
+    const uint32_t cls = (poison[r * (D / 16) + f / 16] >> (2 * (f % 16))) & 3u;
+    return cls == 0u ? x : x + (cls == kPoisonPos ? INFINITY : cls == kPoisonNeg ? -INFINITY : NAN);
+}
+
+/* The stored outputs of rows [0, rows) with the recorded values added (features < dv; row r at
+ * row0 + r·rs bytes, feature stride se elements), each thread (tid of threads) whole words of the
+ * table.  Out of line: it runs after every store, with nothing else live. */
+template <typename T, int D>
+__device__ __noinline__ void poison_outputs(const uint32_t *poison, int rows, int dv, char *row0, int64_t rs, int64_t se, int tid,
+                                            int threads)
+{
+#pragma unroll 1
+    for (int x = tid; x < rows * (D / 16); x += threads) {
+        const uint32_t w = poison[x];
+        if (w == 0u)
+            continue;
+        char *row = row0 + (x / (D / 16)) * rs;
+#pragma unroll 1
+        for (int k = 0; k < 16; k++) {
+            const uint32_t cls = (w >> (2 * k)) & 3u;
+            const int f = (x % (D / 16)) * 16 + k;
+            if (cls == 0u || f >= dv)
+                continue;
+            T *at = reinterpret_cast<T *>(row + f * se * (int64_t)sizeof(T));
+            *at = T(Elem<T>::load(at) + (cls == kPoisonPos ? INFINITY : cls == kPoisonNeg ? -INFINITY : NAN));
+        }
+    }
 }
 
 /* The score terms of one visible-or-not element (semantics §2.4): pse, scale, softcap, ALiBi,

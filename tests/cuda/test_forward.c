@@ -51,6 +51,10 @@ static void named_cases(void)
     c = base(256, FC_BF16), c.philox = true, c.Sq = 130, c.Skv = 517, c.bias = true, gc_run(&c);
     c = base(256, FC_BF16), c.Sq = 1, c.Skv = 1000, gc_run(&c); /* decode-like */
     c = base(64, FC_F16), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
+    /* a NaN value that only the last rows see (semantics §0.3: the others stay finite, though their
+     * tile holds it: the kernel takes it out of P·V and adds it back to the rows that see it) */
+    c = base(128, FC_BF16), c.Sq = 100, c.window = GC_CAUSAL, c.stats = true, c.nan_tail = true, gc_run(&c);
+    c = base(256, FC_F16), c.Sq = 100, c.window = GC_CAUSAL, c.mask = true, c.nan_tail = true, gc_run(&c);
 }
 
 /* fp32 operands and output: every class in the four layouts, then the features. */
@@ -70,6 +74,7 @@ static void f32_cases(void)
     c = base(64, FC_F32), c.philox = true, c.varlen = true, c.B = 3, gc_run(&c);
     c = base(128, FC_F32), c.B = 1, c.Nq = 2, c.Nkv = 1, c.Sq = 1000, c.Skv = 1500, c.window = GC_CAUSAL, gc_run(&c);
     c = base(64, FC_F32), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
+    c = base(64, FC_F32), c.Sq = 100, c.window = GC_CAUSAL, c.nan_tail = true, gc_run(&c); /* as in named_cases */
 }
 
 /* Paged and tensor-list key/value in the tiled forward (more query rows than the decode serves):
@@ -195,6 +200,10 @@ static void sm90_cases(void)
     gc_run(&c); /* rows with a prefix gap: every tile masked */
     c = base(128, FC_F16), c.Dv = 64, c.Sq = 300, c.Skv = 300, gc_run(&c);
     c = base(64, FC_BF16), c.D = 40, c.Dv = 200, gc_run(&c); /* D class 256 from Dv */
+    for (int k = 0; k < 3; k++) { /* a NaN value only the last rows see (the edge fixer's poison table) */
+        c = base(dims[k], FC_F16), c.Sq = 300, c.Skv = 200, c.window = GC_CAUSAL, c.stats = true, c.nan_tail = true;
+        gc_run(&c);
+    }
     /* paged key/value (the _paged kernels, classes 64 and 128, blocks of a multiple of 16 rows):
      * eight copies per key tile (16), pages starting inside tiles (48), a page over two tiles (256);
      * GQA, varlen, causal / band / prefix, lengths off the tile and the page; an out-of-range entry */

@@ -171,6 +171,12 @@ void nf_decode_suite(int g, fc_dtype dt, nt_runner_fn runner)
     snprintf(what, sizeof what, "decode G=%d: a NaN sink", g);
     forward(what, &c, sinks, 2);
     c.sink = NT_SINK_NONE;
+    c.window = fc_window_band(300, 0, FC_ALIGN_BOTTOM_RIGHT);
+    const nf_put window[] = {{NF_V, 0, 0, 0, 794, 1, nan}, {NF_K, 1, 1, 0, 396, 2, nan}, {NF_V, 1, 0, 0, 398, 0, INFINITY},
+                             {NF_Q, 0, 1, 0, 0, 3, nan}};
+    snprintf(what, sizeof what, "decode G=%d, a window of 301: NaN value and key just before it, +inf value inside", g);
+    forward(what, &c, window, 4);
+    c.window = (fc_window){0};
     const nf_put infs[] = {{NF_Q, 1, 0, 0, 0, 1, INFINITY}, {NF_Q, 0, 0, 0, 0, 1, INFINITY}, {NF_K, 0, 0, 0, 50, 4, nan}};
     snprintf(what, sizeof what, "decode G=%d: +inf query elements (±inf logits), one row with a NaN key", g);
     forward(what, &c, infs, 3);
@@ -197,6 +203,9 @@ void nf_sparse_suite(fc_dtype dt, nt_runner_fn runner)
         c.dt = c.out_dt = dt;
         forward(causal ? "sparse, causal: NaN key and +inf value in some selected blocks" : "sparse: NaN key and +inf value",
                 &c, (nf_put[]){{NF_K, 0, 0, 0, 17, 1, NAN}, {NF_V, 1, 1, 0, 40, 2, INFINITY}, {NF_Q, 1, 3, 2, 0, 0, NAN}}, 3);
+        if (causal) /* the last positions: only the last tokens see them, the others may select their block */
+            forward("sparse, causal: NaN value and key in the last block, past most tokens' cut", &c,
+                    (nf_put[]){{NF_V, 0, 1, 0, 82, 3, NAN}, {NF_K, 1, 0, 0, 81, 0, NAN}, {NF_V, 1, 1, 0, 82, 0, -INFINITY}}, 3);
     }
 }
 

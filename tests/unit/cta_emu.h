@@ -41,6 +41,7 @@ extern "C" {
 #define __host__
 #define __global__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __grid_constant__
 #define __shared__ thread_local
@@ -350,6 +351,7 @@ template <class T> inline T atomicAdd(T *p, T v) { return emu_rmw(p, [v](T o) { 
 template <class T> inline T atomicMin(T *p, T v) { return emu_rmw(p, [v](T o) { return v < o ? v : o; }); }
 template <class T> inline T atomicMax(T *p, T v) { return emu_rmw(p, [v](T o) { return v > o ? v : o; }); }
 template <class T> inline T atomicExch(T *p, T v) { return emu_rmw(p, [v](T) { return v; }); }
+template <class T> inline T atomicOr(T *p, T v) { return emu_rmw(p, [v](T o) { return o | v; }); }
 template <class T> inline T atomicCAS(T *p, T cmp, T v) { return emu_rmw(p, [cmp, v](T o) { return o == cmp ? v : o; }); }
 inline void __threadfence() {}
 inline void __nanosleep(unsigned) {}

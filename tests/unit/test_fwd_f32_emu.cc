@@ -8,6 +8,8 @@
  * products must carry fp32's accuracy, a single TF32 product misses it) and against the CPU backend.
  * Masks, windows, layouts and odd strides (element loads), GQA, varlen, score terms, dropout (the
  * caller's bits, and generated on the device: the kernel's p.drop_philox branch), sinks, every head-dim class.
+ * The non-finite suites (harness_nonfinite.h) run here at all three dtypes: fp16 and bf16 on the
+ * 16-bit kernels (plain, and with score terms), including values that rows of their tile do not see.
  */
 #include "cta_emu.h"
 

@@ -311,17 +311,19 @@ static void paged_cases(bool tiny)
 }
 
 /* Non-finite inputs (semantics §0.3): a NaN query row, an infinite query element (a NaN row with
- * maximum +inf), a NaN key that only the rows from 100 see, at both epilogues. */
+ * maximum +inf), a NaN key that only the rows from 100 see, a NaN and a −inf value that rows of
+ * their tile do not see (the edge fixer's poison table), at both epilogues. */
 static void nonfinite(void)
 {
     nt_case c = hopper_case(13, FC_BF16, 64, 130, 150);
     c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.stats = true;
-    static const nf_put puts[] = {{NF_Q, 1, 2, 70, 0, 3, NAN}, {NF_Q, 0, 3, 40, 0, 1, INFINITY}, {NF_K, 0, 1, 0, 100, 0, NAN}};
+    static const nf_put puts[] = {{NF_Q, 1, 2, 70, 0, 3, NAN}, {NF_Q, 0, 3, 40, 0, 1, INFINITY}, {NF_K, 0, 1, 0, 100, 0, NAN},
+                                  {NF_V, 1, 0, 0, 90, 5, NAN}, {NF_V, 0, 0, 0, 20, 2, -INFINITY}};
     for (int tma = 0; tma < 2; tma++) {
         tc_context("emulated sm_90a forward: NaN query row, +inf query element, NaN key seen by rows >= 100; %s epilogue",
                    tma ? "TMA-store" : "register");
         g_tma_out = tma;
-        nf_forward(&c, puts, 3, emu_runner);
+        nf_forward(&c, puts, 5, emu_runner);
     }
     g_tma_out = false;
 }

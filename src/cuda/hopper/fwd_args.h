@@ -24,7 +24,7 @@ struct FwdArgs {
     int head_group;     /* query heads whose tiles run next to each other (their K/V stay in L2) */
     int q_batched, kv_batched; /* the map has a batch dimension (padded batches); else coordinate 0 */
     int kv_extent;      /* positions of the kv maps: rows at or past it load as zeros */
-    int edge_fixes;     /* some batch ends before kv_extent: every value tile passes the edge fixer */
+    int edge_fixes;     /* some batch ends before kv_extent, or a tile may hide pairs: every value tile passes the edge fixer */
     int pair_out;       /* out has unit feature stride and 4-byte aligned rows */
     int pingpong;       /* the consumer warpgroups take turns issuing GEMMs (FLASHC_CUDA_FWD_PINGPONG) */
     /* The TMA-store epilogue's (FLASHC_CUDA_FWD_EPILOGUE=tma; after the fields above, which keep

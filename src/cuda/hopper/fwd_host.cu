@@ -186,7 +186,7 @@ fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reac
     a.head_group = plan.head_group;
     a.q_batched = qb, a.kv_batched = kb;
     a.kv_extent = (int)kv_ext;
-    a.edge_fixes = paged || reach.kv_short < kv_ext;
+    a.edge_fixes = paged || reach.kv_short < kv_ext || reach.hides;
     a.pingpong = plan.pingpong;
     a.pair_out = run.out.se == 1 && (uintptr_t)run.out.data % 4 == 0 && run.out.sb % 2 == 0 && run.out.sn % 2 == 0 &&
                  run.out.ss % 2 == 0;

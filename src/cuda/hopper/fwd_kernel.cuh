@@ -8,10 +8,13 @@
  *     guarded by full/empty mbarriers;
  *   - edge fixer (warp 1): a value tile that reaches past the batch's last key into rows the map
  *     still covers (the next packed batch, or padding) gets those rows zeroed before P·V reads
- *     them, so that what lies there (NaN included) never meets a zero probability.  When a run
- *     has such batches, every value tile passes the fixer in ring order (v_full, then v_fixed):
- *     a parity wait is only right within one phase of the barrier, and a fixer that skipped to
- *     an item's last tile could be a phase early — it zeroed a tile still in flight;
+ *     them, so that what lies there (NaN included) never meets a zero probability; in a tile
+ *     that hides pairs (a row does not see all of it) an inf or NaN value is taken out of P·V
+ *     the same way, after recording what it does to the rows that see it (the poison table,
+ *     which the consumers' epilogue adds back).  When a run has such batches or tiles, every
+ *     value tile passes the fixer in ring order (v_full, then v_fixed): a parity wait is only
+ *     right within one phase of the barrier, and a fixer that skipped to an item's last tile
+ *     could be a phase early — it zeroed a tile still in flight;
  *   - two consumer warpgroups of 64 query rows: S = Q·Kᵀ by wgmma from shared memory, the
  *     online softmax in registers (exp2, the scale folded into its FMA), O += P·V by wgmma with
  *     P in registers; the next tile's Q·Kᵀ is issued before this tile's P·V, so the softmax of
@@ -234,9 +237,12 @@ __device__ __forceinline__ void produce(const fc_problem &p, const FwdArgs &a, t
     }
 }
 
-/* The edge-fixer warp, a stage of the value ring when the run has short batches (a.edge_fixes):
- * per tile in ring order it waits for the copy, zeroes the rows past the batch's last key in an
- * item's last tile when they hold other data, and releases the tile to the consumers on v_fixed.
+/* The edge-fixer warp, a stage of the value ring when the run has short batches or tiles that hide
+ * pairs (a.edge_fixes): per tile in ring order it waits for the copy, zeroes the rows past the
+ * batch's last key in an item's last tile when they hold other data, takes an inf or NaN out of a
+ * tile that hides pairs (fc_cuda::poison_mark into the item's poison table, which it takes once
+ * the consumers are done with the table's previous item), and releases the tile to the
+ * consumers on v_fixed.
  * Never a phase early: tile n − STAGES of the stage was seen complete before, and the stage's
  * next copy needs the consumers, who wait here first. */
 template <class Tr, bool PAGED = false>
@@ -245,11 +251,22 @@ __device__ __forceinline__ void fix_edges(const fc_problem &p, const FwdArgs &a,
     constexpr int BM = Tr::BM, BN = Tr::BN, CH = Tr::CHUNK, NC = Tr::D / CH;
     if (!a.edge_fixes)
         return;
-    uint32_t kv_n = 0;
+    uint32_t kv_n = 0, item_n = 0; /* tiles and items with tiles so far */
     for (int w = blockIdx.x; w < a.n_work; w += gridDim.x) {
         const Work wk = work_at(p, a, w, BM);
         const fc_batch &bt = p.batch[wk.b];
         const KvTiles kt = kv_tiles<BM, BN>(bt, wk.m0, lane);
+        if (kt.t0 >= kt.t1)
+            continue;
+        const int par = (int)(item_n & 1u);
+        uint32_t *poison = s.poison[par];
+        if (item_n >= 2) /* the consumers' epilogue of item_n − 2, which read this table */
+            mbar_wait(&s.epi_done[par], ((item_n >> 1) - 1) & 1u);
+        if (lane == 0)
+            s.poisoned[par] = 0u; /* the table is zeroed when the item first marks it */
+        __syncwarp();
+        item_n++;
+        const int rows = (int)min((int64_t)BM, bt.q_rows - wk.m0);
         for (int t = kt.t0; t < kt.t1; t++, kv_n++) {
             const Slot<Tr::STAGES> sl(kv_n);
             mbar_wait(&s.v_full[sl.stage], sl.phase);
@@ -262,6 +279,26 @@ __device__ __forceinline__ void fix_edges(const fc_problem &p, const FwdArgs &a,
                     for (int r = valid + lane / 8; r < BN; r += 4)
                         *reinterpret_cast<uint4 *>(base + (c * BN + r) * 128) = make_uint4(0, 0, 0, 0);
                 fence_async_smem();
+            }
+            __syncwarp();
+            using TC = typename Tr::Cuda;
+            TC *vt = reinterpret_cast<TC *>(s.v + sl.stage * BN * Tr::D);
+            const bool hides = t < kt.full_lo || t >= kt.full_hi;
+            if (__any_sync(0xffffffffu, hides && fc_cuda::tile_nonfinite<TC, Tr::D, BN, 32>(vt, lane))) {
+                if (!s.poisoned[par])
+                    for (int x = lane; x < BM * Tr::D / 16; x += 32)
+                        poison[x] = 0u;
+                __syncwarp();
+                fc_cuda::poison_mark<TC, Tr::D, BN, 32>(vt, poison, rows, lane, [&](int r, int j) {
+                    int64_t sp[4];
+                    fc_row_spans(&bt, wk.m0 + r, sp);
+                    const int64_t c = (int64_t)t * BN + j;
+                    return (c >= sp[0] && c < sp[1]) || (c >= sp[2] && c < sp[3]);
+                });
+                fence_async_smem(); /* the zeros, before P·V reads the tile through the async proxy */
+                __syncwarp();
+                if (lane == 0)
+                    s.poisoned[par] = 1u;
             }
             __syncwarp();
             if (lane == 0)
@@ -332,6 +369,8 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
         mbar_init(&s.q_empty, Tr::MMA_THREADS);
         for (int i = 0; i < STAGES; i++) {
             mbar_init(&s.k_full[i], 1), mbar_init(&s.v_full[i], 1), mbar_init(&s.v_fixed[i], 1);
+        mbar_init(&s.epi_done[0], Tr::MMA_THREADS / 32), mbar_init(&s.epi_done[1], Tr::MMA_THREADS / 32);
+        s.poisoned[0] = s.poisoned[1] = 0u;
             mbar_init(&s.k_empty[i], Tr::MMA_THREADS), mbar_init(&s.v_empty[i], Tr::MMA_THREADS);
         }
         mbar_init_fence();
@@ -412,6 +451,7 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
         }
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, alpha[2];
         cute::clear(tOrO);
+        const int par = (int)(q_n & 1u); /* the item's poison table (items with tiles count) */
 
         /* S of tile t: wait for K, multiply; the mask on tiles not every row sees whole */
         auto mask = [&](int t) {
@@ -508,8 +548,14 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
         }
 
         /* One division per row, then O and the statistics (semantics §2.6, §2.8); rows past the
-         * batch's written rows are never stored. */
+         * batch's written rows are never stored; first the values the fixer took out of P·V added
+         * back to O. */
         const int rows_here = (int)min((int64_t)BM, bt.q_rows - wk.m0);
+        if (a.edge_fixes && kt.t0 < kt.t1 && s.poisoned[par] != 0u) {
+#pragma unroll
+            for (int i = 0; i < cute::size(tOrO); i++) /* an empty row stays zeros: its O is not stored */
+                tOrO(i) = fc_cuda::poisoned<D>(s.poison[par], row_in_tile[(i / 2) % 2], col0 + 8 * (i / 4) + i % 2, tOrO(i));
+        }
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             float sum = l[h];
@@ -581,6 +627,11 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
         if constexpr (TMA_OUT)
             if (kt.t0 < kt.t1)
                 mbar_arrive(&s.q_empty);
+        if (a.edge_fixes && kt.t0 < kt.t1) { /* this warp is done with the item's poison table */
+            __syncwarp();
+            if (lane == 0)
+                mbar_arrive(&s.epi_done[par]);
+        }
     }
 }
 

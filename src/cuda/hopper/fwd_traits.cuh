@@ -50,6 +50,7 @@ template <> struct FwdTile<256> { static constexpr int BN = FC_HOPPER_TRY_BN256,
  * head-dim class 64, where the softmax weighs most against the products (FLASHC_CUDA_FWD_D64). */
 template <typename T, int D_, int WG_ = 2> struct FwdTraits {
     using E = typename CuteOf<T>::type;
+    using Cuda = T; /* the operand type as the CUDA headers name it */
     static constexpr int D = D_, BN = FwdTile<D>::BN, STAGES = FwdTile<D>::STAGES;
     static constexpr int MMA_WG = WG_, BM = 64 * MMA_WG;          /* consumer warpgroups × 64 query rows */
     static constexpr int THREADS = 128 * (MMA_WG + 1);            /* + the producer warpgroup */
@@ -58,9 +59,10 @@ template <typename T, int D_, int WG_ = 2> struct FwdTraits {
     /* the next tile's Q·Kᵀ overlaps this tile's softmax and P·V where S, P and O fit the
      * registers together (D ≤ 128); D = 256 takes one tile at a time */
     static constexpr bool OVERLAP = D <= 128 && MMA_WG == 2; /* three warpgroups: registers for one tile */
-    /* setmaxnreg: what the producer warpgroup keeps (its code fits without spills) and the
-     * consumers take; 128·producer + 128·MMA_WG·consumer ≤ 64 K registers */
-    static constexpr int REGS_PRODUCER = MMA_WG == 3 ? 40 : D <= 128 ? 48 : 56;
+    /* setmaxnreg: what the producer warpgroup keeps (its code fits without spills: with the edge
+     * fixer's poison_mark, 56 / 56 / 64 where 40 / 48 / 56 did before) and the consumers take;
+     * 128·producer + 128·MMA_WG·consumer ≤ 64 K registers */
+    static constexpr int REGS_PRODUCER = MMA_WG == 3 ? 56 : D <= 128 ? 56 : 64;
     static constexpr int REGS_MMA = MMA_WG == 3 ? 152 : D <= 128 ? 224 : 216;
     static_assert(MMA_WG == 2 || (MMA_WG == 3 && D <= 64), "three consumer warpgroups: head-dim class 64 only (registers)");
 
@@ -101,6 +103,13 @@ template <typename T, int D_, int WG_ = 2> struct FwdTraits {
         /* v_fixed: the edge fixer has released the stage's value tile (one phase per tile, when the
          * run has short batches) */
         uint64_t k_full[STAGES], k_empty[STAGES], v_full[STAGES], v_empty[STAGES], v_fixed[STAGES];
+        /* Values the edge fixer took out of P·V (an inf or NaN in a tile that hides pairs), per
+         * parity of the CTA's items with tiles: 2 bits per (row, feature) (fc_cuda::poison_mark's
+         * classes), whether any is set, and the consumers' end of each item's epilogue (one arrival
+         * per consumer warp), after which the fixer may clear that parity for a later item. */
+        uint32_t poison[2][BM * D / 16];
+        uint32_t poisoned[2];
+        uint64_t epi_done[2];
     };
     static constexpr size_t SMEM = sizeof(Smem) + 1024; /* + the slack that aligns the dynamic base */
     static_assert(SMEM <= 227 * 1024, "Hopper's shared memory per block");
