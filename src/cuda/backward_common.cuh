@@ -10,7 +10,7 @@
 #include "../core/dtype.h"
 #include "features.cuh"
 #include "tf32.cuh"
-#include "tile.cuh"
+#include "nonfinite.cuh"
 
 namespace fc_cuda {
 
@@ -57,6 +57,8 @@ __device__ __forceinline__ void row_facts(const fc_problem &p, const BwdLaunch &
     if (live) {
         const int64_t at = fc_stat_offset(&p, &bt, n1, i);
         f.mlog2 = (float)(p.stats.max[at] - aoff) * kLog2e; /* into the rows' logit frame, as the CPU */
+        if (f.mlog2 == -INFINITY) /* −FLT_MAX (a row seeing only −∞ logits) overflowed: keep exp(−∞ − m) = 0 */
+            f.mlog2 = -FLT_MAX;
         f.linv = 1.0f / p.stats.sum[at];
         f.dsum = L.dsum[n1 * L.rows + L.row0[b] + i];
     }
@@ -128,21 +130,22 @@ __device__ __forceinline__ void tile_acc_ab(float (&acc)[DT][4], const float (&p
 
 /* The gradient of score element (i, j) of head n1: in s the raw score q·k, out Pd = P·keep/kp
  * (for dV); in dp the raw dP = dO·v, out dS = P∘(dPd − D)∘softcap′ (for dQ and dK).  Hidden
- * elements give 0 and 0.  TERMS: pse, softcap, ALiBi, masks and dropout per element; else scale
- * and visibility only (full: every element of the tile is visible). */
+ * elements give 0 and 0; a visible −∞ logit is arithmetic like any other (P = 0·(1/l), NaN with
+ * a NaN statistic: semantics §0.3).  TERMS: pse, softcap, ALiBi, masks and dropout per element;
+ * else scale and visibility only (full: every element of the tile is visible). */
 template <bool TERMS, int FEAT = 0>
 __device__ __forceinline__ void grad_at(const fc_problem &p, const fc_batch &bt, int64_t n1, int64_t i, int j,
                                         const RowFacts &f, bool full, float &s, float &dp)
 {
     float gcap = 1.0f, keep = 1.0f, x;
-    if (TERMS)
-        x = score_terms(p, bt, n1, i, j, s, f.span, f.slope, f.apos, &gcap);
-    else
-        x = full || span_has(f.span, j) ? s * p.scale : -INFINITY;
-    if (x == -INFINITY) {
+    if (!(TERMS ? sees(p, bt, n1, f.span, i, j) : full || span_has(f.span, j))) {
         s = dp = 0.0f;
         return;
     }
+    if (TERMS)
+        x = score_terms(p, bt, n1, i, j, s, f.span, f.slope, f.apos, &gcap);
+    else
+        x = s * p.scale;
     const float P = fast_exp2(fmaf(x, kLog2e, -f.mlog2)) * f.linv;
     if (TERMS && drops<FEAT>(p))
         keep = keeps<FEAT>(p, bt, n1, i, j) ? 1.0f / p.keep_prob : 0.0f;

@@ -36,6 +36,8 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
     RowFacts *sF = reinterpret_cast<RowFacts *>(smem_raw + 2 * Smem::q + 4 * Smem::kv);
     float *sA = reinterpret_cast<float *>(smem_raw + Smem::bytes), *sB = sA + BM * (BN + 8);
     __shared__ int s_kv_lo, s_kv_hi;
+    __shared__ uint32_t s_terms[BM * D / 16]; /* what K's inf and NaN give the rows that see them (nonfinite.cuh) */
+    __shared__ int s_terms_live;
 
     const int nq = (int)p.Nq, g = (int)p.G; /* 32-bit index math: the grid fits an int */
     const int2 item = L.items[blockIdx.x / nq];
@@ -44,8 +46,10 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
     const int m0 = item.y * BM, rows_here = clamp_rows(BM, bt.q_rows - m0);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
-    if (tid == 0)
-        s_kv_lo = INT_MAX, s_kv_hi = 0;
+    if (tid == 0) {
+        s_kv_lo = INT_MAX, s_kv_hi = 0, s_terms_live = 0;
+    }
+    clear_table(s_terms, BM * D / 16, tid, kThreads);
     __syncthreads();
     if (tid < BM) {
         row_facts(p, L, bt, b, n1, m0 + tid, 0, 0, sF[tid]);
@@ -100,6 +104,15 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
         cp_async_wait_all();
         /* K, V of tile t (and Q, dO) arrived; every warp is done with buffer c ^ 1 */
         const bool full = __syncthreads_and(tid >= BM || covers(t));
+        /* a tile that hides pairs: K's inf and NaN, recorded here for the rows that see them, are
+         * kept out of dQ's product (zeros after S) */
+        const bool nf = (!full || p.mask.data) && __syncthreads_or(tile_nonfinite<T, D, BN, kThreads>(sK + c * BN * D, tid));
+        if (nf) {
+            poison_record<T, D, BN, kThreads, true>(sK + c * BN * D, s_terms, BM, tid,
+                                                    [&](int r, int x) { return sees(p, bt, n1, sF[r].span, m0 + r, t * BN + x); });
+            if (tid == 0)
+                s_terms_live = 1;
+        }
         const int t_next = next_tile(t + 1);
         if (t_next < t_end)
             load_kv(t_next, c ^ 1);
@@ -117,6 +130,11 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
                       [&](int r, int x, int64_t &i, int &j, const RowFacts *&f) { i = m0 + r, j = j0 + x, f = sF + r; });
 
         /* dQ += dS·K */
+        if (nf) {
+            __syncthreads(); /* every warp done with K's values */
+            zero_nonfinite<T, D, BN, kThreads>(sK + c * BN * D, tid);
+            __syncthreads();
+        }
         if constexpr (F32)
             tile_acc_ab_f32<D, BN, DT>(dq, dp, sA, k, 0, warp, lane);
         else
@@ -124,6 +142,8 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
         t = t_next;
     }
     cp_async_wait_all();
+    if (s_terms_live) /* (written before the last cold block's barrier) */
+        add_recorded<D>(dq, s_terms, warp * 16, 0, lane);
 
 #pragma unroll
     for (int h = 0; h < 2; h++) {

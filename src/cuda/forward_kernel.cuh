@@ -15,7 +15,7 @@
 
 #include "features.cuh"
 #include "tf32.cuh"
-#include "tile.cuh"
+#include "nonfinite.cuh"
 
 namespace fc_cuda {
 

@@ -138,7 +138,7 @@ static inline void fc_scores(float *S, float *capgrad, int jn, int64_t j0, const
     }
 
     fc_hide(S, jn, j0, p, rw, kind, -INFINITY);
-    if (capgrad && fc_tile_hides(p, kind)) /* hidden positions take no part in the gradient either */
+    if (capgrad && p->softcap > 0 && fc_tile_hides(p, kind)) /* hidden positions take no part in the gradient either */
         for (int j = 0; j < jn; j++)
             for (int r = 0; r < Rp; r += FC_W) {
                 float *g = capgrad + (ptrdiff_t)j * Rp + r;

@@ -19,6 +19,7 @@ static void put(const nt_case *c, nt_data *d, const nf_put *p)
             d->bias[p->b * d->bias_st[0] + p->n * d->bias_st[1] + p->i * d->bias_st[2] + j * d->bias_st[3]] = p->value;
         break;
     case NF_SINK: d->sink[p->n] = (float)p->value; break;
+    case NF_DOUT: break; /* not an input of the forward: nf_backward's edit_dout */
     }
 }
 
@@ -216,12 +217,25 @@ static int g_bwd_n;
 
 static void edit_puts(const nt_case *c, nt_data *d) { nf_put_all(c, d, g_bwd_puts, g_bwd_n); }
 
+static void (*g_bwd_edit_dout)(const nt_case *, const nt_data *, double *); /* the caller's, after the puts */
+
+static void edit_dout(const nt_case *c, const nt_data *d, double *dout)
+{
+    for (int k = 0; k < g_bwd_n; k++) {
+        const nf_put *p = &g_bwd_puts[k];
+        if (p->at == NF_DOUT)
+            dout[(((int64_t)p->b * c->N1 + p->n) * d->S1cap + p->i) * d->Dv + p->e] = p->value;
+    }
+    if (g_bwd_edit_dout)
+        g_bwd_edit_dout(c, d, dout);
+}
+
 void nf_backward(const nt_case *c, const nf_put *puts, int n, const nt_bwd *o)
 {
-    g_bwd_puts = puts, g_bwd_n = n;
+    g_bwd_puts = puts, g_bwd_n = n, g_bwd_edit_dout = o->edit_dout;
     int64_t bad = 0, good = 0;
     nt_bwd run = *o;
-    run.edit_data = edit_puts, run.ref_nonfinite = &bad, run.ref_finite = &good;
+    run.edit_data = edit_puts, run.edit_dout = edit_dout, run.ref_nonfinite = &bad, run.ref_finite = &good;
     nt_bwd_run(c, &run);
     TC_CHECK(bad > 0 && good > 0, "the reference gradients hold %lld non-finite and %lld finite values: the case tests nothing",
              (long long)bad, (long long)good);

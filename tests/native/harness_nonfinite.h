@@ -15,10 +15,10 @@
 extern "C" {
 #endif
 
-typedef enum { NF_Q, NF_K, NF_V, NF_BIAS, NF_BIAS_ROW, NF_SINK } nf_at;
+typedef enum { NF_Q, NF_K, NF_V, NF_BIAS, NF_BIAS_ROW, NF_SINK, NF_DOUT } nf_at;
 
 /* One value: q[b][n][i][e], k/v[b][n][j][e] (n a kv head), bias[b][n][i][j] (NF_BIAS_ROW: every
- * column of row i), sink[n]. */
+ * column of row i), sink[n]; the backward's d_out[b][n][i][e] (NF_DOUT: nf_backward only). */
 typedef struct nf_put {
     nf_at at;
     int b, n, i, j, e;

@@ -29,20 +29,11 @@ static void body_forward(void)
 
 /* ---- backward ---------------------------------------------------------------------------- */
 
-static nf_put g_dout_put; /* d_out[b][n][i][e] = value when g_dout_on */
-static bool g_dout_on;
 typedef struct nf_stat {
     int b, n, i;
     float max, sum;
 } nf_stat;
 static nf_stat g_stats[2]; /* given statistics replaced for these rows (b = -1: none) */
-
-static void edit_dout(const nt_case *c, const nt_data *d, double *dout)
-{
-    const nf_put *p = &g_dout_put;
-    if (g_dout_on)
-        dout[(((int64_t)p->b * c->N1 + p->n) * d->S1cap + p->i) * d->Dv + p->e] = p->value;
-}
 
 static void edit_stats(const nt_case *c, int b, int n, int i, float *max, float *sum)
 {
@@ -56,10 +47,9 @@ static void backward(const char *what, const nt_case *c, const nf_put *puts, int
 {
     tc_context("backward: %s", what);
     nt_bwd o = nt_bwd_default();
-    o.edit_dout = edit_dout, o.edit_stats = edit_stats;
+    o.edit_stats = edit_stats;
     o.check_threads = true;
     nf_backward(c, puts, n, &o);
-    g_dout_on = false;
     g_stats[0].b = g_stats[1].b = -1;
 }
 
@@ -72,8 +62,14 @@ static void backward_all(void)
              (nf_put[]){{NF_Q, 1, 2, 30, 0, 3, nan}, {NF_K, 0, 1, 0, 80, 0, nan}}, 2);
     backward("NaN and +inf values under a causal window", &c,
              (nf_put[]){{NF_V, 0, 0, 0, 65, 5, nan}, {NF_V, 1, 1, 0, 85, 2, INFINITY}}, 2);
-    g_dout_on = true, g_dout_put = (nf_put){NF_Q, 0, 3, 50, 0, 4, nan};
-    backward("NaN in d_out (D of the row NaN): hidden columns take no part", &c, NULL, 0);
+    backward("NaN in d_out (D of the row NaN): hidden columns take no part", &c, (nf_put[]){{NF_DOUT, 0, 3, 50, 0, 4, nan}}, 1);
+    backward("NaN / +inf keys, +inf / -inf queries, NaN d_out where rows of their tiles do not see them", &c,
+             (nf_put[]){{NF_K, 0, 1, 0, 80, 0, nan},
+                        {NF_K, 1, 0, 0, 37, 2, INFINITY},
+                        {NF_Q, 0, 2, 40, 0, 3, INFINITY},
+                        {NF_DOUT, 1, 3, 20, 0, 1, nan},
+                        {NF_Q, 1, 1, 75, 0, 0, -INFINITY}},
+             5);
     g_stats[0] = (nf_stat){1, 1, 60, NAN, 2.0f};
     g_stats[1] = (nf_stat){0, 2, 70, 1.0f, NAN};
     backward("a NaN maximum given for one row, a NaN sum for another", &c, NULL, 0);

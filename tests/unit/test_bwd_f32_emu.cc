@@ -9,7 +9,10 @@
  * 0) and against the CPU backend.  A second launch configuration — every grid in reverse CTA order,
  * the tile lists reversed, element loads instead of cp.async — must give the same bits.
  * Two kinds of problem take these kernels: fp32 operands, and fp32 gradients of fp16 / bf16
- * operands (their tiles load converted to fp32).  Cases: odd sizes and strides, Sq ≠ Skv, every
+ * operands (their tiles load converted to fp32).  A few cases also run the 16-bit tiles' kernels
+ * (gradients in the operands' dtype): the dq-recompute path's, and the fused path's (its units
+ * claimed by one emulated CTA in ticket order, the turns always there when asked for, dQ from the
+ * ordered accumulators by the conversion kernel).  Cases: odd sizes and strides, Sq ≠ Skv, every
  * layout, masks and windows, GQA / MQA, varlen (packed, empty batches), score terms (pse, ALiBi,
  * softcap), dropout bits, sinks (dsink), statistics orders, every head-dim class.
  * Inputs: queries and keys within ±1 (the default), values too except where a case says; 3×TF32
@@ -18,6 +21,23 @@
  * test notes).
  */
 #include "cta_emu.h"
+
+/* The fused kernel's turn protocol (backward_dq.cuh) on the emulator, whose CTAs run one after
+ * another in claim order: a turn is always there when asked for. */
+#define FC_CUDA_DQ_SYNC_EMULATED
+#include <stdio.h>
+#include <stdlib.h>
+namespace fc_cuda {
+inline unsigned ld_relaxed_gpu(const unsigned *p) { return *p; }
+inline void st_release_gpu(unsigned *p, unsigned v) { *p = v; }
+inline void wait_turn(const unsigned *ctr, unsigned turn, unsigned, bool)
+{
+    if (*ctr != turn) {
+        fprintf(stderr, "a dQ turn wait that no CTA run before this one satisfies\n");
+        abort();
+    }
+}
+} // namespace fc_cuda
 
 #include "cuda/backward_dq_kernel.cuh"
 #include "cuda/backward_kernel.cuh"
@@ -44,25 +64,78 @@ template <class F> static void each_cta(int64_t n, bool reverse, int threads, F 
     }
 }
 
-/* The CUDA run's kernels in its order (backward.cu fc_bwd_run with kFeatF32) over host memory. */
-template <int D>
+/* The CUDA run's kernels in its order (backward.cu fc_bwd_run, dq-recompute) over host memory: T
+ * float, the kFeatF32 kernels; else the 16-bit tiles' plain kernels. */
+template <typename T, int D>
 static void launch(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<int2> &qi, const std::vector<int2> &kvi, bool rev)
 {
     using namespace fc_cuda;
-    using Sh = BwdShapeF32<D>;
-    using KvSm = BwdKvSmem<D, Sh::BMQ, 4>;
-    using QSm = BwdQSmem<D, Sh::BN, 4>;
+    constexpr bool F32 = sizeof(T) == 4;
+    using Sh = std::conditional_t<F32, BwdShapeF32<D>, BwdShape<D>>;
+    using KvSm = BwdKvSmem<D, Sh::BMQ, (int)sizeof(T)>;
+    using QSm = BwdQSmem<D, Sh::BN, (int)sizeof(T)>;
     static_assert(KvSm::bytes + KvSm::scratch <= kCtaEmuSmem && QSm::bytes + QSm::scratch <= kCtaEmuSmem,
                   "the emulator's shared memory holds the CTA's");
     const int64_t q_grid = (int64_t)qi.size() * p.Nq;
     L.items = qi.data(), L.n_items = (int)qi.size();
-    each_cta(q_grid, rev, kThreads, [&] { bwd_dsum_any_kernel<kBwdQRows>(p, L); });
+    if constexpr (F32)
+        each_cta(q_grid, rev, kThreads, [&] { bwd_dsum_any_kernel<kBwdQRows>(p, L); });
+    else
+        each_cta(q_grid, rev, kThreads, [&] { bwd_dsum_kernel<T, kBwdQRows>(p, L); });
     L.items = kvi.data(), L.n_items = (int)kvi.size();
-    each_cta(L.units, rev, kThreads, [&] { bwd_dkv_feat_kernel<float, D, Sh::DC, Sh::BMQ, kFeatF32>(p, L); });
+    if constexpr (F32)
+        each_cta(L.units, rev, kThreads, [&] { bwd_dkv_feat_kernel<float, D, Sh::DC, Sh::BMQ, kFeatF32>(p, L); });
+    else
+        each_cta(L.units, rev, kThreads, [&] { bwd_dkv_kernel<T, D, Sh::DC, Sh::BMQ>(p, L); });
     L.items = qi.data(), L.n_items = (int)qi.size();
-    each_cta(q_grid, rev, kThreads, [&] { bwd_dq_feat_kernel<float, D, Sh::BN, kFeatF32>(p, L); });
+    if constexpr (F32)
+        each_cta(q_grid, rev, kThreads, [&] { bwd_dq_feat_kernel<float, D, Sh::BN, kFeatF32>(p, L); });
+    else
+        each_cta(q_grid, rev, kThreads, [&] { bwd_dq_kernel<T, D, Sh::BN>(p, L); });
     if (p.sink && p.dsink)
         each_cta(p.Nq, rev, kSinkThreads, [&] { bwd_dsink_kernel(p, L); });
+}
+
+/* The fused path's kernels (backward.cu fc_bwd_run, fused; 16-bit tiles): D, then one CTA claiming
+ * every unit of the kv tiles in each batch's increasing order (later CTAs find none), then dQ from
+ * the accumulators. */
+template <typename T, int D>
+static void launch_fused(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<int2> &qi, const std::vector<int2> &kvi)
+{
+    using namespace fc_cuda;
+    using Sh = FusedShape<D>;
+    static_assert(BwdKvSmem<D, Sh::BMQ>::bytes + BwdKvSmem<D, Sh::BMQ>::scratch + BwdDqSmem<kBwdKvRows, Sh::BMQ, Sh::DC>::bytes <=
+                      kCtaEmuSmem,
+                  "the emulator's shared memory holds the CTA's");
+    std::vector<int64_t> arow0((size_t)p.B + 1, 0);
+    for (int64_t b = 0; b < p.B; b++)
+        arow0[(size_t)b + 1] = arow0[(size_t)b] + (p.batch[b].q_rows + Sh::BMQ - 1) / Sh::BMQ * Sh::BMQ;
+    const int64_t arows = arow0[(size_t)p.B];
+    std::vector<float> acc((size_t)(p.Nq * arows * D) + 1, 0.0f);
+    std::vector<unsigned> turns((size_t)(p.Nq * (arows / Sh::BMQ) * L.parts) + 1, 0u), ticket(1, 0u);
+    L.dq_acc = acc.data(), L.arow0 = arow0.data(), L.arows = arows, L.dq_ld = D;
+    L.turns = turns.data(), L.ticket = ticket.data();
+    const int64_t q_grid = (int64_t)qi.size() * p.Nq;
+    L.items = qi.data(), L.n_items = (int)qi.size();
+    each_cta(q_grid, false, kThreads, [&] { bwd_dsum_kernel<T, kBwdQRows>(p, L); });
+    L.items = kvi.data(), L.n_items = (int)kvi.size();
+    each_cta(L.units < 3 ? L.units : 3, false, kThreads, [&] { bwd_fused_kernel<T, D, Sh::DC, Sh::BMQ>(p, L); });
+    TC_CHECK(ticket[0] >= (unsigned)L.units, "the ticket handed out every unit (%u of %d)", ticket[0], L.units);
+    L.items = qi.data(), L.n_items = (int)qi.size();
+    each_cta(q_grid, false, kThreads, [&] { bwd_dq_convert_kernel<kBwdQRows>(p, L); });
+    if (p.sink && p.dsink)
+        each_cta(p.Nq, false, kSinkThreads, [&] { bwd_dsink_kernel(p, L); });
+}
+
+template <typename T> static void launch_class(int cls, const fc_problem &p, const fc_cuda::BwdLaunch &L, const std::vector<int2> &qi,
+                                               const std::vector<int2> &kvi, bool rev)
+{
+    if (cls == 64)
+        launch<T, 64>(p, L, qi, kvi, rev);
+    else if (cls == 128)
+        launch<T, 128>(p, L, qi, kvi, rev);
+    else
+        launch<T, 256>(p, L, qi, kvi, rev);
 }
 
 /* Tiles (batch, tile) of `tile` rows of every batch (kv: over kv_rows), each batch's in increasing
@@ -78,18 +151,21 @@ static std::vector<int2> tiles(const fc_problem &p, int tile, bool kv, bool rev)
     return t;
 }
 
-/* The kernels over the case's lowered backward problem. */
-static fc_status emu_plan_run(const fc_problem &p, int config)
+/* The kernels over the case's lowered backward problem: TILES16, the 16-bit tiles' kernels
+ * (16-bit operands and gradients; FUSED: the fused path's); else the fp32 tiles' (fp32 gradients). */
+template <bool TILES16, bool FUSED = false> static fc_status emu_plan_run(const fc_problem &p, int config)
 {
     const auto own_or_f32 = [&](fc_dtype dt) { return dt == p.q.dtype || dt == FC_F32; };
-    if (!TC_CHECK(!p.sparse.data && p.Dr == 0 && !p.drop_philox && p.dq.dtype == FC_F32 && own_or_f32(p.dout.dtype) &&
+    const bool grads_ok = TILES16 ? p.q.dtype != FC_F32 && p.dq.dtype == p.q.dtype && p.dout.dtype == p.q.dtype : p.dq.dtype == FC_F32;
+    if (!TC_CHECK(!p.sparse.data && p.Dr == 0 && !p.drop_philox && grads_ok && own_or_f32(p.dout.dtype) &&
                       p.k.dtype == p.q.dtype && p.v.dtype == p.q.dtype && p.out.dtype == p.q.dtype && !p.k.pages.table &&
                       !p.q.batch_data && !p.k.batch_data,
-                  "test bug: a case the fp32 backward kernels do not take"))
+                  "test bug: a case the emulated backward kernels do not take"))
         return FC_ERR_BACKEND;
     const bool rev = config == 1;
     const int cls = fc_cuda_dclass(&p);
-    const std::vector<int2> qi = tiles(p, fc_cuda::kBwdQRows, false, rev), kvi = tiles(p, fc_cuda::kBwdKvRows, true, rev);
+    /* (the fused path's kv tiles in each batch's increasing order: its turns need it) */
+    const std::vector<int2> qi = tiles(p, fc_cuda::kBwdQRows, false, rev), kvi = tiles(p, fc_cuda::kBwdKvRows, true, rev && !FUSED);
     std::vector<int64_t> row0((size_t)p.B + 1, 0);
     for (int64_t b = 0; b < p.B; b++)
         row0[(size_t)b + 1] = row0[(size_t)b] + p.batch[b].q_rows;
@@ -100,20 +176,34 @@ static fc_status emu_plan_run(const fc_problem &p, int config)
     L.dsum = dsum.data();
     L.rows = row0[(size_t)p.B];
     L.units = (int)(kvi.size() * p.Nkv * L.parts);
-    /* backward.cu's rule: cp.async for fp32 views whose rows fit; the second configuration loads element by element */
-    const auto fits = [&](const fc_view &v, int64_t d) { return !rev && fc_cuda_vec_f32(&v, d); };
+    /* backward.cu's rule: cp.async for views whose rows fit (fp32 tiles: fp32 views); the second
+     * configuration loads element by element */
+    const auto fits = [&](const fc_view &v, int64_t d) { return !rev && (TILES16 ? fc_cuda_vec_fits(&v, d, 2) : fc_cuda_vec_f32(&v, d)); };
     L.vec_q = fits(p.q, p.Dqk), L.vec_k = fits(p.k, p.Dqk), L.vec_v = fits(p.v, p.Dv), L.vec_do = fits(p.dout, p.Dv);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
-    if (cls == 64)
-        launch<64>(p, L, qi, kvi, rev);
-    else if (cls == 128)
-        launch<128>(p, L, qi, kvi, rev);
+    L.dq_sync = rev ? fc_cuda::kDqSyncLean : fc_cuda::kDqSyncFence;
+    if (FUSED) {
+        const bool bf = p.q.dtype == FC_BF16;
+        if (cls == 64)
+            bf ? launch_fused<__nv_bfloat16, 64>(p, L, qi, kvi) : launch_fused<__half, 64>(p, L, qi, kvi);
+        else if (cls == 128)
+            bf ? launch_fused<__nv_bfloat16, 128>(p, L, qi, kvi) : launch_fused<__half, 128>(p, L, qi, kvi);
+        else
+            bf ? launch_fused<__nv_bfloat16, 256>(p, L, qi, kvi) : launch_fused<__half, 256>(p, L, qi, kvi);
+    } else if (!TILES16)
+        launch_class<float>(cls, p, L, qi, kvi, rev);
+    else if (p.q.dtype == FC_BF16)
+        launch_class<__nv_bfloat16>(cls, p, L, qi, kvi, rev);
     else
-        launch<256>(p, L, qi, kvi, rev);
+        launch_class<__half>(cls, p, L, qi, kvi, rev);
     return FC_OK;
 }
 
-static void run(const nt_case *c) { emu_bwd_run<emu_plan_run>(c, FC_F32); }
+static void run(const nt_case *c) { emu_bwd_run<emu_plan_run<false>>(c, FC_F32); }
+/* The 16-bit tiles' kernels: gradients in the operands' dtype. */
+static void run16(const nt_case *c) { emu_bwd_run<emu_plan_run<true>>(c, c->dt); }
+/* The fused path's kernel (five products, dQ through the ordered accumulators). */
+static void run_fused(const nt_case *c) { emu_bwd_run<emu_plan_run<true, true>>(c, c->dt); }
 
 /* B 2, 4 query heads on 2 kv heads, BSND; dt: the operands' dtype (fp16/bf16: fp32 gradients of them). */
 static nt_case base(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv)
@@ -169,7 +259,40 @@ int main(int argc, char **argv)
     static const nf_put nonfinite[] = {{NF_Q, 1, 2, 30, 0, 3, NAN}, {NF_K, 0, 1, 0, 80, 0, NAN}, {NF_Q, 0, 3, 50, 0, 1, INFINITY},
                                        {NF_V, 1, 0, 0, 7, 2, NAN}, {NF_V, 0, 0, 0, 0, 5, -INFINITY}};
     tc_context("emulated fp32 backward: NaN query row, NaN key, +inf query element, NaN and -inf values");
-    emu_bwd_nonfinite<emu_plan_run>(&c, FC_F32, nonfinite, 5);
+    emu_bwd_nonfinite<emu_plan_run<false>>(&c, FC_F32, nonfinite, 5);
+    /* the 16-bit tiles' kernels (gradients in the operands' dtype) */
+    c = base(10, FC_BF16, 64, 70, 90), c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT), c.Dv = 48;
+    tc_context("emulated 16-bit backward: bf16, class 64, causal bottom-right, Dv 48");
+    run16(&c);
+    c = base(11, FC_F16, 128, 40, 50), c.mask.on = true, c.layout = NT_BNSD;
+    tc_context("emulated 16-bit backward: fp16, class 128, mask, BNSD");
+    run16(&c);
+    tc_context("emulated fused backward: fp16, class 128, mask, BNSD");
+    run_fused(&c);
+    c = base(14, FC_BF16, 200, 70, 130), c.window = fc_window_band(50, 10, FC_ALIGN_BOTTOM_RIGHT), c.N2 = 1;
+    tc_context("emulated fused backward: bf16, class 256 (two feature parts), a band, MQA, several query and kv tiles");
+    run_fused(&c);
+    /* non-finite keys at pairs that rows of the same tiles do not see, kept out of dQ (the dQ
+     * kernel records what the visible pairs make of them and zeroes them for its product), and
+     * visible ones (a −∞ logit beside a NaN statistic is arithmetic, not a hidden pair).  (Queries
+     * and d_out at such pairs still reach dK and dV: docs/ARCHITECTURE.md.) */
+    static const nf_put hidden[] = {{NF_K, 0, 1, 0, 80, 0, NAN}, {NF_K, 1, 0, 0, 37, 2, INFINITY}, {NF_V, 0, 0, 0, 70, 4, -INFINITY}};
+    static const nf_put masked[] = {{NF_K, 1, 0, 0, 7, 2, NAN}, {NF_K, 0, 1, 0, 30, 5, -INFINITY}};
+    for (int tiles16 = 0; tiles16 < 2; tiles16++) {
+        const auto nonfinite_run = [&](const nt_case *k, const nf_put *puts, int n) {
+            if (tiles16)
+                emu_bwd_nonfinite<emu_plan_run<true>>(k, k->dt, puts, n);
+            else
+                emu_bwd_nonfinite<emu_plan_run<false>>(k, FC_F32, puts, n);
+        };
+        c = base(12, tiles16 ? FC_BF16 : FC_F32, 24, 90, 100), c.Dv = 20, c.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
+        tc_context("emulated %s backward: NaN / +inf keys at pairs their tiles' rows do not see, a -inf value",
+                   tiles16 ? "16-bit" : "fp32");
+        nonfinite_run(&c, hidden, 3);
+        c = base(13, tiles16 ? FC_F16 : FC_F32, 72, 37, 45), c.mask.on = true, c.mask.density = 0.4;
+        tc_context("emulated %s backward, class 128, a mask tensor: NaN and -inf keys", tiles16 ? "16-bit" : "fp32");
+        nonfinite_run(&c, masked, 2);
+    }
     if (!quick) {
         tc_rng r = tc_rng_seed(41);
         static const fc_dtype dts[] = {FC_F32, FC_F16, FC_BF16};

@@ -33,6 +33,7 @@
 #include "../../core/problem.h"
 #include "../../core/visibility.h"
 #include "../decode_common.cuh"
+#include "../nonfinite.cuh"
 #include "../ptx.cuh"
 #include "fwd_args.h"
 #include "fwd_traits.cuh"
@@ -152,7 +153,7 @@ __device__ __forceinline__ void wg_gemm(Mma &mma, TA &a, const TB &b, TC &c)
         cute::warpgroup_fence_operand(a);
 }
 
-__device__ __forceinline__ bool span_has(int4 s, int j) { return (j >= s.x && j < s.y) || (j >= s.z && j < s.w); }
+using fc_cuda::span_has; /* (tile.cuh) */
 
 /* The paged producer's key and value tiles of one item (the whole warp): lane i < BN / R issues the
  * bulk copies of rows [i·R, + R) of each tile, from the page its block-table entry names (read
