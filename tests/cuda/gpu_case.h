@@ -55,6 +55,7 @@ typedef struct gc_case {
                              the GPU's bits must be the CPU's */
     bool nan_tail;        /* padded batches: value feature 0 of each batch's last kv position is NaN
                              (rows that do not see it must stay finite, semantics §0.3) */
+    bool nan_key_tail;    /* the same in the keys: key feature 0 of each batch's last kv position */
     float softcap;
     bool pad_nan;         /* padded varlen: the rows past each batch's lengths (query, key, value) hold
                              NaN, which no output may see (semantics §0.3: they are no positions) */

@@ -89,6 +89,21 @@ static bool sm90_only(void)
     return m && strcmp(m, "sm90") == 0;
 }
 
+/* A NaN key at the last position: the rows of its query tile that do not see it (causal, a mask)
+ * keep finite dQ — the dq-recompute path's dQ kernel (the fused and sm_90a dQ partials do not
+ * yet: docs/ARCHITECTURE.md). */
+static void nan_key_cases(void)
+{
+    const char *m = getenv("FLASHC_CUDA_BWD");
+    if (m && *m && strcmp(m, "dq-recompute") != 0)
+        return;
+    gc_case c = base(128, FC_BF16);
+    c.Sq = c.Skv = 100, c.window = GC_CAUSAL, c.nan_key_tail = true, gc_run(&c);
+    c = base(64, FC_F16), c.mask = true, c.nan_key_tail = true, gc_run(&c);
+    c = base(128, FC_F32), c.Sq = 90, c.Skv = 120, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.nan_key_tail = true;
+    gc_run(&c);
+}
+
 /* Cases for the sm_90a kernel: several 128-key units and 64-row query tiles per unit, the edges
  * past a batch's last key and query (packed: the next batch's rows; padded: NaN padding), both
  * head-dim classes, GQA, every visibility form and both statistics orders. */
@@ -205,6 +220,7 @@ static void checks(void)
     } else {
         named_cases();
         f32_cases();
+        nan_key_cases();
         gc_sweep_f32(20261130u, plain_cases / 3, true);
     }
     grids();
