@@ -1,17 +1,19 @@
 /*
  * The CUDA backward (semantics §3.3): what it covers beyond the forward's coverage, the plan's
  * device state (per-batch facts, the query-row offsets of the workspace, the query tiles and the
- * kv tiles in launch order) and the launches on the plan's stream.  Two paths:
- *   fused (default, five tile products per visible pair):
+ * kv tiles in launch order) and the launches on the plan's stream.  Three paths:
+ *   fused (FLASHC_CUDA_BWD=fused, or auto where it fits; five tile products per visible pair):
  *     zero the dQ accumulators → D = rowsum(dO ∘ O) → dK, dV and the dQ partials, added in kv
  *     order (one unit per kv tile, kv head and feature part; backward_dq.cuh) → dQ from the
  *     accumulators → dsink
- *   dq-recompute (seven products; FLASHC_CUDA_BWD=dq-recompute, and where the device's shared
+ *   dq-recompute (the default, kBwdDefault: seven products; also auto where the device's shared
  *   memory per block is below the fused kernel's):
  *     D → dK, dV (one CTA per kv tile) → dQ (one CTA per query tile, recomputing S and dP) → dsink
  *   sm90 (FLASHC_CUDA_BWD=sm90, opt-in until a GPU run passes; insists: a plan or run it cannot
  *   take fails, naming why): the fused path's order with the Hopper kernel (hopper/bwd_kernel.cuh:
  *   TMA, wgmma, 128-key units, 64-row query tiles) in place of the fused kernel
+ * Around every path, the non-finite mend (backward_fixup.cuh): a scan of the query, d_out and key
+ * rows before, and after, dK/dV (and, fused or sm90, dQ) again where a hidden pair met an inf or NaN.
  * FLASHC_CUDA_BWD_GRID=N caps the fused (or sm90) kernel's grid at N CTAs (tests: results must not move).
  * Fused-path variants under measurement (results bitwise the same under each, any grid):
  *   FLASHC_CUDA_BWD_ORDER=batch (default) | spread: the units' launch order (fc_dq_spread_tiles);
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include "backward_dq_kernel.cuh"
+#include "backward_fixup.cuh"
 #include "backward_kernel.cuh"
 #include "backward_shapes.h"
 #include "cuda.h"
@@ -43,6 +46,7 @@ using namespace fc_cuda;
 struct fc_cuda_bwd {
     fc_cuda_facts facts;       /* the planned per-batch facts, host and device */
     int64_t *row0, *arow0;     /* per batch: Σ q_rows before it; fused: Σ whole query tiles' rows */
+    int64_t *krow0, krows;     /* per batch: Σ kv_rows before it; their sum (the mend's key bytes) */
     int2 *q_items, *kv_items;  /* (batch, tile), heaviest first (kv: each batch's in order) */
     int n_q, n_kv, dclass;
     int64_t rows;              /* Σ q_rows: D has Nq·rows entries */
@@ -55,6 +59,7 @@ struct fc_cuda_bwd {
     int dq_sync;               /* fused: kDqSync* (backward_dq.cuh) */
     int64_t arows;             /* fused: accumulator rows per query head */
     size_t acc_at, turns_at, ticket_at, ws_bytes; /* workspace layout from its 256-aligned start */
+    size_t mend_at;            /* the non-finite mend's flag, then its query bytes and key bytes */
 };
 
 static int fc_bwd_parts(int dclass) { return dclass == 256 ? 2 : 1; } /* BwdShape<D>::DC = FusedShape<D>::DC = D / parts */
@@ -208,13 +213,17 @@ static fc_status fc_bwd_layout(fc_cuda_bwd *plan, const fc_problem *p, const cha
               __builtin_mul_overflow(acc, (size_t)plan->dclass * 4, &acc) || __builtin_mul_overflow((size_t)p->Nq, tiles, &turns) ||
               __builtin_mul_overflow(turns, (size_t)fc_bwd_parts(plan->dclass) * 4, &turns);
     }
-    bad = bad || dsum > SIZE_MAX / 4 || acc > SIZE_MAX / 4 || turns > SIZE_MAX / 4;
+    size_t qbad, kbad; /* the mend's bytes: one per query row of each query head, per key row of each kv head */
+    bad = bad || __builtin_mul_overflow((size_t)p->Nq, (size_t)plan->rows, &qbad) ||
+          __builtin_mul_overflow((size_t)p->Nkv, (size_t)plan->krows, &kbad);
+    bad = bad || dsum > SIZE_MAX / 4 || acc > SIZE_MAX / 4 || turns > SIZE_MAX / 4 || qbad > SIZE_MAX / 4 || kbad > SIZE_MAX / 4;
     if (bad)
         return fc_fail(FC_ERR_BACKEND, "%s: the backward's workspace size overflows", who);
     plan->acc_at = fc_align256(dsum);
     plan->turns_at = fc_align256(plan->acc_at + acc);
     plan->ticket_at = plan->turns_at + turns;
-    plan->ws_bytes = 255 + (plan->fused || plan->sm90 ? plan->ticket_at + 4 : dsum); /* + 255: the start is aligned up */
+    plan->mend_at = fc_align256(plan->fused || plan->sm90 ? plan->ticket_at + 4 : dsum);
+    plan->ws_bytes = 255 + plan->mend_at + 256 + qbad + kbad; /* + 255: the start is aligned up */
     return FC_OK;
 }
 
@@ -263,6 +272,7 @@ extern "C" void fc_cuda_bwd_destroy(fc_cuda_bwd *plan)
     fc_cuda_facts_free(&plan->facts);
     cudaFree(plan->row0);
     cudaFree(plan->arow0);
+    cudaFree(plan->krow0);
     cudaFree(plan->q_items);
     cudaFree(plan->kv_items);
     free(plan);
@@ -272,18 +282,19 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
 {
     const char *who = "fc_cuda_bwd_plan";
     fc_cuda_bwd *plan = (fc_cuda_bwd *)calloc(1, sizeof *plan);
-    int64_t *row0 = (int64_t *)malloc(2 * (size_t)(p->B ? p->B : 1) * sizeof *row0);
+    int64_t *row0 = (int64_t *)malloc(3 * (size_t)(p->B ? p->B : 1) * sizeof *row0);
     if (!plan || !row0) {
         free(plan), free(row0);
         return fc_fail(FC_ERR_NO_MEMORY, "%s: out of host memory", who);
     }
-    int64_t *arow0 = row0 + (p->B ? p->B : 1);
+    int64_t *arow0 = row0 + (p->B ? p->B : 1), *krow0 = arow0 + (p->B ? p->B : 1);
     plan->dclass = fc_cuda_dclass(p);
     fc_status st = fc_bwd_choose(plan, p, who);
     const int bmq = fc_bwd_acc_rows(plan);
     for (int64_t b = 0; b < p->B; b++) {
         row0[b] = plan->rows, plan->rows += p->batch[b].q_rows;
         arow0[b] = plan->arows, plan->arows += (p->batch[b].q_rows + bmq - 1) / bmq * bmq;
+        krow0[b] = plan->krows, plan->krows += p->batch[b].kv_rows;
     }
     if (st == FC_OK)
         st = fc_bwd_layout(plan, p, who);
@@ -293,6 +304,8 @@ extern "C" fc_status fc_cuda_bwd_plan(const fc_problem *p, fc_cuda_bwd **out)
         st = fc_cuda_upload((void **)&plan->row0, row0, (size_t)p->B * sizeof *row0, who);
     if (st == FC_OK)
         st = fc_cuda_upload((void **)&plan->arow0, arow0, (size_t)p->B * sizeof *arow0, who);
+    if (st == FC_OK)
+        st = fc_cuda_upload((void **)&plan->krow0, krow0, (size_t)p->B * sizeof *krow0, who);
     if (st == FC_OK)
         st = fc_cuda_tile_order(p, kBwdQRows, false, p->Nq, fc_cuda_q_tile_cost, &plan->q_items, &plan->n_q, who);
     if (st == FC_OK)
@@ -361,6 +374,47 @@ template <typename T, int D, int FEAT> struct BwdKernels {
             return bwd_dsum_kernel<T, kBwdQRows>;
     }
 };
+
+/* A mend kernel (backward_fixup.cuh) on grid CTAs. */
+template <typename K>
+static fc_status fc_bwd_mend_launch(K kernel, unsigned grid, cudaStream_t stream, const fc_problem &p, const BwdLaunch &L,
+                                    const BwdMend &M, const char *what)
+{
+    if (grid == 0)
+        return FC_OK;
+    kernel<<<grid, kThreads, 0, stream>>>(p, L, M);
+    const cudaError_t err = cudaGetLastError();
+    return err == cudaSuccess ? FC_OK : fc_cuda_err(err, what);
+}
+
+/* Before the run: the flag cleared, the bytes of every query and key row (backward_fixup.cuh). */
+static fc_status fc_bwd_mend_scan(const fc_cuda_bwd *plan, const fc_problem &p, BwdLaunch L, const BwdMend &M, cudaStream_t s)
+{
+    const cudaError_t err = cudaMemsetAsync(M.flag, 0, sizeof *M.flag, s);
+    if (err != cudaSuccess)
+        return fc_cuda_err(err, "fc_cuda_bwd_run: clearing the non-finite flag");
+    L.items = plan->q_items, L.n_items = plan->n_q;
+    fc_status st = fc_bwd_mend_launch(bwd_nf_scan_q_kernel, (unsigned)((int64_t)plan->n_q * p.Nq), s, p, L, M,
+                                      "fc_cuda_bwd_run: the query rows' inf and NaN");
+    if (st == FC_OK)
+        st = fc_bwd_mend_launch(bwd_nf_scan_k_kernel, (unsigned)((int64_t)plan->n_kv * p.Nkv), s, p, L, M,
+                                "fc_cuda_bwd_run: the key rows' inf and NaN");
+    return st;
+}
+
+/* After the run: dK and dV of the kv tiles that met a bad query or d_out row at a hidden pair,
+ * and (the paths whose dQ partials take every key of a tile) dQ of the query tiles that met a bad
+ * key at one; both return at once unless the scan found an inf or NaN. */
+static fc_status fc_bwd_mend(const fc_cuda_bwd *plan, const fc_problem &p, BwdLaunch L, const BwdMend &M, cudaStream_t s)
+{
+    L.items = plan->q_items, L.n_items = plan->n_q;
+    fc_status st = fc_bwd_mend_launch(bwd_nf_dkv_kernel, (unsigned)((int64_t)plan->n_kv * p.Nkv), s, p, L, M,
+                                      "fc_cuda_bwd_run: dK/dV where a hidden pair met an inf or NaN");
+    if (st == FC_OK && (plan->fused || plan->sm90))
+        st = fc_bwd_mend_launch(bwd_nf_dq_kernel, (unsigned)((int64_t)plan->n_q * p.Nq), s, p, L, M,
+                                "fc_cuda_bwd_run: dQ where a hidden pair met an inf or NaN");
+    return st;
+}
 
 template <typename T, int D, int FEAT>
 static fc_status fc_bwd_run(const fc_cuda_bwd *plan, const fc_problem &p, BwdLaunch L, cudaStream_t stream)
@@ -465,19 +519,33 @@ extern "C" fc_status fc_cuda_bwd_run(const fc_cuda_bwd *plan, const fc_problem *
     L.vec_do = fc_cuda_vec_ok(&p.dout, p.Dv);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
     cudaStream_t s = (cudaStream_t)stream;
+    BwdMend M = {};
+    M.flag = (unsigned *)(ws + plan->mend_at);
+    M.q_bad = (unsigned char *)(ws + plan->mend_at + 256);
+    M.k_bad = M.q_bad + (size_t)p.Nq * plan->rows;
+    M.krow0 = plan->krow0;
+    M.krows = plan->krows;
+    M.kv_tile = fc_bwd_kv_rows(plan);
+    M.kv_items = plan->kv_items;
+    fc_status st = fc_bwd_mend_scan(plan, p, L, M, s);
+    if (st != FC_OK)
+        return st;
     if (fc_bwd_f32(&p)) { /* fp32 tiles: cp.async for fp32 views, 16-bit ones convert element by element */
         L.vec_q = fc_cuda_vec_f32(&p.q, p.Dqk), L.vec_k = fc_cuda_vec_f32(&p.k, p.Dqk);
         L.vec_v = fc_cuda_vec_f32(&p.v, p.Dv), L.vec_do = fc_cuda_vec_f32(&p.dout, p.Dv);
         switch (plan->dclass) {
-        case 64: return fc_bwd_run<float, 64, kFeatF32>(plan, p, L, s);
-        case 128: return fc_bwd_run<float, 128, kFeatF32>(plan, p, L, s);
-        default: return fc_bwd_run<float, 256, kFeatF32>(plan, p, L, s);
+        case 64: st = fc_bwd_run<float, 64, kFeatF32>(plan, p, L, s); break;
+        case 128: st = fc_bwd_run<float, 128, kFeatF32>(plan, p, L, s); break;
+        default: st = fc_bwd_run<float, 256, kFeatF32>(plan, p, L, s); break;
         }
+    } else {
+        const bool bf = p.q.dtype == FC_BF16;
+        if (feat_bits(p) == kFeatPhilox)
+            st = fc_bwd_run_class<kFeatPhilox>(plan, p, L, s, bf);
+        else if (feat_bits(p) == kFeatRope)
+            st = fc_bwd_run_class<kFeatRope>(plan, p, L, s, bf);
+        else
+            st = fc_bwd_run_class<0>(plan, p, L, s, bf);
     }
-    const bool bf = p.q.dtype == FC_BF16;
-    if (feat_bits(p) == kFeatPhilox)
-        return fc_bwd_run_class<kFeatPhilox>(plan, p, L, s, bf);
-    if (feat_bits(p) == kFeatRope)
-        return fc_bwd_run_class<kFeatRope>(plan, p, L, s, bf);
-    return fc_bwd_run_class<0>(plan, p, L, s, bf);
+    return st == FC_OK ? fc_bwd_mend(plan, p, L, M, s) : st;
 }

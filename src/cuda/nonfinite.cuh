@@ -9,8 +9,8 @@
  *   - the backward's dQ += dS·K (the dq-recompute path's dQ kernel): a tile whose keys hold one
  *     records at the step's start what each does to the query rows that see it (poison_record:
  *     NaN), zeroes them after the scores (zero_nonfinite), and adds the record to dQ before it is
- *     stored (add_recorded).  The dK/dV, fused and sm_90a kernels do not yet: at the point where
- *     they could record, they have no registers to spare (docs/ARCHITECTURE.md).
+ *     stored (add_recorded).  The dK/dV, fused and sm_90a kernels have no registers to spare
+ *     for a record: backward_fixup.cuh mends their gradients after the run.
  * The products keep their code and registers; all of it is cold code behind one flag per tile.
  */
 #ifndef FC_CUDA_NONFINITE_CUH

@@ -56,6 +56,9 @@ typedef struct gc_case {
     bool nan_tail;        /* padded batches: value feature 0 of each batch's last kv position is NaN
                              (rows that do not see it must stay finite, semantics §0.3) */
     bool nan_key_tail;    /* the same in the keys: key feature 0 of each batch's last kv position */
+    bool nan_query_head;  /* padded batches: query feature 0 of each batch's first row (head 0) is NaN and,
+                             backward, d_out feature 0 of its second row +inf (keys that do not see them,
+                             causal or masked, must keep finite dK and dV) */
     float softcap;
     bool pad_nan;         /* padded varlen: the rows past each batch's lengths (query, key, value) hold
                              NaN, which no output may see (semantics §0.3: they are no positions) */

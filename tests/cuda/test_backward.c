@@ -89,19 +89,25 @@ static bool sm90_only(void)
     return m && strcmp(m, "sm90") == 0;
 }
 
-/* A NaN key at the last position: the rows of its query tile that do not see it (causal, a mask)
- * keep finite dQ — the dq-recompute path's dQ kernel (the fused and sm_90a dQ partials do not
- * yet: docs/ARCHITECTURE.md). */
+/* Non-finite operands at pairs some rows of their tiles do not see (causal, a mask): a NaN key at
+ * each batch's last position (the other rows of its query tiles keep finite dQ: the dq-recompute
+ * path's dQ kernel keeps it out, the fused and sm_90a paths' dQ is mended afterwards), and a NaN
+ * query at each batch's first row and an +inf d_out at its second (the keys they do not see keep
+ * finite dK and dV: mended afterwards on every path, backward_fixup.cuh). */
 static void nan_key_cases(void)
 {
-    const char *m = getenv("FLASHC_CUDA_BWD");
-    if (m && *m && strcmp(m, "dq-recompute") != 0)
-        return;
+    const bool sm90 = sm90_only(); /* (the sm_90a kernel takes no mask tensor or fp32) */
     gc_case c = base(128, FC_BF16);
     c.Sq = c.Skv = 100, c.window = GC_CAUSAL, c.nan_key_tail = true, gc_run(&c);
+    c.nan_key_tail = false, c.nan_query_head = true, gc_run(&c);
+    c = base(64, FC_F16), c.Sq = 300, c.Skv = 260, c.window = GC_CAUSAL, c.nan_key_tail = c.nan_query_head = true, gc_run(&c);
+    if (sm90)
+        return;
     c = base(64, FC_F16), c.mask = true, c.nan_key_tail = true, gc_run(&c);
+    c.nan_key_tail = false, c.nan_query_head = true, gc_run(&c);
     c = base(128, FC_F32), c.Sq = 90, c.Skv = 120, c.window = GC_CAUSAL, c.align = FC_ALIGN_BOTTOM_RIGHT, c.nan_key_tail = true;
     gc_run(&c);
+    c.nan_query_head = true, gc_run(&c);
 }
 
 /* Cases for the sm_90a kernel: several 128-key units and 64-row query tiles per unit, the edges
@@ -214,13 +220,13 @@ static int plain_cases = 60;
 static void checks(void)
 {
     refusals();
+    nan_key_cases();
     if (sm90_only()) {
         sm90_cases();
         gc_sweep_plain_backward(20261129u, plain_cases);
     } else {
         named_cases();
         f32_cases();
-        nan_key_cases();
         gc_sweep_f32(20261130u, plain_cases / 3, true);
     }
     grids();

@@ -40,6 +40,7 @@ inline void wait_turn(const unsigned *ctr, unsigned turn, unsigned, bool)
 } // namespace fc_cuda
 
 #include "cuda/backward_dq_kernel.cuh"
+#include "cuda/backward_fixup.cuh"
 #include "cuda/backward_kernel.cuh"
 #include "cuda/backward_shapes.h"
 #include "cuda/dclass.h"
@@ -64,6 +65,43 @@ template <class F> static void each_cta(int64_t n, bool reverse, int threads, F 
     }
 }
 
+/* The non-finite mend's state (backward_fixup.cuh) over host memory, as backward.cu lays it out
+ * in the workspace: the run's kernels go between scan() and mend(). */
+struct EmuMend {
+    std::vector<unsigned char> bad;
+    std::vector<int64_t> krow0;
+    unsigned flag = 0x55u; /* cleared by scan(), as the run clears it */
+    fc_cuda::BwdMend M = {};
+    int64_t n_kv;
+    bool dq; /* the path's dQ partials take every key of a tile (fused) */
+    EmuMend(const fc_problem &p, const fc_cuda::BwdLaunch &L, const std::vector<int2> &kvi, bool fused) : n_kv((int64_t)kvi.size()), dq(fused)
+    {
+        krow0.assign((size_t)p.B + 1, 0);
+        for (int64_t b = 0; b < p.B; b++)
+            krow0[(size_t)b + 1] = krow0[(size_t)b] + p.batch[b].kv_rows;
+        bad.assign((size_t)(p.Nq * L.rows + p.Nkv * krow0[(size_t)p.B] + 1), 0xEEu); /* every byte the scan must write */
+        M.flag = &flag, M.q_bad = bad.data(), M.k_bad = bad.data() + p.Nq * L.rows;
+        M.krow0 = krow0.data(), M.krows = krow0[(size_t)p.B], M.kv_tile = fc_cuda::kBwdKvRows, M.kv_items = kvi.data();
+    }
+};
+
+/* backward.cu fc_bwd_mend_scan and fc_bwd_mend (L.items: the query tiles). */
+static void emu_scan(const fc_problem &p, const fc_cuda::BwdLaunch &L, EmuMend &m, bool rev)
+{
+    using namespace fc_cuda;
+    m.flag = 0;
+    each_cta((int64_t)L.n_items * p.Nq, rev, kThreads, [&] { bwd_nf_scan_q_kernel(p, L, m.M); });
+    each_cta(m.n_kv * p.Nkv, rev, kThreads, [&] { bwd_nf_scan_k_kernel(p, L, m.M); });
+    TC_CHECK(std::find(m.bad.begin(), m.bad.end() - 1, 0xEEu) == m.bad.end() - 1, "the scan wrote every row's byte");
+}
+static void emu_mend(const fc_problem &p, const fc_cuda::BwdLaunch &L, EmuMend &m, bool rev)
+{
+    using namespace fc_cuda;
+    each_cta(m.n_kv * p.Nkv, rev, kThreads, [&] { bwd_nf_dkv_kernel(p, L, m.M); });
+    if (m.dq)
+        each_cta((int64_t)L.n_items * p.Nq, rev, kThreads, [&] { bwd_nf_dq_kernel(p, L, m.M); });
+}
+
 /* The CUDA run's kernels in its order (backward.cu fc_bwd_run, dq-recompute) over host memory: T
  * float, the kFeatF32 kernels; else the 16-bit tiles' plain kernels. */
 template <typename T, int D>
@@ -78,6 +116,8 @@ static void launch(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<
                   "the emulator's shared memory holds the CTA's");
     const int64_t q_grid = (int64_t)qi.size() * p.Nq;
     L.items = qi.data(), L.n_items = (int)qi.size();
+    EmuMend mend(p, L, kvi, false);
+    emu_scan(p, L, mend, rev);
     if constexpr (F32)
         each_cta(q_grid, rev, kThreads, [&] { bwd_dsum_any_kernel<kBwdQRows>(p, L); });
     else
@@ -94,6 +134,7 @@ static void launch(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<
         each_cta(q_grid, rev, kThreads, [&] { bwd_dq_kernel<T, D, Sh::BN>(p, L); });
     if (p.sink && p.dsink)
         each_cta(p.Nq, rev, kSinkThreads, [&] { bwd_dsink_kernel(p, L); });
+    emu_mend(p, L, mend, rev);
 }
 
 /* The fused path's kernels (backward.cu fc_bwd_run, fused; 16-bit tiles): D, then one CTA claiming
@@ -117,6 +158,8 @@ static void launch_fused(const fc_problem &p, fc_cuda::BwdLaunch L, const std::v
     L.turns = turns.data(), L.ticket = ticket.data();
     const int64_t q_grid = (int64_t)qi.size() * p.Nq;
     L.items = qi.data(), L.n_items = (int)qi.size();
+    EmuMend mend(p, L, kvi, true);
+    emu_scan(p, L, mend, false);
     each_cta(q_grid, false, kThreads, [&] { bwd_dsum_kernel<T, kBwdQRows>(p, L); });
     L.items = kvi.data(), L.n_items = (int)kvi.size();
     each_cta(L.units < 3 ? L.units : 3, false, kThreads, [&] { bwd_fused_kernel<T, D, Sh::DC, Sh::BMQ>(p, L); });
@@ -125,6 +168,7 @@ static void launch_fused(const fc_problem &p, fc_cuda::BwdLaunch L, const std::v
     each_cta(q_grid, false, kThreads, [&] { bwd_dq_convert_kernel<kBwdQRows>(p, L); });
     if (p.sink && p.dsink)
         each_cta(p.Nq, false, kSinkThreads, [&] { bwd_dsink_kernel(p, L); });
+    emu_mend(p, L, mend, false);
 }
 
 template <typename T> static void launch_class(int cls, const fc_problem &p, const fc_cuda::BwdLaunch &L, const std::vector<int2> &qi,
@@ -272,26 +316,36 @@ int main(int argc, char **argv)
     c = base(14, FC_BF16, 200, 70, 130), c.window = fc_window_band(50, 10, FC_ALIGN_BOTTOM_RIGHT), c.N2 = 1;
     tc_context("emulated fused backward: bf16, class 256 (two feature parts), a band, MQA, several query and kv tiles");
     run_fused(&c);
-    /* non-finite keys at pairs that rows of the same tiles do not see, kept out of dQ (the dQ
-     * kernel records what the visible pairs make of them and zeroes them for its product), and
-     * visible ones (a −∞ logit beside a NaN statistic is arithmetic, not a hidden pair).  (Queries
-     * and d_out at such pairs still reach dK and dV: docs/ARCHITECTURE.md.) */
+    /* non-finite operands at pairs that rows of the same tiles do not see: keys (the dQ kernel
+     * records what the visible pairs make of them and zeroes them for its product; the fused
+     * path's dQ is mended afterwards), queries and d_out (dK and dV mended afterwards:
+     * backward_fixup.cuh); and visible ones (a −∞ logit beside a NaN statistic is arithmetic,
+     * not a hidden pair).  Each on the fp32 tiles, the 16-bit tiles and the fused kernel. */
     static const nf_put hidden[] = {{NF_K, 0, 1, 0, 80, 0, NAN}, {NF_K, 1, 0, 0, 37, 2, INFINITY}, {NF_V, 0, 0, 0, 70, 4, -INFINITY}};
     static const nf_put masked[] = {{NF_K, 1, 0, 0, 7, 2, NAN}, {NF_K, 0, 1, 0, 30, 5, -INFINITY}};
-    for (int tiles16 = 0; tiles16 < 2; tiles16++) {
+    static const nf_put hidden_q[] = {{NF_Q, 0, 1, 30, 0, 3, NAN}, {NF_DOUT, 1, 2, 40, 0, 5, INFINITY},
+                                      {NF_Q, 1, 3, 10, 0, 0, -INFINITY}, {NF_DOUT, 0, 0, 60, 0, 1, NAN}};
+    static const nf_put masked_q[] = {{NF_Q, 0, 2, 5, 0, 7, NAN}, {NF_DOUT, 1, 1, 20, 0, 3, -INFINITY}, {NF_K, 0, 0, 0, 12, 1, NAN}};
+    static const char *const path_name[3] = {"fp32", "16-bit", "fused"};
+    for (int path = 0; path < 3; path++) {
         const auto nonfinite_run = [&](const nt_case *k, const nf_put *puts, int n) {
-            if (tiles16)
+            if (path == 2)
+                emu_bwd_nonfinite<emu_plan_run<true, true>>(k, k->dt, puts, n);
+            else if (path == 1)
                 emu_bwd_nonfinite<emu_plan_run<true>>(k, k->dt, puts, n);
             else
                 emu_bwd_nonfinite<emu_plan_run<false>>(k, FC_F32, puts, n);
         };
-        c = base(12, tiles16 ? FC_BF16 : FC_F32, 24, 90, 100), c.Dv = 20, c.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
-        tc_context("emulated %s backward: NaN / +inf keys at pairs their tiles' rows do not see, a -inf value",
-                   tiles16 ? "16-bit" : "fp32");
+        c = base(12, path ? FC_BF16 : FC_F32, 24, 90, 100), c.Dv = 20, c.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
+        tc_context("emulated %s backward: NaN / +inf keys at pairs their tiles' rows do not see, a -inf value", path_name[path]);
         nonfinite_run(&c, hidden, 3);
-        c = base(13, tiles16 ? FC_F16 : FC_F32, 72, 37, 45), c.mask.on = true, c.mask.density = 0.4;
-        tc_context("emulated %s backward, class 128, a mask tensor: NaN and -inf keys", tiles16 ? "16-bit" : "fp32");
+        tc_context("emulated %s backward: NaN / inf queries and d_out at pairs their tiles' keys do not see", path_name[path]);
+        nonfinite_run(&c, hidden_q, 4);
+        c = base(13, path ? FC_F16 : FC_F32, 72, 37, 45), c.mask.on = true, c.mask.density = 0.4;
+        tc_context("emulated %s backward, class 128, a mask tensor: NaN and -inf keys", path_name[path]);
         nonfinite_run(&c, masked, 2);
+        tc_context("emulated %s backward, class 128, a mask tensor: NaN and -inf queries, d_out and a key", path_name[path]);
+        nonfinite_run(&c, masked_q, 3);
     }
     if (!quick) {
         tc_rng r = tc_rng_seed(41);
