@@ -41,17 +41,6 @@ constexpr unsigned char kBadQ = 1, kBadDout = 2, kBadK = 4;
 constexpr int kFixMaxD = 256; /* Dqk + Dr and Dv of every CUDA backward (head-dim classes ≤ 256) */
 constexpr int64_t kHullPad = 128; /* every path's query tiles (16–64 rows; dK/dV steps from any row) */
 
-/* Whether any of the n elements of a row (feature stride v.se) is an inf or NaN: the warp's
- * lanes side by side, one vote. */
-__device__ __forceinline__ bool row_has_nonfinite(const char *row, const fc_view &v, int64_t n, int lane)
-{
-    const int64_t es = fc_dtype_bytes(v.dtype);
-    bool bad = false;
-    for (int64_t e = lane; e < n; e += 32)
-        bad |= !isfinite(load_any(row + e * v.se * es, v.dtype));
-    return __any_sync(0xffffffffu, bad);
-}
-
 /* Feature f of row s (head n) of a query or key operand with its rope features after the first
  * dqk (rope_split.h's joint row). */
 __device__ __forceinline__ float joint_at(const fc_problem &p, const fc_view &v, const fc_view &vr, int64_t b, int64_t tok, int64_t n,
@@ -76,15 +65,6 @@ __device__ __forceinline__ void joint_store(const fc_problem &p, const fc_view &
     const fc_view &w = f < p.Dqk ? g : gr;
     const int64_t es = fc_dtype_bytes(w.dtype), e = f < p.Dqk ? f : f - p.Dqk;
     store_any(fc_view_row(&w, es, b, tok, n, s) + e * w.se * es, w.dtype, x);
-}
-
-/* Σ over the lanes, a fixed xor tree. */
-__device__ __forceinline__ float warp_sum(float x)
-{
-#pragma unroll
-    for (int k = 16; k > 0; k /= 2)
-        x += __shfl_xor_sync(0xffffffffu, x, k);
-    return x;
 }
 
 /* Query rows [lo, hi) that some path's products may meet with kv columns [j0, j1) (j1 ≤ skv). */

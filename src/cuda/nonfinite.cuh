@@ -16,6 +16,7 @@
 #ifndef FC_CUDA_NONFINITE_CUH
 #define FC_CUDA_NONFINITE_CUH
 
+#include "../core/dtype.h"
 #include "tile.cuh"
 
 namespace fc_cuda {
@@ -188,6 +189,28 @@ __device__ __forceinline__ void clear_table(uint32_t *table, int n, int tid, int
 #pragma unroll 1
     for (int x = tid; x < n; x += threads)
         table[x] = 0u;
+}
+
+/* ---- the backwards' mends (backward_fixup.cuh, sparse_fixup.cuh): rows checked one by one -- */
+
+/* Whether any of the n elements of a row (feature stride v.se) is an inf or NaN: the warp's
+ * lanes side by side, one vote. */
+__device__ __forceinline__ bool row_has_nonfinite(const char *row, const fc_view &v, int64_t n, int lane)
+{
+    const int64_t es = fc_dtype_bytes(v.dtype);
+    bool bad = false;
+    for (int64_t e = lane; e < n; e += 32)
+        bad |= !isfinite(load_any(row + e * v.se * es, v.dtype));
+    return __any_sync(0xffffffffu, bad);
+}
+
+/* Σ over the lanes, a fixed xor tree. */
+__device__ __forceinline__ float warp_sum(float x)
+{
+#pragma unroll
+    for (int k = 16; k > 0; k /= 2)
+        x += __shfl_xor_sync(0xffffffffu, x, k);
+    return x;
 }
 
 } // namespace fc_cuda

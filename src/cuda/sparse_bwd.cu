@@ -2,10 +2,12 @@
  * The CUDA sparse backward (SparseFlashAttentionGrad): what it covers (the forward's operands and
  * features, gradients in the operands' dtype), the plan (per-batch facts, the kernel class, the
  * workspace's layout) and the run on its stream:
- *   dQ, D and the rows' facts (sparse_dq_kernel) → the inverse index (sparse_index.cuh: blocks, count, scan,
- *   scatter, sort) → dK and dV (sparse_dkv_kernel).
- * Workspace: per query row and head the statistics as the kernels use them and D (4 floats), the index (two int32 per index entry, one per bucket and
- * one per batch) and room for a run's own facts: O(index), nothing O(Sq·Skv).  Instantiations:
+ *   the non-finite scan → dQ, D and the rows' facts (sparse_dq_kernel) → the inverse index
+ *   (sparse_index.cuh: blocks, count, scan, scatter, sort) → dK and dV (sparse_dkv_kernel) → the
+ *   non-finite mend (sparse_fixup.cuh).
+ * Workspace: per query row and head the statistics as the kernels use them and D (4 floats) and the
+ * mend's byte, the index (two int32 per index entry, one per bucket and one per batch) and room for
+ * a run's own facts: O(index), nothing O(Sq·Skv).  Instantiations:
  * fp16 and bf16 × classes 64 / 128 / 256 and MLA (576 / 512), nothing else.
  */
 #include <stdlib.h>
@@ -16,7 +18,7 @@
 #include "cuda.h"
 #include "launch.h"
 #include "plan_facts.h"
-#include "sparse_bwd_kernel.cuh"
+#include "sparse_fixup.cuh"
 #include "sparse_run.h"
 
 using namespace fc_cuda;
@@ -26,7 +28,7 @@ struct fc_cuda_sfag {
     int dclass;
     int64_t kv_cap;              /* as the forward's: a paged run's kv lengths at most this */
     int64_t rows, nb, entries;   /* the workspace holds this many query rows, blocks per kv head, index entries */
-    size_t rowf_at, blk0_at, count_at, start_at, list_at, tmp_at, bytes;
+    size_t rowf_at, blk0_at, count_at, start_at, list_at, tmp_at, mend_at, bytes; /* mend_at: its flag, then its bytes */
 };
 
 static const char *const kWho = "fc_cuda_sfag_run";
@@ -87,6 +89,7 @@ static fc_status fc_sfag_layout(fc_cuda_sfag *plan, const fc_problem *p)
     plan->start_at = at, at = fc_align256(at + (size_t)(buckets + 1) * sizeof(int32_t));
     plan->list_at = at, at = fc_align256(at + (size_t)plan->entries * sizeof(int32_t));
     plan->tmp_at = at, at = fc_align256(at + (size_t)plan->entries * sizeof(int32_t));
+    plan->mend_at = at, at = fc_align256(at + 256 + (size_t)rowf); /* the non-finite mend (sparse_fixup.cuh) */
     plan->bytes = at;
     return FC_OK;
 }
@@ -121,9 +124,11 @@ template <typename K> static fc_status fc_sfag_smem_attr(K kernel, size_t smem)
     return err == cudaSuccess ? FC_OK : fc_cuda_err(err, "fc_cuda_sfag_run: shared memory of the sparse backward kernels");
 }
 
-/* The launches of one run: dQ and D, the inverse index, dK and dV. */
+/* The launches of one run: the non-finite scan, dQ and D, the inverse index, dK and dV, the
+ * non-finite mend (sparse_fixup.cuh). */
 template <typename T, int C>
-static fc_status fc_sfag_launch(const fc_problem &p, const SfagLaunch &L, int64_t rows, int64_t blocks, cudaStream_t s)
+static fc_status fc_sfag_launch(const fc_problem &p, const SfagLaunch &L, const SfagMend &M, int64_t rows, int64_t blocks,
+                                cudaStream_t s)
 {
     using Sh = SfagShape<C>;
     constexpr int kIndexThreads = 128;
@@ -136,6 +141,11 @@ static fc_status fc_sfag_launch(const fc_problem &p, const SfagLaunch &L, int64_
         return st;
     const int64_t index_rows = rows * p.Nkv, nbk = L.X.nb * p.Nkv;
     const int64_t ctas = index_rows > 0 ? fc_ceil_div(index_rows, kIndexThreads) : 0, grid = ctas < 4096 ? ctas : 4096;
+    const cudaError_t cleared = cudaMemsetAsync(M.flag, 0, sizeof *M.flag, s);
+    if (cleared != cudaSuccess)
+        return fc_cuda_err(cleared, "fc_cuda_sfag_run: clearing the non-finite flag");
+    if (rows > 0)
+        sfag_nf_scan_kernel<<<(unsigned)fc_ceil_div(rows, kWarps), kThreads, 0, s>>>(p, L, M);
     if (rows > 0 && p.Nkv > 0)
         dq<<<dim3((unsigned)rows, (unsigned)(p.Nkv * L.f.head_tiles)), 128, fc_sfag_dq_smem<C>(), s>>>(p, L);
     cudaError_t err = nbk > 0 ? cudaMemsetAsync(L.X.count, 0, (size_t)nbk * sizeof(int32_t), s) : cudaSuccess;
@@ -149,6 +159,8 @@ static fc_status fc_sfag_launch(const fc_problem &p, const SfagLaunch &L, int64_
         sfag_sort_kernel<kIndexThreads><<<(unsigned)nbk, kIndexThreads, 0, s>>>(L.X);
         if (blocks > 0 && L.parts > 0)
             dkv<<<dim3((unsigned)(blocks * L.parts), (unsigned)p.Nkv), 128, fc_sfag_kv_smem<C>(), s>>>(p, L);
+        if (blocks > 0)
+            sfag_nf_dkv_kernel<<<dim3((unsigned)blocks, (unsigned)p.Nkv), kThreads, 0, s>>>(p, L, M);
     }
     if (err == cudaSuccess)
         err = cudaGetLastError();
@@ -195,15 +207,16 @@ extern "C" fc_status fc_cuda_sfag_run(const fc_cuda_sfag *plan, const fc_problem
     L.X.nb = plan->nb;
     L.parts = (int)parts;
     const int64_t rows = check.rows, blocks = check.blocks;
+    const SfagMend M = {(unsigned *)(ws + plan->mend_at), (unsigned char *)(ws + plan->mend_at + 256), rows};
     const bool bf = p.q.dtype == FC_BF16;
     switch (plan->dclass) {
-    case 64: return bf ? fc_sfag_launch<__nv_bfloat16, 64>(p, L, rows, blocks, s) : fc_sfag_launch<__half, 64>(p, L, rows, blocks, s);
+    case 64: return bf ? fc_sfag_launch<__nv_bfloat16, 64>(p, L, M, rows, blocks, s) : fc_sfag_launch<__half, 64>(p, L, M, rows, blocks, s);
     case 128:
-        return bf ? fc_sfag_launch<__nv_bfloat16, 128>(p, L, rows, blocks, s) : fc_sfag_launch<__half, 128>(p, L, rows, blocks, s);
+        return bf ? fc_sfag_launch<__nv_bfloat16, 128>(p, L, M, rows, blocks, s) : fc_sfag_launch<__half, 128>(p, L, M, rows, blocks, s);
     case 256:
-        return bf ? fc_sfag_launch<__nv_bfloat16, 256>(p, L, rows, blocks, s) : fc_sfag_launch<__half, 256>(p, L, rows, blocks, s);
+        return bf ? fc_sfag_launch<__nv_bfloat16, 256>(p, L, M, rows, blocks, s) : fc_sfag_launch<__half, 256>(p, L, M, rows, blocks, s);
     default:
-        return bf ? fc_sfag_launch<__nv_bfloat16, FC_SFA_MLA_DK>(p, L, rows, blocks, s)
-                  : fc_sfag_launch<__half, FC_SFA_MLA_DK>(p, L, rows, blocks, s);
+        return bf ? fc_sfag_launch<__nv_bfloat16, FC_SFA_MLA_DK>(p, L, M, rows, blocks, s)
+                  : fc_sfag_launch<__half, FC_SFA_MLA_DK>(p, L, M, rows, blocks, s);
     }
 }

@@ -436,7 +436,10 @@ __global__ void __launch_bounds__(128) sparse_dkv_kernel(const __grid_constant__
             const bool sel = kr < jn && j0 + kr < thr[pc];
             const float P = sel ? fast_exp2(fmaf(sS[kr * LD + pc] * scale, kLog2e, -f[pc])) * f[M + pc] : 0.0f;
             sPt[kr * PLD + pc] = T(P);
-            sDs[kr * PLD + pc] = T(P * (sP[kr * LD + pc] - f[2 * M + pc]));
+            /* a pair past the cut is no pair: dS = 0, not 0·(dP − D) (NaN with a row's NaN D, or
+             * a non-finite value's dP: semantics §0.3; this form keeps sm_80's class 64 unspilled) */
+            const float g = sP[kr * LD + pc] - f[2 * M + pc];
+            sDs[kr * PLD + pc] = T(P * (sel ? g : 0.0f));
         }
         __syncthreads();
         uint32_t ap[4], as[4];

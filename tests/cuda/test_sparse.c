@@ -16,6 +16,7 @@
  * block-table entry out of range (FC_ERR_INVALID_ARG naming it, nothing written).  Skips (77)
  * without a GPU.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "harness.h"
 #include "harness_bwd.h"
 #include "harness_internal.h"
+#include "harness_nonfinite.h"
 
 /* The device twins of a case's buffers. */
 enum { SP_BUFS = 16 };
@@ -312,9 +314,26 @@ static void sp_bwd(const nt_case *c)
     nt_bwd_run(c, &o);
 }
 
+/* Non-finite inputs (semantics §0.3) in selected blocks, some past a token's causal cut inside its
+ * block (no pair there: the keys keep finite dK and dV, sparse_fixup.cuh), on the GPU. */
+static void nonfinite_backward(void)
+{
+    nt_case c = nf_sparse_case(404, true);
+    c.dt = c.out_dt = FC_BF16;
+    static const nf_put puts[] = {{NF_K, 0, 0, 0, 17, 1, NAN}, {NF_Q, 1, 3, 2, 0, 0, NAN}, {NF_K, 1, 0, 0, 81, 0, NAN},
+                                  {NF_DOUT, 0, 1, 3, 0, 2, INFINITY}, {NF_V, 1, 1, 0, 82, 0, -INFINITY}};
+    nt_bwd o = nt_bwd_default();
+    o.grad_dt = c.dt;
+    o.runner = sp_bwd_runner;
+    o.runner_configs = 2;
+    tc_context("GPU sparse backward, causal: NaN / inf keys, queries, d_out and values in selected blocks");
+    nf_backward(&c, puts, 5, &o);
+}
+
 /* SparseFlashAttentionGrad: the forward's named shapes and a seeded sweep of its random ones. */
 static void backward_cases(int sweep_cases)
 {
+    nonfinite_backward();
     static const int sq[3] = {9, 4, 0}, skv[3] = {40, 13, 8}, sq2[3] = {5, 0, 7}, skv2[3] = {11, 6, 20};
     const int sizes[] = {1, 3, 16, 64, 100};
     for (unsigned s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {

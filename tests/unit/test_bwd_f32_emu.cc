@@ -40,11 +40,11 @@ inline void wait_turn(const unsigned *ctr, unsigned turn, unsigned, bool)
 } // namespace fc_cuda
 
 #include "cuda/backward_dq_kernel.cuh"
-#include "cuda/backward_fixup.cuh"
 #include "cuda/backward_kernel.cuh"
 #include "cuda/backward_shapes.h"
 #include "cuda/dclass.h"
 #include "cuda/vec_rule.h"
+#include "emu_mend.h"
 #include "emu_plan.h"
 
 #include <algorithm>
@@ -65,43 +65,6 @@ template <class F> static void each_cta(int64_t n, bool reverse, int threads, F 
     }
 }
 
-/* The non-finite mend's state (backward_fixup.cuh) over host memory, as backward.cu lays it out
- * in the workspace: the run's kernels go between scan() and mend(). */
-struct EmuMend {
-    std::vector<unsigned char> bad;
-    std::vector<int64_t> krow0;
-    unsigned flag = 0x55u; /* cleared by scan(), as the run clears it */
-    fc_cuda::BwdMend M = {};
-    int64_t n_kv;
-    bool dq; /* the path's dQ partials take every key of a tile (fused) */
-    EmuMend(const fc_problem &p, const fc_cuda::BwdLaunch &L, const std::vector<int2> &kvi, bool fused) : n_kv((int64_t)kvi.size()), dq(fused)
-    {
-        krow0.assign((size_t)p.B + 1, 0);
-        for (int64_t b = 0; b < p.B; b++)
-            krow0[(size_t)b + 1] = krow0[(size_t)b] + p.batch[b].kv_rows;
-        bad.assign((size_t)(p.Nq * L.rows + p.Nkv * krow0[(size_t)p.B] + 1), 0xEEu); /* every byte the scan must write */
-        M.flag = &flag, M.q_bad = bad.data(), M.k_bad = bad.data() + p.Nq * L.rows;
-        M.krow0 = krow0.data(), M.krows = krow0[(size_t)p.B], M.kv_tile = fc_cuda::kBwdKvRows, M.kv_items = kvi.data();
-    }
-};
-
-/* backward.cu fc_bwd_mend_scan and fc_bwd_mend (L.items: the query tiles). */
-static void emu_scan(const fc_problem &p, const fc_cuda::BwdLaunch &L, EmuMend &m, bool rev)
-{
-    using namespace fc_cuda;
-    m.flag = 0;
-    each_cta((int64_t)L.n_items * p.Nq, rev, kThreads, [&] { bwd_nf_scan_q_kernel(p, L, m.M); });
-    each_cta(m.n_kv * p.Nkv, rev, kThreads, [&] { bwd_nf_scan_k_kernel(p, L, m.M); });
-    TC_CHECK(std::find(m.bad.begin(), m.bad.end() - 1, 0xEEu) == m.bad.end() - 1, "the scan wrote every row's byte");
-}
-static void emu_mend(const fc_problem &p, const fc_cuda::BwdLaunch &L, EmuMend &m, bool rev)
-{
-    using namespace fc_cuda;
-    each_cta(m.n_kv * p.Nkv, rev, kThreads, [&] { bwd_nf_dkv_kernel(p, L, m.M); });
-    if (m.dq)
-        each_cta((int64_t)L.n_items * p.Nq, rev, kThreads, [&] { bwd_nf_dq_kernel(p, L, m.M); });
-}
-
 /* The CUDA run's kernels in its order (backward.cu fc_bwd_run, dq-recompute) over host memory: T
  * float, the kFeatF32 kernels; else the 16-bit tiles' plain kernels. */
 template <typename T, int D>
@@ -116,7 +79,7 @@ static void launch(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<
                   "the emulator's shared memory holds the CTA's");
     const int64_t q_grid = (int64_t)qi.size() * p.Nq;
     L.items = qi.data(), L.n_items = (int)qi.size();
-    EmuMend mend(p, L, kvi, false);
+    EmuMend mend(p, L, kvi.data(), (int64_t)kvi.size(), kBwdKvRows, false);
     emu_scan(p, L, mend, rev);
     if constexpr (F32)
         each_cta(q_grid, rev, kThreads, [&] { bwd_dsum_any_kernel<kBwdQRows>(p, L); });
@@ -158,7 +121,7 @@ static void launch_fused(const fc_problem &p, fc_cuda::BwdLaunch L, const std::v
     L.turns = turns.data(), L.ticket = ticket.data();
     const int64_t q_grid = (int64_t)qi.size() * p.Nq;
     L.items = qi.data(), L.n_items = (int)qi.size();
-    EmuMend mend(p, L, kvi, true);
+    EmuMend mend(p, L, kvi.data(), (int64_t)kvi.size(), kBwdKvRows, true);
     emu_scan(p, L, mend, false);
     each_cta(q_grid, false, kThreads, [&] { bwd_dsum_kernel<T, kBwdQRows>(p, L); });
     L.items = kvi.data(), L.n_items = (int)kvi.size();

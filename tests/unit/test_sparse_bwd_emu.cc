@@ -3,7 +3,8 @@
  * unchanged, by the CTA emulator (cta_emu.h), on the backward harness (harness_bwd.h): each case's
  * forward runs on the CPU backend, the backward is lowered by a CPU plan (the fc_problem the CUDA
  * backend would get, host addresses), and the run's kernels go in the CUDA run's order over their
- * whole grids: dQ and D, the inverse index (blocks, count, scan, scatter, sort), dK and dV.  The
+ * whole grids: the non-finite scan, dQ and D, the inverse index (blocks, count, scan, scatter,
+ * sort), dK and dV, the non-finite mend (sparse_fixup.cuh).  The
  * harness checks the gradients against the sparse reference (§0.4 gradient tolerance, every
  * element written, nothing outside, rows that see nothing exactly 0) and against the CPU backend;
  * a second launch configuration (every grid run in reverse CTA order, the count and scatter with
@@ -16,7 +17,7 @@
  */
 #include "cta_emu.h"
 
-#include "cuda/sparse_bwd_kernel.cuh"
+#include "cuda/sparse_fixup.cuh"
 
 #include <vector>
 
@@ -53,6 +54,12 @@ static void launch(const fc_problem &p, fc_cuda::SfagLaunch L, int64_t rows, int
                   "the emulator's shared memory holds the CTA's");
     const bool rev = config == 1;
     const int per_cta = rev ? 1 : 128; /* reversed one-thread CTAs: the scatter takes the rows last to first */
+    std::vector<unsigned char> bad((size_t)(p.Nq * L.rows + 1), 0xEEu);
+    unsigned flag = 0;
+    const fc_cuda::SfagMend M = {&flag, bad.data(), rows};
+    each_cta((rows + fc_cuda::kWarps - 1) / fc_cuda::kWarps, rev, [&](int64_t x) {
+        cta_emu::run_cta(fc_cuda::kThreads, cta_emu_dim3{(unsigned)x, 0, 0}, [&] { fc_cuda::sfag_nf_scan_kernel(p, L, M); });
+    });
     each_cta(rows * p.Nkv * L.f.head_tiles, rev, [&](int64_t x) {
         cta_emu::run_cta(128, cta_emu_dim3{(unsigned)(x / (p.Nkv * L.f.head_tiles)), (unsigned)(x % (p.Nkv * L.f.head_tiles)), 0},
                          [&] { fc_cuda::sparse_dq_kernel<T, Sh::DK, Sh::DV, Sh::BN>(p, L); });
@@ -76,6 +83,10 @@ static void launch(const fc_problem &p, fc_cuda::SfagLaunch L, int64_t rows, int
     each_cta(blocks * L.parts * p.Nkv, rev, [&](int64_t x) {
         cta_emu::run_cta(128, cta_emu_dim3{(unsigned)(x / p.Nkv), (unsigned)(x % p.Nkv), 0},
                          [&] { fc_cuda::sparse_dkv_kernel<T, Sh::DK, Sh::DV>(p, L); });
+    });
+    each_cta(blocks * p.Nkv, rev, [&](int64_t x) {
+        cta_emu::run_cta(fc_cuda::kThreads, cta_emu_dim3{(unsigned)(x / p.Nkv), (unsigned)(x % p.Nkv), 0},
+                         [&] { fc_cuda::sfag_nf_dkv_kernel(p, L, M); });
     });
 }
 
@@ -121,5 +132,13 @@ static void run(const nt_case *c) { emu_bwd_run<emu_plan_run>(c, c->dt); }
 int main(int argc, char **argv)
 {
     sparse_emu_cases(argc > 1 && strcmp(argv[1], "quick") == 0, "backward", run);
+    /* non-finite inputs (semantics §0.3): keys, queries and d_out in selected blocks, some at
+     * positions past a token's causal cut (in its block, hidden from it) */
+    nt_case c = nf_sparse_case(404, true);
+    c.dt = c.out_dt = FC_BF16;
+    static const nf_put puts[] = {{NF_K, 0, 0, 0, 17, 1, NAN}, {NF_Q, 1, 3, 2, 0, 0, NAN}, {NF_K, 1, 0, 0, 81, 0, NAN},
+                                  {NF_DOUT, 0, 1, 3, 0, 2, INFINITY}, {NF_V, 1, 1, 0, 82, 0, -INFINITY}};
+    tc_context("emulated sparse backward, causal: NaN / inf keys, queries, d_out and values in selected blocks");
+    emu_bwd_nonfinite<emu_plan_run>(&c, c.dt, puts, 5);
     return tc_summary("unit_sparse_bwd_emu");
 }
