@@ -108,7 +108,7 @@ __device__ __forceinline__ void dq_tile(const fc_problem &p, const BwdLaunch &L)
          * kept out of dQ's product (zeros after S) */
         const bool nf = (!full || p.mask.data) && __syncthreads_or(tile_nonfinite<T, D, BN, kThreads>(sK + c * BN * D, tid));
         if (nf) {
-            poison_record<T, D, BN, kThreads, true>(sK + c * BN * D, s_terms, BM, tid,
+            poison_record<T, D, BN, kThreads>(sK + c * BN * D, s_terms, BM, tid,
                                                     [&](int r, int x) { return sees(p, bt, n1, sF[r].span, m0 + r, t * BN + x); });
             if (tid == 0)
                 s_terms_live = 1;

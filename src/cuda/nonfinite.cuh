@@ -146,15 +146,14 @@ __device__ __forceinline__ bool sees(const fc_problem &p, const fc_batch &bt, in
     return span_has(span, j) && !mask_hides(p, bt, n1, i, j);
 }
 
-/* A loaded operand tile's inf and NaN recorded for the gradient rows that see them (poison_walk
- * without the zeros: the step's first products still need the values).  NAN_CLASS for q and k (a
- * visible pair with a non-finite q or k element has a ±inf or NaN logit, so dS = 0 or NaN — 0
- * also under softcap, whose derivative vanishes there — and dS·x is NaN); the value for d_out
- * (dV's Pd > 0 at a visible pair, as the forward's P). */
-template <typename T, int D, int ROWS, int THREADS, bool NAN_CLASS, class Visible>
+/* A loaded key tile's inf and NaN recorded, as NaN, for the query rows that see them (poison_walk
+ * without the zeros: the step's first products still need the values).  A visible pair with a
+ * non-finite k element has a ±inf or NaN logit, so dS = 0 or NaN — 0 also under softcap, whose
+ * derivative vanishes there — and dS·k is NaN. */
+template <typename T, int D, int ROWS, int THREADS, class Visible>
 __device__ __forceinline__ void poison_record(const T *tile, uint32_t *poison, int rows, int tid, Visible visible)
 {
-    poison_walk<T, D, ROWS, THREADS, NAN_CLASS, false>(const_cast<T *>(tile), poison, rows, tid, visible);
+    poison_walk<T, D, ROWS, THREADS, true, false>(const_cast<T *>(tile), poison, rows, tid, visible);
 }
 
 /* Writes 0 over each inf and NaN of this thread's chunks of a tile [ROWS][D]. */
