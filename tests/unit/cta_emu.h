@@ -35,6 +35,7 @@
 extern "C" {
 #include "core/half.h"
 }
+#include "emu_switch.h"
 #include "flashc.h"
 
 #define __device__
@@ -132,7 +133,7 @@ inline void wait(State s)
 {
     Cta *c = active();
     c->state[c->current] = s;
-    swapcontext(&c->th[c->current], &c->sched);
+    emu_switch::leave(&c->th[c->current], &c->sched);
 }
 
 /* Blocks the thread until ready(arg) holds (at once if it does; idle: only when nothing else can run). */
@@ -180,9 +181,11 @@ template <class T> __attribute__((noinline)) T swap_with(T v, int src)
 
 inline void entry()
 {
+    emu_switch::started();
     Cta *c = active();
     c->call(c->fn);
-    c->state[c->current] = DONE; /* returns to c->sched (uc_link) */
+    c->state[c->current] = DONE;
+    emu_switch::finishing(); /* returns to c->sched (uc_link) */
 }
 
 /* Releases the barriers every participant has reached; false when nothing can run (finished or
@@ -259,7 +262,7 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
             const int t = reverse_order() ? threads - 1 - x : x;
             if (c.state[t] == RUN) {
                 c.current = t;
-                swapcontext(&c.sched, &c.th[t]);
+                emu_switch::enter(&c.sched, &c.th[t]);
             }
         }
         if (!release(&c, &dead)) {

@@ -4,10 +4,10 @@
  * emulator with its Hopper vocabulary (cta_emu_sm90.h), on the backward harness (harness_bwd.h):
  * each case's forward runs on the CPU backend, the backward is lowered by a CPU plan (the
  * fc_problem the CUDA backend would get, host addresses), and the run goes in the CUDA run's order
- * (backward.cu with FLASHC_CUDA_BWD=sm90): D = rowsum(dO∘O) (bwd_dsum_kernel), the Hopper kernel
- * through the library's bwd_run (its tensor maps through the emulator's encoder), dQ from the fp32
- * accumulators (bwd_dq_convert_kernel) — every kernel on the emulator, the workspace as the plan
- * lays it out.  The emulator runs CTAs one at a time, so the persistent grid's first CTA claims
+ * (backward.cu with FLASHC_CUDA_BWD=sm90): the non-finite scan, D = rowsum(dO∘O) (bwd_dsum_kernel),
+ * the Hopper kernel through the library's bwd_run (its tensor maps through the emulator's
+ * encoder), dQ from the fp32 accumulators (bwd_dq_convert_kernel), the non-finite mend (emu_mend.h)
+ * — every kernel on the emulator, the workspace as the plan lays it out.  The emulator runs CTAs one at a time, so the persistent grid's first CTA claims
  * every unit from the ticket in order and no dQ turn wait can block; configuration 1 launches more
  * CTAs (the later ones find the ticket spent) with the threads of each round in reverse order (a role
  * that skips a wait then runs before the one it should wait for) and must give the same bits.  The harness checks dQ,
@@ -17,6 +17,7 @@
 
 #include "cuda/backward_dq.cuh"
 #include "cuda/hopper/bwd_kernel.cuh"
+#include "emu_mend.h"
 #include "hopper_emu.h"
 
 #include "cuda/hopper/bwd_host.cu"
@@ -103,6 +104,8 @@ static fc_status emu_plan_run(const fc_problem &p, int config)
     const bool bf = p.q.dtype == FC_BF16;
     if (st == FC_OK) {
         L.items = q_items, L.n_items = n_q;
+        EmuMend mend(p, L, kv_items, n_kv, fc_hopper::kBwdKvRows, true);
+        emu_scan(p, L, mend, config == 1);
         bf ? query_grid(p, L, fc_cuda::bwd_dsum_kernel<__nv_bfloat16, BM>) : query_grid(p, L, fc_cuda::bwd_dsum_kernel<__half, BM>);
         L.items = kv_items, L.n_items = n_kv;
         bool launched = false;
@@ -116,6 +119,8 @@ static fc_status emu_plan_run(const fc_problem &p, int config)
         if (st == FC_OK)
             query_grid(p, L, fc_cuda::bwd_dq_convert_kernel<BM>);
         cta_emu::reverse_order() = false;
+        if (st == FC_OK)
+            emu_mend(p, L, mend, config == 1);
     }
     cudaFree(q_items), cudaFree(kv_items);
     fc_cuda_facts_free(&facts);
@@ -124,10 +129,23 @@ static fc_status emu_plan_run(const fc_problem &p, int config)
 
 static void run(const nt_case *c) { emu_bwd_run<emu_plan_run>(c, c->dt); }
 
+/* Non-finite keys, queries and d_out at pairs some rows of their tiles do not see (semantics
+ * §0.3; the mend, backward_fixup.cuh, keeps them out of dQ, dK and dV), and a −inf value. */
+static void nonfinite_cases()
+{
+    static const nf_put causal[] = {{NF_K, 0, 1, 0, 150, 0, NAN}, {NF_Q, 1, 2, 30, 0, 3, NAN}, {NF_DOUT, 0, 0, 70, 0, 5, INFINITY},
+                                    {NF_K, 1, 0, 0, 37, 2, INFINITY}, {NF_V, 0, 0, 0, 20, 4, -INFINITY}};
+    nt_case c = hopper_case(6, FC_BF16, 64, 140, 200);
+    c.window = fc_window_causal(FC_ALIGN_TOP_LEFT);
+    tc_context("emulated sm_90a backward: NaN / inf keys, queries and d_out at pairs their tiles' rows do not see");
+    emu_bwd_nonfinite<emu_plan_run>(&c, c.dt, causal, 5);
+}
+
 int main(int argc, char **argv)
 {
     const bool quick = hopper_quick(argc, argv);
     hopper_first_cases("backward", run);
+    nonfinite_cases();
     if (quick)
         return tc_summary("unit_hopper_bwd_emu");
     nt_case c = hopper_case(3, FC_BF16, 64, 70, 300);

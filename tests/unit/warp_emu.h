@@ -14,6 +14,8 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include "emu_switch.h"
+
 #define __device__
 #define __host__
 #define __forceinline__ inline
@@ -41,7 +43,7 @@ inline int lane_id() { return active()->current; }
 inline void barrier()
 {
     Warp *w = active();
-    swapcontext(&w->lane[w->current], &w->sched);
+    emu_switch::leave(&w->lane[w->current], &w->sched);
 }
 
 /* Every lane publishes v; returns what lane src published. */
@@ -62,10 +64,12 @@ template <class T> inline T swap_with(T v, int src)
 
 inline void lane_entry()
 {
+    emu_switch::started();
     Warp *w = active();
     const int l = w->current;
     w->call(w->fn, l);
-    w->finished[l] = true; /* returns to w->sched (uc_link) */
+    w->finished[l] = true;
+    emu_switch::finishing(); /* returns to w->sched (uc_link) */
 }
 
 inline void make_lane(ucontext_t *c, char *stack, ucontext_t *back)
@@ -95,7 +99,7 @@ template <class F> inline void run_warp(F f)
         for (int l = 0; l < 32; l++)
             if (!w.finished[l]) {
                 w.current = l;
-                swapcontext(&w.sched, &w.lane[l]);
+                emu_switch::enter(&w.sched, &w.lane[l]);
                 any = true;
             }
     }
