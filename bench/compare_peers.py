@@ -18,7 +18,7 @@ or fails leaves its column "—" with the reason below the table; it never stops
 
 --isa NAME forces flashc's kernel set and PyTorch's to the same instruction set, so that the
 comparison stays honest: PyTorch's own kernels by ATEN_CPU_CAPABILITY, oneDNN's by ONEDNN_MAX_CPU_ISA
-and MKL's (its CPU SDPA's GEMMs on Intel CPUs; MKL runs no AVX-512 code on others) by
+and MKL's (its CPU SDPA's GEMMs; the variable applies to Intel CPUs only) by
 MKL_ENABLE_INSTRUCTIONS: avx2 → avx2 / AVX2 / AVX2, avx512 → avx512 / AVX512_CORE / AVX512,
 avx512bf16 → avx512 / AVX512_CORE_BF16 / AVX512_E3, amx → avx512 / AVX512_CORE_AMX / AVX512_E4.  The last
 column is flashc's rate as a fraction of the register-only FMA peak its own call measured
@@ -62,10 +62,13 @@ ISA_ROWS = [  # --isa-rows: the non-AMX goals' other cases (decode B = 16 and in
 ]
 # PyTorch's environment per --isa; without MKL_ENABLE_INSTRUCTIONS an "avx2" PyTorch still ran its
 # fp32 GEMMs with AVX-512 on an Intel Xeon (129 GFLOP/s against an AVX2 FMA peak of 95)
-TORCH_ENV_NAMES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
-TORCH_ISA = {"avx2": ("avx2", "AVX2", "AVX2"), "avx512": ("avx512", "AVX512_CORE", "AVX512"),
-             "avx512bf16": ("avx512", "AVX512_CORE_BF16", "AVX512_E3"),
-             "amx": ("avx512", "AVX512_CORE_AMX", "AVX512_E4")}
+def _torch_env(aten, onednn, mkl):
+    return {"ATEN_CPU_CAPABILITY": aten, "ONEDNN_MAX_CPU_ISA": onednn, "MKL_ENABLE_INSTRUCTIONS": mkl}
+
+
+TORCH_ISA = {"avx2": _torch_env("avx2", "AVX2", "AVX2"), "avx512": _torch_env("avx512", "AVX512_CORE", "AVX512"),
+             "avx512bf16": _torch_env("avx512", "AVX512_CORE_BF16", "AVX512_E3"),
+             "amx": _torch_env("avx512", "AVX512_CORE_AMX", "AVX512_E4")}
 EXTRA_ROWS = [  # --extra: the goals' other cases (causal per FLOP in bf16, fp16 within 20% of bf16)
     ("forward bf16 causal", ("prefill-bf16", "fwd bf16 B=1 N=8 S=4096 D=128 causal$"),
      "fwd bf16 N=8 S=4096 D=128 causal$", None),
@@ -188,7 +191,7 @@ def main():
     frac = {label: None for label, *_ in rows}  # flashc's fraction of peak (or plain read) in the call kept
     torch_env = dict(os.environ)
     if a.isa in TORCH_ISA:
-        torch_env.update(zip(TORCH_ENV_NAMES, TORCH_ISA[a.isa]))
+        torch_env.update(TORCH_ISA[a.isa])
     if a.cpu_time and not ggml.missing:
         ggml.missing = "--cpu-time (peer_ggml times by the wall clock)"
 
@@ -215,7 +218,7 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     peaks = [x for x in flashc.peaks if x]
     clock = "CPU time" if a.cpu_time else "time"
-    torch_isa = " (" + ", ".join(f"{k}={v}" for k, v in zip(TORCH_ENV_NAMES, TORCH_ISA[a.isa])) + ")" \
+    torch_isa = " (" + ", ".join(f"{k}={v}" for k, v in TORCH_ISA[a.isa].items()) + ")" \
         if a.isa in TORCH_ISA else ""
     print(f"{start}, {cpu}, {os.cpu_count()} CPUs, load average {load0:.2f} before / {load1:.2f} after; "
           f"{a.threads} threads, rate from the min {clock} of {a.repeat} after 1 warm-up, best of {rounds} round(s)")

@@ -49,7 +49,7 @@ inline int raw_swap(ucontext_t *from, const ucontext_t *to)
     return libc_swap(from, to);
 }
 
-/* The scheduler's stack, as the first switch into a coroutine reports it. */
+/* The scheduler's stack, as the first switch into a coroutine reports it (started). */
 struct Host {
     const void *bottom;
     size_t size;
@@ -59,22 +59,28 @@ inline Host &host()
     static Host h;
     return h;
 }
+
+/* from → to, announcing the stack [bottom, bottom + size) that `to` runs on. */
+inline void announced_swap(ucontext_t *from, ucontext_t *to, const void *bottom, size_t size)
+{
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, bottom, size);
+    raw_swap(from, to);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+}
 #endif
 
 /* Scheduler → coroutine `to` (made with its uc_stack); returns when the coroutine yields or ends. */
 inline void enter(ucontext_t *from, ucontext_t *to)
 {
 #ifdef EMU_SWITCH_ASAN
-    void *fake = nullptr;
-    __sanitizer_start_switch_fiber(&fake, to->uc_stack.ss_sp, to->uc_stack.ss_size);
-    raw_swap(from, to);
-    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+    announced_swap(from, to, to->uc_stack.ss_sp, to->uc_stack.ss_size);
 #else
     swapcontext(from, to);
 #endif
 }
 
-/* First thing a coroutine does on its own stack. */
+/* First thing a coroutine does on its own stack: the first switch reports the scheduler's stack. */
 inline void started()
 {
 #ifdef EMU_SWITCH_ASAN
@@ -86,10 +92,7 @@ inline void started()
 inline void leave(ucontext_t *from, ucontext_t *to)
 {
 #ifdef EMU_SWITCH_ASAN
-    void *fake = nullptr;
-    __sanitizer_start_switch_fiber(&fake, host().bottom, host().size);
-    raw_swap(from, to);
-    __sanitizer_finish_switch_fiber(fake, &host().bottom, &host().size);
+    announced_swap(from, to, host().bottom, host().size);
 #else
     swapcontext(from, to);
 #endif
