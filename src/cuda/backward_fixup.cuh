@@ -22,6 +22,7 @@
 #define FC_CUDA_BACKWARD_FIXUP_CUH
 
 #include "backward_dq_kernel.cuh" /* kBwdQRows: the query tiles of every list */
+#include "rope_split.h"
 
 namespace fc_cuda {
 
@@ -46,9 +47,9 @@ constexpr int64_t kHullPad = 128; /* every path's query tiles (16–64 rows; dK/
 __device__ __forceinline__ float joint_at(const fc_problem &p, const fc_view &v, const fc_view &vr, int64_t b, int64_t tok, int64_t n,
                                           int64_t s, int f)
 {
-    const fc_view &w = f < p.Dqk ? v : vr;
-    const int64_t es = fc_dtype_bytes(w.dtype), e = f < p.Dqk ? f : f - p.Dqk;
-    return load_any(fc_view_row(&w, es, b, tok, n, s) + e * w.se * es, w.dtype);
+    int64_t off;
+    const fc_view *w = fc_rope_elem(&v, &vr, (int)p.Dqk, (int)p.Dr, f, &off);
+    return load_any(fc_view_row(w, fc_dtype_bytes(w->dtype), b, tok, n, s) + off, w->dtype);
 }
 
 /* Feature e of row s of a d_out or value operand. */
@@ -62,9 +63,9 @@ __device__ __forceinline__ float plain_at(const fc_view &v, int64_t b, int64_t t
 __device__ __forceinline__ void joint_store(const fc_problem &p, const fc_view &g, const fc_view &gr, int64_t b, int64_t tok, int64_t n,
                                             int64_t s, int f, float x)
 {
-    const fc_view &w = f < p.Dqk ? g : gr;
-    const int64_t es = fc_dtype_bytes(w.dtype), e = f < p.Dqk ? f : f - p.Dqk;
-    store_any(fc_view_row(&w, es, b, tok, n, s) + e * w.se * es, w.dtype, x);
+    int64_t off;
+    const fc_view *w = fc_rope_elem(&g, &gr, (int)p.Dqk, (int)p.Dr, f, &off);
+    store_any(fc_view_row(w, fc_dtype_bytes(w->dtype), b, tok, n, s) + off, w->dtype, x);
 }
 
 /* Query rows [lo, hi) that some path's products may meet with kv columns [j0, j1) (j1 ≤ skv). */

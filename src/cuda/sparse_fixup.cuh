@@ -16,6 +16,7 @@
 #define FC_CUDA_SPARSE_FIXUP_CUH
 
 #include "nonfinite.cuh"
+#include "rope_split.h"
 #include "sparse_bwd_kernel.cuh"
 
 namespace fc_cuda {
@@ -29,13 +30,14 @@ struct SfagMend {
 
 constexpr int kSfagFixMaxK = FC_SFA_MLA_DK, kSfagFixMaxV = 512; /* Dqk + Dr and Dv of every sparse class */
 
-/* Feature f of a 16-bit row with rope features after the first dqk (null rows: zeros). */
-__device__ __forceinline__ float sfag_joint_at(const char *row, const char *rope, const fc_view &v, const fc_view &vr, int dqk, int f)
+/* Feature f of a row with rope features after the first dqk (rope_split.h's joint row; the main
+ * part at row, the rope part at rope; null rows: zeros). */
+__device__ __forceinline__ float sfag_joint_at(const char *row, const char *rope, const fc_view &v, const fc_view &vr, int dqk, int dr, int f)
 {
-    const char *at = f < dqk ? row : rope;
-    if (!at)
-        return 0.0f;
-    return f < dqk ? load_any(at + (int64_t)f * v.se * 2, v.dtype) : load_any(at + (int64_t)(f - dqk) * vr.se * 2, vr.dtype);
+    int64_t off;
+    const fc_view *w = fc_rope_elem(&v, &vr, dqk, dr, f, &off);
+    const char *at = w == &v ? row : rope;
+    return at ? load_any(at + off, w->dtype) : 0.0f;
 }
 
 /* The bytes of rows [0, M.rows) × every query head: a warp per row (kWarps rows per CTA). */
@@ -89,7 +91,7 @@ __global__ void __launch_bounds__(kThreads) sfag_nf_dkv_kernel(const __grid_cons
     }
     if (!__syncthreads_or(hit))
         return;
-    const int dqk = (int)p.Dqk, dk_all = (int)(p.Dqk + p.Dr), dv = (int)p.Dv;
+    const int dqk = (int)p.Dqk, dr = (int)p.Dr, dk_all = dqk + dr, dv = (int)p.Dv;
     const float scale = p.scale;
     for (int64_t j = j0 + warp; j < jz; j += kWarps) {
         float *k = s_k[warp], *v = s_v[warp], *gk = s_dk[warp], *gv = s_dv[warp];
@@ -97,7 +99,7 @@ __global__ void __launch_bounds__(kThreads) sfag_nf_dkv_kernel(const __grid_cons
         const char *krow = in ? sfa_kv_row(p.k, b, bt.kv_tok, n2, j) : nullptr, *vrow = in ? sfa_kv_row(p.v, b, bt.kv_tok, n2, j) : nullptr;
         const char *krope = in && p.Dr > 0 ? sfa_kv_row(p.k_rope, b, bt.kv_tok, n2, j) : nullptr;
         for (int e = lane; e < kSfagFixMaxK; e += 32) {
-            k[e] = e < dk_all ? sfag_joint_at(krow, krope, p.k, p.k_rope, dqk, e) : 0.0f;
+            k[e] = e < dk_all ? sfag_joint_at(krow, krope, p.k, p.k_rope, dqk, dr, e) : 0.0f;
             gk[e] = 0.0f;
         }
         for (int e = lane; e < kSfagFixMaxV; e += 32) {
@@ -113,7 +115,7 @@ __global__ void __launch_bounds__(kThreads) sfag_nf_dkv_kernel(const __grid_cons
             const char *qr = p.Dr > 0 ? sfag_query_row(p.q_rope, b, bt.q_tok, n1, i) : nullptr;
             float s = 0.0f, dp = 0.0f;
             for (int e = lane; e < dk_all; e += 32)
-                s = fmaf(sfag_joint_at(q, qr, p.q, p.q_rope, dqk, e), k[e], s);
+                s = fmaf(sfag_joint_at(q, qr, p.q, p.q_rope, dqk, dr, e), k[e], s);
             for (int e = lane; e < dv; e += 32)
                 dp = fmaf(load_any(o + (int64_t)e * p.dout.se * 2, p.dout.dtype), v[e], dp);
             s = warp_sum(s), dp = warp_sum(dp);
@@ -122,15 +124,14 @@ __global__ void __launch_bounds__(kThreads) sfag_nf_dkv_kernel(const __grid_cons
             for (int e = lane; e < dv; e += 32)
                 gv[e] = fmaf(P, load_any(o + (int64_t)e * p.dout.se * 2, p.dout.dtype), gv[e]);
             for (int e = lane; e < dk_all; e += 32)
-                gk[e] = fmaf(dS, sfag_joint_at(q, qr, p.q, p.q_rope, dqk, e), gk[e]);
+                gk[e] = fmaf(dS, sfag_joint_at(q, qr, p.q, p.q_rope, dqk, dr, e), gk[e]);
         }
         char *dkrow = fc_view_row(&p.dk, 2, b, bt.kv_tok, n2, j), *dvrow = fc_view_row(&p.dv, 2, b, bt.kv_tok, n2, j);
         char *dkrope = p.Dr > 0 ? fc_view_row(&p.dk_rope, 2, b, bt.kv_tok, n2, j) : nullptr;
         for (int e = lane; e < dk_all; e += 32) {
-            if (e < dqk)
-                store_any(dkrow + (int64_t)e * p.dk.se * 2, p.dk.dtype, gk[e] * scale);
-            else
-                store_any(dkrope + (int64_t)(e - dqk) * p.dk_rope.se * 2, p.dk_rope.dtype, gk[e] * scale);
+            int64_t off;
+            const fc_view *w = fc_rope_elem(&p.dk, &p.dk_rope, dqk, dr, e, &off);
+            store_any((w == &p.dk ? dkrow : dkrope) + off, w->dtype, gk[e] * scale);
         }
         for (int e = lane; e < dv; e += 32)
             store_any(dvrow + (int64_t)e * p.dv.se * 2, p.dv.dtype, gv[e]);

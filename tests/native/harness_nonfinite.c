@@ -13,6 +13,8 @@ static void put(const nt_case *c, nt_data *d, const nf_put *p)
     case NF_Q: d->q[(((int64_t)p->b * c->N1 + p->n) * d->S1cap + p->i) * c->D + p->e] = p->value; break;
     case NF_K: d->k[(((int64_t)p->b * c->N2 + p->n) * d->S2cap + p->j) * c->D + p->e] = p->value; break;
     case NF_V: d->v[(((int64_t)p->b * c->N2 + p->n) * d->S2cap + p->j) * d->Dv + p->e] = p->value; break;
+    case NF_Q_ROPE: d->qr[(((int64_t)p->b * c->N1 + p->n) * d->S1cap + p->i) * c->Dr + p->e] = p->value; break;
+    case NF_K_ROPE: d->kr[(((int64_t)p->b * c->N2 + p->n) * d->S2cap + p->j) * c->Dr + p->e] = p->value; break;
     case NF_BIAS:
     case NF_BIAS_ROW:
         for (int j = p->at == NF_BIAS ? p->j : 0; j < (p->at == NF_BIAS ? p->j + 1 : d->S2cap); j++)

@@ -15,10 +15,11 @@
 extern "C" {
 #endif
 
-typedef enum { NF_Q, NF_K, NF_V, NF_BIAS, NF_BIAS_ROW, NF_SINK, NF_DOUT } nf_at;
+typedef enum { NF_Q, NF_K, NF_V, NF_BIAS, NF_BIAS_ROW, NF_SINK, NF_DOUT, NF_Q_ROPE, NF_K_ROPE } nf_at;
 
 /* One value: q[b][n][i][e], k/v[b][n][j][e] (n a kv head), bias[b][n][i][j] (NF_BIAS_ROW: every
- * column of row i), sink[n]; the backward's d_out[b][n][i][e] (NF_DOUT: nf_backward only). */
+ * column of row i), sink[n]; the backward's d_out[b][n][i][e] (NF_DOUT: nf_backward only); the
+ * rope parts q_rope[b][n][i][e], k_rope[b][n][j][e] (e < Dr). */
 typedef struct nf_put {
     nf_at at;
     int b, n, i, j, e;

@@ -12,7 +12,8 @@
  * operands (their tiles load converted to fp32).  A few cases also run the 16-bit tiles' kernels
  * (gradients in the operands' dtype): the dq-recompute path's, and the fused path's (its units
  * claimed by one emulated CTA in ticket order, the turns always there when asked for, dQ from the
- * ordered accumulators by the conversion kernel).  Cases: odd sizes and strides, Sq ≠ Skv, every
+ * ordered accumulators by the conversion kernel), also with rope-split heads (kFeatRope: dq_rope,
+ * dk_rope; the mends' rope parts by non-finite rope rows).  Cases: odd sizes and strides, Sq ≠ Skv, every
  * layout, masks and windows, GQA / MQA, varlen (packed, empty batches), score terms (pse, ALiBi,
  * softcap), dropout bits, sinks (dsink), statistics orders, every head-dim class.
  * Inputs: queries and keys within ±1 (the default), values too except where a case says; 3×TF32
@@ -66,12 +67,14 @@ template <class F> static void each_cta(int64_t n, bool reverse, int threads, F 
 }
 
 /* The CUDA run's kernels in its order (backward.cu fc_bwd_run, dq-recompute) over host memory: T
- * float, the kFeatF32 kernels; else the 16-bit tiles' plain kernels. */
-template <typename T, int D>
+ * float, the kFeatF32 kernels; else the 16-bit tiles' kernels with features FEAT (0: the plain
+ * ones; kFeatRope: rope-split heads). */
+template <typename T, int D, int FEAT>
 static void launch(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<int2> &qi, const std::vector<int2> &kvi, bool rev)
 {
     using namespace fc_cuda;
     constexpr bool F32 = sizeof(T) == 4;
+    static_assert(!F32 || FEAT == 0, "the fp32 tiles take no other features here");
     using Sh = std::conditional_t<F32, BwdShapeF32<D>, BwdShape<D>>;
     using KvSm = BwdKvSmem<D, Sh::BMQ, (int)sizeof(T)>;
     using QSm = BwdQSmem<D, Sh::BN, (int)sizeof(T)>;
@@ -88,11 +91,15 @@ static void launch(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<
     L.items = kvi.data(), L.n_items = (int)kvi.size();
     if constexpr (F32)
         each_cta(L.units, rev, kThreads, [&] { bwd_dkv_feat_kernel<float, D, Sh::DC, Sh::BMQ, kFeatF32>(p, L); });
+    else if constexpr (FEAT != 0)
+        each_cta(L.units, rev, kThreads, [&] { bwd_dkv_feat_kernel<T, D, Sh::DC, Sh::BMQ, FEAT>(p, L); });
     else
         each_cta(L.units, rev, kThreads, [&] { bwd_dkv_kernel<T, D, Sh::DC, Sh::BMQ>(p, L); });
     L.items = qi.data(), L.n_items = (int)qi.size();
     if constexpr (F32)
         each_cta(q_grid, rev, kThreads, [&] { bwd_dq_feat_kernel<float, D, Sh::BN, kFeatF32>(p, L); });
+    else if constexpr (FEAT != 0)
+        each_cta(q_grid, rev, kThreads, [&] { bwd_dq_feat_kernel<T, D, Sh::BN, FEAT>(p, L); });
     else
         each_cta(q_grid, rev, kThreads, [&] { bwd_dq_kernel<T, D, Sh::BN>(p, L); });
     if (p.sink && p.dsink)
@@ -100,10 +107,10 @@ static void launch(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<
     emu_mend(p, L, mend, rev);
 }
 
-/* The fused path's kernels (backward.cu fc_bwd_run, fused; 16-bit tiles): D, then one CTA claiming
- * every unit of the kv tiles in each batch's increasing order (later CTAs find none), then dQ from
- * the accumulators. */
-template <typename T, int D>
+/* The fused path's kernels (backward.cu fc_bwd_run, fused; 16-bit tiles, features FEAT): D, then
+ * one CTA claiming every unit of the kv tiles in each batch's increasing order (later CTAs find
+ * none), then dQ from the accumulators. */
+template <typename T, int D, int FEAT>
 static void launch_fused(const fc_problem &p, fc_cuda::BwdLaunch L, const std::vector<int2> &qi, const std::vector<int2> &kvi)
 {
     using namespace fc_cuda;
@@ -125,24 +132,43 @@ static void launch_fused(const fc_problem &p, fc_cuda::BwdLaunch L, const std::v
     emu_scan(p, L, mend, false);
     each_cta(q_grid, false, kThreads, [&] { bwd_dsum_kernel<T, kBwdQRows>(p, L); });
     L.items = kvi.data(), L.n_items = (int)kvi.size();
-    each_cta(L.units < 3 ? L.units : 3, false, kThreads, [&] { bwd_fused_kernel<T, D, Sh::DC, Sh::BMQ>(p, L); });
+    const int ctas = L.units < 3 ? L.units : 3;
+    if constexpr (FEAT != 0)
+        each_cta(ctas, false, kThreads, [&] { bwd_fused_feat_kernel<T, D, Sh::DC, Sh::BMQ, FEAT>(p, L); });
+    else
+        each_cta(ctas, false, kThreads, [&] { bwd_fused_kernel<T, D, Sh::DC, Sh::BMQ>(p, L); });
     TC_CHECK(ticket[0] >= (unsigned)L.units, "the ticket handed out every unit (%u of %d)", ticket[0], L.units);
     L.items = qi.data(), L.n_items = (int)qi.size();
-    each_cta(q_grid, false, kThreads, [&] { bwd_dq_convert_kernel<kBwdQRows>(p, L); });
+    if constexpr ((FEAT & kFeatRope) != 0)
+        each_cta(q_grid, false, kThreads, [&] { bwd_dq_convert_rope_kernel<kBwdQRows>(p, L); });
+    else
+        each_cta(q_grid, false, kThreads, [&] { bwd_dq_convert_kernel<kBwdQRows>(p, L); });
     if (p.sink && p.dsink)
         each_cta(p.Nq, false, kSinkThreads, [&] { bwd_dsink_kernel(p, L); });
     emu_mend(p, L, mend, false);
 }
 
-template <typename T> static void launch_class(int cls, const fc_problem &p, const fc_cuda::BwdLaunch &L, const std::vector<int2> &qi,
-                                               const std::vector<int2> &kvi, bool rev)
+/* launch (FUSED: launch_fused) at head-dim class cls; rope problems take classes 128 and 256
+ * (fc_cuda_dclass). */
+template <typename T, bool FUSED, int FEAT>
+static void launch_class(int cls, const fc_problem &p, const fc_cuda::BwdLaunch &L, const std::vector<int2> &qi,
+                         const std::vector<int2> &kvi, bool rev)
 {
-    if (cls == 64)
-        launch<T, 64>(p, L, qi, kvi, rev);
-    else if (cls == 128)
-        launch<T, 128>(p, L, qi, kvi, rev);
+    const auto at = [&](auto d) {
+        constexpr int D = decltype(d)::value;
+        if constexpr (FUSED)
+            launch_fused<T, D, FEAT>(p, L, qi, kvi);
+        else
+            launch<T, D, FEAT>(p, L, qi, kvi, rev);
+    };
+    if constexpr ((FEAT & fc_cuda::kFeatRope) == 0) {
+        if (cls == 64)
+            return at(std::integral_constant<int, 64>());
+    }
+    if (cls == 128)
+        at(std::integral_constant<int, 128>());
     else
-        launch<T, 256>(p, L, qi, kvi, rev);
+        at(std::integral_constant<int, 256>());
 }
 
 /* Tiles (batch, tile) of `tile` rows of every batch (kv: over kv_rows), each batch's in increasing
@@ -164,7 +190,7 @@ template <bool TILES16, bool FUSED = false> static fc_status emu_plan_run(const 
 {
     const auto own_or_f32 = [&](fc_dtype dt) { return dt == p.q.dtype || dt == FC_F32; };
     const bool grads_ok = TILES16 ? p.q.dtype != FC_F32 && p.dq.dtype == p.q.dtype && p.dout.dtype == p.q.dtype : p.dq.dtype == FC_F32;
-    if (!TC_CHECK(!p.sparse.data && p.Dr == 0 && !p.drop_philox && grads_ok && own_or_f32(p.dout.dtype) &&
+    if (!TC_CHECK(!p.sparse.data && (p.Dr == 0 || TILES16) && !p.drop_philox && grads_ok && own_or_f32(p.dout.dtype) &&
                       p.k.dtype == p.q.dtype && p.v.dtype == p.q.dtype && p.out.dtype == p.q.dtype && !p.k.pages.table &&
                       !p.q.batch_data && !p.k.batch_data,
                   "test bug: a case the emulated backward kernels do not take"))
@@ -186,23 +212,18 @@ template <bool TILES16, bool FUSED = false> static fc_status emu_plan_run(const 
     /* backward.cu's rule: cp.async for views whose rows fit (fp32 tiles: fp32 views); the second
      * configuration loads element by element */
     const auto fits = [&](const fc_view &v, int64_t d) { return !rev && (TILES16 ? fc_cuda_vec_fits(&v, d, 2) : fc_cuda_vec_f32(&v, d)); };
-    L.vec_q = fits(p.q, p.Dqk), L.vec_k = fits(p.k, p.Dqk), L.vec_v = fits(p.v, p.Dv), L.vec_do = fits(p.dout, p.Dv);
+    const auto fits_qk = [&](const fc_view &v, const fc_view &r) { return fits(v, p.Dqk) && (p.Dr == 0 || fits(r, p.Dr)); };
+    L.vec_q = fits_qk(p.q, p.q_rope), L.vec_k = fits_qk(p.k, p.k_rope), L.vec_v = fits(p.v, p.Dv), L.vec_do = fits(p.dout, p.Dv);
     L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f || fc_has_dropout(&p);
     L.dq_sync = rev ? fc_cuda::kDqSyncLean : fc_cuda::kDqSyncFence;
-    if (FUSED) {
-        const bool bf = p.q.dtype == FC_BF16;
-        if (cls == 64)
-            bf ? launch_fused<__nv_bfloat16, 64>(p, L, qi, kvi) : launch_fused<__half, 64>(p, L, qi, kvi);
-        else if (cls == 128)
-            bf ? launch_fused<__nv_bfloat16, 128>(p, L, qi, kvi) : launch_fused<__half, 128>(p, L, qi, kvi);
-        else
-            bf ? launch_fused<__nv_bfloat16, 256>(p, L, qi, kvi) : launch_fused<__half, 256>(p, L, qi, kvi);
-    } else if (!TILES16)
-        launch_class<float>(cls, p, L, qi, kvi, rev);
-    else if (p.q.dtype == FC_BF16)
-        launch_class<__nv_bfloat16>(cls, p, L, qi, kvi, rev);
+    const bool bf = p.q.dtype == FC_BF16;
+    if (!TILES16)
+        launch_class<float, false, 0>(cls, p, L, qi, kvi, rev);
+    else if (p.Dr > 0)
+        bf ? launch_class<__nv_bfloat16, FUSED, fc_cuda::kFeatRope>(cls, p, L, qi, kvi, rev)
+           : launch_class<__half, FUSED, fc_cuda::kFeatRope>(cls, p, L, qi, kvi, rev);
     else
-        launch_class<__half>(cls, p, L, qi, kvi, rev);
+        bf ? launch_class<__nv_bfloat16, FUSED, 0>(cls, p, L, qi, kvi, rev) : launch_class<__half, FUSED, 0>(cls, p, L, qi, kvi, rev);
     return FC_OK;
 }
 
@@ -279,6 +300,16 @@ int main(int argc, char **argv)
     c = base(14, FC_BF16, 200, 70, 130), c.window = fc_window_band(50, 10, FC_ALIGN_BOTTOM_RIGHT), c.N2 = 1;
     tc_context("emulated fused backward: bf16, class 256 (two feature parts), a band, MQA, several query and kv tiles");
     run_fused(&c);
+    /* rope-split heads (kFeatRope: the query and key tiles carry q_rope / k_rope after their
+     * features; dq_rope and dk_rope from the same accumulators) */
+    c = base(15, FC_BF16, 64, 45, 70), c.Dr = 24, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT), c.Dv = 40;
+    tc_context("emulated 16-bit backward, rope: bf16, 64 + 24 (class 128), causal bottom-right, GQA 2, Dv 40");
+    run16(&c);
+    tc_context("emulated fused backward, rope: bf16, 64 + 24 (class 128), causal bottom-right, GQA 2, Dv 40");
+    run_fused(&c);
+    c = base(16, FC_F16, 120, 33, 50), c.Dr = 56, c.layout = NT_BNSD, c.mask.on = true, c.N2 = 1;
+    tc_context("emulated fused backward, rope: fp16, 120 + 56 (class 256), BNSD, mask, MQA");
+    run_fused(&c);
     /* non-finite operands at pairs that rows of the same tiles do not see: keys (the dQ kernel
      * records what the visible pairs make of them and zeroes them for its product; the fused
      * path's dQ is mended afterwards), queries and d_out (dK and dV mended afterwards:
@@ -288,6 +319,12 @@ int main(int argc, char **argv)
     static const nf_put masked[] = {{NF_K, 1, 0, 0, 7, 2, NAN}, {NF_K, 0, 1, 0, 30, 5, -INFINITY}};
     static const nf_put hidden_q[] = {{NF_Q, 0, 1, 30, 0, 3, NAN}, {NF_DOUT, 1, 2, 40, 0, 5, INFINITY},
                                       {NF_Q, 1, 3, 10, 0, 0, -INFINITY}, {NF_DOUT, 0, 0, 60, 0, 1, NAN}};
+    /* the same with rope parts: a NaN in a rope key or rope query row reaches only the other
+     * operand's rope gradient (dq_rope, dk_rope) through the hidden pairs' 0 */
+    static const nf_put hidden_rope[] = {{NF_K_ROPE, 0, 1, 0, 80, 3, NAN}, {NF_K, 1, 0, 0, 37, 2, INFINITY},
+                                         {NF_V, 0, 0, 0, 70, 4, -INFINITY}};
+    static const nf_put hidden_q_rope[] = {{NF_Q_ROPE, 0, 1, 30, 0, 5, NAN}, {NF_DOUT, 1, 2, 40, 0, 5, INFINITY},
+                                           {NF_Q_ROPE, 1, 3, 10, 0, 0, -INFINITY}, {NF_DOUT, 0, 0, 60, 0, 1, NAN}};
     static const nf_put masked_q[] = {{NF_Q, 0, 2, 5, 0, 7, NAN}, {NF_DOUT, 1, 1, 20, 0, 3, -INFINITY}, {NF_K, 0, 0, 0, 12, 1, NAN}};
     static const char *const path_name[3] = {"fp32", "16-bit", "fused"};
     for (int path = 0; path < 3; path++) {
@@ -304,6 +341,15 @@ int main(int argc, char **argv)
         nonfinite_run(&c, hidden, 3);
         tc_context("emulated %s backward: NaN / inf queries and d_out at pairs their tiles' keys do not see", path_name[path]);
         nonfinite_run(&c, hidden_q, 4);
+        if (path) { /* the mends' rope parts: q_rope and k_rope read, dq_rope and dk_rope written */
+            c.Dr = 8;
+            tc_context("emulated %s backward, rope 24 + 8: NaN / +inf keys and rope keys at pairs their tiles' rows do not see",
+                       path_name[path]);
+            nonfinite_run(&c, hidden_rope, 3);
+            tc_context("emulated %s backward, rope 24 + 8: NaN / inf queries, rope queries and d_out at pairs their tiles' "
+                       "keys do not see", path_name[path]);
+            nonfinite_run(&c, hidden_q_rope, 4);
+        }
         c = base(13, path ? FC_F16 : FC_F32, 72, 37, 45), c.mask.on = true, c.mask.density = 0.4;
         tc_context("emulated %s backward, class 128, a mask tensor: NaN and -inf keys", path_name[path]);
         nonfinite_run(&c, masked, 2);

@@ -3,6 +3,7 @@
  *   - the joint-tile map (src/cuda/rope_split.h): every column of a tile is one feature of q (or k),
  *     one of q_rope (k_rope) or padding, each feature exactly once; a tile built by the map gives
  *     q·k + q_rope·k_rope, and gradient columns split back by it land where the CPU writes them;
+ *     the address of a joint feature (fc_rope_elem) in its own view;
  *   - with the CUDA backend built: which rope problems the kernels take and which they refuse by
  *     name (fc_cuda_{fwd,dec,bwd}_unsupported, host code: no device needed).
  */
@@ -81,6 +82,21 @@ static void check_joint_rows(tc_rng *r, int dqk, int dr, int D)
     for (int e = 0; e < dr; e++)
         TC_CHECK(dqr[e] == dqk + e + 0.5, "dqk=%d dr=%d: dq_rope[%d] = %g", dqk, dr, e, dqr[e]);
     TC_CHECK(isnan(dq[dqk]) && isnan(dqr[dr]), "dqk=%d dr=%d: nothing written past either part", dqk, dr);
+}
+
+/* fc_rope_elem over views of different dtypes and feature strides: the main view's feature e below
+ * dqk, the rope view's feature e − dqk after, at feature · stride · element size bytes. */
+static void check_elem(int dqk, int dr)
+{
+    const fc_view v = {.dtype = FC_F32, .se = 3}, vr = {.dtype = FC_BF16, .se = 5};
+    for (int e = 0; e < dqk + dr; e++) {
+        int64_t off = -1;
+        const fc_view *w = fc_rope_elem(&v, &vr, dqk, dr, e, &off);
+        const bool rope = e >= dqk;
+        const int64_t want = rope ? (int64_t)(e - dqk) * 5 * 2 : (int64_t)e * 3 * 4;
+        TC_CHECK(w == (rope ? &vr : &v) && off == want, "dqk=%d dr=%d: feature %d in the %s view at byte %lld (want the %s view at %lld)",
+                 dqk, dr, e, w == &vr ? "rope" : "main", (long long)off, rope ? "rope" : "main", (long long)want);
+    }
 }
 
 #ifdef UNIT_WITH_CUDA
@@ -165,11 +181,13 @@ int main(void)
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
         check_map(dims[i][0], dims[i][1], dims[i][2]);
         check_joint_rows(&r, dims[i][0], dims[i][1], dims[i][2]);
+        check_elem(dims[i][0], dims[i][1]);
     }
     for (int n = 0; n < 200; n++) { /* random splits of every class */
         const int D = n % 2 ? 128 : 256, dqk = (int)tc_rng_int(&r, 1, D - 1), dr = (int)tc_rng_int(&r, 1, D - dqk);
         check_map(dqk, dr, D);
         check_joint_rows(&r, dqk, dr, D);
+        check_elem(dqk, dr);
     }
 #ifdef UNIT_WITH_CUDA
     check_planning();

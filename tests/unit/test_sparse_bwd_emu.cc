@@ -140,5 +140,12 @@ int main(int argc, char **argv)
                                   {NF_DOUT, 0, 1, 3, 0, 2, INFINITY}, {NF_V, 1, 1, 0, 82, 0, -INFINITY}};
     tc_context("emulated sparse backward, causal: NaN / inf keys, queries, d_out and values in selected blocks");
     emu_bwd_nonfinite<emu_plan_run>(&c, c.dt, puts, 5);
+    c.Dr = 8; /* the mend's rope parts: q_rope and k_rope read, dk_rope written */
+    static const nf_put rope_puts[] = {{NF_K_ROPE, 0, 0, 0, 17, 1, NAN}, {NF_Q_ROPE, 1, 3, 2, 0, 7, NAN},
+                                       {NF_Q_ROPE, 0, 1, 5, 0, 0, INFINITY}, {NF_Q_ROPE, 1, 0, 7, 0, 4, NAN},
+                                       {NF_Q, 0, 2, 4, 0, 3, INFINITY}, {NF_V, 1, 1, 0, 82, 0, -INFINITY}};
+    tc_context("emulated sparse backward, causal, rope 24 + 8: NaN / inf rope keys, rope queries, queries and values in "
+               "selected blocks");
+    emu_bwd_nonfinite<emu_plan_run>(&c, c.dt, rope_puts, 6);
     return tc_summary("unit_sparse_bwd_emu");
 }
