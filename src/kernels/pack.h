@@ -65,15 +65,28 @@ FC_INLINE void fc_prefetch_kv_row(const fc_view *v, fc_kv_at at, int64_t s, int 
         __builtin_prefetch(row + o, 0, 2);
 }
 
+/* Whether compact fp32 rows from `row` on, stride ss elements, all start off a vector boundary:
+ * every vector load of them then straddles two cache lines (AVX-512) or every other one does
+ * (AVX2): a caller's malloc'd BNSD values, 16-byte aligned, read in place cost the fp32 forward
+ * 5–6 % against a copy into aligned scratch (Emerald Rapids, avx512, docs/PERFORMANCE.md). */
+static inline bool fc_rows_split_vectors(const float *row, int64_t ss)
+{
+    const uintptr_t vb = FC_W * sizeof(float);
+    return (uintptr_t)row % vb != 0 && (uintptr_t)ss * sizeof(float) % vb == 0;
+}
+
 /* A kv-tile operand as fp32 rows: either the caller's memory itself (compact fp32 rows,
  * fc_rows_compact: one stream the hardware prefetcher follows, as software prefetches there cost
  * more than they gain, 2 % on the avx2 forward) or rows converted or copied into buf (aff: 2·width
  * floats of scratch for int8 dequantisation), the first `ahead` rows after the tile prefetched on
- * the way.  Returns the row pointer base and sets *ld. */
+ * the way.  vectors: the product loads the rows as whole vectors (P·V's values), so rows that
+ * would split every load (fc_rows_split_vectors) are copied.  Returns the row pointer base and
+ * sets *ld. */
 static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, fc_kv_at at, int64_t j0, int rows,
-                                      int ahead, int width, int64_t *ld, float *aff)
+                                      int ahead, int width, int64_t *ld, float *aff, bool vectors)
 {
-    if (v->dtype == FC_F32 && v->se == 1 && fc_rows_compact(v->ss, width, rows) && !v->pages.table) {
+    if (v->dtype == FC_F32 && v->se == 1 && fc_rows_compact(v->ss, width, rows) && !v->pages.table &&
+        !(vectors && fc_rows_split_vectors((const float *)fc_kv_row(v, at, j0), v->ss))) {
         *ld = rows > 1 ? v->ss : width; /* one row: ss may be the unbounded stride of a size-1 dim */
         return (const float *)fc_kv_row(v, at, j0);
     }
@@ -120,7 +133,7 @@ static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at 
     const int Dqk = (int)p->Dqk, Dr = (int)p->Dr, Dt = Dqk + Dr, Dvp = (int)fc_round_up(p->Dv, FC_W);
     const int64_t left = p->batch[at.b].skv - (j0 + jn);
     const int ahead = !streaming || left <= 0 ? 0 : left < jn ? (int)left : jn;
-    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, ahead, (int)p->Dv, &t->ldv, aff);
+    t->v = fc_kv_rows(vb, Dvp, &p->v, at, j0, jn, ahead, (int)p->Dv, &t->ldv, aff, true);
     /* rows read in place are one stream the hardware prefetcher follows, but at S = 4096 it
      * meets a tile's first lines late: spread over the products, software prefetches of the next
      * tile's rows gain (Zen 4: docs/PERFORMANCE.md) where one burst of them at the tile's start
@@ -135,7 +148,7 @@ static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at 
         t->k_width = Dqk;
         return;
     }
-    t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, ahead, Dqk, &t->ldk, aff);
+    t->k = fc_kv_rows(kb, Dt, &p->k, at, j0, jn, ahead, Dqk, &t->ldk, aff, false);
     if (ahead && t->k != kb)
         t->next_k = fc_rows_to_prefetch(&p->k, at, j0 + jn, ahead, Dqk);
     t->k_width = Dqk;
@@ -146,7 +159,7 @@ static inline void fc_kv_tile_load(fc_kv_tile *t, const fc_problem *p, fc_kv_at 
                         p->k_rope.se, Dr);
         t->k_width = Dt;
     } else if (Dr) {
-        t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, ahead, Dr, &t->ldkr, aff);
+        t->kr = fc_kv_rows(kb, Dt, &p->k_rope, at, j0, jn, ahead, Dr, &t->ldkr, aff, false);
     }
 }
 
