@@ -85,10 +85,12 @@ static inline bool fc_rows_split_vectors(const float *row, int64_t ss)
 static inline const float *fc_kv_rows(float *buf, int64_t ldbuf, const fc_view *v, fc_kv_at at, int64_t j0, int rows,
                                       int ahead, int width, int64_t *ld, float *aff, bool vectors)
 {
-    if (v->dtype == FC_F32 && v->se == 1 && fc_rows_compact(v->ss, width, rows) && !v->pages.table &&
-        !(vectors && fc_rows_split_vectors((const float *)fc_kv_row(v, at, j0), v->ss))) {
-        *ld = rows > 1 ? v->ss : width; /* one row: ss may be the unbounded stride of a size-1 dim */
-        return (const float *)fc_kv_row(v, at, j0);
+    if (v->dtype == FC_F32 && v->se == 1 && fc_rows_compact(v->ss, width, rows) && !v->pages.table) {
+        const float *first = (const float *)fc_kv_row(v, at, j0);
+        if (!(vectors && fc_rows_split_vectors(first, v->ss))) {
+            *ld = rows > 1 ? v->ss : width; /* one row: ss may be the unbounded stride of a size-1 dim */
+            return first;
+        }
     }
     const bool i8 = v->dtype == FC_I8;
     if (i8)

@@ -7,14 +7,20 @@
 
 #include "common/check.h"
 
+/* Element [b][n][s][e] of a logical operand of N heads, cap rows and E features. */
+static double *logical_at(double *x, int N, int cap, int E, const nf_put *p, int s)
+{
+    return x + (((int64_t)p->b * N + p->n) * cap + s) * E + p->e;
+}
+
 static void put(const nt_case *c, nt_data *d, const nf_put *p)
 {
     switch (p->at) {
-    case NF_Q: d->q[(((int64_t)p->b * c->N1 + p->n) * d->S1cap + p->i) * c->D + p->e] = p->value; break;
-    case NF_K: d->k[(((int64_t)p->b * c->N2 + p->n) * d->S2cap + p->j) * c->D + p->e] = p->value; break;
-    case NF_V: d->v[(((int64_t)p->b * c->N2 + p->n) * d->S2cap + p->j) * d->Dv + p->e] = p->value; break;
-    case NF_Q_ROPE: d->qr[(((int64_t)p->b * c->N1 + p->n) * d->S1cap + p->i) * c->Dr + p->e] = p->value; break;
-    case NF_K_ROPE: d->kr[(((int64_t)p->b * c->N2 + p->n) * d->S2cap + p->j) * c->Dr + p->e] = p->value; break;
+    case NF_Q: *logical_at(d->q, c->N1, d->S1cap, c->D, p, p->i) = p->value; break;
+    case NF_K: *logical_at(d->k, c->N2, d->S2cap, c->D, p, p->j) = p->value; break;
+    case NF_V: *logical_at(d->v, c->N2, d->S2cap, d->Dv, p, p->j) = p->value; break;
+    case NF_Q_ROPE: *logical_at(d->qr, c->N1, d->S1cap, c->Dr, p, p->i) = p->value; break;
+    case NF_K_ROPE: *logical_at(d->kr, c->N2, d->S2cap, c->Dr, p, p->j) = p->value; break;
     case NF_BIAS:
     case NF_BIAS_ROW:
         for (int j = p->at == NF_BIAS ? p->j : 0; j < (p->at == NF_BIAS ? p->j + 1 : d->S2cap); j++)
