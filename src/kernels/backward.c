@@ -270,7 +270,7 @@ static void fc_bwd_pair_fp32(const fc_problem *p, fc_bwd_bufs *b, const fc_kv_ti
         b->transposed = true;
     }
     const fc_q_operand q = {b->qt, b->q_rows, b->ld_q};
-    fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn); /* the backward converts its keys (dQ needs them) */
+    fc_qk(b->p, kv, &q, p, rw, NULL, j0, jn, NULL); /* the backward converts its keys (dQ needs them) */
     fc_bwd_probs(p, b, j0, jn, kind);
     fc_gemm(jn, Rp, (int)p->Dv, kv->v, kv->ldv, 1, b->dot, Rp, b->ds, Rp, false); /* dPᵀ = V·dOᵀ */
     fc_bwd_dscores(p, b, j0, jn);

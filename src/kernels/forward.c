@@ -37,6 +37,7 @@ typedef struct fc_fwd_bufs {
     float *dq;    /* [4][Dqk] and [2·Dvp]: the query rows and value dequantisation of decode.h */
     float *dv_aff;
     float *m, *l, *alpha;
+    float *tmax;  /* [Rp] the score tile's row maxima from its product (fc_gemm_colmax) */
     fc_rows rows;
 #if FC_BF16_PRODUCTS
     fc_amx_bufs amx; /* bf16 tile operands (bf16/fp16 problems) */
@@ -67,6 +68,7 @@ static size_t fc_fwd_carve(char *base, const fc_problem *p, fc_tiles t, fc_fwd_b
     TAKE(m, Rp);
     TAKE(l, Rp);
     TAKE(alpha, Rp);
+    TAKE(tmax, Rp);
 #undef TAKE
     fc_rows_carve(&b->rows, &cur, Rp);
 #if FC_BF16_PRODUCTS
@@ -195,20 +197,21 @@ static void fc_fwd_pack_q(fc_fwd_state *s, const fc_problem *p, bool transposed)
     s->q.t = b->qt;
 }
 
-/* The logits of S and the online-softmax step on them (rescaling the accumulator), dropout. */
-static void fc_fwd_softmax(fc_fwd_state *s, const fc_problem *p)
+/* The logits of S and the online-softmax step on them (rescaling the accumulator), dropout;
+ * tmax (or NULL): the tile's row maxima, S already final (fc_fwd_colmax). */
+static void fc_fwd_softmax(fc_fwd_state *s, const fc_problem *p, const float *tmax)
 {
     fc_fwd_bufs *b = &s->b;
     const int64_t j0 = s->j0;
     const int jn = s->jn;
     const fc_tile_kind kind = s->kind;
-    if (s->scale_only)
+    if (!tmax && s->scale_only)
         fc_hide(b->s, jn, j0, p, s->rw, kind, -INFINITY);
-    else
+    else if (!tmax)
         fc_scores(b->s, NULL, jn, j0, p, s->rw, kind);
     const float scale = s->scale_only ? p->scale : 1.0f;
-    const bool rescale = s->raw ? fc_softmax_step_raw(b->s, jn, s->Rp, scale, b->m, b->l, b->alpha)
-                                : fc_softmax_step(b->s, jn, s->Rp, scale, b->m, b->l, b->alpha);
+    const bool rescale = s->raw ? fc_softmax_step_raw(b->s, tmax, jn, s->Rp, scale, b->m, b->l, b->alpha)
+                                : fc_softmax_step(b->s, tmax, jn, s->Rp, scale, b->m, b->l, b->alpha);
     if (rescale)
         for (int r = 0; r < s->R; r++)
             if (b->alpha[r] != 1.0f)
@@ -230,6 +233,19 @@ static bool fc_fwd_pv_visible(fc_fwd_state *s, const fc_problem *p, const fc_kv_
     return true;
 }
 
+/* The score product's epilogue (fc_gemm_colmax) where a tile's logits are its scores times the
+ * scale and nothing hides (the softmax step's maximum pass needs nothing else): scaled in place
+ * unless m is kept raw (fc_fwd_raw), the rows' maxima into tmax. */
+static const fc_gemm_colmax *fc_fwd_colmax(fc_fwd_state *s, const fc_problem *p, bool hides, fc_gemm_colmax *cm)
+{
+    if (!s->scale_only || hides)
+        return NULL;
+    for (int r = 0; r < s->Rp; r++)
+        s->b.tmax[r] = -INFINITY;
+    *cm = (fc_gemm_colmax){s->b.tmax, p->scale, !s->raw && p->scale != 1.0f};
+    return cm;
+}
+
 /* One kv tile on the fp32 products: S = K·Qᵀ (a GEMM, or dot products for few rows; keys
  * converted unless fc_qk reads them in place), softmax, O += P·V. */
 static void fc_fwd_tile_fp32(fc_fwd_state *s, const fc_problem *p, bool convert_keys)
@@ -238,10 +254,11 @@ static void fc_fwd_tile_fp32(fc_fwd_state *s, const fc_problem *p, bool convert_
     const bool hides = fc_tile_hides(p, s->kind);
     fc_kv_tile kv = {0};
     fc_kv_tile_load(&kv, p, fc_kv_at_rows(s->rw), s->j0, s->jn, !p->sparse.data, convert_keys, b->kb, b->vb, b->aff);
-    fc_qk(b->s, &kv, &s->q, p, s->rw, b->k_aff, s->j0, s->jn);
-    fc_fwd_softmax(s, p);
+    fc_gemm_colmax cm;
+    const bool maxed = fc_qk(b->s, &kv, &s->q, p, s->rw, b->k_aff, s->j0, s->jn, fc_fwd_colmax(s, p, hides, &cm));
+    fc_fwd_softmax(s, p, maxed ? b->tmax : NULL);
     if (!fc_fwd_pv_visible(s, p, &kv, hides))
-        fc_gemm_pf(s->R, s->Dv, s->jn, b->s, 1, s->Rp, kv.v, kv.ldv, b->o, s->Dvp, true, &kv.next_v);
+        fc_gemm_pf(s->R, s->Dv, s->jn, b->s, 1, s->Rp, kv.v, kv.ldv, b->o, s->Dvp, true, &kv.next_v, NULL);
 }
 
 /* Leaves (O, m, l) for the merge when the item is one kv slice of several, else writes the rows. */
@@ -343,7 +360,7 @@ FC_INLINE void fc_fwd_tile_tiles(fc_fwd_state *s, const fc_problem *p, const boo
         *qt_packed = true;
     }
     fc_amx_qk(b->s, &b->amx, p, fc_kv_at_rows(s->rw), j0, jn, s->Rp, b->aff);
-    fc_fwd_softmax(s, p);
+    fc_fwd_softmax(s, p, NULL);
     if (fc_fwd_pv_visible(s, p, &kv, hides))
         return;
     if (pv_tiles)

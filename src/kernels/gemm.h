@@ -69,6 +69,35 @@ FC_INLINE void fc_micro_tile(const int mr, const int nv, const int tail, int K, 
             v_store(C + m * ldc + v * FC_W, c[m][v]);
 }
 
+/* What a product may do to each register tile of C right after storing it, while the tile is in
+ * L1: multiply it by `scale` in place (when `scaled`), and fold its columns' maxima into max[n]
+ * (round_up(N, FC_W) floats, set by the caller; a NaN element is dropped, as v_max(x, m) drops
+ * it).  The forward's score tile S = K·Qᵀ gives its softmax step the rows' maxima this way,
+ * instead of the step reading S back from L2 for them. */
+typedef struct fc_gemm_colmax {
+    float *max;
+    float scale;
+    bool scaled;
+} fc_gemm_colmax;
+
+FC_INLINE void fc_colmax_tile(const fc_gemm_colmax *cm, float *C, ptrdiff_t ldc, int mr, int nv, float *max)
+{
+    const fvec c = v_set1(cm->scale);
+    for (int v = 0; v < nv; v++) {
+        fvec mx = v_load(max + v * FC_W);
+        for (int m = 0; m < mr; m++) {
+            float *at = C + m * ldc + v * FC_W;
+            fvec x = v_load(at);
+            if (cm->scaled) {
+                x = v_mul(x, c);
+                v_store(at, x);
+            }
+            mx = v_max(x, mx);
+        }
+        v_store(max + v * FC_W, mx);
+    }
+}
+
 /* The full FC_MR × FC_NV tile, the hot path, spelled out so that every accumulator is a named
  * register variable (compilers otherwise tend to split or spill the array form). */
 #define FC_VECS1(X, m) X(m, 0)
@@ -92,9 +121,16 @@ FC_INLINE void fc_micro_tile(const int mr, const int nv, const int tail, int K, 
 #define FC_ROW_INIT(m, _) FC_VECS(FC_ACC_INIT, m)
 #define FC_ROW_STORE(m, _) FC_VECS(FC_ACC_STORE, m)
 #define FC_ROW_FMA(m, _) { const fvec a##m = v_bcast(acol + m * a_rs); FC_VECS(FC_FMA, m) }
+#define FC_ACC_SCALE(m, v) c##m##v = v_mul(c##m##v, cs);
+#define FC_ROW_SCALE(m, _) FC_VECS(FC_ACC_SCALE, m)
+#define FC_MAX_LOAD(m, v) fvec mx##v = v_load(max + v * FC_W);
+#define FC_MAX_STORE(m, v) v_store(max + v * FC_W, mx##v);
+#define FC_ACC_MAX(m, v) mx##v = v_max(c##m##v, mx##v);
+#define FC_ROW_MAX(m, _) FC_VECS(FC_ACC_MAX, m)
 
+/* cm (or NULL): fc_colmax_tile's epilogue on the accumulators before they are stored. */
 FC_INLINE void fc_micro_full(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B, ptrdiff_t ldb,
-                             float *C, ptrdiff_t ldc, bool accumulate)
+                             float *C, ptrdiff_t ldc, bool accumulate, const fc_gemm_colmax *cm, float *max)
 {
     FC_ROWS(FC_ROW_INIT, _)
     const float *brow = B, *acol = A;
@@ -115,6 +151,15 @@ FC_INLINE void fc_micro_full(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_
         FC_VECS(FC_B_LOAD, _)
         FC_ROWS(FC_ROW_FMA, _)
     }
+    if (cm) {
+        const fvec cs = v_set1(cm->scale);
+        if (cm->scaled) {
+            FC_ROWS(FC_ROW_SCALE, _)
+        }
+        FC_VECS(FC_MAX_LOAD, _)
+        FC_ROWS(FC_ROW_MAX, _)
+        FC_VECS(FC_MAX_STORE, _)
+    }
     FC_ROWS(FC_ROW_STORE, _)
 }
 
@@ -127,15 +172,21 @@ FC_INLINE void fc_micro_full(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_
 #undef FC_ROW_INIT
 #undef FC_ROW_STORE
 #undef FC_ROW_FMA
+#undef FC_ACC_SCALE
+#undef FC_ROW_SCALE
+#undef FC_MAX_LOAD
+#undef FC_MAX_STORE
+#undef FC_ACC_MAX
+#undef FC_ROW_MAX
 
 #if FC_W == 4
 #include "gemm_neon.h" /* fc_full_tile */
 #endif
 #ifndef FC_HAVE_FULL_TILE /* a set without a tile of its own: the spelled-out one above */
 FC_INLINE void fc_full_tile(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B, ptrdiff_t ldb,
-                            float *C, ptrdiff_t ldc, bool accumulate)
+                            float *C, ptrdiff_t ldc, bool accumulate, const fc_gemm_colmax *cm, float *max)
 {
-    fc_micro_full(K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate);
+    fc_micro_full(K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate, cm, max);
 }
 #endif
 
@@ -193,9 +244,11 @@ FC_INLINE void fc_prefetch_some(const fc_prefetch_rows *pf, fc_prefetch_at *at, 
 }
 
 /* C[M×N] (+)= A[M×K]·B[K×N] with the layouts described at the top of this file; pf (or NULL):
- * rows to prefetch on the way (fc_prefetch_rows). */
+ * rows to prefetch on the way (fc_prefetch_rows); cm (or NULL): the stored tiles' epilogue
+ * (fc_gemm_colmax). */
 static inline void fc_gemm_pf(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B,
-                              ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate, const fc_prefetch_rows *pf)
+                              ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate, const fc_prefetch_rows *pf,
+                              const fc_gemm_colmax *cm)
 {
     const int tiles = ((N + FC_NR - 1) / FC_NR) * ((M + FC_MR - 1) / FC_MR);
     const int lines = pf ? pf->rows * pf->lines : 0, per = lines && tiles ? (lines + tiles - 1) / tiles : 0;
@@ -212,7 +265,7 @@ static inline void fc_gemm_pf(int M, int N, int K, const float *A, ptrdiff_t a_r
             if (per)
                 fc_prefetch_some(pf, &pf_at, per);
             if (mr == FC_MR && nv == FC_NV && !tail) {
-                fc_full_tile(K, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);
+                fc_full_tile(K, a, a_rs, a_ks, b, ldb, c, ldc, accumulate, cm, cm ? cm->max + n0 : NULL);
                 continue;
             }
             switch (mr) {
@@ -233,6 +286,8 @@ static inline void fc_gemm_pf(int M, int N, int K, const float *A, ptrdiff_t a_r
                 FC_EDGE_NV(8)
 #endif
             }
+            if (cm)
+                fc_colmax_tile(cm, c, ldc, mr, nv, cm->max + n0);
         }
     }
 }
@@ -240,7 +295,7 @@ static inline void fc_gemm_pf(int M, int N, int K, const float *A, ptrdiff_t a_r
 static inline void fc_gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B,
                            ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate)
 {
-    fc_gemm_pf(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate, NULL);
+    fc_gemm_pf(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate, NULL, NULL);
 }
 
 /* C[M×N] += A[M×K]·B[K×N] over the terms whose vis(m, k) (stored with A's strides) is nonzero

@@ -23,14 +23,18 @@ FC_NEON_TILES(fc_neon_tile_cols, fc_neon_tile_rows)
 /* The full tile in the form A's layout allows (the generic one where neither stride is 1). */
 #define FC_HAVE_FULL_TILE 1
 FC_INLINE void fc_full_tile(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B, ptrdiff_t ldb,
-                            float *C, ptrdiff_t ldc, bool accumulate)
+                            float *C, ptrdiff_t ldc, bool accumulate, const fc_gemm_colmax *cm, float *max)
 {
     if (a_rs == 1)
         fc_neon_tile_cols(K, A, a_ks, B, ldb, C, ldc, accumulate);
     else if (a_ks == 1)
         fc_neon_tile_rows(K, A, a_rs, B, ldb, C, ldc, accumulate);
-    else
-        fc_micro_full(K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate);
+    else {
+        fc_micro_full(K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate, cm, max);
+        return;
+    }
+    if (cm) /* (the stored tile, from L1) */
+        fc_colmax_tile(cm, C, ldc, FC_MR, FC_NV, max);
 }
 
 #endif /* FC_KERNELS_GEMM_NEON_H */

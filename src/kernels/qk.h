@@ -150,15 +150,16 @@ static inline bool fc_qk_reads_keys(const fc_problem *p, const fc_rows *rw)
 }
 
 /* kv->k NULL: the keys are read from the caller's memory (fc_qk_reads_keys), rows j0 + j; int8
- * keys through k_aff (their scale and offset, 2·Dqk floats, fc_affine_load). */
-static inline void fc_qk(float *S, const fc_kv_tile *kv, const fc_q_operand *q, const fc_problem *p, const fc_rows *rw,
-                         const float *k_aff, int64_t j0, int jn)
+ * keys through k_aff (their scale and offset, 2·Dqk floats, fc_affine_load).  cm (or NULL): the
+ * epilogue of the GEMM's tiles (fc_gemm_colmax); returns whether it ran (the GEMM form only). */
+static inline bool fc_qk(float *S, const fc_kv_tile *kv, const fc_q_operand *q, const fc_problem *p, const fc_rows *rw,
+                         const float *k_aff, int64_t j0, int jn, const fc_gemm_colmax *cm)
 {
     const int Rp = rw->padded, R = rw->count, Dqk = (int)p->Dqk;
     if (!kv->k) {
         const fc_key_rows k = {NULL, 0, &p->k, fc_kv_at_rows(rw), j0, k_aff};
         fc_qk_dots(S, Rp, R, jn, &k, p->k.dtype, q->rows, q->ld, Dqk, false);
-        return;
+        return false;
     }
     if (R <= FC_QK_DOT_ROWS) {
         const fc_key_rows k = {kv->k, kv->ldk, NULL, {0, 0, 0}, 0, NULL};
@@ -167,11 +168,12 @@ static inline void fc_qk(float *S, const fc_kv_tile *kv, const fc_q_operand *q, 
             const fc_key_rows kr = {kv->kr, kv->ldkr, NULL, {0, 0, 0}, 0, NULL};
             fc_qk_dots(S, Rp, R, jn, &kr, FC_F32, q->rows + Dqk, q->ld, (int)p->Dr, true);
         }
-        return;
+        return false;
     }
-    fc_gemm_pf(jn, Rp, kv->k_width, kv->k, kv->ldk, 1, q->t, Rp, S, Rp, false, &kv->next_k);
+    fc_gemm_pf(jn, Rp, kv->k_width, kv->k, kv->ldk, 1, q->t, Rp, S, Rp, false, &kv->next_k, kv->kr ? NULL : cm);
     if (kv->kr)
-        fc_gemm(jn, Rp, (int)p->Dr, kv->kr, kv->ldkr, 1, q->t + (ptrdiff_t)Dqk * Rp, Rp, S, Rp, true);
+        fc_gemm_pf(jn, Rp, (int)p->Dr, kv->kr, kv->ldkr, 1, q->t + (ptrdiff_t)Dqk * Rp, Rp, S, Rp, true, NULL, cm);
+    return cm != NULL;
 }
 
 #endif /* FC_KERNELS_QK_H */

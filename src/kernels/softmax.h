@@ -57,11 +57,11 @@ FC_INLINE fvec fc_scaled_load(float *s, bool scaled, fvec c)
 }
 
 /* fc_softmax_step, or with raw fc_softmax_step_raw. */
-FC_INLINE bool fc_softmax_step_in(float *S, int jn, int Rp, float scale, const bool raw, float *m, float *l,
-                                  float *alpha)
+FC_INLINE bool fc_softmax_step_in(float *S, const float *tmax, int jn, int Rp, float scale, const bool raw, float *m,
+                                  float *l, float *alpha)
 {
     const fvec c = v_set1(scale), c2 = v_set1((float)(scale * FC_LOG2E_D)); /* (raw: 2^((s − m)·c2)) */
-    const bool scaled = !raw && scale != 1.0f;
+    const bool scaled = !raw && scale != 1.0f && !tmax;
     const fvec ninf = v_set1(-INFINITY), pinf = v_set1(INFINITY);
     bool rescale = false;
     for (int r = 0; r < Rp; r += FC_W) {
@@ -69,7 +69,9 @@ FC_INLINE bool fc_softmax_step_in(float *S, int jn, int Rp, float scale, const b
         /* score first: a NaN score is dropped, a NaN m_old kept; four chains, as one is bound by
          * the latency of max (the maximum is exact, so the order does not matter) */
         fvec mx = m_old, mx1 = v_set1(-INFINITY), mx2 = mx1, mx3 = mx1;
-        int jm = 0;
+        int jm = tmax ? jn : 0;
+        if (tmax)
+            mx = v_max(v_load(tmax + r), mx);
         for (; jm + 4 <= jn; jm += 4) {
             float *s = S + (ptrdiff_t)jm * Rp + r;
             mx = v_max(fc_scaled_load(s, scaled, c), mx);
@@ -123,10 +125,13 @@ FC_INLINE bool fc_softmax_step_in(float *S, int jn, int Rp, float scale, const b
 /* One tile of jn columns for Rp rows whose logits are scale·S (scale 1 when S holds the logits
  * already; else the maximum pass scales S in place, rounded, so that the maximum's logit − m is
  * exactly 0 — a compiler may fuse a product into the subtraction of an exponent's argument).
- * Returns true when some row's alpha differs from 1. */
-static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha)
+ * tmax (or NULL): the tile's row maxima, found where S was made (fc_gemm_colmax: S then holds the
+ * logits, scaled there, and the step has no maximum pass).  Returns true when some row's alpha
+ * differs from 1. */
+static inline bool fc_softmax_step(float *S, const float *tmax, int jn, int Rp, float scale, float *m, float *l,
+                                   float *alpha)
 {
-    return fc_softmax_step_in(S, jn, Rp, scale, false, m, l, alpha);
+    return fc_softmax_step_in(S, tmax, jn, Rp, scale, false, m, l, alpha);
 }
 
 /* fc_softmax_step (logits scale·S, scale > 0 and scale·log2 e finite) with m kept in the units of S
@@ -134,9 +139,10 @@ static inline bool fc_softmax_step(float *S, int jn, int Rp, float scale, float 
  * S, and p = 2^((S − m)·c), alpha = 2^((m_old − m)·c), c = scale·log2 e rounded.  As in
  * fc_softmax_step p errs relative to the difference, and the maximum's is exactly 1; the product's
  * sign is the difference's, so v_exp2_nonpositive applies. */
-static inline bool fc_softmax_step_raw(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha)
+static inline bool fc_softmax_step_raw(float *S, const float *tmax, int jn, int Rp, float scale, float *m, float *l,
+                                       float *alpha)
 {
-    return fc_softmax_step_in(S, jn, Rp, scale, true, m, l, alpha);
+    return fc_softmax_step_in(S, tmax, jn, Rp, scale, true, m, l, alpha);
 }
 
 #endif /* FC_KERNELS_SOFTMAX_H */

@@ -31,9 +31,12 @@ typedef struct unit_pieces {
     void (*exp)(const float *x, float *y, int n);
     void (*exp2)(const float *x, float *y, int n);
     void (*exp2_nonpositive)(const float *x, float *y, int n);
-    /* fc_softmax_step, fc_softmax_step_raw: Rp a multiple of lanes */
-    bool (*softmax_step)(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha);
-    bool (*softmax_step_raw)(float *S, int jn, int Rp, float scale, float *m, float *l, float *alpha);
+    /* fc_gemm with the epilogue fc_gemm_colmax {max, scale, scaled} */
+    void (*gemm_colmax)(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B,
+                        ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate, float *max, float scale, bool scaled);
+    /* fc_softmax_step, fc_softmax_step_raw: Rp a multiple of lanes; tmax the rows' maxima or NULL */
+    bool (*softmax_step)(float *S, const float *tmax, int jn, int Rp, float scale, float *m, float *l, float *alpha);
+    bool (*softmax_step_raw)(float *S, const float *tmax, int jn, int Rp, float scale, float *m, float *l, float *alpha);
     /* fc_amx_gemm inside fc_amx_begin/fc_amx_end (NULL outside the amx, avx512bf16 and neonbf16
      * sets, whose GEMM is on tiles / vdpbf16ps / BFDOT): bf16 A rows (lda), B in
      * the pair-interleaved form (ldb), fp32 C (ldc); M, N multiples of 16, K of 32 (neonbf16: any

@@ -19,6 +19,13 @@ static void gemm(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t 
     fc_gemm(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate);
 }
 
+static void gemm_colmax(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *B,
+                        ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool accumulate, float *max, float scale, bool scaled)
+{
+    const fc_gemm_colmax cm = {max, scale, scaled};
+    fc_gemm_pf(M, N, K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate, NULL, &cm);
+}
+
 static void gemm_visible(int M, int N, int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_ks, const float *vis,
                          const float *B, ptrdiff_t ldb, float *C, ptrdiff_t ldc)
 {
@@ -75,6 +82,7 @@ const unit_pieces FC_ISA_FN(unit_pieces) = {
     .tile_rows = FC_MR,
     .tile_cols = FC_NR,
     .gemm = gemm,
+    .gemm_colmax = gemm_colmax,
     .gemm_visible = gemm_visible,
     .transpose = fc_transpose,
     .dot = fc_dot,

@@ -110,6 +110,61 @@ static void edge_tiles(const unit_pieces *P)
            (long long)failed);
 }
 
+/* The product's epilogue (fc_gemm_colmax) on one shape: C the plain product's bits (times the
+ * scale, rounded, when scaled), max[n] folded from its start over C's column n as
+ * max = x > max ? x : max (a NaN element dropped, a NaN start kept), nothing past
+ * round_up(N, lanes) of max written.  A row of A with a NaN or an infinity makes a row of C so. */
+static bool one_colmax(const unit_pieces *P, tc_rng *r, int M, int N, int K, bool scaled)
+{
+    const int W = P->lanes, Npad = (N + W - 1) / W * W;
+    const ptrdiff_t ldc = Npad, ldb = N;
+    const float scale = scaled ? 0.0883883476f : 1.0f;
+    float *A = malloc(sizeof(float) * (size_t)(M * K > 0 ? M * K : 1));
+    float *B = malloc(sizeof(float) * (size_t)(K * N > 0 ? K * N : 1));
+    float *C1 = calloc((size_t)(M * ldc), sizeof(float)), *C2 = calloc((size_t)(M * ldc), sizeof(float));
+    float *max = malloc(sizeof(float) * (size_t)(Npad + W)), *start = malloc(sizeof(float) * (size_t)Npad);
+    for (int k = 0; k < M * K; k++)
+        A[k] = value(r, false);
+    for (int k = 0; k < K * N; k++)
+        B[k] = value(r, false);
+    if (K > 0 && M > 1) /* a NaN row and an infinite one */
+        A[tc_rng_int(r, 0, M - 1) * K] = NAN, A[tc_rng_int(r, 0, M - 1) * K + K - 1] = INFINITY;
+    for (int n = 0; n < Npad + W; n++)
+        max[n] = n >= Npad ? fc_bits_f32(SENTINEL) : tc_rng_bool(r, 0.7) ? -INFINITY : tc_rng_bool(r, 0.5) ? NAN : 0.5f;
+    memcpy(start, max, sizeof(float) * (size_t)Npad);
+    P->gemm(M, N, K, A, K, 1, B, ldb, C1, ldc, false);
+    P->gemm_colmax(M, N, K, A, K, 1, B, ldb, C2, ldc, false, max, scale, scaled);
+    int64_t wrong = 0, outside = 0;
+    for (int n = 0; n < N; n++) {
+        float want = start[n];
+        for (int m = 0; m < M; m++) {
+            const float x = scaled ? C1[m * ldc + n] * scale : C1[m * ldc + n];
+            wrong += fc_f32_bits(C2[m * ldc + n]) != fc_f32_bits(x);
+            want = x > want ? x : want;
+        }
+        wrong += fc_f32_bits(max[n]) != fc_f32_bits(want);
+    }
+    for (int n = Npad; n < Npad + W; n++)
+        outside += !is_sentinel(max[n]);
+    const bool ok = TC_CHECK(wrong == 0 && outside == 0, "%s gemm epilogue M=%d N=%d K=%d scaled=%d: %lld wrong, %lld written past the maxima",
+                             P->isa, M, N, K, scaled, (long long)wrong, (long long)outside);
+    free(A), free(B), free(C1), free(C2), free(max), free(start);
+    return ok;
+}
+
+static void colmax_tiles(const unit_pieces *P)
+{
+    tc_rng r = tc_rng_seed(6103);
+    const int MR = P->tile_rows, NR = P->tile_cols, W = P->lanes;
+    int64_t cases = 0, failed = 0;
+    for (int M = 1; M <= 2 * MR + 1; M++)
+        for (int N = 1; N <= 2 * NR + W + 1; N += (N < NR + W + 1 ? 1 : NR))
+            for (int K = 0; K <= 5; K += 5, cases++)
+                failed += !one_colmax(P, &r, M, N, K, (M + N + K) % 2);
+    failed += !one_colmax(P, &r, 128, 192, 128, true) + !one_colmax(P, &r, 128, 192, 128, false), cases += 2;
+    printf("%s gemm epilogue: %lld shapes, %lld failed\n", P->isa, (long long)cases, (long long)failed);
+}
+
 /* One bf16 GEMM against a double loop: exact on integers, within the fp32 sums' bound on reals; nothing
  * outside C written. */
 static void bf16_gemm_one(const unit_pieces *P, tc_rng *r, int M, int N, int K, int integral)
@@ -236,6 +291,7 @@ static void amx_products(const unit_pieces *P)
 static void all_gemms(const unit_pieces *P)
 {
     edge_tiles(P);
+    colmax_tiles(P);
     if (P->amx_gemm)
         amx_tiles(P);
     if (P->amx_product)

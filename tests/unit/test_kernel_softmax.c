@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/check.h"
 #include "common/rng.h"
@@ -124,8 +125,25 @@ static bool one_step(const unit_pieces *P, tc_rng *r, int jn, int Rp, float scal
         w[row] = direct(x[row], jn, m_old[row], l_old[row], raw ? scale : 1.0);
         want_rescale |= w[row].rescales;
     }
-    const bool rescale =
-        raw ? P->softmax_step_raw(S, jn, Rp, scale, m, l, alpha) : P->softmax_step(S, jn, Rp, scale, m, l, alpha);
+    /* the same tile again with its rows' maxima given (S then holds the logits, scaled unless raw):
+     * the same bits — the maximum of the non-NaN scores, −inf when none */
+    float S2[MAXJ * MAXR], tmax[MAXR], m2[MAXR], l2[MAXR], alpha2[MAXR];
+    for (int row = 0; row < Rp; row++) {
+        tmax[row] = -INFINITY, m2[row] = m[row], l2[row] = l[row];
+        for (int j = 0; j < jn; j++) {
+            const float v = raw || scale == 1.0f ? S[j * Rp + row] : S[j * Rp + row] * scale;
+            S2[j * Rp + row] = v;
+            tmax[row] = v > tmax[row] ? v : tmax[row];
+        }
+    }
+    const bool rescale2 = raw ? P->softmax_step_raw(S2, tmax, jn, Rp, scale, m2, l2, alpha2)
+                              : P->softmax_step(S2, tmax, jn, Rp, scale, m2, l2, alpha2);
+    const bool rescale = raw ? P->softmax_step_raw(S, NULL, jn, Rp, scale, m, l, alpha)
+                             : P->softmax_step(S, NULL, jn, Rp, scale, m, l, alpha);
+    TC_CHECK(rescale2 == rescale && !memcmp(S2, S, (size_t)jn * Rp * sizeof(float)) && !memcmp(m2, m, Rp * sizeof(float)) &&
+                 !memcmp(l2, l, Rp * sizeof(float)) && !memcmp(alpha2, alpha, Rp * sizeof(float)),
+             "%s softmax step%s jn=%d Rp=%d scale=%g: the same bits with the rows' maxima given", P->isa, raw ? " (raw)" : "",
+             jn, Rp, scale);
     int64_t bad = 0;
     for (int row = 0; row < Rp; row++) {
         const step_want *e = &w[row];
@@ -203,9 +221,9 @@ static void running_rows(const unit_pieces *P, bool raw)
                 for (int row = 0; row < W; row++)
                     S[j * W + row] = row == 0 ? x[k0 + j] : -INFINITY;
             if (raw)
-                P->softmax_step_raw(S, jn, W, scale, m, l, alpha);
+                P->softmax_step_raw(S, NULL, jn, W, scale, m, l, alpha);
             else
-                P->softmax_step(S, jn, W, 1.0f, m, l, alpha);
+                P->softmax_step(S, NULL, jn, W, 1.0f, m, l, alpha);
             k0 += jn;
         }
         double L = 0;
