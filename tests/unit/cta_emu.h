@@ -247,12 +247,11 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
     static std::vector<char> stack_room; /* kept for the next CTA: mapping it anew costs more than the run */
     if (stack_room.size() < (size_t)threads * kStack)
         stack_room.resize((size_t)threads * kStack);
-    char *stacks = stack_room.data();
     memset(fc_cuda::cta_emu_smem, 0xFF, sizeof fc_cuda::cta_emu_smem); /* NaN everywhere: nothing may be read unwritten */
     active() = &c;
     for (int t = 0; t < threads; t++) {
         getcontext(&c.th[t]);
-        c.th[t].uc_stack.ss_sp = stacks + (size_t)t * kStack;
+        c.th[t].uc_stack.ss_sp = stack_room.data() + (size_t)t * kStack; /* (no local across getcontext: -Wclobbered) */
         c.th[t].uc_stack.ss_size = kStack;
         c.th[t].uc_link = &c.sched;
         makecontext(&c.th[t], entry, 0);
