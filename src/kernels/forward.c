@@ -205,10 +205,12 @@ static void fc_fwd_softmax(fc_fwd_state *s, const fc_problem *p, const float *tm
     const int64_t j0 = s->j0;
     const int jn = s->jn;
     const fc_tile_kind kind = s->kind;
-    if (!tmax && s->scale_only)
-        fc_hide(b->s, jn, j0, p, s->rw, kind, -INFINITY);
-    else if (!tmax)
-        fc_scores(b->s, NULL, jn, j0, p, s->rw, kind);
+    if (!tmax) {
+        if (s->scale_only)
+            fc_hide(b->s, jn, j0, p, s->rw, kind, -INFINITY);
+        else
+            fc_scores(b->s, NULL, jn, j0, p, s->rw, kind);
+    }
     const float scale = s->scale_only ? p->scale : 1.0f;
     const bool rescale = s->raw ? fc_softmax_step_raw(b->s, tmax, jn, s->Rp, scale, b->m, b->l, b->alpha)
                                 : fc_softmax_step(b->s, tmax, jn, s->Rp, scale, b->m, b->l, b->alpha);

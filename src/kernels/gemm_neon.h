@@ -29,11 +29,9 @@ FC_INLINE void fc_full_tile(int K, const float *A, ptrdiff_t a_rs, ptrdiff_t a_k
         fc_neon_tile_cols(K, A, a_ks, B, ldb, C, ldc, accumulate);
     else if (a_ks == 1)
         fc_neon_tile_rows(K, A, a_rs, B, ldb, C, ldc, accumulate);
-    else {
-        fc_micro_full(K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate, cm, max);
-        return;
-    }
-    if (cm) /* (the stored tile, from L1) */
+    else
+        fc_micro_full(K, A, a_rs, a_ks, B, ldb, C, ldc, accumulate, NULL, NULL);
+    if (cm) /* every form's epilogue on the stored tile, from L1 */
         fc_colmax_tile(cm, C, ldc, FC_MR, FC_NV, max);
 }
 
