@@ -120,7 +120,8 @@ static bool fc_isa_available(const fc_cpu_kernels *k)
 
 /* Whether dispatch may pick k by itself: vec16 only ever by name; avx512bf16 where its bf16
  * products pay (fc_dpbf16_full_rate).  It runs every other problem — fp32, fp16 — as avx512 does,
- * bit for bit, so choosing it chooses the better set for each problem dtype. */
+ * bit for bit (tests/native/test_sets_agree.c), so choosing it chooses the better set for each
+ * problem dtype. */
 static bool fc_isa_default(const fc_cpu_kernels *k)
 {
 #if defined(FLASHC_VEC16)
