@@ -3,17 +3,17 @@
  * neon plus BFDOT's, and dispatch relies on that (src/cpu/isa.c: where the bf16 set is the
  * default, an fp32 or fp16 caller gets the base set's results).  Each case runs under both sets
  * (argv[1], argv[2]) on the same data — forwards of every kernel kind (GEMM, dots, decode with
- * splits; fp32, fp16, int8 keys and values; masks, windows, packed rows, sink, dropout) and fp32
+ * splits; fp32, fp16, int8 keys and values; windows, packed rows, BSND, sink, dropout) and fp32
  * and fp16 backwards — and the outputs, statistics and gradients must be the same bits.  Skipped
  * (77) where this CPU lacks either set. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/check.h"
+#include "common/rng.h"
 #include "harness.h"
-#include "harness_bwd.h"
+#include "harness_internal.h"
 
 static const char *kSets[2]; /* the base set and its bf16 sibling */
 
@@ -66,18 +66,12 @@ static void forwards(void)
     }
 }
 
-/* Seeded values in [−1, 1] for n elements of dtype dt. */
-static void *random_buffer(size_t n, fc_dtype dt, uint64_t *state)
+/* n elements of dtype dt, uniform in [−1, 1) from r. */
+static void *random_buffer(size_t n, fc_dtype dt, tc_rng *r)
 {
     void *p = malloc(n * fc_dtype_size(dt));
-    for (size_t i = 0; i < n; i++) {
-        *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-        const float x = (float)((double)(*state >> 11) / 9007199254740992.0 * 2 - 1);
-        if (dt == FC_F16)
-            ((uint16_t *)p)[i] = fc_f32_to_f16(x);
-        else
-            ((float *)p)[i] = x;
-    }
+    for (size_t i = 0; i < n; i++)
+        tc_store(nt_tc(dt), p, (int64_t)i, tc_rng_uniform(r, -1, 1));
     return p;
 }
 
@@ -87,7 +81,7 @@ static void backward_agrees(fc_dtype dt, int N1, int N2, int Sq, int Skv, int D,
 {
     tc_context("backward dtype %d, %d/%d heads, %d × %d, D %d%s", dt, N1, N2, Sq, Skv, D, causal ? ", causal" : "");
     const size_t es = fc_dtype_size(dt), nq = (size_t)N1 * Sq * D, nkv = (size_t)N2 * Skv * D;
-    uint64_t st = seed;
+    tc_rng st = tc_rng_seed(seed);
     void *q = random_buffer(nq, dt, &st), *k = random_buffer(nkv, dt, &st), *v = random_buffer(nkv, dt, &st);
     void *dout = random_buffer(nq, dt, &st);
     void *grads[2][3], *out[2];
@@ -115,8 +109,9 @@ static void backward_agrees(fc_dtype dt, int N1, int N2, int Sq, int Skv, int D,
         ok &= TC_CHECK(fc_attention_backward(&d, &g) == FC_OK, "%s backward: %s", kSets[s], fc_last_error());
     }
     if (ok) {
-        TC_CHECK(!memcmp(out[0], out[1], nq * es) && !memcmp(stats[0][0], stats[1][0], (size_t)N1 * Sq * 4) &&
-                     !memcmp(stats[0][1], stats[1][1], (size_t)N1 * Sq * 4),
+        const size_t sb = (size_t)N1 * Sq * sizeof(float);
+        TC_CHECK(!memcmp(out[0], out[1], nq * es) && !memcmp(stats[0][0], stats[1][0], sb) &&
+                     !memcmp(stats[0][1], stats[1][1], sb),
                  "the forward's output and statistics: the same bits");
         TC_CHECK(!memcmp(grads[0][0], grads[1][0], nq * es), "dq: the same bits");
         TC_CHECK(!memcmp(grads[0][1], grads[1][1], nkv * es), "dk: the same bits");
