@@ -34,6 +34,7 @@
 #include "decode_mma_common.cuh"
 #include "decode_mma_int8.cuh"
 #include "decode_mma_merge.cuh"
+#include "decode_mma_softmax.cuh"
 
 namespace fc_cuda {
 
@@ -436,121 +437,28 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
                 }
             }
 
-            /* Logits, the tile's visibility, the online softmax: kMmaPositionsM's row slots are rows
-             * 2c, 2c + 1 (e & 1) at positions 16j + g (+ 8), the max a NaN-propagating max.NaN, the
-             * alphas O's own rows (no shuffles). */
+            /* Logits, the tile's visibility, the online softmax (decode_mma_softmax.cuh). */
             const bool full = j0 >= flo && j0 + WN <= fhi;
-            float wt0 = 1.0f, wt1 = 1.0f; /* kMmaIntPV: the tile's weights (below) */
-            if constexpr (PM) {
-#pragma unroll
-            for (int j = 0; j < SN; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    s[j][e] = (e & 1) == 0 ? fmaf(s[j][e], qs0, ks0) : fmaf(s[j][e], qs1, ks1);
-            if (!full) {
-                const int4 sp0 = sSpan[2 * c], sp1 = sSpan[2 * c + 1];
-#pragma unroll
-                for (int j = 0; j < SN; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        if (!span_has((e & 1) == 0 ? sp0 : sp1, j0 + 16 * j + g + 8 * (e >> 1)))
-                            s[j][e] = -INFINITY;
-            }
-            float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-            for (int j = 0; j < SN; j++) {
-                mx0 = max_nan(mx0, max_nan(s[j][0], s[j][2]));
-                mx1 = max_nan(mx1, max_nan(s[j][1], s[j][3]));
-            }
-#pragma unroll
-            for (int off = 4; off < 32; off *= 2) {
-                mx0 = max_nan(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-                mx1 = max_nan(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
-            }
-            const float mn0 = max_nan(m0, mx0), mn1 = max_nan(m1, mx1);
-            const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
-            const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
-            m0 = mn0, m1 = mn1;
-            /* kMmaIntPV: P from the tile's own max (the integer P·V's scale), the tile weighted by
-             * wt = e^(max − m) in l and O */
-            float pr0 = ref0, pr1 = ref1;
-            if constexpr (IPV) {
-                pr0 = (mx0 == -INFINITY ? 0.0f : mx0) * kLog2e, pr1 = (mx1 == -INFINITY ? 0.0f : mx1) * kLog2e;
-                wt0 = fast_exp2(fmaf(mx0, kLog2e, -ref0)), wt1 = fast_exp2(fmaf(mx1, kLog2e, -ref1));
-            }
-            float sum0 = 0.0f, sum1 = 0.0f;
-#pragma unroll
-            for (int j = 0; j < SN; j++) {
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    s[j][e] = fast_exp2(fmaf(s[j][e], kLog2e, (e & 1) == 0 ? -pr0 : -pr1));
-                sum0 += s[j][0] + s[j][2];
-                sum1 += s[j][1] + s[j][3];
-            }
-            if constexpr (IPV)
-                sum0 *= wt0, sum1 *= wt1;
-            l0 = fmaf(l0, al0, sum0), l1 = fmaf(l1, al1, sum1);
-            if (!__all_sync(0xffffffffu, al0 == 1.0f && al1 == 1.0f))
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        o[mt][0][e] *= e & 1 ? al1 : al0;
-            } else {
-#pragma unroll
-            for (int j = 0; j < NS; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    s[j][e] = e < 2 ? fmaf(s[j][e], qs0, ks0) : fmaf(s[j][e], qs1, ks1);
-            if (!full) {
-                const int4 sp0 = sSpan[g], sp1 = sSpan[g + 8];
-#pragma unroll
-                for (int j = 0; j < NS; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int col = j0 + 8 * j + 2 * c + (e & 1);
-                        if (!span_has(e < 2 ? sp0 : sp1, col))
-                            s[j][e] = -INFINITY;
-                    }
-            }
-            float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-            for (int j = 0; j < NS; j++) {
-                mx0 = max_nan(mx0, max_nan(s[j][0], s[j][1]));
-                mx1 = max_nan(mx1, max_nan(s[j][2], s[j][3]));
-            }
-#pragma unroll
-            for (int off = 1; off < 4; off *= 2) {
-                mx0 = max_nan(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-                mx1 = max_nan(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
-            }
-            const float mn0 = max_nan(m0, mx0), mn1 = max_nan(m1, mx1);
-            const float ref0 = (mn0 == -INFINITY ? 0.0f : mn0) * kLog2e, ref1 = (mn1 == -INFINITY ? 0.0f : mn1) * kLog2e;
-            const float al0 = fast_exp2(fmaf(m0, kLog2e, -ref0)), al1 = fast_exp2(fmaf(m1, kLog2e, -ref1));
-            m0 = mn0, m1 = mn1;
-            float sum0 = 0.0f, sum1 = 0.0f;
-#pragma unroll
-            for (int j = 0; j < NS; j++) {
-                s[j][0] = fast_exp2(fmaf(s[j][0], kLog2e, -ref0));
-                s[j][1] = fast_exp2(fmaf(s[j][1], kLog2e, -ref0));
-                s[j][2] = fast_exp2(fmaf(s[j][2], kLog2e, -ref1));
-                s[j][3] = fast_exp2(fmaf(s[j][3], kLog2e, -ref1));
-                sum0 += s[j][0] + s[j][1];
-                sum1 += s[j][2] + s[j][3];
-            }
-            l0 = fmaf(l0, al0, sum0), l1 = fmaf(l1, al1, sum1);
-            /* O rows 2c, 2c + 1 (+ 8) take the alphas of the lanes that own those rows. */
+            const MmaStep step = mma_softmax_step<PM, IPV>(s, m0, m1, l0, l1, qs0, ks0, qs1, ks1, full, sSpan, j0, g, c);
+            const float al0 = step.al0, al1 = step.al1, wt0 = step.wt0, wt1 = step.wt1; /* wt: kMmaIntPV's tile weights */
             if (!__all_sync(0xffffffffu, al0 == 1.0f && al1 == 1.0f)) {
-                const float ra[2][2] = {{__shfl_sync(0xffffffffu, al0, 8 * c), __shfl_sync(0xffffffffu, al0, 8 * c + 4)},
-                                        {__shfl_sync(0xffffffffu, al1, 8 * c), __shfl_sync(0xffffffffu, al1, 8 * c + 4)}};
+                if constexpr (PM) { /* the alphas are O's own rows: no shuffles */
 #pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                    for (int nt = 0; nt < NT; nt++)
+                    for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                         for (int e = 0; e < 4; e++)
-                            o[mt][nt][e] *= ra[nt][e & 1];
-            }
+                            o[mt][0][e] *= e & 1 ? al1 : al0;
+                } else { /* O rows 2c, 2c + 1 (+ 8) take the alphas of the lanes that own those rows */
+                    const float ra[2][2] = {{__shfl_sync(0xffffffffu, al0, 8 * c), __shfl_sync(0xffffffffu, al0, 8 * c + 4)},
+                                            {__shfl_sync(0xffffffffu, al1, 8 * c), __shfl_sync(0xffffffffu, al1, 8 * c + 4)}};
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                            for (int e = 0; e < 4; e++)
+                                o[mt][nt][e] *= ra[nt][e & 1];
+                }
             }
 
             /* Oᵀ += Vᵀ·Pᵀ; a non-finite value in an edge tile takes the CUDA-core path instead. */
