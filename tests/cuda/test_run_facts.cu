@@ -107,7 +107,7 @@ static void refusals(const Case &c, void *ws, bool gpu)
 static void planned(const Case &c)
 {
     fc_batch *out = NULL;
-    fc_cuda_reach reach = {0, 0};
+    fc_cuda_reach reach = {};
     long allocs = 0;
     const fc_status st = run_own(c, NULL, NULL, &out, &reach, &allocs);
     TC_CHECK(st == FC_OK && out == c.facts.dev && reach.q == c.facts.reach.q && reach.kv == c.facts.reach.kv && allocs == 0,
@@ -155,7 +155,7 @@ int main(void)
         TC_CHECK(cudaMalloc(&ws, fc_cuda_facts_bytes(&p)) == cudaSuccess, "a workspace");
     } else {
         static fc_batch device_stand_in; /* never read: no copy is queued without a GPU */
-        c.facts.dev = &device_stand_in, c.facts.reach = {1, 1};
+        c.facts.dev = &device_stand_in, c.facts.reach = kReachNothing;
         ws = &device_stand_in;
     }
     planned(c);
