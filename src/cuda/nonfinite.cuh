@@ -61,16 +61,25 @@ __device__ __forceinline__ float poison_value(uint32_t cls)
     return cls == kPoisonPos ? INFINITY : cls == kPoisonNeg ? -INFINITY : NAN;
 }
 
-/* Each inf or NaN of a loaded tile [ROWS][D] (swizzled: swz; each thread, tid of THREADS, its own
+/* Each inf or NaN of a loaded tile of ROWS rows × D features (each thread, tid of THREADS, its own
  * 16-byte chunks), recorded for the rows r of a poison table that see its row j (visible(r, j)) as
- * its value (NAN_CLASS: as NaN); ZERO: then replaced by 0. */
-template <typename T, int D, int ROWS, int THREADS, bool NAN_CLASS, bool ZERO, class Visible>
+ * its value (NAN_CLASS: as NaN); ZERO: then replaced by 0.  The tile's layout: [ROWS][D], a row's
+ * chunks swizzled by j & 7 (the sm_80 kernels); CHUNK64: [D / 64][ROWS][64], the sm_90a kernels'
+ * TMA boxes of 64 features, 128-byte rows swizzled the same way. */
+template <typename T, int D, int ROWS, int THREADS, bool NAN_CLASS, bool ZERO, bool CHUNK64 = false, class Visible>
 __device__ __forceinline__ void poison_walk(T *tile, uint32_t *poison, int rows, int tid, Visible visible)
 {
     constexpr int E = kChunk<T>, C = D / E;
+    static_assert(!CHUNK64 || (E * 8 == 64 && D % 64 == 0), "CHUNK64: 16-bit elements, 128-byte rows of 64 features");
 #pragma unroll 1
     for (int x = tid; x < ROWS * C; x += THREADS) {
-        const int j = x / C, c = (x % C) ^ (j & 7); /* the chunk's logical feature chunk (swz) */
+        int j, c; /* the chunk's kv row and its logical feature chunk (swz) */
+        if constexpr (CHUNK64) {
+            const int in = x % (ROWS * 8);
+            j = in / 8, c = (x / (ROWS * 8)) * 8 + ((in % 8) ^ (j & 7));
+        } else {
+            j = x / C, c = (x % C) ^ (j & 7);
+        }
 #pragma unroll 1
         for (int k = 0; k < E; k++) {
             T *at = tile + x * E + k;
@@ -89,12 +98,12 @@ __device__ __forceinline__ void poison_walk(T *tile, uint32_t *poison, int rows,
     }
 }
 
-/* The forwards' value tile [ROWS][D] of kv rows: each inf or NaN recorded for the rows that see
- * it, as its value (P > 0 at a visible pair), and replaced by 0. */
-template <typename T, int D, int ROWS, int THREADS, class Visible>
+/* The forwards' value tile of kv rows (layout: poison_walk's): each inf or NaN recorded for the
+ * rows that see it, as its value (P > 0 at a visible pair), and replaced by 0. */
+template <typename T, int D, int ROWS, int THREADS, bool CHUNK64 = false, class Visible>
 __device__ __forceinline__ void poison_mark(T *tile, uint32_t *poison, int rows, int tid, Visible visible)
 {
-    poison_walk<T, D, ROWS, THREADS, false, true>(tile, poison, rows, tid, visible);
+    poison_walk<T, D, ROWS, THREADS, false, true, CHUNK64>(tile, poison, rows, tid, visible);
 }
 
 /* The bits of a row stored empty (semantics §2.6: its output is 0 whatever it saw). */

@@ -312,8 +312,10 @@ static void paged_cases(bool tiny)
 
 /* Non-finite inputs (semantics §0.3): a NaN query row, an infinite query element (a NaN row with
  * maximum +inf), a NaN key that only the rows from 100 see, a NaN and a −inf value that rows of
- * their tile do not see (the edge fixer's poison table), at both epilogues. */
-static void nonfinite(void)
+ * their tile do not see (the edge fixer's poison table), at both epilogues; then the hidden values
+ * at head-dim classes 128 and 256, whose value stages hold 64-feature chunks one after another
+ * (the table must name the row and feature of each, past feature 64 too). */
+static void nonfinite(bool quick)
 {
     nt_case c = hopper_case(13, FC_BF16, 64, 130, 150);
     c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.stats = true;
@@ -326,6 +328,13 @@ static void nonfinite(void)
         nf_forward(&c, puts, 5, emu_runner);
     }
     g_tma_out = false;
+    static const nf_put wide[] = {{NF_V, 1, 0, 0, 90, 5, NAN}, {NF_V, 0, 1, 0, 33, 100, -INFINITY},
+                                  {NF_V, 0, 0, 0, 20, 70, INFINITY}, {NF_V, 1, 1, 0, 61, 127, NAN}};
+    for (int D = 128; D <= (quick ? 128 : 256); D *= 2) {
+        c = hopper_case(14, FC_F16, D, 130, 150), c.window = fc_window_causal(FC_ALIGN_TOP_LEFT), c.stats = true;
+        tc_context("emulated sm_90a forward: class %d, NaN and ±inf values past feature 64 that rows of their tile do not see", D);
+        nf_forward(&c, wide, 4, emu_runner);
+    }
 }
 
 int main(int argc, char **argv)
@@ -337,7 +346,7 @@ int main(int argc, char **argv)
     }
     const bool quick = hopper_quick(argc, argv);
     hopper_first_cases("forward", run);
-    nonfinite();
+    nonfinite(quick);
     if (quick)
         return tc_summary("unit_hopper_fwd_emu");
     g_pingpong = false;

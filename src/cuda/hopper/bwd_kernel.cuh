@@ -287,6 +287,10 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             s.turn_p = fc_dq_prefix_tiles(&bt, BN);
         clear(tVrdV);
         clear(tKrdK);
+        /* the TMA's own barrier, then the preparer's: the tensor cores read what the copy wrote
+         * by an observed completion of its barrier (as the forward's consumers do), not only
+         * through the preparer's relay.  Neither can be a phase ahead: kv_full's next needs kv_empty. */
+        mbar_wait(&s.kv_full, n & 1u);
         mbar_wait(&s.kv_ready, n & 1u);
 
         for (int st = 0; st < w.steps; st++, q_n++) {
@@ -294,6 +298,7 @@ __global__ void __launch_bounds__(BwdTraits<T, D>::THREADS, 1)
             const int n1 = step_head(p, w, st), i0 = step_row(w, st);
             const Coords co(opaque(ct));
             const int wg = co.wg, row0 = co.row0, col0 = co.col0;
+            mbar_wait(&s.q_full[sl.stage], sl.phase); /* as kv_full above; the stage's next needs q_empty */
             mbar_wait(&s.q_ready[sl.stage], sl.phase);
             /* the operand descriptors, made here from pointers the compiler cannot see through: held
              * across the loop they would take some 160 registers */

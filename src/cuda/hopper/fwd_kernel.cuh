@@ -290,7 +290,7 @@ __device__ __forceinline__ void fix_edges(const fc_problem &p, const FwdArgs &a,
                     for (int x = lane; x < BM * Tr::D / 16; x += 32)
                         poison[x] = 0u;
                 __syncwarp();
-                fc_cuda::poison_mark<TC, Tr::D, BN, 32>(vt, poison, rows, lane, [&](int r, int j) {
+                fc_cuda::poison_mark<TC, Tr::D, BN, 32, true>(vt, poison, rows, lane, [&](int r, int j) {
                     int64_t sp[4];
                     fc_row_spans(&bt, wk.m0 + r, sp);
                     const int64_t c = (int64_t)t * BN + j;
@@ -368,16 +368,18 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
     if (threadIdx.x == 0) {
         mbar_init(&s.q_full, 1);
         mbar_init(&s.q_empty, Tr::MMA_THREADS);
-        for (int i = 0; i < STAGES; i++) {
-            mbar_init(&s.k_full[i], 1), mbar_init(&s.v_full[i], 1), mbar_init(&s.v_fixed[i], 1);
         mbar_init(&s.epi_done[0], Tr::MMA_THREADS / 32), mbar_init(&s.epi_done[1], Tr::MMA_THREADS / 32);
         s.poisoned[0] = s.poisoned[1] = 0u;
+        for (int i = 0; i < STAGES; i++) {
+            mbar_init(&s.k_full[i], 1), mbar_init(&s.v_full[i], 1), mbar_init(&s.v_fixed[i], 1);
             mbar_init(&s.k_empty[i], Tr::MMA_THREADS), mbar_init(&s.v_empty[i], Tr::MMA_THREADS);
         }
         mbar_init_fence();
     }
     if (warp == 0 && lane == 0) {
         tma_prefetch_map(&a.q), tma_prefetch_map(&a.k), tma_prefetch_map(&a.v);
+        if (TMA_OUT && a.o_tma)
+            tma_prefetch_map(&a.o);
     }
     __syncthreads();
 
