@@ -248,7 +248,7 @@ extern "C" fc_status fc_cuda_dec_plan(const fc_problem *p, fc_cuda_dec **out)
     if ((err = cudaGetDevice(&dev)) != cudaSuccess || (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) ||
         (err = cudaFuncSetAttribute(plan->kernel.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->kernel.smem_max)) ||
         (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plan->kernel.fn, kDecThreads, plan->kernel.smem)) ||
-        (!simt && !fc_dec_mma_gap(p, plan->rows, (variant & kMmaIntPV) != 0) && (err = fc_dec_mma_setup(plan, p, dev, sms, forced, variant))))
+        (!simt && !fc_dec_mma_gap(p, plan->rows, mma_int_pv(p->k.dtype, plan->dclass, plan->rows, variant)) && (err = fc_dec_mma_setup(plan, p, dev, sms, forced, variant))))
         st = fc_cuda_err(err, "fc_cuda_dec_plan");
     if (st == FC_OK)
         st = fc_cuda_report_alloc(&plan->report, &plan->report_dev, "fc_cuda_dec_plan");

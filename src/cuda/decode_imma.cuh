@@ -135,7 +135,10 @@ __device__ __forceinline__ void imma_pv(float (&o)[DC / 16][1][4], const unsigne
         uint32_t x[4];
 #pragma unroll
         for (int e = 0; e < 4; e++)
-            x[e] = __float_as_uint(fmaf(s[j][e], kImmaPvScale, 8388608.0f));
+            /* p ≤ 1 clamped: at a tile's max p is e^(s·log2e − fl(m·log2e)), the product's rounding,
+             * up to 1 + 2^-15 once |m·log2e| ≥ 512, and 65535·p would round to 65536, whose low
+             * 16 bits are 0 (a NaN p: its row's weight wq is NaN too) */
+            x[e] = __float_as_uint(fmaf(fminf(s[j][e], 1.0f), kImmaPvScale, 8388608.0f));
         const uint32_t a = movm_t(prmt(x[0], x[1], 0x5410u)), b = movm_t(prmt(x[2], x[3], 0x5410u));
         ph[j] = prmt(a, b, 0x7531u), pl[j] = prmt(a, b, 0x6420u);
     }

@@ -8,7 +8,7 @@ namespace fc_cuda {
 
 /* The variants (decode_mma_kernel.cuh) exist for head-dim class 128 alone: the others run the default.
  * kMmaIntK (and kMmaIntPV with it) change int8 caches at rows ≤ 8 alone: elsewhere it is the
- * kMmaPositionsM kernel. */
+ * kMmaPositionsM kernel (mma_int_pv says which problems get the integer P·V). */
 template <typename KT, int DC, int NT> static MmaFn mma_variant(int variant)
 {
     constexpr int posm = kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM;

@@ -80,6 +80,15 @@ template <int ES, int CR, bool VAL, bool IK = false, bool IV = false> __device__
  * bytes as they are and P as 16-bit integers from each tile's own max (decode_imma.cuh imma_pv). */
 constexpr int kMmaLinearIssue = 1, kMmaWideMerge = 2, kMmaPositionsM = 4, kMmaIntK = 8, kMmaIntPV = 16;
 
+/* Whether a problem's tensor-core decode runs P·V on the integer tensor cores: the kMmaIntPV kernel
+ * exists for int8 caches at head-dim class 128 and rows ≤ 8 alone (decode_mma.cu); elsewhere that
+ * variant runs a kernel with fp16 P, which fp32 outputs with int8 values do not take (decode_plan.h). */
+inline bool mma_int_pv(fc_dtype kv, int dclass, int rows, int variant)
+{
+    return variant == (kMmaLinearIssue | kMmaWideMerge | kMmaPositionsM | kMmaIntK | kMmaIntPV) && kv == FC_I8 &&
+           dclass == 128 && rows <= 8;
+}
+
 } // namespace fc_cuda
 
 #endif /* FC_CUDA_DECODE_MMA_COMMON_CUH */
