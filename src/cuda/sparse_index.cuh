@@ -104,11 +104,11 @@ template <int THREADS> __global__ void __launch_bounds__(THREADS) sfag_scan_kern
 }
 
 /* Entries of the sorted run [lo, hi) of v below x (or, with `equal`, at most x). */
-__device__ __forceinline__ int32_t sfag_rank(const int32_t *v, int32_t lo, int32_t hi, int32_t x, bool equal)
+__device__ __forceinline__ int64_t sfag_rank(const int32_t *v, int64_t lo, int64_t hi, int32_t x, bool equal)
 {
-    const int32_t base = lo;
+    const int64_t base = lo;
     while (lo < hi) {
-        const int32_t mid = lo + (hi - lo) / 2;
+        const int64_t mid = lo + (hi - lo) / 2;
         if (v[mid] < x || (equal && v[mid] == x))
             lo = mid + 1;
         else
@@ -117,18 +117,20 @@ __device__ __forceinline__ int32_t sfag_rank(const int32_t *v, int32_t lo, int32
     return lo - base;
 }
 
-/* Bucket blockIdx.x sorted in place: merge passes of runs 1, 2, 4, … between list and tmp. */
+/* Bucket blockIdx.x sorted in place: merge passes of runs 1, 2, 4, … between list and tmp.  Positions
+ * in 64 bits: a bucket may hold up to INT32_MAX − 1 entries, where run widths and pair ends pass 2^31. */
 template <int THREADS> __global__ void __launch_bounds__(THREADS) sfag_sort_kernel(SfagIndex X)
 {
-    const int32_t s0 = X.start[blockIdx.x], n = X.start[blockIdx.x + 1] - s0;
+    const int32_t s0 = X.start[blockIdx.x];
+    const int64_t n = X.start[blockIdx.x + 1] - s0;
     int32_t *src = X.list + s0, *dst = X.tmp + s0;
-    for (int32_t w = 1; w < n; w *= 2) {
-        for (int32_t e = threadIdx.x; e < n; e += THREADS) {
-            const int32_t run = e / w, pair0 = (run & ~1) * w;
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t e = threadIdx.x; e < n; e += THREADS) {
+            const int64_t run = e / w, pair0 = (run & ~(int64_t)1) * w;
             const bool left = (run & 1) == 0;
-            const int32_t olo = left ? pair0 + w : pair0, ohi = left ? (pair0 + 2 * w < n ? pair0 + 2 * w : n) : pair0 + w;
+            const int64_t olo = left ? pair0 + w : pair0, ohi = left ? (pair0 + 2 * w < n ? pair0 + 2 * w : n) : pair0 + w;
             const int32_t x = src[e];
-            const int32_t before = olo < n ? sfag_rank(src, olo, ohi, x, !left) : 0; /* equal rows: the left run's first */
+            const int64_t before = olo < n ? sfag_rank(src, olo, ohi, x, !left) : 0; /* equal rows: the left run's first */
             dst[pair0 + (e - run * w) + before] = x;
         }
         __syncthreads();
@@ -136,7 +138,7 @@ template <int THREADS> __global__ void __launch_bounds__(THREADS) sfag_sort_kern
         src = dst, dst = t;
     }
     if (src != X.list + s0)
-        for (int32_t e = threadIdx.x; e < n; e += THREADS)
+        for (int64_t e = threadIdx.x; e < n; e += THREADS)
             X.list[s0 + e] = src[e];
 }
 

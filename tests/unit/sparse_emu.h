@@ -63,7 +63,7 @@ static nt_case sparse_case(uint64_t seed, fc_dtype dt, int bs, bool causal, fc_d
     return c;
 }
 
-/* The named cases (quick: the first seven), then small random ones over the classes 64 / 128;
+/* The named cases (quick: the first nine), then small random ones over the classes 64 / 128;
  * `what` names the kernels in each case's context. */
 template <class Run> static void sparse_emu_cases(bool quick, const char *what, Run run)
 {
@@ -95,6 +95,14 @@ template <class Run> static void sparse_emu_cases(bool quick, const char *what, 
     c = sparse_case(9, FC_BF16, 2, true, FC_I32);
     c.Sq = 12, c.Skv = 8, c.sparse.count = 7;
     tc_context("emulated sparse %s: causal with more rows than columns, blocks of 2", what);
+    run(&c);
+    c = sparse_case(10, FC_F16, 2, true, FC_I32);
+    c.Sq = 6, c.Skv = 150, c.sparse.count = 70, c.sparse.dup_p = 0.2;
+    tc_context("emulated sparse %s: index rows of 70 entries (the walk's later rounds of 32), causal, duplicates", what);
+    run(&c);
+    c = sparse_case(11, FC_BF16, 4, false, FC_I32);
+    c.N1 = 2, c.N2 = 1, c.Sq = 200, c.Skv = 40, c.sparse.count = 12, c.sparse.dup_p = 0.3;
+    tc_context("emulated sparse %s: 200 rows over 10 blocks (buckets of more entries than the index CTA's threads)", what);
     run(&c);
     if (quick)
         return;
