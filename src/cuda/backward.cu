@@ -232,6 +232,8 @@ extern "C" const char *fc_cuda_bwd_unsupported(const fc_problem *p)
     const char *fwd = fc_cuda_fwd_unsupported(p); /* the operands and features the scores need */
     if (fwd)
         return fwd;
+    if (p->Dqk + p->Dr > kFixMaxD || p->Dv > kFixMaxD) /* the forward's refusal today; the mends' row buffers rely on it */
+        return "head dims above 256 in the backward";
     if (kv_paged_or_listed(*p)) /* the forward reads them (kFeatPaged), the backward's kernels do not yet */
         return "paged or tensor-list key/value in the backward";
     if (!fc_bwd_f32(p))

@@ -39,7 +39,7 @@ struct BwdMend {
 };
 
 constexpr unsigned char kBadQ = 1, kBadDout = 2, kBadK = 4;
-constexpr int kFixMaxD = 256; /* Dqk + Dr and Dv of every CUDA backward (head-dim classes ≤ 256) */
+constexpr int kFixMaxD = 256; /* Dqk + Dr and Dv of every CUDA backward (fc_cuda_bwd_unsupported refuses more) */
 constexpr int64_t kHullPad = 128; /* every path's query tiles (16–64 rows; dK/dV steps from any row) */
 
 /* Feature f of row s (head n) of a query or key operand with its rope features after the first

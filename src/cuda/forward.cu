@@ -275,14 +275,8 @@ extern "C" fc_status fc_cuda_fwd_run(const fc_cuda_fwd *plan, const fc_problem *
     FwdLaunch L;
     L.items = plan->items;
     L.n_items = plan->n_items;
+    fwd_launch_views(p, L);
     const bool f32 = p.q.dtype == FC_F32;
-    L.vec_q = f32 ? fc_cuda_vec_fits(&p.q, p.Dqk, 4) : fc_cuda_vec_qk_ok(&p, &p.q, &p.q_rope);
-    L.vec_k = f32 ? fc_cuda_vec_fits(&p.k, p.Dqk, 4) : fc_cuda_vec_qk_ok(&p, &p.k, &p.k_rope);
-    L.vec_v = fc_cuda_vec_fits(&p.v, p.Dv, f32 ? 4 : 2);
-    if (p.k.batch_data) /* a list's bases, each */
-        L.vec_k = fc_dec_vec_ok(&p.k, p.Dqk, f32 ? 4 : 2, p.B), L.vec_v = fc_dec_vec_ok(&p.v, p.Dv, f32 ? 4 : 2, p.B);
-    L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
-    L.pair_out = fc_cuda_pair_fits(&p.out, f32 ? 4 : 2);
     cudaStream_t s = (cudaStream_t)stream;
     const bool bf = p.q.dtype == FC_BF16;
     if (f32)

@@ -16,6 +16,8 @@
 #include "features.cuh"
 #include "tf32.cuh"
 #include "nonfinite.cuh"
+#include "decode_plan.h"
+#include "vec_rule.h"
 
 namespace fc_cuda {
 
@@ -36,6 +38,18 @@ struct FwdPagedLaunch : FwdLaunch {
     DecReport *report;
     const char *k_list[kDecMaxList], *v_list[kDecMaxList];
 };
+/* How the forward kernels may touch the problem's views (cp.async rows, paired output stores) and
+ * whether scores take the per-element path: the plan's rule, which the emulated tests take too. */
+inline void fwd_launch_views(const fc_problem &p, FwdLaunch &L)
+{
+    const int es = p.q.dtype == FC_F32 ? 4 : 2; /* fp32 problems run fp32 tiles (kFeatF32), the rest 16-bit ones */
+    L.vec_q = fc_cuda_vec_qk_fits(&p, &p.q, &p.q_rope, es);
+    L.vec_k = p.k.batch_data ? fc_dec_vec_ok(&p.k, p.Dqk, es, p.B) : fc_cuda_vec_qk_fits(&p, &p.k, &p.k_rope, es);
+    L.vec_v = p.k.batch_data ? fc_dec_vec_ok(&p.v, p.Dv, es, p.B) : fc_cuda_vec_fits(&p.v, p.Dv, es);
+    L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
+    L.pair_out = fc_cuda_pair_fits(&p.out, es);
+}
+
 template <int FEAT> struct FwdArgsOf {
     using type = FwdLaunch;
 };

@@ -28,7 +28,7 @@ bool fc_cuda_vec_ok(const fc_view *v, int64_t d)
 
 bool fc_cuda_vec_qk_ok(const fc_problem *p, const fc_view *v, const fc_view *r)
 {
-    return fc_cuda_vec_ok(v, p->Dqk) && (p->Dr == 0 || fc_cuda_vec_ok(r, p->Dr));
+    return fc_cuda_vec_qk_fits(p, v, r, 2);
 }
 
 int64_t fc_cuda_q_tile_cost(const fc_batch *bt, int64_t t, int bm)

@@ -20,12 +20,17 @@ struct Tf32Split {
     uint32_t hi, lo;
 };
 
+/* hi's magnitude is clamped to tf32's largest finite value, so that a finite x within half a tf32
+ * step of FLT_MAX (whose rounding overflows) keeps a finite hi and an exact remainder.  A
+ * non-finite x leaves r = x − hi non-finite: hi = 0 and lo = tf32(r), ±inf, or a NaN computed by
+ * the subtraction, quiet, whose top payload bits survive the tensor cores' dropping of the low 13
+ * (x's own payload might lie only there: cvt's NaN result is not pinned down). */
 __device__ __forceinline__ Tf32Split tf32_split(float x)
 {
-    const uint32_t hi = tf32_rna(x);
+    const uint32_t u = __float_as_uint(x), mag = min(tf32_rna(x) & 0x7FFFFFFFu, 0x7F7FE000u);
+    const uint32_t hi = (u & 0x80000000u) | mag;
     const float r = x - __uint_as_float(hi);
-    const bool finite = r == r;
-    return Tf32Split{finite ? hi : 0u, tf32_rna(finite ? r : x)};
+    return Tf32Split{fabsf(r) < INFINITY ? hi : 0u, tf32_rna(r)};
 }
 
 /* An A fragment (4 words of m16n8k8) split once for several products. */

@@ -19,6 +19,12 @@ static inline bool fc_cuda_vec_fits(const fc_view *v, int64_t d, int es)
            v->ss % per == 0;
 }
 
+/* The same for a query or key view with its rope part (Dr > 0: the view r of Dr features). */
+static inline bool fc_cuda_vec_qk_fits(const fc_problem *p, const fc_view *v, const fc_view *r, int es)
+{
+    return fc_cuda_vec_fits(v, p->Dqk, es) && (p->Dr == 0 || fc_cuda_vec_fits(r, p->Dr, es));
+}
+
 /* The same for a kernel with fp32 tiles (kFeatF32): an fp32 view's rows (16-bit views convert
  * element by element). */
 static inline bool fc_cuda_vec_f32(const fc_view *v, int64_t d)

@@ -1,6 +1,7 @@
 /* One forward or backward problem on the CPU and the CUDA backends, compared (gpu_case.h). */
 #include "gpu_case.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -495,11 +496,11 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
 {
     tc_context("B=%d Nq=%d Nkv=%d Sq=%d Skv=%d D=%d+%d Dv=%d %s layout=%d packed=%d varlen=%d win=%d align=%d start=%d/%d "
                "mask=%d bias=%d/%d alibi=%d sink=%d drop=%d%s stats=%d cap=%g kv(page=%d/%d list=%d pad=%d i8=%d/%d/%d out_i8=%d out_f32=%d) "
-               "pad_nan=%d nan_tail=%d/%d/%d seed=%u%s",
+               "pad_nan=%d nan_tail=%d/%d/%d near_max=%d seed=%u%s",
                c->B, c->Nq, c->Nkv, c->Sq, c->Skv, c->D, c->Dr, c->Dv, c->dt == FC_BF16 ? "bf16" : c->dt == FC_F16 ? "fp16" : "fp32", c->layout, c->packed,
                c->varlen, c->window, c->align, c->q_start, c->kv_start, c->mask, c->bias, c->bias_before, c->alibi, c->sink,
                c->dropout || c->philox, c->philox ? "(philox)" : "", c->stats, c->softcap, c->kv.page, c->kv.heads_major, c->kv.list, c->kv.left_pad, c->kv.i8,
-               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->kv.out_f32, c->pad_nan, c->nan_tail, c->nan_key_tail, c->nan_query_head, c->seed,
+               c->kv.i8_per_tensor, c->kv.i8_offset, c->kv.out_i8, c->kv.out_f32, c->pad_nan, c->nan_tail, c->nan_key_tail, c->nan_query_head, c->near_max, c->seed,
                c->backward ? (c->grad_f32 ? " backward fp32-grads" : " backward") : "");
     if (gpu_out)
         *gpu_out = NULL, *gpu_bytes = 0;
@@ -552,6 +553,17 @@ bool gc_run_out(const gc_case *c, void **gpu_out, size_t *gpu_bytes)
             tc_store(gc_tc(c->dt), k.h, b * d.k.stride_batch + (kvlen[b] - 1) * d.k.stride_seq + n * d.k.stride_head, NAN);
     for (int b = 0; c->nan_query_head && !c->packed && b < c->B; b++)
         tc_store(gc_tc(c->dt), q.h, b * d.q.stride_batch, NAN);
+    for (int b = 0; c->near_max && !c->packed && b < c->B; b++) {
+        for (int i = 0; i < 3 && i < qlen[b]; i++)
+            tc_store(gc_tc(c->dt), q.h, b * d.q.stride_batch + i * d.q.stride_seq, i % 2 ? FLT_MAX : -FLT_MAX);
+        for (int n = 0; n < c->Nkv; n++) {
+            for (int j = 0; j < kvlen[b]; j++)
+                tc_store(gc_tc(c->dt), k.h, b * d.k.stride_batch + j * d.k.stride_seq + n * d.k.stride_head,
+                         ldexp(j % 3 ? 1.0 + j / 64.0 : -1.0 - j / 64.0, -125));
+            if (kvlen[b] > 5)
+                tc_store(gc_tc(c->dt), v.h, b * d.v.stride_batch + 5 * d.v.stride_seq + n * d.v.stride_head, -FLT_MAX);
+        }
+    }
     if (c->pad_nan && !c->packed) {
         gc_poison_padding(&q, &d.q, c->dt, c->B, c->Sq, qlen, c->Nq, c->D);
         gc_poison_padding(&k, &d.k, c->dt, c->B, c->Skv, kvlen, c->Nkv, c->D);

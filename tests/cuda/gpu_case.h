@@ -59,6 +59,10 @@ typedef struct gc_case {
     bool nan_query_head;  /* padded batches: query feature 0 of each batch's first row (head 0) is NaN and,
                              backward, d_out feature 0 of its second row +inf (keys that do not see them,
                              causal or masked, must keep finite dK and dV) */
+    bool near_max;        /* fp32, padded batches: finite operands whose tf32 rounding overflows — query
+                             feature 0 of rows 0–2 (head 0) ±FLT_MAX against key feature 0 of
+                             ±(1 + j/64)·2⁻¹²⁵ (logit terms of 8–16), value feature 0 of position 5
+                             −FLT_MAX (outputs of p·FLT_MAX, finite) */
     float softcap;
     bool pad_nan;         /* padded varlen: the rows past each batch's lengths (query, key, value) hold
                              NaN, which no output may see (semantics §0.3: they are no positions) */

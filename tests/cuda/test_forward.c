@@ -75,6 +75,8 @@ static void f32_cases(void)
     c = base(128, FC_F32), c.B = 1, c.Nq = 2, c.Nkv = 1, c.Sq = 1000, c.Skv = 1500, c.window = GC_CAUSAL, gc_run(&c);
     c = base(64, FC_F32), c.Sq = 700, c.Skv = 9, c.window = GC_BAND, gc_run(&c);
     c = base(64, FC_F32), c.Sq = 100, c.window = GC_CAUSAL, c.nan_tail = true, gc_run(&c); /* as in named_cases */
+    for (int k = 0; k < 3; k++) /* finite values near FLT_MAX (tf32_split's clamped hi) */
+        c = base(dims[k], FC_F32), c.near_max = true, gc_run(&c);
 }
 
 /* Paged and tensor-list key/value in the tiled forward (more query rows than the decode serves):

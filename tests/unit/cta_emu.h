@@ -231,6 +231,13 @@ inline bool &reverse_order()
     return r;
 }
 
+/* reverse_order() for a scope, restored after it. */
+struct OrderScope {
+    bool was;
+    explicit OrderScope(bool reverse) : was(reverse_order()) { reverse_order() = reverse; }
+    ~OrderScope() { reverse_order() = was; }
+};
+
 /* Runs f() as every thread of one CTA of `threads` (a multiple of 32) with block index blk. */
 template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
 {
@@ -523,12 +530,14 @@ template <> struct Elem<float> {
 
 /* cvt.rna.tf32.f32: x rounded to 10 fraction bits, to nearest with ties away from zero, in a
  * 32-bit container with the 13 bits below them zero (subnormals round at the same bit; a value
- * past tf32's largest rounds to ±inf); NaN gives the canonical NaN. */
+ * past tf32's largest rounds to ±inf).  What a NaN gives is not pinned down; the emulator takes
+ * the worst case, its payload cut to the kept bits, so that a NaN whose payload lies only in the
+ * low 13 bits comes out as ±inf and a kernel that trusts cvt with NaN fails here. */
 inline uint32_t tf32_rna(float x)
 {
     const uint32_t u = __float_as_uint(x);
     if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu))
-        return 0x7FFFFFFFu;
+        return u & 0xFFFFE000u;
     return (u + 0x1000u) & 0xFFFFE000u; /* sign–magnitude: adding half a step to the magnitude rounds ties away */
 }
 

@@ -5,18 +5,42 @@
 #ifndef FLASHC_TESTS_UNIT_EMU_PLAN_H
 #define FLASHC_TESTS_UNIT_EMU_PLAN_H
 
+#include <math.h>
 #include <string.h>
 
 #include <vector>
 
 extern "C" {
 #include "common/check.h"
+#include "core/philox.h"
 #include "core/plan.h"
 #include "harness.h"
 #include "harness_bwd.h"
 #include "harness_internal.h"
 }
 #include "harness_nonfinite.h"
+
+/* Dropout generated on the device: an emulated kernel draws its keep bits from this seed and offset
+ * (core/philox.h; emu_philox_problem), while the reference and the CPU backend read the caller's
+ * bits, set by emu_philox_bits to what Philox makes for the same seed, offset and bit index
+ * (core/terms.h): the results agree only if the kernel's bits are those.  The offset sits just
+ * below 2³², so that the counter's carry into its high word is crossed. */
+constexpr uint64_t kEmuPhiloxSeed = 0x9E3779B97F4A7C15ull, kEmuPhiloxOffset = 0xFFFFFFFFull - 40;
+
+inline void emu_philox_bits(const nt_case *c, nt_data *d)
+{
+    const uint64_t threshold = (uint64_t)ceil(ldexp(c->keep_prob, 32)); /* the lowering's (native/lower.c) */
+    for (int64_t e = 0; e < d->keep_n * 8; e++) {
+        const unsigned bit = fc_philox_keep_at(kEmuPhiloxSeed, kEmuPhiloxOffset, threshold, (uint64_t)e);
+        d->keep[e >> 3] = (uint8_t)((d->keep[e >> 3] & ~(1u << (e & 7))) | bit << (e & 7));
+    }
+}
+
+/* The lowered problem with its keep bits generated (the plan's keep probability stays). */
+inline void emu_philox_problem(fc_problem &p)
+{
+    p.drop_philox = true, p.drop_bits = NULL, p.drop_seed = kEmuPhiloxSeed, p.drop_offset = kEmuPhiloxOffset;
+}
 
 inline fc_status emu_cpu_plan(const fc_attention_desc *a, fc_plan **plan)
 {

@@ -7,7 +7,8 @@
  * dsink.  The harness checks the gradients against the double-precision reference at fp32's
  * gradient tolerance (§0.4: every element written, nothing outside, rows that see nothing exactly
  * 0) and against the CPU backend.  A second launch configuration — every grid in reverse CTA order,
- * the tile lists reversed, element loads instead of cp.async — must give the same bits.
+ * each round's threads highest first, the tile lists reversed, element loads instead of cp.async —
+ * must give the same bits.
  * Two kinds of problem take these kernels: fp32 operands, and fp32 gradients of fp16 / bf16
  * operands (their tiles load converted to fp32).  A few cases also run the 16-bit tiles' kernels
  * (gradients in the operands' dtype): the dq-recompute path's, and the fused path's (its units
@@ -15,7 +16,9 @@
  * ordered accumulators by the conversion kernel), also with rope-split heads (kFeatRope: dq_rope,
  * dk_rope; the mends' rope parts by non-finite rope rows).  Cases: odd sizes and strides, Sq ≠ Skv, every
  * layout, masks and windows, GQA / MQA, varlen (packed, empty batches), score terms (pse, ALiBi,
- * softcap), dropout bits, sinks (dsink), statistics orders, every head-dim class.
+ * softcap), dropout bits and dropout generated on the device (the fp32 kernels' p.drop_philox
+ * branch, kFeatPhilox on the 16-bit tiles and the fused path), sinks (dsink), statistics orders,
+ * every head-dim class.
  * Inputs: queries and keys within ±1 (the default), values too except where a case says; 3×TF32
  * carries about 2⁻²¹ of each product (docs/ARCHITECTURE.md), which such inputs keep inside the
  * tolerance's 1e-5·max|gradient| (wider values with cancelling sums can miss it, as the forward's
@@ -184,18 +187,25 @@ static std::vector<int2> tiles(const fc_problem &p, int tile, bool kv, bool rev)
     return t;
 }
 
+/* Generated dropout (emu_plan.h emu_philox_*): the case's lowered problem draws its bits. */
+static bool g_philox;
+
 /* The kernels over the case's lowered backward problem: TILES16, the 16-bit tiles' kernels
  * (16-bit operands and gradients; FUSED: the fused path's); else the fp32 tiles' (fp32 gradients). */
-template <bool TILES16, bool FUSED = false> static fc_status emu_plan_run(const fc_problem &p, int config)
+template <bool TILES16, bool FUSED = false> static fc_status emu_plan_run(const fc_problem &lowered, int config)
 {
+    fc_problem p = lowered;
+    if (g_philox)
+        emu_philox_problem(p);
     const auto own_or_f32 = [&](fc_dtype dt) { return dt == p.q.dtype || dt == FC_F32; };
     const bool grads_ok = TILES16 ? p.q.dtype != FC_F32 && p.dq.dtype == p.q.dtype && p.dout.dtype == p.q.dtype : p.dq.dtype == FC_F32;
-    if (!TC_CHECK(!p.sparse.data && (p.Dr == 0 || TILES16) && !p.drop_philox && grads_ok && own_or_f32(p.dout.dtype) &&
+    if (!TC_CHECK(!p.sparse.data && (p.Dr == 0 || TILES16) && (!g_philox || (p.Dr == 0 && p.keep_prob < 1.0f)) && grads_ok && own_or_f32(p.dout.dtype) &&
                       p.k.dtype == p.q.dtype && p.v.dtype == p.q.dtype && p.out.dtype == p.q.dtype && !p.k.pages.table &&
                       !p.q.batch_data && !p.k.batch_data,
                   "test bug: a case the emulated backward kernels do not take"))
         return FC_ERR_BACKEND;
     const bool rev = config == 1;
+    const cta_emu::OrderScope order(rev); /* the second configuration: each round's threads highest first too */
     const int cls = fc_cuda_dclass(&p);
     /* (the fused path's kv tiles in each batch's increasing order: its turns need it) */
     const std::vector<int2> qi = tiles(p, fc_cuda::kBwdQRows, false, rev), kvi = tiles(p, fc_cuda::kBwdKvRows, true, rev && !FUSED);
@@ -219,6 +229,9 @@ template <bool TILES16, bool FUSED = false> static fc_status emu_plan_run(const 
     const bool bf = p.q.dtype == FC_BF16;
     if (!TILES16)
         launch_class<float, false, 0>(cls, p, L, qi, kvi, rev);
+    else if (p.drop_philox)
+        bf ? launch_class<__nv_bfloat16, FUSED, fc_cuda::kFeatPhilox>(cls, p, L, qi, kvi, rev)
+           : launch_class<__half, FUSED, fc_cuda::kFeatPhilox>(cls, p, L, qi, kvi, rev);
     else if (p.Dr > 0)
         bf ? launch_class<__nv_bfloat16, FUSED, fc_cuda::kFeatRope>(cls, p, L, qi, kvi, rev)
            : launch_class<__half, FUSED, fc_cuda::kFeatRope>(cls, p, L, qi, kvi, rev);
@@ -232,6 +245,17 @@ static void run(const nt_case *c) { emu_bwd_run<emu_plan_run<false>>(c, FC_F32);
 static void run16(const nt_case *c) { emu_bwd_run<emu_plan_run<true>>(c, c->dt); }
 /* The fused path's kernel (five products, dQ through the ordered accumulators). */
 static void run_fused(const nt_case *c) { emu_bwd_run<emu_plan_run<true, true>>(c, c->dt); }
+
+/* The case (keep_prob < 1) with its dropout generated on the device (g_philox) by the kernels of
+ * RUN, gradients of grad_dt: the forward on the CPU and the reference read the same bits. */
+template <fc_status (*RUN)(const fc_problem &, int)> static void run_philox(const nt_case *c, fc_dtype grad_dt)
+{
+    nt_bwd o = emu_bwd_options<RUN>(grad_dt);
+    o.edit_data = emu_philox_bits;
+    g_philox = true;
+    nt_bwd_run(c, &o);
+    g_philox = false;
+}
 
 /* B 2, 4 query heads on 2 kv heads, BSND; dt: the operands' dtype (fp16/bf16: fp32 gradients of them). */
 static nt_case base(uint64_t seed, fc_dtype dt, int D, int Sq, int Skv)
@@ -280,6 +304,25 @@ int main(int argc, char **argv)
     c = base(8, FC_BF16, 160, 33, 18), c.layout = NT_SBH, c.mask.on = true, c.N1 = 2, c.N2 = 1;
     tc_context("emulated fp32 backward: bf16 operands, fp32 gradients; class 256, SBH, mask, Sq > Skv");
     run(&c);
+    /* dropout generated on the device (kFeatPhilox; the fp32 kernels' run-time branch) */
+    c = base(17, FC_F32, 64, 45, 70), c.keep_prob = 0.8, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT), c.sink = NT_SINK_FINITE;
+    tc_context("emulated fp32 backward: dropout generated on the device, class 64, causal bottom-right, sink");
+    run_philox<emu_plan_run<false>>(&c, FC_F32);
+    static const int sq2[2] = {33, 17}, skv2[2] = {90, 40};
+    c = base(18, FC_BF16, 112, 33, 90), c.keep_prob = 0.85, c.lens = true, c.sq = sq2, c.skv = skv2, c.bias.on = true;
+    tc_context("emulated fp32 backward: generated dropout, bf16 operands, fp32 gradients, class 128, varlen, bias");
+    run_philox<emu_plan_run<false>>(&c, FC_F32);
+    c = base(19, FC_F16, 64, 40, 75), c.keep_prob = 0.7, c.mask.on = true;
+    tc_context("emulated 16-bit backward: generated dropout (kFeatPhilox), fp16, class 64, mask");
+    run_philox<emu_plan_run<true>>(&c, FC_F16);
+    c = base(20, FC_BF16, 128, 70, 90), c.keep_prob = 0.9, c.lens = true, c.sq = sq2, c.skv = skv2, c.N2 = 1;
+    tc_context("emulated 16-bit backward: generated dropout, bf16, class 128, varlen, MQA");
+    run_philox<emu_plan_run<true>>(&c, FC_BF16);
+    tc_context("emulated fused backward: generated dropout, bf16, class 128, varlen, MQA");
+    run_philox<emu_plan_run<true, true>>(&c, FC_BF16);
+    c = base(21, FC_F16, 256, 20, 45), c.keep_prob = 0.6, c.Dv = 136, c.window = fc_window_band(12, 4, FC_ALIGN_TOP_LEFT);
+    tc_context("emulated fused backward: generated dropout, fp16, class 256 (two feature parts), a band");
+    run_philox<emu_plan_run<true, true>>(&c, FC_F16);
     /* non-finite inputs (semantics §0.3) where every row sees them (a product of a hidden pair's 0
      * with a non-finite operand is NaN here: ARCHITECTURE.md): a NaN query row, a NaN key, +inf in
      * a query element, a NaN value and a −inf one */

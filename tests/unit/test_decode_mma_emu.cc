@@ -6,10 +6,10 @@
  * grid runs — the last of each (batch, kv head) folding the blocks' partials from the workspace —
  * and the harness checks the outputs against the reference (values within §0.4, empty and padding
  * rows exact, statistics, nothing written outside the outputs) and the CPU backend.  Each case
- * runs twice, the second time with another split count, the CTAs in a shuffled order and the
- * other stage count: the two must agree bit for bit (the blocks alone fix the bits).  Cases that
- * bring their own lengths plan with the padded length and pass the real ones as the run's device
- * lengths (MmaLaunch.kv_lens).  Every case runs on the default kernel and again on the variant with
+ * runs twice, the second time with another split count, the CTAs in a shuffled order (each round's
+ * threads highest first: cta_emu reverse_order) and the other stage count: the two must agree bit
+ * for bit (the blocks alone fix the bits).  Cases that bring their own lengths plan with the
+ * padded length and pass the real ones as the run's device lengths (MmaLaunch.kv_lens).  Every case runs on the default kernel and again on the variant with
  * both run-time changes (kMmaLinearIssue | kMmaWideMerge), plus paged cases whose tiles lie inside
  * pages (the variant's one-stride copies); the integer-key variant (kMmaIntK) runs int8 cases of its
  * own, and again with the integer P·V (kMmaIntPV), plus fp32 outputs (the tightest tolerance).  What only a GPU shows (timing, concurrent CTAs, the real
@@ -64,6 +64,7 @@ template <typename KT, int DC, int NT> static void launch(const fc_problem &p, c
         for (unsigned y = 0; y < (unsigned)p.Nkv; y++)
             for (unsigned x = 0; x < (unsigned)L.nsplit; x++)
                 grid.push_back(cta_emu_dim3{x, y, z});
+    const cta_emu::OrderScope order(seed != 0); /* shuffled CTAs: each round's threads highest first too */
     if (seed) { /* a shuffled order */
         tc_rng r = tc_rng_seed(seed);
         for (size_t k = grid.size(); k > 1; k--)

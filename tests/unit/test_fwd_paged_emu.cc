@@ -58,7 +58,7 @@ template <typename T> static void launch_class(int cls, const fc_problem &p, con
 static bool emu_forward(const fc_problem &p, Fault *f)
 {
     const bool f32 = p.q.dtype == FC_F32;
-    const int es = f32 ? 4 : 2, cls = fc_cuda_dclass(&p);
+    const int cls = fc_cuda_dclass(&p);
     if (!TC_CHECK(p.k.dtype == p.q.dtype && p.v.dtype == p.q.dtype && p.out.dtype == p.q.dtype && p.Dr == 0 && !p.drop_philox &&
                       (p.k.pages.table || p.k.batch_data) && p.B <= fc_cuda::kDecMaxList,
                   "test bug: a case the paged kernels do not take"))
@@ -71,10 +71,7 @@ static bool emu_forward(const fc_problem &p, Fault *f)
     static fc_cuda::FwdPagedLaunch L; /* 4 KiB of list bases */
     memset(&L, 0, sizeof L);
     L.items = items.data(), L.n_items = (int)items.size();
-    L.vec_q = fc_cuda_vec_fits(&p.q, p.Dqk, es);
-    L.vec_k = fc_dec_vec_ok(&p.k, p.Dqk, es, p.B), L.vec_v = fc_dec_vec_ok(&p.v, p.Dv, es, p.B);
-    L.terms = p.pse.data || p.alibi.slopes || p.mask.data || p.softcap > 0.0f;
-    L.pair_out = fc_cuda_pair_fits(&p.out, es);
+    fc_cuda::fwd_launch_views(p, L);
     L.fault = &f->word, L.report = &f->report;
     for (int64_t b = 0; p.k.batch_data && b < p.B; b++)
         L.k_list[b] = p.k.batch_data[b], L.v_list[b] = p.v.batch_data[b];
@@ -90,6 +87,8 @@ static bool emu_forward(const fc_problem &p, Fault *f)
 /* nt_runner: the emulated forward over the case's lowered problem; no fault may be found. */
 static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention_desc *a, nt_bufs *, size_t *ws_bytes)
 {
+    static int calls; /* every second run: each round's threads highest first (cta_emu reverse_order) */
+    const cta_emu::OrderScope order(calls++ % 2 == 1);
     *ws_bytes = 0;
     fc_plan *plan = NULL;
     fc_status st = emu_cpu_plan(a, &plan);

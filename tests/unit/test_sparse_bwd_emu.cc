@@ -53,6 +53,7 @@ static void launch(const fc_problem &p, fc_cuda::SfagLaunch L, int64_t rows, int
                       fc_cuda::SfagKvSmem<Sh::DK, Sh::DV>::bytes <= kCtaEmuSmem,
                   "the emulator's shared memory holds the CTA's");
     const bool rev = config == 1;
+    const cta_emu::OrderScope order(rev); /* the second configuration: each round's threads highest first too */
     const int per_cta = rev ? 1 : 128; /* reversed one-thread CTAs: the scatter takes the rows last to first */
     std::vector<unsigned char> bad((size_t)(p.Nq * L.rows + 1), 0xEEu);
     unsigned flag = 0;
