@@ -87,6 +87,8 @@ extern "C" const char *fc_cuda_dec_unsupported(const fc_problem *p)
         return "tensor-list key/value with more than 256 batches";
     if (p->max_skv >= (1 << 30))
         return "kv lengths of 2^30 or more";
+    if (p->B > 65535 || p->Nkv > 65535) /* the kernels' grids: (splits, Nkv, B), the merge's (Nkv, B) */
+        return "more than 65535 batches or kv heads in decode (a CUDA grid's y and z limit)";
     if (!fc_dec_table_fits(p))
         return "block tables of 2^30 entries or more";
     return NULL;
@@ -296,14 +298,15 @@ fc_status fc_cuda_report_check(const DecReport *report, unsigned *seen_count, co
     if (r.tensor == 2)
         return fc_fail(FC_ERR_INVALID_ARG,
                        "fc_plan_run: io.kv_lens[%lld] was %lld, outside [%lld, %lld] (the batch's kv start and planned "
-                       "length; found on the GPU by an earlier run of this plan, which did not write that batch's rows)",
-                       (long long)r.batch, (long long)r.value, (long long)planned[r.batch].col_lo, (long long)planned[r.batch].skv);
+                       "length; found on the GPU by an earlier run of this plan, which did not write %s)",
+                       (long long)r.batch, (long long)r.value, (long long)planned[r.batch].col_lo, (long long)planned[r.batch].skv,
+                       r.whole ? "its outputs" : "that batch's rows");
     const fc_pages &pg = r.tensor ? p->v.pages : p->k.pages;
     return fc_fail(FC_ERR_INVALID_ARG,
                    "fc_plan_run: %s block table entry [%lld][%lld] was %lld, outside [0, %lld) (found on the GPU by an "
                    "earlier run of this plan, which did not write %s)",
                    r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks,
-                   planned ? "that batch's rows" : "its outputs");
+                   r.whole ? "its outputs" : "that batch's rows");
 }
 
 extern "C" fc_status fc_cuda_dec_check(fc_cuda_dec *plan, const fc_problem *p)

@@ -18,6 +18,7 @@ constexpr int kDecMaxList = 256; /* tensor-list storage: batches whose bases tra
 struct DecReport {
     int64_t batch, entry, value; /* tensor 0/1: the block table's entry and its value; 2: the length */
     int32_t tensor;              /* 0 key block table, 1 value block table, 2 the run's kv length */
+    int32_t whole;               /* 1: the run wrote none of its outputs; 0: only that batch's rows */
     volatile unsigned seq;
 };
 
@@ -98,16 +99,29 @@ __device__ __forceinline__ bool dec_check_table(unsigned long long *fault, const
     return bad;
 }
 
-/* Puts the entry (or length) of a fault word into the host-mapped report, then counts the report. */
+/* Set in a fault word by the run's one reporter (dec_claim_report); it freezes the word, whose other
+ * writes are atomicMax of values below it. */
+constexpr unsigned long long kFaultReported = 1ull << 63;
+
+/* Whether this thread is the run's one reporter of a fault word that has a fault, and the word as
+ * it claimed it (several CTAs may find the fault; one report per run keeps the host's count true). */
+__device__ __forceinline__ bool dec_claim_report(unsigned long long *fault, unsigned long long *word)
+{
+    *word = atomicOr(fault, kFaultReported);
+    return (*word >> 32) && !(*word & kFaultReported);
+}
+
+/* Puts the entry (or length) of a fault word into the host-mapped report, then counts the report;
+ * whole: the run writes none of its outputs (else only the faulting batch's rows are left). */
 __device__ __forceinline__ void dec_report(DecReport *report, const fc_problem &p, const int64_t *kv_lens,
-                                           unsigned long long fault)
+                                           unsigned long long fault, bool whole)
 {
     const int64_t w = p.k.pages.table_stride > p.v.pages.table_stride ? p.k.pages.table_stride : p.v.pages.table_stride;
     const int64_t lin = (int64_t)(0xFFFFFFFFull - (fault & 0xFFFFFFFFull)), ww = w > 0 ? w : 1;
     const int tensor = (int)(lin / (p.B * ww));
     const int64_t bb = lin / ww % p.B, k = lin % ww;
     const fc_pages &pg = tensor ? p.v.pages : p.k.pages;
-    report->batch = bb, report->entry = k, report->tensor = tensor;
+    report->batch = bb, report->entry = k, report->tensor = tensor, report->whole = whole;
     report->value = tensor == 2 ? kv_lens[bb] : pg.table[bb * pg.table_stride + k];
     __threadfence_system();
     report->seq = report->seq + 1;

@@ -390,7 +390,7 @@ __global__ void __launch_bounds__(kDecThreads) dec_merge_kernel(const __grid_con
     const unsigned long long fault = *L.fault;
     if (fault >> 32) { /* a bad block-table entry or run length: nothing is written */
         if (blockIdx.x == 0 && blockIdx.y == 0 && tid == 0)
-            dec_report(L.report, p, L.kv_lens, fault);
+            dec_report(L.report, p, L.kv_lens, fault, true);
         return;
     }
     const int64_t b = blockIdx.y, n2 = blockIdx.x;

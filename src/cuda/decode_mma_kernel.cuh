@@ -658,10 +658,9 @@ __device__ __forceinline__ void dec_mma_body(const fc_problem &p, const MmaLaunc
         return;
     __threadfence();
     if (s_last == 2) { /* a bad block-table entry or run length in this batch: its rows are not written */
-        if (tid == 0) {
-            const unsigned long long fault = atomicAdd(L.fault, 0ull);
-            dec_report(L.report, p, L.kv_lens, fault);
-        }
+        unsigned long long fault;
+        if (tid == 0 && dec_claim_report(L.fault, &fault))
+            dec_report(L.report, p, L.kv_lens, fault, false);
         return;
     }
     /* (the stages are idle: they hold the block weights) */

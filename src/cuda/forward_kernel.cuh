@@ -91,7 +91,7 @@ __device__ __forceinline__ void fwd_tile(const fc_problem &p, const typename Fwd
         const unsigned long long fault = p.k.pages.table || p.v.pages.table ? *L.fault : 0ull;
         if (fault >> 32) {
             if (blockIdx.x == 0 && threadIdx.x == 0)
-                dec_report(L.report, p, nullptr, fault);
+                dec_report(L.report, p, nullptr, fault, true);
             return;
         }
     }

@@ -129,8 +129,9 @@ static void bad_entry(void)
         Fault f;
         if (!emu_forward(p, &f))
             return;
-        TC_CHECK(f.report.seq == 1 && f.report.tensor == 1 && f.report.batch == 1 && f.report.entry == 3 && f.report.value == -7,
-                 "the report names value entry [1][3] = -7 once (%u reports: tensor %d [%lld][%lld] = %lld)", f.report.seq,
+        TC_CHECK(f.report.seq == 1 && f.report.tensor == 1 && f.report.batch == 1 && f.report.entry == 3 && f.report.value == -7 &&
+                     f.report.whole,
+                 "the report names value entry [1][3] = -7 once, no output written (%u reports: tensor %d [%lld][%lld] = %lld)", f.report.seq,
                  f.report.tensor, (long long)f.report.batch, (long long)f.report.entry, (long long)f.report.value);
         const int64_t written = emu_out_written(c, d, L);
         TC_CHECK(written == 0, "no output written (%lld elements were)", (long long)written);

@@ -254,8 +254,8 @@ static void paged_bad_entry(void)
         if (emu_plan_run(p) != FC_OK)
             return;
         const fc_cuda::DecReport &r = g_fault.report;
-        TC_CHECK(r.seq == 1 && r.tensor == 0 && r.batch == 1 && r.entry == 3 && r.value == -7,
-                 "the report names key entry [1][3] = -7 once (%u reports: tensor %d [%lld][%lld] = %lld)", r.seq, r.tensor,
+        TC_CHECK(r.seq == 1 && r.tensor == 0 && r.batch == 1 && r.entry == 3 && r.value == -7 && r.whole,
+                 "the report names key entry [1][3] = -7 once, no output written (%u reports: tensor %d [%lld][%lld] = %lld)", r.seq, r.tensor,
                  (long long)r.batch, (long long)r.entry, (long long)r.value);
         const int64_t wrote = emu_out_written(c, d, L);
         TC_CHECK(wrote == 0, "no output written (%lld elements were)", (long long)wrote);

@@ -360,7 +360,7 @@ __device__ __forceinline__ void fwd_body(const fc_problem &p, const FwdArgs &a)
         const unsigned long long fault = *a.fault;
         if (fault >> 32) {
             if (blockIdx.x == 0 && threadIdx.x == 0)
-                fc_cuda::dec_report(a.report, p, nullptr, fault);
+                fc_cuda::dec_report(a.report, p, nullptr, fault, true);
             return;
         }
     }
