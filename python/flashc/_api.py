@@ -4,17 +4,16 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _flashc
-from ._describe import Problem, integer
+from ._describe import NOTHING_SEEN, Problem, integer
 import numpy as np
 
-from ._frameworks import as_array, as_optional, dtype_name, dtype_of, native, set_all, to_numpy
+from ._frameworks import Foreign, as_array, as_optional, dtype_name, dtype_of, native, set_all, to_numpy
 
 Array = Any  #: numpy.ndarray, torch.Tensor or any object with __dlpack__ / the buffer protocol
 Window = Optional[Tuple[Optional[int], Optional[int]]]
 
 
-#: lse of a row that sees nothing (what the library writes there)
-_NOTHING_SEEN = float(np.finfo(np.float32).min)
+_NOTHING_SEEN = NOTHING_SEEN
 
 
 def _empty_forward(p: Problem, out: Array, return_lse: bool):
@@ -36,6 +35,17 @@ def _empty_forward(p: Problem, out: Array, return_lse: bool):
     return (out, p.fw.hand_back(lse)) if return_lse else out
 
 
+def _zero_tail(p: Problem, x: Array, rows: int, name: str) -> None:
+    """Packed: the rows of x past the batches' tokens (past cu_seqlens[-1]) belong to no batch; zeros."""
+    if p.packed and rows < x.shape[0]:
+        if isinstance(x, Foreign):
+            try:
+                x = x.numpy()
+            except Exception:
+                raise ValueError(f"flashc: {name} ({type(x.obj).__name__}) cannot be written from Python") from None
+        x[rows:] = 0
+
+
 def _forward(p: Problem, q: Array, out: Optional[Array], out_dtype: Any, out_scale: Any, out_offset: Any,
              return_lse: bool, threads: int):
     q = as_array(q, "q")
@@ -54,6 +64,7 @@ def _forward(p: Problem, q: Array, out: Optional[Array], out_dtype: Any, out_sca
     p.fw.launch(d)
     _flashc.forward(d, integer(threads, "threads", 0, 2**31 - 1))
     finish()
+    _zero_tail(p, out, p.rows_q if p.packed else 0, "out")
     out = p.fw.hand_back(out)
     return (out, p.fw.hand_back(lse)) if return_lse else out
 
@@ -190,6 +201,10 @@ def _backward(p: Problem, d_out, q, k, v, out, lse, dq, dk, dv, grad_dtype, thre
     if "sink" in d:
         g["dsink"] = native(result[-1])
     _flashc.backward(d, g, integer(threads, "threads", 0, 2**31 - 1))
+    if p.packed:
+        _zero_tail(p, dq, p.rows_q, "dq"), _zero_tail(p, dk, p.rows_kv, "dk"), _zero_tail(p, dv, p.rows_kv, "dv")
+        if "q_rope" in d:
+            _zero_tail(p, result[3], p.rows_q, "dq_rope"), _zero_tail(p, result[4], p.rows_kv, "dk_rope")
     return tuple(p.fw.hand_back(x) for x in result)
 
 

@@ -11,6 +11,9 @@ import numpy as np
 
 from ._frameworks import Foreign, Framework, as_array, as_optional, dtype_of, host_int64, native
 
+#: lse of a row that sees nothing (what the library writes there)
+NOTHING_SEEN = float(np.finfo(np.float32).min)
+
 UNBOUNDED = 2**63 - 1
 #: axes of (batch, head, position, feature) in each layout's array; -1: absent (packed batches)
 LAYOUTS = {"bnsd": (0, 1, 2, 3), "bsnd": (0, 2, 1, 3), "sbnd": (1, 2, 0, 3), "tnd": (-1, 1, 0, 2)}
@@ -153,6 +156,7 @@ class Problem:
             q_lens, kv_lens = np.diff(cq), np.diff(ck)
             self.q_len, self.kv_len = int(q_lens.max(initial=0)), int(kv_lens.max(initial=0))
             self.rows_q, self.rows_kv = int(cq[-1]), int(ck[-1])
+            self.total_q, self.total_kv = int(qs[0]), int(ks[0])  # rows past cu_seqlens[-1] belong to no batch
         else:
             self.batch = qs[axes[0]]
             self.q_len = qs[axes[2]]
@@ -308,17 +312,22 @@ class Problem:
         extension combines max + log(sum) itself; a device problem gets a sum array too, and
         finish() combines them on the device (torch, the current stream)."""
         raw, lse = self.lse_storage()
-        d["lse"] = (native(raw.reshape(-1)), STATS_TOKEN_MAJOR if self.packed else STATS_HEAD_MAJOR)
+        filled = raw[:self.rows_q] if self.packed else raw  # packed: the batches' tokens; the rest see nothing
+        d["lse"] = (native(filled.reshape(-1)), STATS_TOKEN_MAJOR if self.packed else STATS_HEAD_MAJOR)
         if self.fw.device is None:
             return raw, lse, lambda: None
-        total = self.fw.empty(tuple(raw.shape), "float32")
+        total = self.fw.empty(tuple(filled.shape), "float32")
         d["lse_sum"] = native(total.reshape(-1))
-        return raw, lse, lambda: raw.add_(total.log_())
+        return raw, lse, lambda: filled.add_(total.log_())
 
     def lse_storage(self) -> tuple:
-        """(array the kernels fill, the lse view returned): [B, N, Sq] dense, [N, T] packed."""
+        """(array the kernels fill, the lse view returned): [B, N, Sq] dense, [N, T] packed (T the
+        packed length; tokens past cu_seqlens_q[-1] belong to no batch and hold NOTHING_SEEN)."""
         if self.packed:
-            raw = self.fw.empty((self.rows_q, self.q_heads), "float32")
+            if self.total_q > self.rows_q:
+                raw = self.fw.full((self.total_q, self.q_heads), "float32", NOTHING_SEEN)
+            else:
+                raw = self.fw.empty((self.rows_q, self.q_heads), "float32")
             return raw, raw.T
         raw = self.fw.empty((self.batch, self.q_heads, self.q_len), "float32")
         return raw, raw
@@ -328,7 +337,11 @@ class Problem:
         lse = as_array(lse, "lse")
         lse = lse.numpy() if isinstance(lse, Foreign) else lse
         want = (self.q_heads, self.rows_q) if self.packed else (self.batch, self.q_heads, self.q_len)
+        if self.packed and tuple(lse.shape) == (self.q_heads, self.total_q):  # the forward's [N, T]
+            lse = lse[:, :self.rows_q]
         if tuple(lse.shape) != want:
+            if self.packed and self.total_q != self.rows_q:
+                want = f"{want} or {(self.q_heads, self.total_q)}"
             raise ValueError(f"flashc: lse must have shape {want}, got {tuple(lse.shape)}")
         if dtype_of(lse) != "float32":
             raise ValueError("flashc: lse must be float32")

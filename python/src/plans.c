@@ -272,17 +272,33 @@ static int device_workspace(fcpy_call *c, const fcpy_launch *launch, size_t byte
     return rc;
 }
 
-static fc_status select_device(int device, char *msg, size_t size)
+/* The tensors' device made current for the call; *was receives the caller's, which
+ * restore_device puts back (the runtime's current device is the thread's, and PyTorch reads it). */
+static fc_status select_device(int device, int *was, char *msg, size_t size)
 {
 #ifdef FLASHC_PY_CUDA
-    const cudaError_t err = cudaSetDevice(device);
+    cudaError_t err = cudaGetDevice(was);
+    if (err == cudaSuccess && *was != device)
+        err = cudaSetDevice(device);
     if (err == cudaSuccess)
         return FC_OK;
+    *was = -1;
     snprintf(msg, size, "flashc: cudaSetDevice(%d): %s", device, cudaGetErrorString(err));
     return FC_ERR_BACKEND;
 #else
+    (void)was;
     snprintf(msg, size, "flashc: CUDA device %d given to a build without the CUDA backend", device);
     return FC_ERR_BACKEND;
+#endif
+}
+
+static void restore_device(int was, int device)
+{
+#ifdef FLASHC_PY_CUDA
+    if (was >= 0 && was != device)
+        cudaSetDevice(was);
+#else
+    (void)was, (void)device;
 #endif
 }
 
@@ -315,8 +331,9 @@ int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
     void *work = NULL;
     bool py_error = false;
     PyThreadState *ts = PyEval_SaveThread();
+    int was = -1;
     if (cuda)
-        st = select_device(device, msg, sizeof msg);
+        st = select_device(device, &was, msg, sizeof msg);
     if (st == FC_OK && !plan)
         st = backward ? fc_plan_create_backward(&c->desc, &c->grads, &opts, &plan)
                       : fc_plan_create(&c->desc, &opts, &plan);
@@ -339,6 +356,7 @@ int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
         snprintf(msg, sizeof msg, "%s", st == FC_ERR_NO_MEMORY && !fc_last_error()[0] ? "flashc: out of memory" : fc_last_error());
     if (!cuda)
         free(work);
+    restore_device(was, device);
     if (st == FC_OK && !py_error && !backward && c->lse && c->sum_scratch)
         for (int64_t i = 0; i < c->lse_count; i++) /* rows that see nothing keep max = −FLT_MAX */
             c->lse[i] += logf(c->sum_scratch[i]);

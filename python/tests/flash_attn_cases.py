@@ -210,6 +210,41 @@ def varlen_probs_are_one_padded_tensor(device, dtype):
         tq, tk = tq + lq[b], tk + lk[b]
 
 
+def varlen_rows_past_cu_seqlens_belong_to_no_batch(device, dtype):
+    """Packed tensors longer than cu_seqlens[-1] (flash_attn's padded varlen): the rows past it belong
+    to no batch.  out zero there, softmax_lse (nheads, total_q) with the lse of a row that sees
+    nothing, dq / dk / dv zero there; the batches' rows as without the extra rows.  The same for
+    the paged form (block_table), which gathered them by batch index past the last batch."""
+    H, D = 2, 8
+    cu_q = torch.tensor([0, 3, 10], dtype=torch.int32, device=device)
+    cu_k = torch.tensor([0, 4, 9], dtype=torch.int32, device=device)
+    q, k, v = (rnd(n, H, D, seed=i, dtype=dtype, device=device) for i, n in ((1, 12), (2, 11), (3, 11)))
+    for x in (q, k, v):
+        x.requires_grad_()
+    out, lse, _ = flash_attn_varlen_func(q, k, v, cu_q, cu_k, 7, 5, causal=True, return_attn_probs=True)
+    assert out.shape == q.shape and lse.shape == (H, 12), (out.shape, lse.shape)
+    assert not out[10:].any() and bool((lse[:, 10:] == torch.finfo(torch.float32).min).all())
+    qt, kt, vt = (x.detach()[:n].clone().requires_grad_() for x, n in ((q, 10), (k, 9), (v, 9)))
+    want, want_lse, _ = flash_attn_varlen_func(qt, kt, vt, cu_q, cu_k, 7, 5, causal=True, return_attn_probs=True)
+    assert torch.equal(out[:10], want) and torch.equal(lse[:, :10], want_lse)
+    g = rnd(12, H, D, seed=4, dtype=dtype, device=device)
+    out.backward(g)
+    want.backward(g[:10])
+    assert not q.grad[10:].any() and not k.grad[9:].any() and not v.grad[9:].any()
+    assert torch.equal(q.grad[:10], qt.grad) and torch.equal(k.grad[:9], kt.grad) and torch.equal(v.grad[:9], vt.grad)
+    # paged caches: one batch of 9 positions and one of 5, pages of 4
+    dense_k, dense_v = (rnd(2, 12, H, D, seed=i, dtype=dtype, device=device) for i in (5, 6))
+    k_cache, v_cache, table = _paged(dense_k, dense_v, 4, seed=7)
+    with torch.no_grad():
+        out, lse, _ = flash_attn_varlen_func(q, k_cache, v_cache, cu_q, cu_k, 7, 9, block_table=table,
+                                             return_attn_probs=True)
+        want, want_lse, _ = flash_attn_varlen_func(q[:10], k_cache, v_cache, cu_q, cu_k, 7, 9, block_table=table,
+                                                   return_attn_probs=True)
+    assert out.shape == q.shape and lse.shape == (H, 12)
+    assert not out[10:].any() and bool((lse[:, 10:] == torch.finfo(torch.float32).min).all())
+    assert torch.equal(out[:10], want) and torch.equal(lse[:, :10], want_lse)
+
+
 def dropout_probs_encode_the_mask_and_the_output_uses_it(device, dtype):
     torch.manual_seed(7)
     p = 0.25
@@ -534,6 +569,7 @@ CASES["packed_variants"] = packed_variants_read_the_packed_tensor
 for flag in (False, True):
     CASES[f"varlen[alibi={flag}]"] = lambda dev, dt, f=flag: varlen_matches_each_batch(dev, dt, f)
 CASES["varlen_probs_padded"] = varlen_probs_are_one_padded_tensor
+CASES["varlen_rows_past_cu"] = varlen_rows_past_cu_seqlens_belong_to_no_batch
 CASES["dropout_probs"] = dropout_probs_encode_the_mask_and_the_output_uses_it
 for flag in (False, True):
     CASES[f"kvcache[paged={flag}]"] = lambda dev, dt, f=flag: kvcache_updates_in_place_and_attends(dev, dt, f)

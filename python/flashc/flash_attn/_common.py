@@ -11,6 +11,9 @@ from ..torch import draw_rng, forward_maybe_lse
 from ._errors import FlashAttnError
 from ._ops import attn_probs
 
+#: lse of a row that sees nothing (what the library writes there; also rows past cu_seqlens_q[-1])
+NOTHING_SEEN = float(torch.finfo(torch.float32).min)
+
 
 def check_tensors(q, k, v) -> None:
     """flash_attn takes torch tensors q, k and v of one dtype (fp16 or bf16; fp32 here too)."""

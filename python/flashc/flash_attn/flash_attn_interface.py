@@ -15,7 +15,7 @@ from typing import Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ._common import band, check_cu_seqlens, check_tensors, forward
+from ._common import NOTHING_SEEN, band, check_cu_seqlens, check_tensors, forward
 from ._errors import FlashAttnError
 from ._ops import kvcache
 
@@ -90,6 +90,9 @@ def _paged_varlen(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         raise FlashAttnError("flashc.flash_attn: dropout with block_table (paged KV): the cache operator has none")
     dev = q.device
     starts = cu_seqlens_q[:-1].long()
+    if len(starts) == 0 or int(max_seqlen_q) == 0:  # no query row belongs to a batch
+        return (q.new_zeros(tuple(q.shape[:-1]) + (v_cache.shape[-1],)),
+                torch.full((q.shape[1], q.shape[0]), NOTHING_SEEN, dtype=torch.float32, device=dev))
     lens_q, lens_k = (cu_seqlens_q[1:] - cu_seqlens_q[:-1]), (cu_seqlens_k[1:] - cu_seqlens_k[:-1])
     last = max(int(q.shape[0]) - 1, 0)
     rows = (starts[:, None] + torch.arange(int(max_seqlen_q), device=dev)[None, :]).clamp(max=last)
@@ -99,8 +102,12 @@ def _paged_varlen(q, k_cache, v_cache, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                alibi_slopes, float(softmax_scale or 0.0), left, right, float(softcap))
     token = torch.arange(int(q.shape[0]), device=dev)
     batch = torch.searchsorted(cu_seqlens_q[1:].long().contiguous(), token, right=True)
-    pos = token - starts[batch]
-    return out_pad[batch, pos], lse_pad[batch, :, pos].T
+    inside = batch < len(starts)  # tokens past cu_seqlens_q[-1] belong to no batch: zeros, an lse that sees nothing
+    batch = batch.clamp(max=len(starts) - 1)
+    pos = (token - starts[batch]).clamp(0, int(max_seqlen_q) - 1)
+    out, lse = out_pad[batch, pos], lse_pad[batch, :, pos].T
+    return (torch.where(inside[:, None, None], out, out.new_zeros(())),
+            torch.where(inside[None, :], lse, lse.new_full((), NOTHING_SEEN)))
 
 
 def flash_attn_varlen_qkvpacked_func(qkv: Tensor, cu_seqlens: Tensor, max_seqlen: int, dropout_p: float = 0.0,
