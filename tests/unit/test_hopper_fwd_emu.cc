@@ -78,6 +78,7 @@ EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, _paged, false, true)
 
 /* How the next case runs: SMs of the emulated device, the class-64 variant, ping-pong, the epilogue. */
 static int g_sms = 3;
+static int g_l2 = 50 * 1024 * 1024; /* the emulated device's L2, which sets the plan's head group */
 static bool g_wg3, g_pingpong = true, g_tma_out;
 
 /* A paged run's block-table check word and report. */
@@ -101,7 +102,7 @@ static fc_status emu_plan_run(const fc_problem &p)
 {
     fc_status st = FC_OK;
     const char *why = fc_hopper::fwd_unsupported(&p);
-    cta_emu_device().sms = g_sms;
+    cta_emu_device().sms = g_sms, cta_emu_device().l2 = g_l2;
     setenv("FLASHC_CUDA_FWD_D64", g_wg3 ? "wg3" : "wg2", 1);
     setenv("FLASHC_CUDA_FWD_PINGPONG", g_pingpong ? "1" : "0", 1);
     setenv("FLASHC_CUDA_FWD_EPILOGUE", g_tma_out ? "tma" : "regs", 1);
@@ -347,6 +348,18 @@ int main(int argc, char **argv)
     const bool quick = hopper_quick(argc, argv);
     hopper_first_cases("forward", run);
     nonfinite(quick);
+    /* head groups (fwd_host.cu head_group: the kv heads whose keys and values fit half the L2):
+     * an L2 of 4 kv heads' bytes gives groups of 2 kv heads × GQA 2 = 4 query heads over Nq = 6, so
+     * the work list's last group is partial; one SM walks every item, with varlen items that have
+     * no kv tile between them */
+    static const int gsq[3] = {70, 0, 40}, gskv[3] = {100, 9, 0};
+    nt_case g = hopper_case(15, FC_BF16, 64, 70, 100);
+    g.B = 3, g.N1 = 6, g.N2 = 3, g.lens = true, g.sq = gsq, g.skv = gskv, g.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT);
+    g_l2 = 4 * 100 * (64 + 64) * 2, g_sms = 1;
+    tc_context("emulated sm_90a forward: head groups of 4 over 6 query heads (a partial last group), one SM, a batch "
+               "without keys");
+    run(&g);
+    g_l2 = 50 * 1024 * 1024, g_sms = 3;
     if (quick)
         return tc_summary("unit_hopper_fwd_emu");
     g_pingpong = false;
