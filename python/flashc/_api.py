@@ -7,13 +7,10 @@ from . import _flashc
 from ._describe import NOTHING_SEEN, Problem, integer
 import numpy as np
 
-from ._frameworks import Foreign, as_array, as_optional, dtype_name, dtype_of, native, set_all, to_numpy
+from ._frameworks import as_array, as_optional, dtype_name, dtype_of, native, set_all, to_numpy
 
 Array = Any  #: numpy.ndarray, torch.Tensor or any object with __dlpack__ / the buffer protocol
 Window = Optional[Tuple[Optional[int], Optional[int]]]
-
-
-_NOTHING_SEEN = NOTHING_SEEN
 
 
 def _empty_forward(p: Problem, out: Array, return_lse: bool):
@@ -25,7 +22,7 @@ def _empty_forward(p: Problem, out: Array, return_lse: bool):
     if return_lse:
         raw, lse = p.lse_storage()
         if not p.no_rows:  # lse of a row that sees nothing, or only the sink: the sink's logit
-            sink = np.zeros(p.q_heads, np.float32) + _NOTHING_SEEN if p.sink is None else to_numpy(p.sink)
+            sink = np.zeros(p.q_heads, np.float32) + NOTHING_SEEN if p.sink is None else to_numpy(p.sink)
             for n, s in enumerate(sink.tolist()):
                 if p.packed:
                     raw[:, n] = s
@@ -38,12 +35,7 @@ def _empty_forward(p: Problem, out: Array, return_lse: bool):
 def _zero_tail(p: Problem, x: Array, rows: int, name: str) -> None:
     """Packed: the rows of x past the batches' tokens (past cu_seqlens[-1]) belong to no batch; zeros."""
     if p.packed and rows < x.shape[0]:
-        if isinstance(x, Foreign):
-            try:
-                x = x.numpy()
-            except Exception:
-                raise ValueError(f"flashc: {name} ({type(x.obj).__name__}) cannot be written from Python") from None
-        x[rows:] = 0
+        set_all(x, 0, name, start=rows)
 
 
 def _forward(p: Problem, q: Array, out: Optional[Array], out_dtype: Any, out_scale: Any, out_offset: Any,
@@ -64,7 +56,7 @@ def _forward(p: Problem, q: Array, out: Optional[Array], out_dtype: Any, out_sca
     p.fw.launch(d)
     _flashc.forward(d, integer(threads, "threads", 0, 2**31 - 1))
     finish()
-    _zero_tail(p, out, p.rows_q if p.packed else 0, "out")
+    _zero_tail(p, out, p.rows_q, "out")
     out = p.fw.hand_back(out)
     return (out, p.fw.hand_back(lse)) if return_lse else out
 
@@ -201,10 +193,9 @@ def _backward(p: Problem, d_out, q, k, v, out, lse, dq, dk, dv, grad_dtype, thre
     if "sink" in d:
         g["dsink"] = native(result[-1])
     _flashc.backward(d, g, integer(threads, "threads", 0, 2**31 - 1))
-    if p.packed:
-        _zero_tail(p, dq, p.rows_q, "dq"), _zero_tail(p, dk, p.rows_kv, "dk"), _zero_tail(p, dv, p.rows_kv, "dv")
-        if "q_rope" in d:
-            _zero_tail(p, result[3], p.rows_q, "dq_rope"), _zero_tail(p, result[4], p.rows_kv, "dk_rope")
+    _zero_tail(p, dq, p.rows_q, "dq"), _zero_tail(p, dk, p.rows_kv, "dk"), _zero_tail(p, dv, p.rows_kv, "dv")
+    if "q_rope" in d:
+        _zero_tail(p, result[3], p.rows_q, "dq_rope"), _zero_tail(p, result[4], p.rows_kv, "dk_rope")
     return tuple(p.fw.hand_back(x) for x in result)
 
 

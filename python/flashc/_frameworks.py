@@ -176,14 +176,17 @@ def to_numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-def set_all(x: Any, value: float, name: str) -> None:
-    """Writes value into every element of a caller's output array."""
+def set_all(x: Any, value: float, name: str, start: int = 0) -> None:
+    """Writes value into every element of a caller's output array (rows from start on)."""
     if isinstance(x, Foreign):
         try:
             x = np.asarray(x.obj)
         except Exception:
             raise ValueError(f"flashc: {name} ({type(x.obj).__name__}) cannot be written from Python") from None
-    x[...] = value
+    if start:
+        x[start:] = value
+    else:
+        x[...] = value
 
 
 def native(x: Any) -> Any:

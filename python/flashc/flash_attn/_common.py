@@ -11,8 +11,7 @@ from ..torch import draw_rng, forward_maybe_lse
 from ._errors import FlashAttnError
 from ._ops import attn_probs
 
-#: lse of a row that sees nothing (what the library writes there; also rows past cu_seqlens_q[-1])
-NOTHING_SEEN = float(torch.finfo(torch.float32).min)
+from .._describe import NOTHING_SEEN  # noqa: F401  (the lse of a row that sees nothing, for the interface)
 
 
 def check_tensors(q, k, v) -> None:
