@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from . import _api
+from ._describe import LAYOUTS as _LAYOUT_AXES
 
 __all__ = ["attention", "sdpa", "keep_bits", "draw_rng"]
 
@@ -153,7 +154,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, layout: str = "bnsd", scale: O
 
     Gradients flow to q, k and v (the bias, mask and slopes are constants).  ``window`` sides are
     None (unbounded) or ≥ 0.  ``dropout_p`` > 0 drops probabilities with a mask generated from a seed
-    drawn from torch's generator (torch.manual_seed reproduces it; the backward replays it): the
+    drawn from torch's generator (:func:`draw_rng`: the device's for CUDA tensors; torch.manual_seed
+    reproduces it; the backward replays it): the
     library's Philox bits, drawn inside the kernels on the CPU and on a CUDA device alike (no mask in
     memory).  CPU and CUDA tensors alike (the same operators).  See :func:`flashc.attention` for every argument.
     """
@@ -162,16 +164,45 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, layout: str = "bnsd", scale: O
     if dropout_p > 0:
         if dropout_mask is not None:
             raise ValueError("flashc.torch.attention: give dropout_p or dropout_mask, not both")
-        rng, keep_prob = draw_rng(), 1.0 - float(dropout_p)
+        rng, keep_prob = draw_rng(q.device, mask_elements(q, k, layout)), 1.0 - float(dropout_p)
     return _fwd(q, k, v, mask, bias, alibi_slopes, dropout_mask, rng, cu_seqlens_q, cu_seqlens_k, layout,
                 float(scale or 0.0), bool(causal), -1 if left is None else int(left),
                 -1 if right is None else int(right), align, alibi_align, float(softcap), float(keep_prob),
                 int(q_start))
 
 
-def draw_rng() -> Tensor:
-    """(seed, offset) for generated dropout, drawn from torch's default generator."""
-    return torch.randint(0, 2**62, (2,), dtype=torch.int64)
+def draw_rng(device=None, count: int = 0, generator: Optional[torch.Generator] = None) -> Tensor:
+    """(seed, offset) for generated dropout over ``count`` mask elements, as a CPU int64 pair.
+
+    For a CUDA device the pair is that device's generator state (or ``generator``'s), as flash_attn
+    draws it: its seed, and its Philox offset, which is then advanced past the count / 4 counters the
+    mask uses — so torch.cuda.manual_seed and RNG-state trackers (Megatron's) reproduce the mask and
+    the next call never reuses a counter.  Inside CUDA graph capture this raises: the pair is a kernel
+    argument, so every replay would drop the same positions.  Elsewhere the pair is drawn from torch's
+    CPU generator (or ``generator``)."""
+    dev = torch.device("cpu" if device is None else device)
+    if dev.type != "cuda":
+        return torch.randint(0, 2**62, (2,), dtype=torch.int64, generator=generator)
+    if torch.cuda.is_current_stream_capturing():
+        raise ValueError("flashc: dropout inside CUDA graph capture: the mask's seed and offset are kernel "
+                         "arguments, so every replay would drop the same positions (draw outside the graph, "
+                         "or pass a dropout_mask)")
+    gen = generator if generator is not None else \
+        torch.cuda.default_generators[dev.index if dev.index is not None else torch.cuda.current_device()]
+    seed, offset = int(gen.initial_seed()), int(gen.get_offset())
+    counters = max(1, (int(count) + 3) // 4)
+    gen.set_offset(offset + (counters + 3) // 4 * 4)  # torch keeps its Philox offsets multiples of 4
+    as_int64 = [x - 2**64 if x >= 2**63 else x for x in (seed % 2**64, offset % 2**64)]
+    return torch.tensor(as_int64, dtype=torch.int64)
+
+
+def mask_elements(q: Tensor, k: Tensor, layout: str) -> int:
+    """An upper bound of the dropout mask elements of a problem: (query row, head) pairs × key
+    positions (a packed layout's key rows of every batch)."""
+    axes = _LAYOUT_AXES.get(str(layout).lower(), (0, 1, 2, 3))
+    if q.dim() == 0 or q.shape[-1] == 0 or k.dim() <= axes[2]:
+        return 0
+    return q.numel() // q.shape[-1] * int(k.shape[axes[2]])
 
 
 def keep_bits(shape: Tuple[int, ...], keep_prob: float, device=None, generator=None) -> Tensor:
@@ -192,7 +223,8 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] 
     ``attn_mask``: boolean (True = takes part) or float (added to the scaled scores), broadcastable
     to [B, H, L, S].  ``is_causal``: the top-left-aligned lower triangle (as torch).  ``dropout_p``:
     dropout of the probabilities; the library generates the mask (Philox) from a seed drawn from
-    torch's generator (torch.manual_seed reproduces it), and the backward regenerates it.
+    torch's generator — the device's for CUDA tensors, as torch does (:func:`draw_rng`;
+    torch.manual_seed reproduces it) — and the backward regenerates it.
     ``enable_gqa``: key/value may have fewer heads, a divisor of the query's.
     """
     for name, x in (("query", query), ("key", key), ("value", value)):
@@ -224,7 +256,7 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] 
     if dropout_p > 0:
         if not dropout_p < 1:
             raise ValueError(f"flashc.torch.sdpa: dropout_p must be in [0, 1), got {dropout_p}")
-        rng = draw_rng()
+        rng = draw_rng(query.device, mask_elements(query, key, "bnsd"))
     out, _ = forward_maybe_lse(False, query, key, value, mask, bias, None, None, rng, None, None, "bnsd",
                                float(scale or 0.0), bool(is_causal), -1, -1, "top_left", "top_left", 0.0,
                                1.0 - float(dropout_p), 0)

@@ -5,7 +5,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flash_attn_cases as fc  # noqa: E402
-from flashc.flash_attn import flash_attn_func, flash_attn_varlen_func  # noqa: E402
+from flashc.flash_attn import flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache  # noqa: E402
+from flashc.flash_attn import FlashAttnError  # noqa: E402
 
 
 @pytest.mark.parametrize("name", list(fc.CASES))
@@ -27,6 +28,37 @@ def test_non_tensors_are_refused_by_name():
     with pytest.raises(TypeError, match="cu_seqlens_k must be an int32"):
         cu = torch.tensor([0, 4], dtype=torch.int32)
         flash_attn_varlen_func(q[0], q[0], q[0], cu, cu.float(), 4, 4)
+
+
+def test_rotary_tables_are_checked_as_flash_attn_checks_them():
+    """Rotary tables rotate the new keys and the queries: without k they are refused (flash_attn's
+    error), as are a lone table, a rotary dim past the head and tables shorter than the cache."""
+    q, k_new, v_new = fc.rnd(1, 1, 2, 32, seed=1), fc.rnd(1, 1, 2, 32, seed=2), fc.rnd(1, 1, 2, 32, seed=3)
+    cache = [fc.rnd(1, 16, 2, 32, seed=s) for s in (4, 5)]
+    cos, sin = torch.rand(16, 8), torch.rand(16, 8)
+    lens = torch.tensor([3], dtype=torch.int32)
+    for kw, msg in ((dict(k=None, v=None), "k and v must be given"),
+                    (dict(rotary_sin=None), "go together"),
+                    (dict(rotary_cos=torch.rand(16, 17), rotary_sin=torch.rand(16, 17)), "exceeds the head"),
+                    (dict(rotary_cos=cos[:15], rotary_sin=sin[:15]), "has 15 positions; the cache"),
+                    (dict(rotary_sin=sin[:, :4]), r"must both be \(seqlen_ro")):
+        args = dict(k=k_new, v=v_new, rotary_cos=cos, rotary_sin=sin, cache_seqlens=lens)
+        args.update(kw)
+        with pytest.raises(FlashAttnError, match=msg):
+            flash_attn_with_kvcache(q, *cache, **args)
+    # causal queries past the new keys need table rows past the cache
+    q3 = fc.rnd(1, 3, 2, 32, seed=6)
+    with pytest.raises(FlashAttnError, match="need 18"):
+        flash_attn_with_kvcache(q3, *cache, k_new, v_new, cos, sin, lens, causal=True)
+    flash_attn_with_kvcache(q3, *cache, k_new, v_new, cos, sin, lens)  # not causal: every query at lens
+
+
+def test_integer_cache_lengths_equal_a_tensor_of_them():
+    q = fc.rnd(2, 1, 2, 16, seed=1)
+    cache = [fc.rnd(2, 12, 2, 16, seed=s) for s in (2, 3)]
+    got = flash_attn_with_kvcache(q, *cache, cache_seqlens=5, causal=True)
+    want = flash_attn_with_kvcache(q, *cache, cache_seqlens=torch.tensor([5, 5], dtype=torch.int32), causal=True)
+    assert torch.equal(got, want)
 
 
 def test_opcheck_of_the_drop_in_operators():

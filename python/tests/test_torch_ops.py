@@ -81,7 +81,7 @@ def test_dropout_is_generated_from_a_torch_seed_and_replayed_by_the_backward():
     d_out = torch.rand(out.shape, generator=torch.Generator().manual_seed(5))
     out.backward(d_out)
     torch.manual_seed(123)
-    seed, offset = ft.draw_rng().tolist()
+    seed, offset = ft.draw_rng(q.device, B * H * L * S).tolist()
     bits = ref.philox_keep_bits(B * H * L * S, seed, offset, 1 - (1 - (1 - p)))
     args = [x.detach().numpy() for x in (q, k, v)]
     want, _, dq, dk, dv, _ = ref.attention_grads(*args, d_out.numpy(), keep_bits=bits, keep_prob=1 - p, align="top_left")
@@ -90,6 +90,57 @@ def test_dropout_is_generated_from_a_torch_seed_and_replayed_by_the_backward():
         np.testing.assert_allclose(got.numpy(), exp, atol=2e-4)
     kept = ref.keep_bits_to_mask(bits, (B, H, L, S)).mean()
     assert 0.45 < kept < 0.9
+
+
+class FakeCudaGenerator:
+    """A CUDA generator's Philox state as torch exposes it: a seed and an offset (32-bit words)."""
+
+    def __init__(self, seed, offset):
+        self.seed, self.offset = seed, offset
+
+    def initial_seed(self):
+        return self.seed
+
+    def get_offset(self):
+        return self.offset
+
+    def set_offset(self, offset):
+        assert offset % 4 == 0, "torch asserts Philox offsets stay multiples of 4"
+        self.offset = offset
+
+
+def test_dropout_on_a_cuda_device_draws_from_that_devices_generator(monkeypatch):
+    """The pair is the device generator's (seed, offset), as flash_attn's; the offset moves past the
+    mask's counters so two calls never share one; torch.cuda.manual_seed (a new seed) changes it."""
+    gens = (FakeCudaGenerator(7, 0), FakeCudaGenerator(2**64 - 3, 8))
+    monkeypatch.setattr(torch.cuda, "default_generators", gens)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    dev = torch.device("cuda", 1)
+    first = ft.draw_rng(dev, 1000).tolist()
+    second = ft.draw_rng(dev, 1000).tolist()
+    assert first == [-3, 8] and second == [-3, 8 + 252]  # 250 counters of 4 elements, rounded up to 4
+    assert gens[0].offset == 0  # the other device's generator is untouched
+    assert ft.draw_rng(dev, 0).tolist() == [-3, 512] and gens[1].offset == 516  # never a zero step
+    own = FakeCudaGenerator(11, 40)
+    assert ft.draw_rng(dev, 17, own).tolist() == [11, 40] and own.offset == 48
+    cpu_state = torch.get_rng_state()
+    ft.draw_rng(dev, 5)
+    assert torch.equal(torch.get_rng_state(), cpu_state)  # a CUDA draw leaves the CPU stream alone
+
+
+def test_dropout_inside_cuda_graph_capture_is_refused(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    with pytest.raises(ValueError, match="graph capture"):
+        ft.draw_rng(torch.device("cuda", 0), 10)
+
+
+def test_mask_elements_bound_every_layout():
+    q, k = torch.empty(2, 3, 5, 8), torch.empty(2, 3, 7, 8)
+    assert ft.mask_elements(q, k, "bnsd") == 2 * 3 * 5 * 7
+    assert ft.mask_elements(q.transpose(1, 2), k.transpose(1, 2), "BSND") == 2 * 3 * 5 * 7
+    assert ft.mask_elements(q.permute(2, 0, 1, 3), k.permute(2, 0, 1, 3), "sbnd") == 2 * 3 * 5 * 7
+    assert ft.mask_elements(torch.empty(9, 3, 8), torch.empty(11, 3, 8), "tnd") == 9 * 3 * 11
+    assert ft.mask_elements(torch.empty(2, 3, 5, 0), k, "bnsd") == 0
 
 
 def test_opcheck():

@@ -31,13 +31,17 @@ def check_cu_seqlens(cu_seqlens_q, cu_seqlens_k) -> None:
                             f"{getattr(c, 'dtype', type(c).__name__)}")
 
 
-def dropout_rng(dropout_p: float) -> Optional[Tensor]:
-    """(seed, offset) of the dropout mask, drawn from torch's generator; None without dropout."""
+def dropout_rng(dropout_p: float, q: Tensor, max_seqlen_k: int, generator=None) -> Optional[Tensor]:
+    """(seed, offset) of the dropout mask over q's rows and heads × max_seqlen_k keys, drawn from
+    torch's generator as flash_attn draws it (the device's for CUDA tensors); None without dropout."""
     if not dropout_p > 0:
         return None
     if not dropout_p < 1:
         raise FlashAttnError(f"flashc.flash_attn: dropout_p must be in [0, 1), got {dropout_p}")
-    return draw_rng()
+    try:
+        return draw_rng(q.device, q.numel() // max(1, q.shape[-1]) * max(0, int(max_seqlen_k)), generator)
+    except ValueError as e:
+        raise FlashAttnError(str(e)) from None
 
 
 def band(causal: bool, left: int, right: int) -> Tuple[int, int]:
@@ -51,7 +55,7 @@ def forward(q: Tensor, k: Tensor, v: Tensor, layout: str, cu_seqlens_q: Optional
             cu_seqlens_k: Optional[Tensor], max_seqlen_q: int, max_seqlen_k: int, dropout_p: float,
             softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int, softcap: float,
             alibi_slopes: Optional[Tensor], return_probs: bool, rng: Optional[Tensor] = None,
-            want_lse: bool = True):
+            want_lse: bool = True, generator=None):
     """(out, softmax_lse, S_dmask or None, rng): differentiable in q, k, v through
     flashc::attention_fwd.  Causal, windows and ALiBi are bottom-right aligned per batch
     (query i sees key j iff i + Sk − Sq − left ≤ j ≤ i + Sk − Sq + right; ALiBi adds
@@ -60,7 +64,7 @@ def forward(q: Tensor, k: Tensor, v: Tensor, layout: str, cu_seqlens_q: Optional
     check_tensors(q, k, v)
     left, right = band(causal, window_left, window_right)
     if rng is None:
-        rng = dropout_rng(dropout_p)
+        rng = dropout_rng(dropout_p, q, max_seqlen_k, generator)
     scale = float(softmax_scale or 0.0)
     try:
         out, lse = forward_maybe_lse(want_lse or return_probs, q, k, v, None, None, alibi_slopes, None, rng,

@@ -147,6 +147,24 @@ def _rotate(x: Tensor, cos: Tensor, sin: Tensor, pos: Tensor, interleaved: bool)
     return torch.cat([rot.to(x.dtype), rest], -1)
 
 
+def _check_rotary(cos: Optional[Tensor], sin: Optional[Tensor], k: Optional[Tensor], headdim: int,
+                  positions: int) -> None:
+    """flash_attn's conditions on the rotary tables (its RuntimeErrors there), checked from shapes."""
+    if cos is None or sin is None:
+        raise FlashAttnError("flashc.flash_attn: rotary_cos and rotary_sin go together")
+    if k is None:
+        raise FlashAttnError("flashc.flash_attn: rotary_cos/rotary_sin rotate the new keys and the queries, so "
+                             "k and v must be given (as in flash_attn)")
+    if cos.dim() != 2 or tuple(sin.shape) != tuple(cos.shape):
+        raise FlashAttnError(f"flashc.flash_attn: rotary_cos and rotary_sin must both be (seqlen_ro, rotary_dim / 2), "
+                             f"got {tuple(cos.shape)} and {tuple(sin.shape)}")
+    if 2 * cos.shape[1] > headdim:
+        raise FlashAttnError(f"flashc.flash_attn: rotary_dim {2 * cos.shape[1]} exceeds the head dimension {headdim}")
+    if cos.shape[0] < positions:
+        raise FlashAttnError(f"flashc.flash_attn: rotary_cos has {cos.shape[0]} positions; the cache and the "
+                             f"queries need {positions}")
+
+
 def flash_attn_with_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Optional[Tensor] = None,
                             v: Optional[Tensor] = None, rotary_cos: Optional[Tensor] = None,
                             rotary_sin: Optional[Tensor] = None,
@@ -174,18 +192,21 @@ def flash_attn_with_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Opti
     if (k is None) != (v is None):
         raise FlashAttnError("flashc.flash_attn: k and v go together")
     s_new = 0 if k is None else k.shape[1]
-    if cache_seqlens is None:
-        n_cache = k_cache.shape[1] if block_table is None else block_table.shape[1] * k_cache.shape[1]
-        lens = torch.full((B,), n_cache - s_new, dtype=torch.int64, device=dev)
-    elif isinstance(cache_seqlens, int):
-        lens = torch.full((B,), cache_seqlens, dtype=torch.int64, device=dev)
+    n_cache = k_cache.shape[1] if block_table is None else block_table.shape[1] * k_cache.shape[1]
+    if cache_seqlens is None or isinstance(cache_seqlens, int):  # on the host, where the lengths are read
+        lens = torch.full((B,), n_cache - s_new if cache_seqlens is None else cache_seqlens, dtype=torch.int64)
     else:
         lens = cache_seqlens.to(torch.int64)
-    if rotary_cos is not None and k is not None:
-        pos = lens[:, None] + torch.arange(s_new, device=dev)[None, :]
-        k = _rotate(k, rotary_cos, rotary_sin, pos, rotary_interleaved)
+    if rotary_cos is not None or rotary_sin is not None:
         local = causal or tuple(window_size) != (-1, -1)
-        qpos = lens[:, None] + (torch.arange(Sq, device=dev)[None, :] if local else 0)
+        _check_rotary(rotary_cos, rotary_sin, k, q.shape[-1], n_cache + (max(0, Sq - s_new) if local else 0))
+        # Clamped positions change nothing for lengths the cache holds; others are refused by the
+        # append, after this — an index past the tables would be a device assert on CUDA.
+        start = lens.to(dev)[:, None]
+        last = rotary_cos.shape[0] - 1
+        pos = (start + torch.arange(s_new, device=dev)[None, :]).clamp(0, last)
+        k = _rotate(k, rotary_cos, rotary_sin, pos, rotary_interleaved)
+        qpos = (start + (torch.arange(Sq, device=dev)[None, :] if local else 0)).clamp(0, last)
         q = _rotate(q, rotary_cos, rotary_sin, qpos.expand(B, Sq), rotary_interleaved)
     left, right = band(causal, window_size[0], window_size[1])
     q, k, v = (None if x is None else x.detach() for x in (q, k, v))  # no gradient, as in flash_attn
