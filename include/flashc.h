@@ -378,6 +378,16 @@ FC_API fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *wor
                              size_t workspace_bytes);
 FC_API void fc_plan_destroy(fc_plan *plan);
 
+/* What the device found in a plan's earlier runs: a CUDA run checks its block-table entries (and
+ * run-time kv lengths) on the GPU, leaves the rows they address unwritten when one is bad, and
+ * returns nothing then, to stay asynchronous; the plan's next fc_plan_run reports it.  This reports
+ * it without a run — FC_ERR_INVALID_ARG naming the entry and what was left unwritten, once — or
+ * FC_OK.  wait: first wait for the runs queued on the plan's stream (without it, only runs the
+ * device has finished are seen).  A CPU plan checks before it writes: always FC_OK.  For callers
+ * that must know before they read a run's outputs, or before they destroy the plan (its report
+ * goes with it); the one-call forms check this way before they return. */
+FC_API fc_status fc_plan_check_runs(fc_plan *plan, bool wait);
+
 /* A backward plan: run it like a forward plan. Deterministic: bit-identical for every thread
  * count. */
 FC_API fc_status fc_plan_create_backward(const fc_attention_desc *desc, const fc_attention_grads *grads,

@@ -10,7 +10,13 @@
  * while planning (lengths, prefixes, per-batch windows), the gradients' description, the options
  * (backend, threads, device, stream) and the environment switches read while planning.  Other
  * addresses (block table, dequantisation scales, sparse indices) stay in the key as they are.  A
- * plan in use is taken out of the cache, so two threads never run one plan at once. */
+ * plan in use is taken out of the cache, so two threads never run one plan at once.
+ *
+ * A CUDA run finds a bad block-table entry on the GPU and the plan reports it later (its next run,
+ * or fc_plan_check_runs).  So that no report is lost with a plan that is not called again: every
+ * call first looks at the kept plans' reports of runs the device has finished (host-mapped
+ * memory: no waiting), and a plan is waited for and asked before it is destroyed.  Either way the
+ * call that finds a report raises it. */
 #include "plans.h"
 
 #include <math.h>
@@ -138,25 +144,89 @@ static void plan_key(keybuf *k, const fcpy_call *c, bool backward, const fc_opti
         put_env(k, *name);
 }
 
+/* ---- devices --------------------------------------------------------------------------------- */
+
+/* The tensors' device made current for the call; *was receives the caller's, which
+ * restore_device puts back (the runtime's current device is the thread's, and PyTorch reads it). */
+static fc_status select_device(int device, int *was, char *msg, size_t size)
+{
+#ifdef FLASHC_PY_CUDA
+    cudaError_t err = cudaGetDevice(was);
+    if (err == cudaSuccess && *was != device)
+        err = cudaSetDevice(device);
+    if (err == cudaSuccess)
+        return FC_OK;
+    *was = -1;
+    snprintf(msg, size, "flashc: cudaSetDevice(%d): %s", device, cudaGetErrorString(err));
+    return FC_ERR_BACKEND;
+#else
+    (void)was;
+    snprintf(msg, size, "flashc: CUDA device %d given to a build without the CUDA backend", device);
+    return FC_ERR_BACKEND;
+#endif
+}
+
+static void restore_device(int was, int device)
+{
+#ifdef FLASHC_PY_CUDA
+    if (was >= 0 && was != device)
+        cudaSetDevice(was);
+#else
+    (void)was, (void)device;
+#endif
+}
+
 /* ---- the cache (touched with the GIL held) ---------------------------------------------------- */
 
 typedef struct kept {
     fc_plan *plan; /* NULL: a free entry */
     keybuf key;
     uint64_t used;
+    int device; /* the CUDA device of its runs; −1: the CPU */
 } kept;
 
 static kept *cache;
 static int cache_slots = 16, cache_allocated;
 static uint64_t cache_clock, cache_hits, cache_misses;
 
-static void destroy_unlocked(fc_plan *plan)
+/* An earlier run's report, as an error message (empty: none). */
+typedef struct report {
+    fc_status st;
+    char msg[1024];
+} report;
+
+static void report_of(fc_plan *plan, bool wait, report *r)
+{
+    if (r->st != FC_OK) /* the first one found is raised */
+        return;
+    r->st = fc_plan_check_runs(plan, wait);
+    if (r->st != FC_OK)
+        snprintf(r->msg, sizeof r->msg, "flashc: an earlier call's run: %s", fc_last_error());
+}
+
+/* Destroys plan after asking it for its runs' report (the destruction waits for the device all
+ * the same), with its device current. */
+static void destroy_unlocked(fc_plan *plan, int device, report *r)
 {
     if (!plan)
         return;
     Py_BEGIN_ALLOW_THREADS /* a CUDA plan's device memory is freed: that waits for the device */
+    int was = -1;
+    char ignored[256];
+    const bool selected = device >= 0 && select_device(device, &was, ignored, sizeof ignored) == FC_OK;
+    report_of(plan, true, r);
     fc_plan_destroy(plan);
+    if (selected)
+        restore_device(was, device);
     Py_END_ALLOW_THREADS
+}
+
+/* The kept plans' reports of finished runs (nothing is waited for). */
+static void poll_kept(report *r)
+{
+    for (int i = 0; i < cache_allocated && r->st == FC_OK; i++)
+        if (cache[i].plan)
+            report_of(cache[i].plan, false, r);
 }
 
 /* The kept plan of this key, taken out of the cache (NULL when there is none). */
@@ -178,7 +248,7 @@ static fc_plan *checkout(const keybuf *k)
 }
 
 /* Keeps plan under key (taking the key's memory), evicting the least recently used plan when full. */
-static void checkin(keybuf *k, fc_plan *plan)
+static void checkin(keybuf *k, fc_plan *plan, int device, report *r)
 {
     if (cache_allocated < cache_slots) {
         kept *grown = PyMem_Realloc(cache, (size_t)cache_slots * sizeof *cache);
@@ -198,15 +268,16 @@ static void checkin(keybuf *k, fc_plan *plan)
             slot = e;
     }
     if (!slot) { /* no cache */
-        destroy_unlocked(plan);
+        destroy_unlocked(plan, device, r);
         PyMem_Free(k->data);
         return;
     }
     fc_plan *evicted = slot->plan;
+    const int evicted_device = slot->device;
     PyMem_Free(slot->key.data);
-    *slot = (kept){.plan = plan, .key = *k, .used = ++cache_clock};
+    *slot = (kept){.plan = plan, .key = *k, .used = ++cache_clock, .device = device};
     memset(k, 0, sizeof *k);
-    destroy_unlocked(evicted);
+    destroy_unlocked(evicted, evicted_device, r);
 }
 
 void fcpy_plan_cache_counts(uint64_t *hits, uint64_t *misses)
@@ -218,11 +289,17 @@ int fcpy_plan_cache_size(int slots)
 {
     const int before = cache_slots;
     cache_slots = slots < 0 ? 0 : slots;
+    report r = {FC_OK, ""};
     for (int i = 0; i < cache_allocated; i++) { /* a resize starts empty */
         fc_plan *plan = cache[i].plan;
+        const int device = cache[i].device;
         PyMem_Free(cache[i].key.data);
         memset(&cache[i], 0, sizeof cache[i]);
-        destroy_unlocked(plan);
+        destroy_unlocked(plan, device, &r);
+    }
+    if (r.st != FC_OK) {
+        fcpy_status_error(r.st, r.msg);
+        return -1;
     }
     return before;
 }
@@ -272,36 +349,6 @@ static int device_workspace(fcpy_call *c, const fcpy_launch *launch, size_t byte
     return rc;
 }
 
-/* The tensors' device made current for the call; *was receives the caller's, which
- * restore_device puts back (the runtime's current device is the thread's, and PyTorch reads it). */
-static fc_status select_device(int device, int *was, char *msg, size_t size)
-{
-#ifdef FLASHC_PY_CUDA
-    cudaError_t err = cudaGetDevice(was);
-    if (err == cudaSuccess && *was != device)
-        err = cudaSetDevice(device);
-    if (err == cudaSuccess)
-        return FC_OK;
-    *was = -1;
-    snprintf(msg, size, "flashc: cudaSetDevice(%d): %s", device, cudaGetErrorString(err));
-    return FC_ERR_BACKEND;
-#else
-    (void)was;
-    snprintf(msg, size, "flashc: CUDA device %d given to a build without the CUDA backend", device);
-    return FC_ERR_BACKEND;
-#endif
-}
-
-static void restore_device(int was, int device)
-{
-#ifdef FLASHC_PY_CUDA
-    if (was >= 0 && was != device)
-        cudaSetDevice(was);
-#else
-    (void)was, (void)device;
-#endif
-}
-
 PyObject *fcpy_status_error(fc_status st, const char *msg)
 {
     PyObject *type = st == FC_ERR_NO_MEMORY                               ? PyExc_MemoryError
@@ -322,6 +369,13 @@ int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
     if (key.failed) {
         PyMem_Free(key.data);
         PyErr_NoMemory();
+        return -1;
+    }
+    report earlier = {FC_OK, ""};
+    poll_kept(&earlier);
+    if (earlier.st != FC_OK) {
+        PyMem_Free(key.data);
+        fcpy_status_error(earlier.st, earlier.msg);
         return -1;
     }
     fc_plan *plan = checkout(&key);
@@ -362,13 +416,17 @@ int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
             c->lse[i] += logf(c->sum_scratch[i]);
     PyEval_RestoreThread(ts);
     if (plan)
-        checkin(&key, plan);
+        checkin(&key, plan, device, &earlier);
     else
         PyMem_Free(key.data);
     if (py_error)
         return -1;
     if (st != FC_OK) {
         fcpy_status_error(st, msg);
+        return -1;
+    }
+    if (earlier.st != FC_OK) { /* an evicted plan's report: this call's own outputs are written */
+        fcpy_status_error(earlier.st, earlier.msg);
         return -1;
     }
     return 0;

@@ -116,6 +116,42 @@ def test_a_forward_without_grad_queues_one_kernel():
     assert len(events) == 1 and events[0][1] == 4, events
 
 
+def test_a_bad_block_table_entry_found_on_the_gpu_is_raised_by_a_later_call():
+    """A paged decode whose block table holds an entry past the cache: the GPU finds it after the
+    call returned (no host round trip per call) and leaves that batch's rows unwritten.  The report
+    is raised once, by the next call whatever its shape (the faulting call's plan is not called
+    again), by the call that evicts the plan, or, with no plans kept, by the call itself."""
+    from flashc import _flashc
+    from flashc.flash_attn import flash_attn_with_kvcache
+    B, H, D, page = 2, 4, 64, 16
+    kc, vc = (fc.rnd(8, page, H, D, seed=s, dtype=torch.bfloat16, device="cuda") for s in (1, 2))
+    q = fc.rnd(B, 1, H, D, seed=3, dtype=torch.bfloat16, device="cuda")
+    bad = torch.tensor([[0, 1, 2], [3, 4, 99]], dtype=torch.int32, device="cuda")  # batch 1 reads entry [1][2]
+    good = torch.tensor([[0, 1, 2], [3, 4, 5]], dtype=torch.int32, device="cuda")
+
+    def call(table, n):
+        lens = torch.tensor([40, n], dtype=torch.int32, device="cuda")
+        return flash_attn_with_kvcache(q, kc, vc, cache_seqlens=lens, block_table=table)
+
+    reported = r"block table entry \[1\]\[2\] was 99"
+    call(bad, 40)  # queued
+    torch.cuda.synchronize()
+    with pytest.raises(ValueError, match=reported):
+        call(good, 41)  # another plan: the kept plans' finished runs are looked at first
+    call(good, 41)  # reported once
+    slots = _flashc.plan_cache(1)
+    try:
+        call(bad, 40)
+        with pytest.raises(ValueError, match=reported):
+            call(good, 42)  # no synchronisation: seen finished, or waited for when the plan is evicted
+        _flashc.plan_cache(0)
+        with pytest.raises(ValueError, match=reported):
+            call(bad, 40)  # a plan not kept is asked before it is destroyed
+        call(good, 43)
+    finally:
+        _flashc.plan_cache(slots)
+
+
 def test_runs_on_the_callers_stream():
     q, k, v = (fc.rnd(1, 256, 4, 64, seed=i, dtype=torch.float16, device="cuda") for i in (1, 2, 3))
     want = flash_attn_func(q, k, v)

@@ -40,6 +40,10 @@ typedef struct fc_backend_ops {
     /* Checks the run's data that addresses memory (block-table entries) before anything is
      * written; FC_ERR_INVALID_ARG with a message naming the entry when one is out of range. */
     fc_status (*check_data)(const fc_plan *plan, const fc_problem *run, const fc_bindings *bind);
+    /* Optional (NULL: runs fail before they write): a fault an earlier run found where it runs
+     * and no call has returned yet (FC_ERR_INVALID_ARG naming it, once), after waiting for the
+     * runs queued on stream when wait is set. */
+    fc_status (*check_runs)(const fc_plan *plan, void *stream, bool wait);
     /* Runs the plan on the problem a run computes (fc_plan_bind: the plan's shape with this run's
      * data and lengths; bind: what the run brought, for what the core leaves to the backend, e.g. kv
      * lengths in device memory).  Reads the plan, writes only the run's outputs and workspace. */

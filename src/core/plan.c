@@ -175,6 +175,11 @@ fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void 
     return st;
 }
 
+fc_status fc_plan_check_runs_on(const fc_plan *plan, void *stream, bool wait)
+{
+    return plan->backend->check_runs ? plan->backend->check_runs(plan, stream, wait) : FC_OK;
+}
+
 void *fc_plan_workspace_take(const fc_plan *plan)
 {
     if (plan->workspace == 0)

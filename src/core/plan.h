@@ -81,6 +81,10 @@ fc_status fc_plan_execute(const fc_plan *plan, const fc_bindings *bind, void *wo
 /* The same on the given stream (a face whose stream arrives with the run: aclnn*, infiniop). */
 fc_status fc_plan_execute_on(const fc_plan *plan, const fc_bindings *bind, void *workspace, size_t bytes, void *stream);
 
+/* A fault the plan's earlier runs on stream found on the device (fc_backend_ops.check_runs);
+ * FC_OK on a backend whose runs fail before they write. */
+fc_status fc_plan_check_runs_on(const fc_plan *plan, void *stream, bool wait);
+
 /* A workspace of the plan's size in the memory its backend runs on (for the one-call forms);
  * NULL when the plan needs none or none could be had.  fc_plan_workspace_release frees it once the
  * plan's queued runs have completed. */

@@ -236,6 +236,21 @@ static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run, 
     return st == FC_OK ? fc_cuda_check_run(plan, run) : st;
 }
 
+/* The decode kernels and the tiled forward report a bad entry (or run-time kv length) through the
+ * plan's host-mapped report; the sparse runs check theirs before they launch. */
+static fc_status fc_cuda_check_runs(const fc_plan *plan, void *stream, bool wait)
+{
+    const fc_cuda_state *s = plan->state;
+    if (!s->dec && !s->fwd)
+        return FC_OK;
+    if (wait) {
+        const fc_status st = fc_cuda_stream_wait(stream);
+        if (st != FC_OK)
+            return st;
+    }
+    return s->dec ? fc_cuda_dec_check(s->dec, &plan->prob) : fc_cuda_fwd_check(s->fwd, &plan->prob);
+}
+
 /* A run with its own lengths keeps the planned facts in `run` (fc_plan_bind, host_memory being
  * false): the kernels' runs derive its facts from bind->lengths into its workspace
  * (plan_facts.h), a fixed chunk at a time, allocating nothing. */
@@ -271,6 +286,7 @@ const fc_backend_ops fc_cuda_backend = {
     .workspace_alloc = fc_cuda_workspace_alloc,
     .workspace_free = fc_cuda_workspace_free,
     .check_data = fc_cuda_check_data,
+    .check_runs = fc_cuda_check_runs,
     .execute = fc_cuda_execute,
     .visible = fc_cuda_visible,
     .variant = fc_cuda_variant,

@@ -29,6 +29,8 @@ bool fc_cuda_available(const char **why);
 /* Device memory for a one-call form's workspace, and its release (after the queued work). */
 void *fc_cuda_workspace_alloc(size_t bytes);
 void fc_cuda_workspace_free(void *workspace);
+/* Waits for the work queued on stream (a cudaStream_t; NULL: the default stream). */
+fc_status fc_cuda_stream_wait(void *stream);
 
 /* Where an address lives: 1 device (or managed) memory, 0 host memory, −1 unknown. */
 int fc_cuda_is_device_pointer(const void *ptr);

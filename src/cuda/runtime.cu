@@ -1,9 +1,10 @@
-/* Device discovery and pointer classification: the only CUDA runtime facts the backend needs
- * outside its kernels.  The runtime is linked statically, so the library loads without a driver;
- * these calls are where a missing driver or device shows up. */
+/* Device discovery, pointer classification and waiting for a stream: the only CUDA runtime calls
+ * the backend needs outside its kernels and plans.  The runtime is linked statically, so the
+ * library loads without a driver; these calls are where a missing driver or device shows up. */
 #include <cuda_runtime.h>
 
 #include "cuda.h"
+#include "launch.h"
 
 extern "C" bool fc_cuda_available(const char **why)
 {
@@ -33,6 +34,12 @@ extern "C" void *fc_cuda_workspace_alloc(size_t bytes)
 }
 
 extern "C" void fc_cuda_workspace_free(void *workspace) { cudaFree(workspace); }
+
+extern "C" fc_status fc_cuda_stream_wait(void *stream)
+{
+    const cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
+    return err == cudaSuccess ? FC_OK : fc_cuda_err(err, "cudaStreamSynchronize");
+}
 
 extern "C" int fc_cuda_is_device_pointer(const void *ptr)
 {

@@ -12,7 +12,8 @@
 #include "native.h"
 
 /* The one-call forms: allocate the plan's workspace where its backend runs (device memory for a
- * GPU plan), run, free everything (the release waits for the run). */
+ * GPU plan), run, wait for it and return what the device found (a bad block-table entry), free
+ * everything. */
 static fc_status run_once(fc_plan *plan, const char *fn)
 {
     const size_t bytes = plan->workspace;
@@ -22,6 +23,8 @@ static fc_status run_once(fc_plan *plan, const char *fn)
         fc_fail(st, "%s: cannot allocate a %zu-byte workspace", fn, bytes);
     else
         st = fc_plan_run(plan, NULL, ws, bytes);
+    if (st == FC_OK)
+        st = fc_fail_in(fn, fc_plan_check_runs_on(plan, plan->stream, true));
     fc_plan_workspace_release(plan, ws);
     fc_plan_destroy(plan);
     return st;
@@ -144,6 +147,14 @@ fc_status fc_plan_run(fc_plan *plan, const fc_attention_io *io, void *workspace,
 }
 
 void fc_plan_destroy(fc_plan *plan) { fc_plan_free(plan); }
+
+fc_status fc_plan_check_runs(fc_plan *plan, bool wait)
+{
+    fc_clear_error();
+    if (!plan)
+        return fc_fail(FC_ERR_NULL_ARG, "fc_plan_check_runs: plan is NULL");
+    return fc_fail_in("fc_plan_check_runs", fc_plan_check_runs_on(plan, plan->stream, wait));
+}
 
 fc_status fc_plan_workspace_size(const fc_plan *plan, size_t *bytes)
 {

@@ -211,7 +211,9 @@ static fc_status gc_gpu_run(const fc_attention_desc *desc, const fc_attention_gr
 
 /* A used block-table entry out of range (in the last batch): the CPU refuses the run; the GPU run
  * leaves that batch's rows unwritten (the CUDA-core kernel writes nothing at all, the tensor-core
- * kernel the other batches) and the plan's next run reports the entry (FC_ERR_INVALID_ARG). */
+ * kernel the other batches) and reports the entry (FC_ERR_INVALID_ARG) once: to
+ * fc_plan_check_runs (which waits for it), else to the plan's next run; the one-call form waits
+ * and returns it. */
 static void gc_bad_entry(fc_attention_desc *d, fc_attention_desc *g, gc_kv_state *kvs, int64_t entry, gc_buf *o)
 {
     kvs->table_h[entry] = (int32_t)kvs->blocks + 7;
@@ -229,13 +231,30 @@ static void gc_bad_entry(fc_attention_desc *d, fc_attention_desc *g, gc_kv_state
     TC_CHECK(st == FC_OK, "GPU plan: %s (%s)", fc_status_name(st), fc_last_error());
     cudaMemset(o->d, 0xFF, o->bytes);
     if (st == FC_OK) {
-        st = gc_plan_run(plan, true); /* queued; the GPU finds the entry */
+        size_t bytes = 0;
+        fc_plan_workspace_size(plan, &bytes);
+        void *w = NULL;
+        if (bytes && cudaMalloc(&w, bytes) != cudaSuccess)
+            w = NULL;
+        st = fc_plan_run(plan, NULL, w, bytes); /* queued; the GPU finds the entry */
+        TC_CHECK(st == FC_OK, "GPU run with a bad entry is queued: %s (%s)", fc_status_name(st), fc_last_error());
+        st = fc_plan_check_runs(plan, true);
+        TC_CHECK(st == FC_ERR_INVALID_ARG && strstr(fc_last_error(), "fc_plan_check_runs: ") &&
+                     strstr(fc_last_error(), "block table entry"),
+                 "fc_plan_check_runs waits for the run and reports it: %s (%s)", fc_status_name(st), fc_last_error());
+        st = fc_plan_check_runs(plan, false);
+        TC_CHECK(st == FC_OK, "reported once: %s (%s)", fc_status_name(st), fc_last_error());
+        cudaFree(w);
+        st = gc_plan_run(plan, true); /* nothing left to report: queued, and finds the entry again */
         TC_CHECK(st == FC_OK, "GPU run with a bad entry is queued: %s (%s)", fc_status_name(st), fc_last_error());
         st = gc_plan_run(plan, true);
         TC_CHECK(st == FC_ERR_INVALID_ARG && strstr(fc_last_error(), "block table entry"), "the next run reports it: %s (%s)",
                  fc_status_name(st), fc_last_error());
     }
     fc_plan_destroy(plan);
+    st = fc_attention(g);
+    TC_CHECK(st == FC_ERR_INVALID_ARG && strstr(fc_last_error(), "fc_attention: ") && strstr(fc_last_error(), "block table entry"),
+             "the one-call form returns what its run found: %s (%s)", fc_status_name(st), fc_last_error());
     unsigned char *h = malloc(o->bytes);
     cudaMemcpy(h, o->d, o->bytes, cudaMemcpyDeviceToHost);
     size_t touched = 0;

@@ -10,8 +10,10 @@
  * 561000 and a message naming the CUDA backend, or match the CPU.  IncreFlashAttention with
  * kvPaddingSize (a device tensor written after the first phase, read by the face in the second)
  * on the GPU against the reference: the read waits for the stream, and the per-batch windows it
- * gives reach the kernel.  SparseFlashAttention and its grad (the sparse forward and backward)
- * against the reference.
+ * gives reach the kernel.  IncreFlashAttention over a paged cache with a bad block-table entry,
+ * which the GPU finds after the second phase is queued: 161002 from the call that queued it
+ * (single-use), from the next run or from aclDestroyAclOpExecutor (repeatable).
+ * SparseFlashAttention and its grad (the sparse forward and backward) against the reference.
  * Skips (77) without a GPU.
  */
 #define _GNU_SOURCE
@@ -26,6 +28,7 @@
 
 #include "fa/harness_case.h"
 #include "ifa/ifa_harness.h"
+#include "ifa/ifa_run.h"
 #include "sfa/sfa_harness.h"
 #include "gpu_case.h"
 
@@ -188,6 +191,49 @@ static void decode_left_padding(void)
     }
 }
 
+static void expect_blocktable(aclnnStatus st, const char *fn, const char *what)
+{
+    const char *msg = aclGetRecentErrMsg();
+    TC_CHECK(st == ACLNN_ERR_PARAM_INVALID && msg && strstr(msg, fn) == msg && strstr(msg, "blocktable") &&
+                 strstr(msg, "[1][1]"),
+             "%s: expected 161002 from %s naming blocktable [1][1], got %d: %s", what, fn, st, msg ? msg : "(none)");
+}
+
+/* A used entry of batch 1 out of range: the decode kernel finds it on the GPU. */
+static void decode_bad_block_table(void)
+{
+    ifa_case c = ifa_case_default();
+    c.form = IFA_PAGED4, c.block_size = 4, c.W = 3, c.act_count = 2, c.L[0] = 12, c.L[1] = 5;
+    static const char run_fn[] = "aclnnIncreFlashAttentionV4";
+    for (int repeatable = 0; repeatable < 2; repeatable++) {
+        tc_context("IFA paged, a bad block-table entry, %s executor", repeatable ? "a repeatable" : "a single-use");
+        ifa_run r;
+        ifa_build(&r, &c);
+        aclOpExecutor *ex = NULL;
+        uint64_t ws = 0;
+        void *w = NULL;
+        const int32_t bad = r.blocks + 3;
+        bool ok = TC_CHECK(ifa_first_phase(&r, &ws, &ex) == ACLNN_SUCCESS, "first phase: %s", aclGetRecentErrMsg()) &&
+                  TC_CHECK(aclrtMemcpy((int32_t *)r.tbt.dev + c.W + 1, sizeof bad, &bad, sizeof bad,
+                                       ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS, "writing the entry") &&
+                  TC_CHECK(!ws || aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS, "workspace");
+        if (ok && !repeatable) {
+            expect_blocktable(aclnnIncreFlashAttentionV4(w, ws, ex, NULL), run_fn, "the call that queued the run");
+        } else if (ok) {
+            aclSetAclOpExecutorRepeatable(ex);
+            aclnnStatus st = aclnnIncreFlashAttentionV4(w, ws, ex, NULL);
+            TC_CHECK(st == ACLNN_SUCCESS, "a repeatable executor's run is queued: %s", aclGetRecentErrMsg());
+            aclrtSynchronizeDevice();
+            expect_blocktable(aclnnIncreFlashAttentionV4(w, ws, ex, NULL), run_fn, "the next run");
+            st = aclnnIncreFlashAttentionV4(w, ws, ex, NULL);
+            TC_CHECK(st == ACLNN_SUCCESS, "reported once, then queued again: %s", aclGetRecentErrMsg());
+            expect_blocktable(aclDestroyAclOpExecutor(ex), "aclDestroyAclOpExecutor", "the destroyed executor's last run");
+        }
+        aclrtFree(w);
+        ifa_free(&r);
+    }
+}
+
 /* SparseFlashAttention (and its grad) through the face on the GPU against the reference: BSND and TND, whose
  * runs bind the actual lengths the face reads (the run's own facts), causal mode 3, rope, MQA,
  * both index widths.  (PA_BSND is not among them: the face binds its host copy of the block
@@ -237,6 +283,7 @@ int main(void)
     for (int k = 0; k < n; k++)
         run_case(&cases[k], (const images *)(shared + (size_t)k * SLOT), a, b);
     decode_left_padding();
+    decode_bad_block_table();
     sparse_face();
     free(a), free(b);
     aclrtResetDevice(0);

@@ -192,6 +192,11 @@ static void repeated_runs(void)
     }
     TC_CHECK(same, "repeated runs differ");
     TC_CHECK(fc_last_error()[0] == '\0', "fc_last_error after success: \"%s\"", fc_last_error());
+    /* a CPU run fails before it writes: nothing is left for a later report */
+    TC_CHECK(fc_plan_check_runs(plan, true) == FC_OK && fc_plan_check_runs(plan, false) == FC_OK, "check_runs: %s",
+             fc_last_error());
+    TC_CHECK(fc_plan_check_runs(NULL, true) == FC_ERR_NULL_ARG && strstr(fc_last_error(), "fc_plan_check_runs: plan is NULL"),
+             "check_runs of NULL: %s", fc_last_error());
     fc_plan_destroy(plan);
     fc_plan_destroy(NULL); /* allowed, does nothing */
     free(ws), free(A);

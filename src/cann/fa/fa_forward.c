@@ -110,7 +110,7 @@ static aclnnStatus fa_run(void *payload, void *workspace, uint64_t bytes, void *
 
 static void fa_release(void *payload) { fc_plan_free(payload); }
 
-static const cann_exec_ops fa_exec_ops = {fa_run, fa_release};
+static const cann_exec_ops fa_exec_ops = {.run = fa_run, .release = fa_release};
 
 static const fa_param fa_operands[] = {FA_QUERY, FA_QUERY_ROPE, FA_KEY, FA_KEY_ROPE, FA_VALUE, FA_REAL_SHIFT,
                                        FA_DROP_MASK, FA_ATTEN_MASK, FA_SINK, FA_SMAX, FA_SSUM, FA_OUT};

@@ -38,6 +38,15 @@ static void ifa_release(void *payload)
     free(pl);
 }
 
+static aclnnStatus ifa_status(fc_status fs, const char *fn)
+{
+    if (fs == FC_ERR_INVALID_ARG) /* the run's data check: an entry outside the cache */
+        return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, fc_error_message());
+    if (fs != FC_OK)
+        return cann_fail(cann_plan_status(fs), "%s: %s", fn, fc_error_message());
+    return ACLNN_SUCCESS;
+}
+
 static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, void *stream, const char *fn)
 {
     ifa_payload *pl = payload;
@@ -52,15 +61,18 @@ static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, void 
         ifa_kv_window(&lens, pad, pl->window, pl->window + B);
         run.lengths = (fc_lengths){.skv = pl->window, .kv_lo = pl->window + B};
     }
-    const fc_status fs = fc_plan_execute_on(plan, &run, workspace, (size_t)bytes, stream);
-    if (fs == FC_ERR_INVALID_ARG) /* the run's data check: an entry outside the cache */
-        return cann_fail(ACLNN_ERR_PARAM_INVALID, "%s: blocktable: %s (blockNum of the cache)", fn, fc_error_message());
-    if (fs != FC_OK)
-        return cann_fail(cann_plan_status(fs), "%s: %s", fn, fc_error_message());
-    return ACLNN_SUCCESS;
+    return ifa_status(fc_plan_execute_on(plan, &run, workspace, (size_t)bytes, stream), fn);
 }
 
-static const cann_exec_ops ifa_exec_ops = {ifa_run, ifa_release};
+/* A CUDA run checks its block-table entries on the GPU and reports a bad one afterwards (the
+ * plan's next run would): waited for here, so the call that queued it returns 161002. */
+static aclnnStatus ifa_finish(void *payload, void *stream, const char *fn)
+{
+    const ifa_payload *pl = payload;
+    return ifa_status(fc_plan_check_runs_on(pl->plan, stream, true), fn);
+}
+
+static const cann_exec_ops ifa_exec_ops = {.run = ifa_run, .release = ifa_release, .finish = ifa_finish};
 
 static const ifa_param ifa_operands[] = {IFA_QUERY, IFA_PSE, IFA_MASK, IFA_Q_SCALE2, IFA_Q_OFFSET2, IFA_AQ_SCALE,
                                          IFA_AQ_OFFSET, IFA_BLOCK_TABLE, IFA_KV_PAD, IFA_OUT};

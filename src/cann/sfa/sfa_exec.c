@@ -119,7 +119,7 @@ static void sfa_release(void *payload)
     free(pl);
 }
 
-static const cann_exec_ops sfa_ops = {sfa_run, sfa_release};
+static const cann_exec_ops sfa_ops = {.run = sfa_run, .release = sfa_release};
 
 /* ---- first phase -------------------------------------------------------------------------------- */
 

@@ -139,7 +139,7 @@ static void check_float(const ifa_run *r, const double *y, const double *ref, co
 
 /* ---- the run ----------------------------------------------------------------------------------------- */
 
-static aclnnStatus phase1(const ifa_run *r, uint64_t *ws, aclOpExecutor **ex)
+aclnnStatus ifa_first_phase(const ifa_run *r, uint64_t *ws, aclOpExecutor **ex)
 {
     const ifa_case *c = r->c;
     const bool paged = c->form == IFA_PAGED3 || c->form == IFA_PAGED4;
@@ -159,7 +159,7 @@ bool ifa_run_case(const char *name, const ifa_case *c, double *out)
     ifa_build(&r, c);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    aclnnStatus st = phase1(&r, &ws, &ex);
+    aclnnStatus st = ifa_first_phase(&r, &ws, &ex);
     bool ok = TC_CHECK(st == ACLNN_SUCCESS, "first phase returned %d: %s", st, aclGetRecentErrMsg());
     void *wsp = NULL;
     if (ok) {

@@ -38,6 +38,9 @@ void ifa_build(ifa_run *r, const ifa_case *c);
 void ifa_write_pad(ifa_run *r);
 void ifa_free(ifa_run *r);
 
+/* The first phase over the run's operands and the case's options. */
+aclnnStatus ifa_first_phase(const ifa_run *r, uint64_t *ws, aclOpExecutor **ex);
+
 /* The layout index of (b, n, s, e) of a sequence tensor with E features per head. */
 void ifa_seq_index(const char *layout, int E, int64_t b, int64_t n, int64_t s, int64_t e, int64_t *idx);
 

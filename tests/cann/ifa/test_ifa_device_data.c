@@ -11,17 +11,7 @@
 
 #include "ifa_run.h"
 
-static aclnnStatus phase1(const ifa_run *r, aclOpExecutor **ex, uint64_t *ws)
-{
-    const ifa_case *c = r->c;
-    const bool paged = c->form == IFA_PAGED3 || c->form == IFA_PAGED4;
-    char layout[8];
-    strcpy(layout, c->layout);
-    return aclnnIncreFlashAttentionV4GetWorkspaceSize(r->tq.t, r->lk, r->lv, r->tpse.t, r->tmask.t, r->act, NULL, NULL,
-                                                      NULL, r->tqs.t, r->tqo.t, r->taqs.t, r->taqo.t,
-                                                      paged ? r->tbt.t : NULL, r->tpad.t, c->N1, 0.25, layout, c->N2,
-                                                      c->block_size, 0, r->tout.t, ws, ex);
-}
+static aclnnStatus phase1(const ifa_run *r, aclOpExecutor **ex, uint64_t *ws) { return ifa_first_phase(r, ws, ex); }
 
 /* The second phase with a fresh workspace. */
 static aclnnStatus phase2(aclOpExecutor *ex, uint64_t ws)
