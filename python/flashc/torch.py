@@ -13,6 +13,7 @@ stream.  :func:`sdpa` has the meaning of
 from __future__ import annotations
 
 import math
+import threading
 from typing import Optional, Tuple
 
 import torch
@@ -24,6 +25,7 @@ from ._describe import LAYOUTS as _LAYOUT_AXES
 __all__ = ["attention", "sdpa", "keep_bits", "draw_rng"]
 
 _DEVICES = ("cpu", "cuda")
+_DRAW_LOCK = threading.Lock()
 
 
 def _kwargs(q, k, mask, bias, alibi_slopes, keep, rng, cu_seqlens_q, cu_seqlens_k, layout, scale, causal,
@@ -175,13 +177,15 @@ def draw_rng(device=None, count: int = 0, generator: Optional[torch.Generator] =
     """(seed, offset) for generated dropout over ``count`` mask elements, as a CPU int64 pair.
 
     For a CUDA device the pair is that device's generator state (or ``generator``'s), as flash_attn
-    draws it: its seed, and its Philox offset, which is then advanced past the count / 4 counters the
-    mask uses — so torch.cuda.manual_seed and RNG-state trackers (Megatron's) reproduce the mask and
-    the next call never reuses a counter.  Inside CUDA graph capture this raises: the pair is a kernel
-    argument, so every replay would drop the same positions.  Elsewhere the pair is drawn from torch's
-    CPU generator (or ``generator``)."""
+    draws it: its seed, and its Philox position, which is then advanced past the count / 4 counters
+    the mask uses — so torch.cuda.manual_seed and RNG-state trackers (Megatron's) reproduce the mask,
+    and neither a later call nor torch's own random kernels reuse a counter (torch counts its offset
+    in 32-bit words, four per counter).  Inside CUDA graph capture this raises: the pair is a kernel
+    argument, so every replay would drop the same positions.  While torch.compile traces, and for
+    other devices, the pair is drawn from torch's CPU generator (or ``generator``): a graph cannot
+    read the CUDA generator's state without a break."""
     dev = torch.device("cpu" if device is None else device)
-    if dev.type != "cuda":
+    if dev.type != "cuda" or torch.compiler.is_compiling():
         return torch.randint(0, 2**62, (2,), dtype=torch.int64, generator=generator)
     if torch.cuda.is_current_stream_capturing():
         raise ValueError("flashc: dropout inside CUDA graph capture: the mask's seed and offset are kernel "
@@ -189,10 +193,11 @@ def draw_rng(device=None, count: int = 0, generator: Optional[torch.Generator] =
                          "or pass a dropout_mask)")
     gen = generator if generator is not None else \
         torch.cuda.default_generators[dev.index if dev.index is not None else torch.cuda.current_device()]
-    seed, offset = int(gen.initial_seed()), int(gen.get_offset())
-    counters = max(1, (int(count) + 3) // 4)
-    gen.set_offset(offset + (counters + 3) // 4 * 4)  # torch keeps its Philox offsets multiples of 4
-    as_int64 = [x - 2**64 if x >= 2**63 else x for x in (seed % 2**64, offset % 2**64)]
+    with _DRAW_LOCK:  # one read-and-advance at a time among this process's threads
+        seed, words = int(gen.initial_seed()), int(gen.get_offset())
+        first = (words + 3) // 4  # the first counter past every word torch has handed out
+        gen.set_offset(4 * (first + max(1, (int(count) + 3) // 4)))
+    as_int64 = [x - 2**64 if x >= 2**63 else x for x in (seed % 2**64, first % 2**64)]
     return torch.tensor(as_int64, dtype=torch.int64)
 
 

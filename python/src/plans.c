@@ -14,9 +14,10 @@
  *
  * A CUDA run finds a bad block-table entry on the GPU and the plan reports it later (its next run,
  * or fc_plan_check_runs).  So that no report is lost with a plan that is not called again: every
- * call first looks at the kept plans' reports of runs the device has finished (host-mapped
- * memory: no waiting), and a plan is waited for and asked before it is destroyed.  Either way the
- * call that finds a report raises it. */
+ * call first asks the kept plans about runs the device has finished (host-mapped memory: no
+ * waiting), and a plan is asked, after waiting for its device, before it is destroyed.  A report
+ * found is raised by the call that finds it, or, when that call fails itself or is a resize of the
+ * cache, by the next call. */
 #include "plans.h"
 
 #include <math.h>
@@ -189,32 +190,65 @@ static kept *cache;
 static int cache_slots = 16, cache_allocated;
 static uint64_t cache_clock, cache_hits, cache_misses;
 
-/* An earlier run's report, as an error message (empty: none). */
+/* Earlier runs' reports: the first one's error message, and how many more were found. */
 typedef struct report {
     fc_status st;
     char msg[1024];
+    int more;
 } report;
 
-static void report_of(fc_plan *plan, bool wait, report *r)
+static report pending; /* found and not raised yet (touched with the GIL held) */
+
+/* Asks plan about its finished runs (every plan is asked: a report is returned once). */
+static void ask(fc_plan *plan, report *r)
 {
-    if (r->st != FC_OK) /* the first one found is raised */
+    const fc_status st = fc_plan_check_runs(plan, false);
+    if (st == FC_OK)
         return;
-    r->st = fc_plan_check_runs(plan, wait);
-    if (r->st != FC_OK)
-        snprintf(r->msg, sizeof r->msg, "flashc: an earlier call's run: %s", fc_last_error());
+    if (r->st != FC_OK) {
+        r->more++;
+        return;
+    }
+    r->st = st;
+    snprintf(r->msg, sizeof r->msg, "flashc: an earlier call's run: %s", fc_last_error());
 }
 
-/* Destroys plan after asking it for its runs' report (the destruction waits for the device all
- * the same), with its device current. */
+static void keep_pending(const report *r)
+{
+    if (r->st != FC_OK && pending.st == FC_OK)
+        pending = *r;
+    else if (r->st != FC_OK)
+        pending.more += 1 + r->more;
+}
+
+/* Raises the pending report (returns -1), or returns 0 when there is none. */
+static int raise_pending(void)
+{
+    if (pending.st == FC_OK)
+        return 0;
+    char msg[sizeof pending.msg + 64];
+    snprintf(msg, sizeof msg, pending.more ? "%s; and %d more such reports" : "%s", pending.msg, pending.more);
+    const fc_status st = pending.st;
+    memset(&pending, 0, sizeof pending);
+    fcpy_status_error(st, msg);
+    return -1;
+}
+
+/* Destroys plan after waiting for its device and asking it about its runs (the destruction waits
+ * for the device all the same; the stream of its runs may be gone), with its device current. */
 static void destroy_unlocked(fc_plan *plan, int device, report *r)
 {
     if (!plan)
         return;
-    Py_BEGIN_ALLOW_THREADS /* a CUDA plan's device memory is freed: that waits for the device */
+    Py_BEGIN_ALLOW_THREADS
     int was = -1;
     char ignored[256];
     const bool selected = device >= 0 && select_device(device, &was, ignored, sizeof ignored) == FC_OK;
-    report_of(plan, true, r);
+#ifdef FLASHC_PY_CUDA
+    if (selected)
+        cudaDeviceSynchronize();
+#endif
+    ask(plan, r);
     fc_plan_destroy(plan);
     if (selected)
         restore_device(was, device);
@@ -222,11 +256,11 @@ static void destroy_unlocked(fc_plan *plan, int device, report *r)
 }
 
 /* The kept plans' reports of finished runs (nothing is waited for). */
-static void poll_kept(report *r)
+static void ask_kept(report *r)
 {
-    for (int i = 0; i < cache_allocated && r->st == FC_OK; i++)
+    for (int i = 0; i < cache_allocated; i++)
         if (cache[i].plan)
-            report_of(cache[i].plan, false, r);
+            ask(cache[i].plan, r);
 }
 
 /* The kept plan of this key, taken out of the cache (NULL when there is none). */
@@ -289,7 +323,7 @@ int fcpy_plan_cache_size(int slots)
 {
     const int before = cache_slots;
     cache_slots = slots < 0 ? 0 : slots;
-    report r = {FC_OK, ""};
+    report r = {FC_OK, "", 0};
     for (int i = 0; i < cache_allocated; i++) { /* a resize starts empty */
         fc_plan *plan = cache[i].plan;
         const int device = cache[i].device;
@@ -297,10 +331,7 @@ int fcpy_plan_cache_size(int slots)
         memset(&cache[i], 0, sizeof cache[i]);
         destroy_unlocked(plan, device, &r);
     }
-    if (r.st != FC_OK) {
-        fcpy_status_error(r.st, r.msg);
-        return -1;
-    }
+    keep_pending(&r); /* raised by the next call */
     return before;
 }
 
@@ -371,11 +402,11 @@ int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
         PyErr_NoMemory();
         return -1;
     }
-    report earlier = {FC_OK, ""};
-    poll_kept(&earlier);
-    if (earlier.st != FC_OK) {
+    report earlier = {FC_OK, "", 0};
+    ask_kept(&earlier);
+    keep_pending(&earlier);
+    if (raise_pending()) {
         PyMem_Free(key.data);
-        fcpy_status_error(earlier.st, earlier.msg);
         return -1;
     }
     fc_plan *plan = checkout(&key);
@@ -416,20 +447,17 @@ int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
             c->lse[i] += logf(c->sum_scratch[i]);
     PyEval_RestoreThread(ts);
     if (plan)
-        checkin(&key, plan, device, &earlier);
+        checkin(&key, plan, device, &earlier);  /* an evicted plan's report */
     else
         PyMem_Free(key.data);
+    keep_pending(&earlier);
     if (py_error)
         return -1;
     if (st != FC_OK) {
         fcpy_status_error(st, msg);
         return -1;
     }
-    if (earlier.st != FC_OK) { /* an evicted plan's report: this call's own outputs are written */
-        fcpy_status_error(earlier.st, earlier.msg);
-        return -1;
-    }
-    return 0;
+    return raise_pending(); /* this call's own outputs are written */
 }
 
 /* ---- what the build has ----------------------------------------------------------------------- */

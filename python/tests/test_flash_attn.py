@@ -40,17 +40,29 @@ def test_rotary_tables_are_checked_as_flash_attn_checks_them():
     for kw, msg in ((dict(k=None, v=None), "k and v must be given"),
                     (dict(rotary_sin=None), "go together"),
                     (dict(rotary_cos=torch.rand(16, 17), rotary_sin=torch.rand(16, 17)), "exceeds the head"),
-                    (dict(rotary_cos=cos[:15], rotary_sin=sin[:15]), "has 15 positions; the cache"),
+                    (dict(rotary_cos=cos[:15], rotary_sin=sin[:15]), "has 15 positions; the cache holds 16"),
                     (dict(rotary_sin=sin[:, :4]), r"must both be \(seqlen_ro")):
         args = dict(k=k_new, v=v_new, rotary_cos=cos, rotary_sin=sin, cache_seqlens=lens)
         args.update(kw)
         with pytest.raises(FlashAttnError, match=msg):
             flash_attn_with_kvcache(q, *cache, **args)
-    # causal queries past the new keys need table rows past the cache
+    # causal queries past the new keys sit at their own positions: within the table, or refused
     q3 = fc.rnd(1, 3, 2, 32, seed=6)
-    with pytest.raises(FlashAttnError, match="need 18"):
-        flash_attn_with_kvcache(q3, *cache, k_new, v_new, cos, sin, lens, causal=True)
-    flash_attn_with_kvcache(q3, *cache, k_new, v_new, cos, sin, lens)  # not causal: every query at lens
+    flash_attn_with_kvcache(q3, *cache, k_new, v_new, cos, sin, lens, causal=True)  # positions 3 .. 5
+    with pytest.raises(FlashAttnError, match="reach position 16"):
+        flash_attn_with_kvcache(q3, *cache, k_new, v_new, cos, sin, torch.tensor([14], dtype=torch.int32),
+                                causal=True)
+
+
+def test_negative_cache_lengths_are_refused_before_any_append():
+    q, k_new, v_new = fc.rnd(1, 1, 2, 16, seed=1), fc.rnd(1, 2, 2, 16, seed=2), fc.rnd(1, 2, 2, 16, seed=3)
+    cache = [fc.rnd(1, 12, 2, 16, seed=s) for s in (4, 5)]
+    before = [c.clone() for c in cache]
+    with pytest.raises(FlashAttnError, match=r"cache_seqlens\[0\] is -1"):
+        flash_attn_with_kvcache(q, *cache, k_new, v_new, cache_seqlens=torch.tensor([-1], dtype=torch.int32))
+    with pytest.raises(FlashAttnError, match=r"cache_seqlens\[0\] is -2"):  # no lengths: more new keys than room
+        flash_attn_with_kvcache(q, *cache, fc.rnd(1, 14, 2, 16, seed=6), fc.rnd(1, 14, 2, 16, seed=7))
+    assert all(torch.equal(a, b) for a, b in zip(cache, before))
 
 
 def test_integer_cache_lengths_equal_a_tensor_of_them():

@@ -93,7 +93,8 @@ def test_dropout_is_generated_from_a_torch_seed_and_replayed_by_the_backward():
 
 
 class FakeCudaGenerator:
-    """A CUDA generator's Philox state as torch exposes it: a seed and an offset (32-bit words)."""
+    """A CUDA generator's Philox state as torch exposes it: a seed and an offset in 32-bit words
+    (four per Philox counter)."""
 
     def __init__(self, seed, offset):
         self.seed, self.offset = seed, offset
@@ -110,19 +111,21 @@ class FakeCudaGenerator:
 
 
 def test_dropout_on_a_cuda_device_draws_from_that_devices_generator(monkeypatch):
-    """The pair is the device generator's (seed, offset), as flash_attn's; the offset moves past the
-    mask's counters so two calls never share one; torch.cuda.manual_seed (a new seed) changes it."""
+    """The pair is the device generator's seed and Philox position, as flash_attn's; the generator's
+    offset (in words) moves past the mask's counters, so neither a later call nor torch's own kernels
+    reuse one; torch.cuda.manual_seed (a new seed) changes it."""
     gens = (FakeCudaGenerator(7, 0), FakeCudaGenerator(2**64 - 3, 8))
     monkeypatch.setattr(torch.cuda, "default_generators", gens)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
     dev = torch.device("cuda", 1)
-    first = ft.draw_rng(dev, 1000).tolist()
-    second = ft.draw_rng(dev, 1000).tolist()
-    assert first == [-3, 8] and second == [-3, 8 + 252]  # 250 counters of 4 elements, rounded up to 4
+    first = ft.draw_rng(dev, 1000).tolist()  # 250 counters of 4 elements: counters 2 .. 251
+    assert first == [-3, 2] and gens[1].offset == 4 * 252
+    second = ft.draw_rng(dev, 1001).tolist()  # 251 counters
+    assert second == [-3, 252] and gens[1].offset == 4 * (252 + 251)
     assert gens[0].offset == 0  # the other device's generator is untouched
-    assert ft.draw_rng(dev, 0).tolist() == [-3, 512] and gens[1].offset == 516  # never a zero step
-    own = FakeCudaGenerator(11, 40)
-    assert ft.draw_rng(dev, 17, own).tolist() == [11, 40] and own.offset == 48
+    assert ft.draw_rng(dev, 0).tolist() == [-3, 503] and gens[1].offset == 4 * 504  # never a zero step
+    own = FakeCudaGenerator(11, 42)  # a word offset inside a counter: the next whole counter
+    assert ft.draw_rng(dev, 17, own).tolist() == [11, 11] and own.offset == 4 * 16
     cpu_state = torch.get_rng_state()
     ft.draw_rng(dev, 5)
     assert torch.equal(torch.get_rng_state(), cpu_state)  # a CUDA draw leaves the CPU stream alone

@@ -241,14 +241,12 @@ static fc_status fc_cuda_check_data(const fc_plan *plan, const fc_problem *run, 
 static fc_status fc_cuda_check_runs(const fc_plan *plan, void *stream, bool wait)
 {
     const fc_cuda_state *s = plan->state;
-    if (!s->dec && !s->fwd)
-        return FC_OK;
     if (wait) {
         const fc_status st = fc_cuda_stream_wait(stream);
         if (st != FC_OK)
             return st;
     }
-    return s->dec ? fc_cuda_dec_check(s->dec, &plan->prob) : fc_cuda_fwd_check(s->fwd, &plan->prob);
+    return s->dec ? fc_cuda_dec_check(s->dec, &plan->prob) : s->fwd ? fc_cuda_fwd_check(s->fwd, &plan->prob) : FC_OK;
 }
 
 /* A run with its own lengths keeps the planned facts in `run` (fc_plan_bind, host_memory being

@@ -298,13 +298,13 @@ fc_status fc_cuda_report_check(const DecReport *report, unsigned *seen_count, co
     if (r.tensor == 2)
         return fc_fail(FC_ERR_INVALID_ARG,
                        "io.kv_lens[%lld] was %lld, outside [%lld, %lld] (the batch's kv start and planned "
-                       "length; found on the GPU by an earlier run of this plan, which did not write %s)",
+                       "length; found on the GPU by a run of this plan, which did not write %s)",
                        (long long)r.batch, (long long)r.value, (long long)planned[r.batch].col_lo, (long long)planned[r.batch].skv,
                        r.whole ? "its outputs" : "that batch's rows");
     const fc_pages &pg = r.tensor ? p->v.pages : p->k.pages;
     return fc_fail(FC_ERR_INVALID_ARG,
-                   "%s block table entry [%lld][%lld] was %lld, outside [0, %lld) (found on the GPU by an "
-                   "earlier run of this plan, which did not write %s)",
+                   "%s block table entry [%lld][%lld] was %lld, outside [0, %lld) (found on the GPU by a run "
+                   "of this plan, which did not write %s)",
                    r.tensor ? "value" : "key", (long long)r.batch, (long long)r.entry, (long long)r.value, (long long)pg.blocks,
                    r.whole ? "its outputs" : "that batch's rows");
 }

@@ -72,6 +72,10 @@ def kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Optional[Tensor], v:
     of q when given); causal and windows bottom-right aligned per batch, ALiBi likewise.
     Returns (out, lse).  The lengths are read on the host (a device tensor is copied there)."""
     lens = _host_lengths(cache_seqlens)
+    for b, n in enumerate(lens):  # before any append: a negative position would wrap or fault
+        if n < 0:
+            raise FlashAttnError(f"flashc.flash_attn: cache_seqlens[{b}] is {n}; cache lengths must be ≥ 0"
+                                 + ("" if k is None else f" (appending {int(k.shape[1])} positions)"))
     if k is not None:
         _append(k_cache, v_cache, k, v, lens, cache_batch_idx, block_table)
         lens = [n + int(k.shape[1]) for n in lens]

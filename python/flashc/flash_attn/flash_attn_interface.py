@@ -161,8 +161,8 @@ def _check_rotary(cos: Optional[Tensor], sin: Optional[Tensor], k: Optional[Tens
     if 2 * cos.shape[1] > headdim:
         raise FlashAttnError(f"flashc.flash_attn: rotary_dim {2 * cos.shape[1]} exceeds the head dimension {headdim}")
     if cos.shape[0] < positions:
-        raise FlashAttnError(f"flashc.flash_attn: rotary_cos has {cos.shape[0]} positions; the cache and the "
-                             f"queries need {positions}")
+        raise FlashAttnError(f"flashc.flash_attn: rotary_cos has {cos.shape[0]} positions; the cache holds "
+                             f"{positions} (seqlen_ro must cover it, as in flash_attn)")
 
 
 def flash_attn_with_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Optional[Tensor] = None,
@@ -199,9 +199,14 @@ def flash_attn_with_kvcache(q: Tensor, k_cache: Tensor, v_cache: Tensor, k: Opti
         lens = cache_seqlens.to(torch.int64)
     if rotary_cos is not None or rotary_sin is not None:
         local = causal or tuple(window_size) != (-1, -1)
-        _check_rotary(rotary_cos, rotary_sin, k, q.shape[-1], n_cache + (max(0, Sq - s_new) if local else 0))
-        # Clamped positions change nothing for lengths the cache holds; others are refused by the
-        # append, after this — an index past the tables would be a device assert on CUDA.
+        _check_rotary(rotary_cos, rotary_sin, k, q.shape[-1], n_cache)
+        if local and Sq > s_new:  # queries past the new keys: positions past the cache's (read once)
+            last_q = int(lens.max()) + Sq - 1 if B else 0
+            if last_q >= rotary_cos.shape[0]:
+                raise FlashAttnError(f"flashc.flash_attn: rotary_cos has {rotary_cos.shape[0]} positions; the "
+                                     f"queries reach position {last_q}")
+        # Clamped positions change nothing for lengths the cache holds; the others are refused
+        # after this (the lengths are read on the host), where a table index would fault on CUDA.
         start = lens.to(dev)[:, None]
         last = rotary_cos.shape[0] - 1
         pos = (start + torch.arange(s_new, device=dev)[None, :]).clamp(0, last)

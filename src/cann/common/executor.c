@@ -113,10 +113,8 @@ aclnnStatus cann_executor_run(const char *run_fn, void *workspace, uint64_t work
     aclnnStatus st = run_checks(run_fn, workspace, workspaceSize, executor, stream, &native);
     if (st == ACLNN_SUCCESS)
         st = executor->ops->run(executor->payload, workspace, workspaceSize, native, run_fn);
-    if (st == ACLNN_SUCCESS)
-        executor->last_stream = native, executor->queued = true;
     if (single && st == ACLNN_SUCCESS && executor->ops->finish) /* its release would wait all the same */
-        st = executor->ops->finish(executor->payload, native, run_fn);
+        st = executor->ops->finish(executor->payload, native, true, run_fn);
     if (single) {
         cann_executor_free(executor);
         if (st != ACLNN_SUCCESS) /* say so now: a retry can only report a dead handle */
@@ -155,8 +153,12 @@ aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
                          "aclDestroyAclOpExecutor: executor %p is not a live aclOpExecutor (already run, destroyed, or foreign)",
                          (void *)executor);
     aclnnStatus st = ACLNN_SUCCESS; /* a repeatable executor's last runs: their report goes with it */
-    if (executor->queued && executor->ops->finish)
-        st = executor->ops->finish(executor->payload, executor->last_stream, "aclDestroyAclOpExecutor");
+    if (executor->ops->finish) {
+        if (fc_rt_device_sync() != FC_RT_OK)
+            st = cann_fail(ACLNN_ERR_RUNTIME_ERROR, "aclDestroyAclOpExecutor: waiting for the device: %s", fc_rt_message());
+        else
+            st = executor->ops->finish(executor->payload, NULL, false, "aclDestroyAclOpExecutor");
+    }
     cann_executor_free(executor);
     return st;
 }

@@ -22,10 +22,11 @@ typedef struct cann_exec_ops {
      * checks have passed and workspace holds >= the required size. */
     aclnnStatus (*run)(void *payload, void *workspace, uint64_t bytes, void *stream, const char *fn);
     void (*release)(void *payload);
-    /* Optional: what the device found in the runs queued on stream (a bad block-table entry,
-     * found after the run returned), waiting for them.  Called before a single-use executor is
-     * released, and by aclDestroyAclOpExecutor for a repeatable one's last stream. */
-    aclnnStatus (*finish)(void *payload, void *stream, const char *fn);
+    /* Optional: what the device found in the runs already queued (a bad block-table entry, found
+     * after the run returned), first waiting for those on stream when wait is set.  Called before
+     * a single-use executor is released (waiting for its run) and by aclDestroyAclOpExecutor
+     * (after waiting for the device: a repeatable executor's streams may be gone). */
+    aclnnStatus (*finish)(void *payload, void *stream, bool wait, const char *fn);
 } cann_exec_ops;
 
 struct aclOpExecutor {
@@ -35,8 +36,6 @@ struct aclOpExecutor {
     uint64_t workspace;          /* bytes required */
     int64_t deterministic;       /* ACL_OPT_DETERMINISTIC captured in the first phase */
     bool repeatable;
-    void *last_stream;           /* the native stream of the last run that was queued */
-    bool queued;                 /* a run was queued (last_stream is set) */
     cann_range *ranges;
     int nranges, cap;
 };

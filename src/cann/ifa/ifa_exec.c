@@ -66,10 +66,10 @@ static aclnnStatus ifa_run(void *payload, void *workspace, uint64_t bytes, void 
 
 /* A CUDA run checks its block-table entries on the GPU and reports a bad one afterwards (the
  * plan's next run would): waited for here, so the call that queued it returns 161002. */
-static aclnnStatus ifa_finish(void *payload, void *stream, const char *fn)
+static aclnnStatus ifa_finish(void *payload, void *stream, bool wait, const char *fn)
 {
     const ifa_payload *pl = payload;
-    return ifa_status(fc_plan_check_runs_on(pl->plan, stream, true), fn);
+    return ifa_status(fc_plan_check_runs_on(pl->plan, stream, wait), fn);
 }
 
 static const cann_exec_ops ifa_exec_ops = {.run = ifa_run, .release = ifa_release, .finish = ifa_finish};
