@@ -80,6 +80,8 @@ EMU_LAUNCHER(bf16, __nv_bfloat16, 128, 2, _paged, false, true)
 static int g_sms = 3;
 static int g_l2 = 50 * 1024 * 1024; /* the emulated device's L2, which sets the plan's head group */
 static bool g_wg3, g_pingpong = true, g_tma_out;
+static bool g_run_lengths; /* cases with kv lengths: planned at the padded length, run with theirs */
+static bool g_keys_seen = true; /* false: no row sees a key, and such rows go from registers */
 
 /* A paged run's block-table check word and report. */
 static struct {
@@ -97,9 +99,32 @@ static void emu_check_pages(const fc_problem &p)
                               [&] { fc_cuda::dec_check_table(&g_fault.word, p, b, p.batch[b].skv, threadIdx.x, 128); });
 }
 
-/* The library's Hopper plan and run of p on the emulator (a paged problem: after its check). */
-static fc_status emu_plan_run(const fc_problem &p)
+/* A run that brings its own kv lengths (a face's, e.g. IncreFlashAttention's kvPaddingSize): the
+ * rule the description's lengths become facts by (native/lower.c's, for descriptions without a
+ * mask, bias or dropout) and the run's lengths; NULL: the run keeps the planned facts. */
+static const fc_attention_desc *g_run_desc;
+
+static fc_batch_rule run_rule(const fc_attention_desc *d)
 {
+    fc_batch_rule r;
+    memset(&r, 0, sizeof r);
+    r.B = d->batch, r.q = {d->packed, d->q_len, d->q_len}, r.kv = {d->packed, d->kv_len, d->kv_len};
+    r.window = d->vis.window, r.q_start = d->vis.q_start, r.kv_start = d->vis.kv_start;
+    return r;
+}
+
+/* The forward's plans fix the query rows (their tile lists); a run's lengths move kv ranges only. */
+static fc_status same_rows(const void *, int64_t b, const fc_batch &planned, const fc_batch &own)
+{
+    TC_CHECK(own.q_rows == planned.q_rows && own.sq == planned.sq, "test bug: batch %lld's query rows moved", (long long)b);
+    return FC_OK;
+}
+
+/* The library's Hopper plan and run of p on the emulator (a paged problem: after its check; a run
+ * with its own lengths: its facts derived into a workspace as fc_cuda_fwd_run derives them). */
+static fc_status emu_plan_run(const fc_problem &planned)
+{
+    fc_problem p = planned;
     fc_status st = FC_OK;
     const char *why = fc_hopper::fwd_unsupported(&p);
     cta_emu_device().sms = g_sms, cta_emu_device().l2 = g_l2;
@@ -117,12 +142,22 @@ static fc_status emu_plan_run(const fc_problem &p)
         st = fc_hopper::fwd_plan(&p, &hp);
     if (st == FC_OK)
         st = fc_cuda_facts_plan(&facts, &p, "emu");
+    fc_cuda_reach reach = facts.reach;
+    std::vector<fc_batch> own;
+    if (st == FC_OK && g_run_desc) {
+        const fc_batch_rule rule = run_rule(g_run_desc);
+        const fc_lengths len = {g_run_desc->q_lens, g_run_desc->kv_lens, g_run_desc->kv_starts};
+        own.resize((size_t)p.B);
+        st = fc_cuda_facts_for_run(&facts, &planned, fc_cuda_lengths{&rule, &len}, NULL, same_rows, own.data(), 0, "emu",
+                                   &p.batch, &reach);
+        TC_CHECK(st != FC_OK || p.batch == own.data(), "test bug: the run's facts are its own");
+    }
     const bool paged = p.k.pages.table != NULL;
     if (paged)
         emu_check_pages(p);
     const fc_hopper::FwdFault fault = {paged ? &g_fault.word : NULL, paged ? &g_fault.report : NULL};
     if (st == FC_OK)
-        st = fc_hopper::fwd_run(hp, p, facts.reach, fault, 0, &launched, &why);
+        st = fc_hopper::fwd_run(hp, p, reach, fault, 0, &launched, &why);
     if (st == FC_OK && !TC_CHECK(launched, "test bug: the run's views cannot be mapped (%s)", why ? why : ""))
         st = FC_ERR_BACKEND;
     fc_cuda_facts_free(&facts);
@@ -138,7 +173,12 @@ static fc_status emu_runner(const nt_case *, const nt_data *, const fc_attention
     static int calls;
     *ws_bytes = 0;
     cta_emu::reverse_order() = calls++ % 2 == 1;
-    const fc_status st = emu_with_plan(a, NULL, [](const fc_problem &p) { return emu_plan_run(p); });
+    fc_attention_desc planned = *a; /* own lengths: planned at the padded length, run with the case's */
+    std::vector<int64_t> padded((size_t)a->batch, a->kv_len);
+    if (g_run_lengths && a->kv_lens)
+        planned.kv_lens = padded.data(), g_run_desc = a;
+    const fc_status st = emu_with_plan(&planned, NULL, [](const fc_problem &p) { return emu_plan_run(p); });
+    g_run_desc = NULL;
     cta_emu::reverse_order() = false;
     return st;
 }
@@ -158,7 +198,8 @@ static void run(const nt_case *c)
     const int launches = g_launches_tma_out;
     const uint64_t stores = cta_emu_sm90::st().tma_stores;
     nt_run_elsewhere(c, emu_runner, 2);
-    TC_CHECK(g_launches_tma_out > launches && cta_emu_sm90::st().tma_stores > stores, "the TMA-store variant ran and stored tiles");
+    TC_CHECK(g_launches_tma_out > launches && (cta_emu_sm90::st().tma_stores > stores || !g_keys_seen),
+             "the TMA-store variant ran and stored tiles");
     g_tma_out = false;
     tc_context("%s", ctx);
 }
@@ -388,6 +429,18 @@ int main(int argc, char **argv)
     c = hopper_case(8, FC_F16, 128, 130, 180), c.sq = psq, c.skv = pskv, c.lens = true, c.stats_order = FC_STATS_TOKEN_MAJOR;
     tc_context("emulated sm_90a forward: padded varlen (lengths), short kv batches, token-major statistics");
     run(&c);
+    /* the same lengths brought by the run (fc_cuda_facts_for_run: the tile list of the padded plan,
+     * the kv ranges of the run's facts), causal bottom-right, so every row's band moves with them */
+    c.seed = 16, c.window = fc_window_causal(FC_ALIGN_BOTTOM_RIGHT), g_run_lengths = true;
+    tc_context("emulated sm_90a forward: kv lengths brought by the run (planned at 180), causal bottom-right");
+    run(&c);
+    g_run_lengths = false;
+    static const int zsq[2] = {70, 33}, zskv[2] = {0, 0};
+    c = hopper_case(17, FC_BF16, 128, 70, 5), c.lens = true, c.sq = zsq, c.skv = zskv, c.stats_order = FC_STATS_TOKEN_MAJOR;
+    tc_context("emulated sm_90a forward: no batch has keys (kv lengths 0, 0): every row sees nothing");
+    g_keys_seen = false;
+    run(&c);
+    g_keys_seen = true;
     c = hopper_case(9, FC_BF16, 96, 33, 257), c.Dv = 80, c.layout = NT_BSH, c.batch_windows = true;
     tc_context("emulated sm_90a forward: class 128 with D 96, Dv 80, BSH, per-batch windows");
     run(&c);
