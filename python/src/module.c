@@ -87,8 +87,7 @@ static PyObject *py_plan_cache(PyObject *self, PyObject *args)
     int slots;
     if (!PyArg_ParseTuple(args, "i:plan_cache", &slots))
         return NULL;
-    const int before = fcpy_plan_cache_size(slots);
-    return before < 0 ? NULL : PyLong_FromLong(before);
+    return PyLong_FromLong(fcpy_plan_cache_size(slots));
 }
 
 static PyObject *py_plan_cache_counts(PyObject *self, PyObject *unused)

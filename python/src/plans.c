@@ -255,12 +255,12 @@ static void destroy_unlocked(fc_plan *plan, int device, report *r)
     Py_END_ALLOW_THREADS
 }
 
-/* The kept plans' reports of finished runs (nothing is waited for). */
-static void ask_kept(report *r)
+/* The kept plans' reports of finished runs, into the pending one (nothing is waited for). */
+static void ask_kept(void)
 {
     for (int i = 0; i < cache_allocated; i++)
         if (cache[i].plan)
-            ask(cache[i].plan, r);
+            ask(cache[i].plan, &pending);
 }
 
 /* The kept plan of this key, taken out of the cache (NULL when there is none). */
@@ -402,9 +402,7 @@ int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
         PyErr_NoMemory();
         return -1;
     }
-    report earlier = {FC_OK, "", 0};
-    ask_kept(&earlier);
-    keep_pending(&earlier);
+    ask_kept();
     if (raise_pending()) {
         PyMem_Free(key.data);
         return -1;
@@ -446,11 +444,12 @@ int fcpy_run(fcpy_call *c, bool backward, const fcpy_launch *launch)
         for (int64_t i = 0; i < c->lse_count; i++) /* rows that see nothing keep max = −FLT_MAX */
             c->lse[i] += logf(c->sum_scratch[i]);
     PyEval_RestoreThread(ts);
+    report evicted = {FC_OK, "", 0}; /* an evicted plan's, found without the GIL */
     if (plan)
-        checkin(&key, plan, device, &earlier);  /* an evicted plan's report */
+        checkin(&key, plan, device, &evicted);
     else
         PyMem_Free(key.data);
-    keep_pending(&earlier);
+    keep_pending(&evicted);
     if (py_error)
         return -1;
     if (st != FC_OK) {
