@@ -43,20 +43,22 @@ static const fc_tile_rule fc_cpu_tile_policy[] = {
     /* the fp32 GEMM where kv rows are strided: they are copied for every item that reads them, and
      * a head's width apart (4 KB at 8 heads of 128) each lies in a page of its own, so those loads
      * cost a page walk per row; more rows per item share them (BSND, S = 4096, D = 128, 1 thread,
-     * Zen 4: AVX-512 288 rows +3 %, avx2 192 rows +5..8 %, against the rows of the rules below;
-     * 48 and 32 whole 6-row register tiles) */
+     * Zen 4: AVX-512 288 rows, 48 whole 6-row register tiles, +3 % against 192; avx2 192 rows
+     * +5..8 % against 96, which its dense rule below now gives every layout) */
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX512 | FC_IF_D128 | FC_IF_STRIDED_KV, 288, 128, 0},
-    {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_D128 | FC_IF_STRIDED_KV, 192, 128, 0},
     /* the fp32 GEMM of an AVX-512 set: a long sequence's K and V exceed L2, and each kv tile read
      * from L3 then serves more rows (256 × 64: −13..20 % CPU time at S = 4096, D = 128 against
      * 64 × 64); up to 128 features 192 rows (32 whole 6-row register tiles) and 128 kv columns
      * (half the passes over the accumulator per FLOP) gain 5 % more, 5–9 % at D = 64 (Zen 5) */
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX512 | FC_IF_D128, 192, 128, 0},
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX512, 256, 0, 0},
-    /* the fp32 GEMM of the AVX2 set: 96 rows are 16 whole 6-row register tiles in P·V (64 leave a
-     * 4-row edge tile), 128 kv columns halve the passes over the accumulator per FLOP (+2..3 % fp32,
-     * +4 % bf16 at S = 4096, D = 128 against 64 × 64); the working set stays near 256 KB */
-    {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_D128, 96, 128, 0},
+    /* the fp32 GEMM of the AVX2 set: the AVX-512 sets' 192 × 128, the same bytes (≈ 420 KB of hot
+     * buffers and kv tiles): each kv tile read from L3 or memory serves twice the rows of 96 × 128
+     * (which had beaten 64 × 64 by 2..4 %); fewer than 16 such items now take kv slices.  On a
+     * shared Zen 3 (512 KB L2), rates paired round by round against 96 rows, 1 thread, S = 4096,
+     * D = 128: fp32 +5..11 % (medians of three sets), causal, bf16 and D = 64 +1 %; 240 rows gained
+     * more at D = 128 but lost at D = 64 and S = 1024 (docs/PERFORMANCE.md) */
+    {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_D128, 192, 128, 0},
     /* a set with tile products packs query rows and kv tiles as operands of the backward, shared
      * by more pairs in 128 × 128; sparse dk/dv items own wider kv ranges, whose tiles stay */
     {FC_OP_BACKWARD, FC_TILE_KINDS, FC_IF_DENSE, 128, 128, 128},
