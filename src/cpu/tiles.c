@@ -59,6 +59,12 @@ static const fc_tile_rule fc_cpu_tile_policy[] = {
      * D = 128: fp32 +5..11 % (medians of three sets), causal, bf16 and D = 64 +1 %; 240 rows gained
      * more at D = 128 but lost at D = 64 and S = 1024 (docs/PERFORMANCE.md) */
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_D128, 192, 128, 0},
+    /* the fp32 backward of the AVX2 set: 128 × 128, four kv tiles per fused pass
+     * (fc_cpu_bwd_fused_kv_rows); paired round by round against 64 × 64 on a shared Zen 3, 1
+     * thread, D = 128: S = 4096 +5 % (medians of two sets), causal +2 %, S = 2048 +6 %; 64 or 96
+     * rows of 128 columns gained as much at S = 4096 (64: nothing at 2048), 128 rows of 64
+     * columns nothing, eight 128-column tiles per pass +3 % */
+    {FC_OP_BACKWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_DENSE | FC_IF_D128, 128, 128, 128},
     /* a set with tile products packs query rows and kv tiles as operands of the backward, shared
      * by more pairs in 128 × 128; sparse dk/dv items own wider kv ranges, whose tiles stay */
     {FC_OP_BACKWARD, FC_TILE_KINDS, FC_IF_DENSE, 128, 128, 128},
@@ -116,11 +122,14 @@ bool fc_cpu_bwd_fuses(const fc_problem *p, fc_tiles t, int threads)
 }
 
 /* The fused backward's items are the kv heads, so the kv rows it takes at a time cost no
- * parallelism: eight kv tiles of fp32 products, each query item's rows loaded once for the eight
- * (kernels/backward.c) and served from cache to the other seven, where one tile read them back
- * from memory for every tile (fp32, S = 4096, D = 128, 1 thread, CPU time: avx2 +12 %,
- * avx512bf16 +21 %; the same pairs and sums).  Products on tiles pack one kv tile per item. */
+ * parallelism: eight kv tiles of fp32 products, each query item's rows loaded once for them
+ * (kernels/backward.c) and served from cache to the others, where one tile read them back from
+ * memory for every tile (eight of 64 columns against one: fp32, S = 4096, D = 128, 1 thread, CPU
+ * time: avx2 +12 %, avx512bf16 +21 %; the same pairs and sums).  The GEMM-only sets' wider tiles
+ * (avx2's 128 columns) take the same 512 rows, four of them (over 64 × 64: 1.047, eight 1.034,
+ * docs/PERFORMANCE.md).  Products on tiles pack one kv tile per item. */
 int fc_cpu_bwd_fused_kv_rows(fc_tiles t, const fc_kinds *kinds)
 {
-    return kinds->bwd == FC_BWD_FP32 ? 8 * t.cols : t.kv_rows;
+    const int tiles = kinds->many == FC_FWD_GEMM && t.cols > 64 ? (512 + t.cols - 1) / t.cols : 8;
+    return kinds->bwd == FC_BWD_FP32 ? tiles * t.cols : t.kv_rows;
 }

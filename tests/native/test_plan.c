@@ -374,14 +374,15 @@ static void describe(void)
     const dsc_case bwd = {FC_F32, 2, 1, 200, 200, 32, true, 0};
     if (describe_case(&bwd, text, sizeof text))
         expect_in(text, "op=backward "), expect_in(text, "products=fp32 schedule=two_passes ");
-    /* 8 kv heads at 1 thread: one item per kv head, eight fp32 kv tiles at a time */
+    /* 8 kv heads at 1 thread: one item per kv head, 512 kv rows of fp32 tiles at a time */
     const dsc_case fused = {FC_F32, 8, 8, 200, 200, 32, true, 1};
     if (describe_case(&fused, text, sizeof text))
         expect_in(text, "products=fp32 schedule=fused_heads "), expect_in(text, " items=8 threads=1 ");
     const dsc_case bwd16 = {FC_BF16, 4, 2, 200, 200, 64, true, 0};
     if (describe_case(&bwd16, text, sizeof text))
         expect_in(text, !strcmp(isa, "amx") ? "products=elements " : "products=fp32 "),
-            expect_in(text, tile_set || bfdot_set ? "item_rows=128 kv_cols=128 kv_item_rows=128 " : "item_rows=64 kv_cols=64 ");
+            expect_in(text, tile_set || bfdot_set || !strcmp(isa, "avx2") ? "item_rows=128 kv_cols=128 kv_item_rows=128 "
+                                                                         : "item_rows=64 kv_cols=64 ");
 }
 
 static void tensor_helpers(void)
