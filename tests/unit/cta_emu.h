@@ -1,6 +1,6 @@
 /*
  * Runs a CUDA kernel's device code on the host, unchanged, one CTA at a time: every thread a
- * coroutine (ucontext) on one host thread, switched at barriers — a warp intrinsic is an exchange
+ * coroutine (emu_switch.h) on one host thread, switched at barriers — a warp intrinsic is an exchange
  * among the warp's 32 lanes between two warp barriers, __syncthreads a barrier of the whole CTA
  * (a thread that reaches one barrier while others of its warp wait at the other, or that exits
  * while others wait, is a deadlock: reported, then abort).  The sm_80 vocabulary of src/cuda/ptx.cuh
@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ucontext.h>
 
 #include <deque>
 #include <vector>
@@ -107,8 +106,8 @@ struct Copies {
 };
 
 struct Cta {
-    ucontext_t sched;
-    std::vector<ucontext_t> th;
+    emu_switch::Context sched;
+    std::vector<emu_switch::Context> th;
     std::vector<State> state;
     std::vector<Copies> copies;
     std::vector<uint64_t> xchg; /* per thread: 8 words published to its warp */
@@ -179,13 +178,13 @@ template <class T> __attribute__((noinline)) T swap_with(T v, int src)
     return out;
 }
 
-inline void entry()
+[[noreturn]] inline void entry(void *)
 {
     emu_switch::started();
     Cta *c = active();
     c->call(c->fn);
     c->state[c->current] = DONE;
-    emu_switch::finishing(); /* returns to c->sched (uc_link) */
+    emu_switch::exit_to(&c->sched);
 }
 
 /* Releases the barriers every participant has reached; false when nothing can run (finished or
@@ -256,13 +255,8 @@ template <class F> inline void run_cta(int threads, cta_emu_dim3 blk, F f)
         stack_room.resize((size_t)threads * kStack);
     memset(fc_cuda::cta_emu_smem, 0xFF, sizeof fc_cuda::cta_emu_smem); /* NaN everywhere: nothing may be read unwritten */
     active() = &c;
-    for (int t = 0; t < threads; t++) {
-        getcontext(&c.th[t]);
-        c.th[t].uc_stack.ss_sp = stack_room.data() + (size_t)t * kStack; /* (no local across getcontext: -Wclobbered) */
-        c.th[t].uc_stack.ss_size = kStack;
-        c.th[t].uc_link = &c.sched;
-        makecontext(&c.th[t], entry, 0);
-    }
+    for (int t = 0; t < threads; t++)
+        emu_switch::make(&c.th[t], stack_room.data() + (size_t)t * kStack, kStack, entry, nullptr);
     for (bool dead = false;;) {
         for (int x = 0; x < threads; x++) {
             const int t = reverse_order() ? threads - 1 - x : x;

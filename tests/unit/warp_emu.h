@@ -2,7 +2,7 @@
  * Runs the device code of one warp on the host, unchanged: 32 lanes in lock step, each warp
  * intrinsic an exchange of every lane's value between two barriers, so the code must call it with
  * every lane, as the real __*_sync intrinsics with a full mask require.  The lanes are coroutines
- * on one thread (ucontext), switched at each barrier in lane order: deterministic, and cheap even
+ * on one thread (emu_switch.h), switched at each barrier in lane order: deterministic, and cheap even
  * on a loaded machine or under a sanitizer.  For warp-level pieces of the CUDA kernels that can be
  * checked without a GPU (C++, included before the device header).
  */
@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ucontext.h>
 
 #include "emu_switch.h"
 
@@ -25,7 +24,7 @@ namespace warp_emu {
 constexpr size_t kStack = 256 * 1024;
 
 struct Warp {
-    ucontext_t sched, lane[32];
+    emu_switch::Context sched, lane[32];
     uint64_t slot[32];
     int current;
     bool finished[32];
@@ -62,23 +61,14 @@ template <class T> inline T swap_with(T v, int src)
     return out;
 }
 
-inline void lane_entry()
+[[noreturn]] inline void lane_entry(void *)
 {
     emu_switch::started();
     Warp *w = active();
     const int l = w->current;
     w->call(w->fn, l);
     w->finished[l] = true;
-    emu_switch::finishing(); /* returns to w->sched (uc_link) */
-}
-
-inline void make_lane(ucontext_t *c, char *stack, ucontext_t *back)
-{
-    getcontext(c);
-    c->uc_stack.ss_sp = stack;
-    c->uc_stack.ss_size = kStack;
-    c->uc_link = back;
-    makecontext(c, lane_entry, 0);
+    emu_switch::exit_to(&w->sched);
 }
 
 /* Runs f(lane) for the 32 lanes and returns when all have. */
@@ -93,7 +83,7 @@ template <class F> inline void run_warp(F f)
         abort();
     active() = &w;
     for (int l = 0; l < 32; l++)
-        make_lane(&w.lane[l], stacks + l * kStack, &w.sched);
+        emu_switch::make(&w.lane[l], stacks + l * kStack, kStack, lane_entry, nullptr);
     for (bool any = true; any;) { /* one round: each lane from its last barrier to its next */
         any = false;
         for (int l = 0; l < 32; l++)

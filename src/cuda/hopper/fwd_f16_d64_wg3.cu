@@ -1,4 +1,0 @@
-/* The Hopper forward for f16 operands, head-dim class 64, three consumer warpgroups (a variant: FLASHC_CUDA_FWD_D64=wg3). */
-#include "fwd_launch.cuh"
-
-FC_HOPPER_FWD_VARIANT(f16, __half, 64, 3)
