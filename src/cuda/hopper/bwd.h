@@ -35,7 +35,7 @@ const char *bwd_unsupported(const fc_problem *p, int dclass);
 fc_status bwd_run(void *encode, int dclass, const fc_problem &run, const fc_cuda::BwdLaunch &L, const fc_cuda_reach &reach, int grid,
                   cudaStream_t stream, bool *launched, const char **why);
 
-/* The launchers, one instantiation per file (bwd_<dtype>_d<class>.cu). */
+/* The launchers, instantiated per head-dim class (bwd_d<class>.cu). */
 struct BwdArgs;
 #define FC_HOPPER_BWD_LAUNCHERS(X) X(f16, 64) X(f16, 128) X(bf16, 64) X(bf16, 128)
 #define FC_HOPPER_BWD_DECLARE(dt, d)                                                                                          \

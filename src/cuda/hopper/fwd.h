@@ -60,7 +60,7 @@ struct FwdFault {
 fc_status fwd_run(const FwdPlan &plan, const fc_problem &run, const fc_cuda_reach &reach, const FwdFault &fault,
                   cudaStream_t stream, bool *launched, const char **why);
 
-/* The launchers, one instantiation per file (fwd_<dtype>_d<class>.cu). */
+/* The launchers, instantiated per head-dim class (fwd_d<class>.cu). */
 struct FwdArgs;
 #define FC_HOPPER_FWD_LAUNCHERS(X) X(f16, 64) X(f16, 128) X(f16, 256) X(bf16, 64) X(bf16, 128) X(bf16, 256)
 #define FC_HOPPER_FWD_DECLARE(dt, d) cudaError_t fwd_launch_##dt##_d##d(const fc_problem &p, const FwdArgs &a, int grid, cudaStream_t s);
