@@ -28,6 +28,10 @@ else
   dir=build
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${tests[@]}" >/dev/null
 fi
+t0=$(date +%s)
 cmake --build "$dir" -j"$(nproc)"
+t1=$(date +%s)
 ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" "$@"
+t2=$(date +%s)
 [ "${FLASHC_SANITIZE:-0}" = 1 ] || ./tools/python-test.sh
+echo "test.sh: build $((t1 - t0)) s, ctest $((t2 - t1)) s, python $(($(date +%s) - t2)) s" # where CI's time goes

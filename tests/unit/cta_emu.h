@@ -184,7 +184,7 @@ template <class T> __attribute__((noinline)) T swap_with(T v, int src)
     Cta *c = active();
     c->call(c->fn);
     c->state[c->current] = DONE;
-    emu_switch::exit_to(&c->sched);
+    emu_switch::exit_to(&c->th[c->current], &c->sched);
 }
 
 /* Releases the barriers every participant has reached; false when nothing can run (finished or

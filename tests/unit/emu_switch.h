@@ -30,6 +30,7 @@
 extern "C" {
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 }
 #endif
 
@@ -186,12 +187,22 @@ inline void leave(Context *from, Context *to)
 #endif
 }
 
-/* A coroutine's last switch, to the scheduler `to`: it is never resumed (its stack may be reused). */
-[[noreturn]] inline void exit_to(Context *to)
+/* Coroutine `self`'s last switch, to the scheduler `to`: it is never resumed (its stack may be
+ * reused). */
+[[noreturn]] inline void exit_to(Context *self, Context *to)
 {
     void *gone;
 #ifdef EMU_SWITCH_ASAN
+    /* The frames from here to the stack's top never return, so the sanitizer never clears their
+     * redzones: a coroutine made later on this stack would trip over them. */
+    const char *top = static_cast<const char *>(self->stack) + self->size;
+    const char *low = static_cast<const char *>(__builtin_frame_address(0)) - 4096;
+    if (low < static_cast<const char *>(self->stack))
+        low = static_cast<const char *>(self->stack);
+    __asan_unpoison_memory_region(low, (size_t)(top - low));
     __sanitizer_start_switch_fiber(nullptr, host().bottom, host().size); /* null: this stack's fake frames go */
+#else
+    (void)self;
 #endif
     emu_switch_swap(&gone, to->sp);
     abort();

@@ -68,7 +68,7 @@ template <class T> inline T swap_with(T v, int src)
     const int l = w->current;
     w->call(w->fn, l);
     w->finished[l] = true;
-    emu_switch::exit_to(&w->sched);
+    emu_switch::exit_to(&w->lane[l], &w->sched);
 }
 
 /* Runs f(lane) for the 32 lanes and returns when all have. */
