@@ -57,13 +57,15 @@ static const fc_tile_rule fc_cpu_tile_policy[] = {
      * (which had beaten 64 × 64 by 2..4 %); fewer than 16 such items now take kv slices.  On a
      * shared Zen 3 (512 KB L2), rates paired round by round against 96 rows, 1 thread, S = 4096,
      * D = 128: fp32 +5..11 % (medians of three sets), causal, bf16 and D = 64 +1 %; 240 rows gained
-     * more at D = 128 but lost at D = 64 and S = 1024 (docs/PERFORMANCE.md) */
+     * more at D = 128 but lost at D = 64 and S = 1024 (docs/PERFORMANCE.md); on Zen 4 (twice the L2)
+     * 192 and 96 rows read the same within that host's noise */
     {FC_OP_FORWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_D128, 192, 128, 0},
     /* the fp32 backward of the AVX2 set: 128 × 128, four kv tiles per fused pass
      * (fc_cpu_bwd_fused_kv_rows); paired round by round against 64 × 64 on a shared Zen 3, 1
      * thread, D = 128: S = 4096 +5 % (medians of two sets), causal +2 %, S = 2048 +6 %; 64 or 96
      * rows of 128 columns gained as much at S = 4096 (64: nothing at 2048), 128 rows of 64
-     * columns nothing, eight 128-column tiles per pass +3 % */
+     * columns nothing, eight 128-column tiles per pass +3 %; on Zen 4 +13 % over 64 × 64 (medians
+     * of six rounds), 192 × 128 the same */
     {FC_OP_BACKWARD, FC_KIND(FC_FWD_GEMM), FC_IF_AVX2 | FC_IF_DENSE | FC_IF_D128, 128, 128, 128},
     /* a set with tile products packs query rows and kv tiles as operands of the backward, shared
      * by more pairs in 128 × 128; sparse dk/dv items own wider kv ranges, whose tiles stay */
