@@ -183,35 +183,25 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
     int *s_n = reinterpret_cast<int *>(smem_raw + S::q + S::o + S::k + S::v + S::s + S::rows);
     float *sM = reinterpret_cast<float *>(s_n + 2), *sL = sM + H, *sD = sL + H;
 
-    int64_t b, i, n2, g0;
-    const int heads = sfa_cta_heads(p, L.f.head_tiles, b, i, n2, g0);
-    const fc_batch &bt = p.batch[b];
+    SfaCta c = sfa_cta(p, L.f.head_tiles);
+    const fc_batch &bt = p.batch[c.b];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const bool live = i < bt.sq;
-    const int64_t thr = fc_sparse_threshold(&p.sparse, &bt, i);
-    const char *ind = fc_sparse_row(&p.sparse, &bt, b, i, n2);
-    SelCursor cur = sel_start(live, thr);
     const int dqk = (int)p.Dqk, dr = (int)p.Dr, dv = (int)p.Dv;
 
-    auto walk = [&](int st) {
-        const int n = sfa_walk_rows<BN>(p, b, bt.kv_tok, n2, dr, ind, thr, cur, lane, sRow + st * 3 * BN);
-        if (lane == 0)
-            s_n[st] = n;
-    };
     auto load_kv = [&](int st) { sfa_load_kv<T, DK, DV, BN, THREADS>(p, L.f, sK + st * BN * DK, sV + st * BN * DV, sRow + st * 3 * BN); };
 
     /* Q, q rope and dO of the group's heads (zeros past the group and for an empty token), the
      * addresses through the logits' room; the given statistics and D per head. */
     const char **qrow = reinterpret_cast<const char **>(sS);
     if (tid < H) {
-        const bool in = live && tid < heads;
-        const int64_t n1 = n2 * p.G + g0 + tid;
-        qrow[tid] = in ? fc_view_row(&p.q, 2, b, bt.q_tok, n1, i) : nullptr;
-        qrow[H + tid] = in && dr > 0 ? fc_view_row(&p.q_rope, 2, b, bt.q_tok, n1, i) : nullptr;
-        qrow[2 * H + tid] = in ? fc_view_row(&p.dout, 2, b, bt.q_tok, n1, i) : nullptr;
+        const bool in = c.live && tid < c.heads;
+        const int64_t n1 = c.n2 * p.G + c.g0 + tid;
+        qrow[tid] = sfa_head_row(p, p.q, c, tid);
+        qrow[H + tid] = dr > 0 ? sfa_head_row(p, p.q_rope, c, tid) : nullptr;
+        qrow[2 * H + tid] = sfa_head_row(p, p.dout, c, tid);
         float ml = 0.0f, li = 0.0f;
         if (in) {
-            const int64_t at = fc_stat_offset(&p, &bt, n1, i);
+            const int64_t at = fc_stat_offset(&p, &bt, n1, c.i);
             ml = p.stats.max[at] * kLog2e, li = 1.0f / p.stats.sum[at];
             float *f = L.rowf + (n1 * L.rows + blockIdx.x) * 4;
             f[0] = ml, f[1] = li, f[3] = 0.0f;
@@ -220,10 +210,9 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
     }
 #pragma unroll 1
     for (int r = warp; r < H; r += WARPS) { /* D = Σ_e dO·O in a fixed order: lanes, then a butterfly */
-        const bool in = live && r < heads;
-        const int64_t n1 = n2 * p.G + g0 + r;
-        const char *o = in ? fc_view_row(&p.out, 2, b, bt.q_tok, n1, i) : nullptr;
-        const char *g = in ? fc_view_row(&p.dout, 2, b, bt.q_tok, n1, i) : nullptr;
+        const bool in = c.live && r < c.heads;
+        const int64_t n1 = c.n2 * p.G + c.g0 + r;
+        const char *o = sfa_head_row(p, p.out, c, r), *g = sfa_head_row(p, p.dout, c, r);
         float d = 0.0f;
         for (int e = lane; in && e < dv; e += 32)
             d = fmaf(Elem<T>::load(g + e * p.dout.se * 2), Elem<T>::load(o + e * p.out.se * 2), d);
@@ -237,7 +226,7 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
         }
     }
     if (warp == 0)
-        walk(0);
+        sfa_walk_stage<BN>(p, c, lane, sRow, s_n, 0);
     __syncthreads();
     sfa_load_rows<T, DK, H, THREADS>(sQ, qrow, p.q.se, dqk, L.f.vec_q, qrow + H, p.q_rope.se, L.f.rope_at, dr, L.f.vec_qr);
     sfa_load_rows<T, DV, H, THREADS>(sO, qrow + 2 * H, p.dout.se, dv, L.vec_do, nullptr, 0, DV, 0, false);
@@ -256,7 +245,7 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
     int st = 0;
     while (n > 0) {
         if (warp == 0)
-            walk(st ^ 1);
+            sfa_walk_stage<BN>(p, c, lane, sRow, s_n, st ^ 1);
         __syncthreads();
         const int n_next = s_n[st ^ 1];
         if (n_next > 0)
@@ -304,11 +293,11 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
     }
     cp_async_wait_all();
 
-    const int64_t n1_0 = n2 * p.G + g0;
+    const int64_t n1_0 = c.n2 * p.G + c.g0;
     sfag_store_acc<T, DT>(
         acc, scale, warp * DKW, lane, p.dq.se, dqk, p.dq_rope.se, L.f.rope_at, dr,
-        [&](int r) { return r < heads ? fc_view_row(&p.dq, 2, b, bt.q_tok, n1_0 + r, i) : (char *)nullptr; },
-        [&](int r) { return dr > 0 ? fc_view_row(&p.dq_rope, 2, b, bt.q_tok, n1_0 + r, i) : (char *)nullptr; });
+        [&](int r) { return r < c.heads ? fc_view_row(&p.dq, 2, c.b, bt.q_tok, n1_0 + r, c.i) : (char *)nullptr; },
+        [&](int r) { return dr > 0 ? fc_view_row(&p.dq_rope, 2, c.b, bt.q_tok, n1_0 + r, c.i) : (char *)nullptr; });
 }
 
 template <typename T, int DK, int DV>

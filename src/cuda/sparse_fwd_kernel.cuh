@@ -125,13 +125,45 @@ __device__ __forceinline__ void sfa_load_kv(const fc_problem &p, const SfaLaunch
     sfa_load_rows<T, DV, BN, THREADS>(v_tile, rows + BN, p.v.se, (int)p.Dv, L.vec_v, nullptr, 0, DV, 0, false);
 }
 
-/* The CTA's token (b, i) (grid row blockIdx.x), kv head n2, first query head g0 and how many of
- * the 16 it has (grid column blockIdx.y: sparse_plan.h). */
-__device__ __forceinline__ int sfa_cta_heads(const fc_problem &p, int head_tiles, int64_t &b, int64_t &i, int64_t &n2, int64_t &g0)
+/* What the forward and the dQ kernel know of their CTA: its token (b, i) (grid row blockIdx.x),
+ * kv head n2, first query head g0 and how many of the 16 it has (grid column blockIdx.y:
+ * sparse_plan.h), and the walk over the token's selected blocks (padding rows of a padded batch
+ * select nothing; ind is read only while the walk is live). */
+struct SfaCta {
+    int64_t b, i, n2, g0, thr;
+    int heads;
+    bool live;
+    const char *ind;
+    SelCursor cur;
+};
+
+__device__ __forceinline__ SfaCta sfa_cta(const fc_problem &p, int head_tiles)
 {
-    fc_sfa_token(p.batch, p.B, blockIdx.x, &b, &i);
-    n2 = blockIdx.y / head_tiles, g0 = (int64_t)(blockIdx.y % head_tiles) * FC_SFA_HEADS;
-    return (int)(p.G - g0 < FC_SFA_HEADS ? p.G - g0 : FC_SFA_HEADS);
+    SfaCta c;
+    fc_sfa_token(p.batch, p.B, blockIdx.x, &c.b, &c.i);
+    c.n2 = blockIdx.y / head_tiles, c.g0 = (int64_t)(blockIdx.y % head_tiles) * FC_SFA_HEADS;
+    c.heads = (int)(p.G - c.g0 < FC_SFA_HEADS ? p.G - c.g0 : FC_SFA_HEADS);
+    const fc_batch &bt = p.batch[c.b];
+    c.live = c.i < bt.sq;
+    c.thr = fc_sparse_threshold(&p.sparse, &bt, c.i);
+    c.ind = fc_sparse_row(&p.sparse, &bt, c.b, c.i, c.n2);
+    c.cur = sel_start(c.live, c.thr);
+    return c;
+}
+
+/* The next tile's positions → row addresses of stage st (warp 0's lanes), their count in s_n[st]. */
+template <int BN>
+__device__ __forceinline__ void sfa_walk_stage(const fc_problem &p, SfaCta &c, int lane, const char **sRow, int *s_n, int st)
+{
+    const int n = sfa_walk_rows<BN>(p, c.b, p.batch[c.b].kv_tok, c.n2, (int)p.Dr, c.ind, c.thr, c.cur, lane, sRow + st * 3 * BN);
+    if (lane == 0)
+        s_n[st] = n;
+}
+
+/* Row h of the CTA's heads in a query-side view (nullptr past the group and for an empty token). */
+__device__ __forceinline__ const char *sfa_head_row(const fc_problem &p, const fc_view &v, const SfaCta &c, int h)
+{
+    return c.live && h < c.heads ? fc_view_row(&v, 2, c.b, p.batch[c.b].q_tok, c.n2 * p.G + c.g0 + h, c.i) : nullptr;
 }
 
 template <typename T, int DK, int DV, int BN, int WARPS>
@@ -151,35 +183,23 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
     const char **sRow = reinterpret_cast<const char **>(smem_raw + S::q + S::k + S::v + S::s);
     int *s_n = reinterpret_cast<int *>(smem_raw + S::q + S::k + S::v + S::s + S::rows);
 
-    int64_t b, i, n2, g0;
-    const int heads = sfa_cta_heads(p, L.head_tiles, b, i, n2, g0);
-    const fc_batch &bt = p.batch[b];
+    SfaCta c = sfa_cta(p, L.head_tiles);
+    const fc_batch &bt = p.batch[c.b];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const bool live = i < bt.sq; /* padding rows of a padded batch select nothing */
-    const int64_t thr = fc_sparse_threshold(&p.sparse, &bt, i);
-    const char *ind = fc_sparse_row(&p.sparse, &bt, b, i, n2); /* read only while the walk is live */
-    SelCursor cur = sel_start(live, thr);
     const int dqk = (int)p.Dqk, dr = (int)p.Dr, dv = (int)p.Dv;
 
-    /* The next tile's positions → row addresses of stage st (warp 0); a stage's tiles. */
-    auto walk = [&](int st) {
-        const int n = sfa_walk_rows<BN>(p, b, bt.kv_tok, n2, dr, ind, thr, cur, lane, sRow + st * 3 * BN);
-        if (lane == 0)
-            s_n[st] = n;
-    };
+    /* a stage's tiles (sfa_walk_stage found their rows) */
     auto load_kv = [&](int st) { sfa_load_kv<T, DK, DV, BN, THREADS>(p, L, sK + st * BN * DK, sV + st * BN * DV, sRow + st * 3 * BN); };
 
     /* Q: the group's heads g0.. of token i (rows past the group, and every row of an empty token,
      * zeros); addresses through the logits' room, which is free until the first tile. */
     const char **qrow = reinterpret_cast<const char **>(sS);
     if (tid < H) {
-        const bool in = live && tid < heads;
-        const int64_t n1 = n2 * p.G + g0 + tid;
-        qrow[tid] = in ? fc_view_row(&p.q, 2, b, bt.q_tok, n1, i) : nullptr;
-        qrow[H + tid] = in && dr > 0 ? fc_view_row(&p.q_rope, 2, b, bt.q_tok, n1, i) : nullptr;
+        qrow[tid] = sfa_head_row(p, p.q, c, tid);
+        qrow[H + tid] = dr > 0 ? sfa_head_row(p, p.q_rope, c, tid) : nullptr;
     }
     if (warp == 0)
-        walk(0);
+        sfa_walk_stage<BN>(p, c, lane, sRow, s_n, 0);
     __syncthreads();
     sfa_load_rows<T, DK, H, THREADS>(sQ, qrow, p.q.se, dqk, L.vec_q, qrow + H, p.q_rope.se, L.rope_at, dr, L.vec_qr);
     cp_async_commit();
@@ -199,7 +219,7 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
     int st = 0;
     while (n > 0) {
         if (warp == 0)
-            walk(st ^ 1);
+            sfa_walk_stage<BN>(p, c, lane, sRow, s_n, st ^ 1);
         __syncthreads();
         const int n_next = s_n[st ^ 1];
         if (n_next > 0)
@@ -314,12 +334,12 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
         float sum = l[h];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        if (r >= heads)
+        if (r >= c.heads)
             continue;
-        const int64_t n1 = n2 * p.G + g0 + r;
+        const int64_t n1 = c.n2 * p.G + c.g0 + r;
         const bool empty = sum == 0.0f; /* a NaN sum (NaN or +inf logit) leaves the row NaN (§0.3) */
         const float f = empty ? 0.0f : 1.0f / sum;
-        char *row = fc_view_row(&p.out, 2, b, bt.q_tok, n1, i);
+        char *row = fc_view_row(&p.out, 2, c.b, bt.q_tok, n1, c.i);
 #pragma unroll
         for (int d = 0; d < DT; d++) {
             const int e = warp * DVW + d * 8 + (lane % 4) * 2;
@@ -335,7 +355,7 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
             }
         }
         if (warp == 0 && p.stats.max && lane % 4 == 0)
-            fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, n1, i), empty ? -FLT_MAX : m[h], empty ? FLT_MAX : sum);
+            fc_stat_store(&p.stats, fc_stat_offset(&p, &bt, n1, c.i), empty ? -FLT_MAX : m[h], empty ? FLT_MAX : sum);
     }
 }
 
