@@ -13,8 +13,10 @@ fills: $FLASHC_PEERS_CACHE, else $XDG_CACHE_HOME/flashc/peers (~/.cache/flashc/p
 
 Rates are flashc-bench's: work / min time of --repeat timed runs after one warm-up (forward FLOPs
 4·Sq·Skv·D per head over visible positions, backward 2.5× that, decode GB/s of K and V read).
---rounds R repeats the whole interleaved pass and keeps each peer's best.  A peer that is missing
-or fails leaves its column "—" with the reason below the table; it never stops the others.
+--rounds R repeats the whole interleaved pass and keeps each peer's best; with R > 1 the ratio to
+PyTorch is also given round by round (median and range), which a drifting host moves less.  A peer
+that is missing or fails leaves its column "—" with the reason below the table; it never stops the
+others.
 
 --isa NAME forces flashc's kernel set and PyTorch's to the same instruction set, so that the
 comparison stays honest: PyTorch's own kernels by ATEN_CPU_CAPABILITY, oneDNN's by ONEDNN_MAX_CPU_ISA
@@ -189,6 +191,7 @@ def main():
     rows += [r for r in ISA_ROWS if a.isa_rows and r[0] not in {x[0] for x in rows}]
     best = {label: [None, None, None] for label, *_ in rows}
     frac = {label: None for label, *_ in rows}  # flashc's fraction of peak (or plain read) in the call kept
+    paired = {label: [] for label, *_ in rows}  # flashc / PyTorch of each round's two calls, back to back
     torch_env = dict(os.environ)
     if a.isa in TORCH_ISA:
         torch_env.update(TORCH_ISA[a.isa])
@@ -209,8 +212,12 @@ def main():
             break
         for label, fspec, tfilt, gfilt in rows:
             print(f"compare_peers: round {r + 1}/{a.rounds}: {label}", file=sys.stderr, flush=True)
-            keep(label, 0, *(flashc_rate(flashc, exe, fspec, a) if fspec else (None, None)))
-            keep(label, 1, script_rate(torch, torch_argv, tfilt, a, torch_env, a.cpu_time))
+            f_rate, f_frac = flashc_rate(flashc, exe, fspec, a) if fspec else (None, None)
+            t_rate = script_rate(torch, torch_argv, tfilt, a, torch_env, a.cpu_time)
+            keep(label, 0, f_rate, f_frac)
+            keep(label, 1, t_rate)
+            if f_rate is not None and t_rate:
+                paired[label].append(f_rate / t_rate)
             keep(label, 2, script_rate(ggml, ggml_argv, gfilt, a))
         rounds += 1
     load1 = load()
@@ -232,6 +239,14 @@ def main():
         tcell = cell(t) + (" (bf16)" if t is not None and label.startswith("decode fp16 KV, B = 1,") else "")
         fr = "—" if frac[label] is None else f"{frac[label]:.2f}"
         print(f"| {label} | {a.threads} | {cell(f)} | {tcell} | {cell(g)} | {ratio(f, t)} | {ratio(f, g)} | {fr} |")
+    if rounds > 1 and any(len(v) > 1 for v in paired.values()):
+        # a drifting host moves both best-of columns apart; the ratio of calls made back to back drifts less
+        print("\nflashc / PyTorch round by round (each round's two calls back to back): median (range)")
+        for label, *_ in rows:
+            v = sorted(paired[label])
+            if len(v) > 1:
+                med = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+                print(f"- {label}: {med:.2f}× ({v[0]:.2f}–{v[-1]:.2f}, {len(v)} rounds)")
     print("\nggml: ggml_flash_attn_ext on the CPU backend, Q fp32, K/V fp32 in the fp32 rows, fp16 in decode; "
           "causal by a -inf fp16 mask.\nPyTorch: F.scaled_dot_product_attention (decode in bf16, enable_gqa); "
           "backward = forward+backward − forward.")
@@ -244,6 +259,7 @@ def main():
         with open(a.out, "w") as f:
             json.dump({"date": start, "cpu": cpu, "threads": a.threads, "load": [load0, load1], "isa": a.isa,
                        "clock": "cpu" if a.cpu_time else "wall", "fma_peaks": peaks, "fractions": frac,
+                       "paired_torch_ratios": paired,
                        "versions": [p.version for p in (flashc, torch, ggml)],
                        "rows": {k: dict(zip(("flashc", "torch", "ggml"), v)) for k, v in best.items()}}, f, indent=1)
     return 0 if any(x is not None for v in best.values() for x in v) else 1  # nothing measured: 1
