@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -243,10 +244,9 @@ def main():
         # a drifting host moves both best-of columns apart; the ratio of calls made back to back drifts less
         print("\nflashc / PyTorch round by round (each round's two calls back to back): median (range)")
         for label, *_ in rows:
-            v = sorted(paired[label])
+            v = paired[label]
             if len(v) > 1:
-                med = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
-                print(f"- {label}: {med:.2f}× ({v[0]:.2f}–{v[-1]:.2f}, {len(v)} rounds)")
+                print(f"- {label}: {statistics.median(v):.2f}× ({min(v):.2f}–{max(v):.2f}, {len(v)} rounds)")
     print("\nggml: ggml_flash_attn_ext on the CPU backend, Q fp32, K/V fp32 in the fp32 rows, fp16 in decode; "
           "causal by a -inf fp16 mask.\nPyTorch: F.scaled_dot_product_attention (decode in bf16, enable_gqa); "
           "backward = forward+backward − forward.")

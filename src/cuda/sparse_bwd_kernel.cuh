@@ -194,8 +194,8 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
      * addresses through the logits' room; the given statistics and D per head. */
     const char **qrow = reinterpret_cast<const char **>(sS);
     if (tid < H) {
-        const bool in = c.live && tid < c.heads;
-        const int64_t n1 = c.n2 * p.G + c.g0 + tid;
+        const bool in = c.has(tid);
+        const int64_t n1 = c.q_head(p, tid);
         qrow[tid] = sfa_head_row(p, p.q, c, tid);
         qrow[H + tid] = dr > 0 ? sfa_head_row(p, p.q_rope, c, tid) : nullptr;
         qrow[2 * H + tid] = sfa_head_row(p, p.dout, c, tid);
@@ -210,8 +210,8 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
     }
 #pragma unroll 1
     for (int r = warp; r < H; r += WARPS) { /* D = Σ_e dO·O in a fixed order: lanes, then a butterfly */
-        const bool in = c.live && r < c.heads;
-        const int64_t n1 = c.n2 * p.G + c.g0 + r;
+        const bool in = c.has(r);
+        const int64_t n1 = c.q_head(p, r);
         const char *o = sfa_head_row(p, p.out, c, r), *g = sfa_head_row(p, p.dout, c, r);
         float d = 0.0f;
         for (int e = lane; in && e < dv; e += 32)
@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(128) sparse_dq_kernel(const __grid_constant__ 
     }
     cp_async_wait_all();
 
-    const int64_t n1_0 = c.n2 * p.G + c.g0;
+    const int64_t n1_0 = c.q_head(p, 0);
     sfag_store_acc<T, DT>(
         acc, scale, warp * DKW, lane, p.dq.se, dqk, p.dq_rope.se, L.f.rope_at, dr,
         [&](int r) { return r < c.heads ? fc_view_row(&p.dq, 2, c.b, bt.q_tok, n1_0 + r, c.i) : (char *)nullptr; },

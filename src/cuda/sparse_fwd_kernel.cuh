@@ -135,6 +135,10 @@ struct SfaCta {
     bool live;
     const char *ind;
     SelCursor cur;
+
+    /* whether head h of the 16 is the group's, of a real token; its query head's index */
+    __device__ __forceinline__ bool has(int h) const { return live && h < heads; }
+    __device__ __forceinline__ int64_t q_head(const fc_problem &p, int h) const { return n2 * p.G + g0 + h; }
 };
 
 __device__ __forceinline__ SfaCta sfa_cta(const fc_problem &p, int head_tiles)
@@ -163,7 +167,7 @@ __device__ __forceinline__ void sfa_walk_stage(const fc_problem &p, SfaCta &c, i
 /* Row h of the CTA's heads in a query-side view (nullptr past the group and for an empty token). */
 __device__ __forceinline__ const char *sfa_head_row(const fc_problem &p, const fc_view &v, const SfaCta &c, int h)
 {
-    return c.live && h < c.heads ? fc_view_row(&v, 2, c.b, p.batch[c.b].q_tok, c.n2 * p.G + c.g0 + h, c.i) : nullptr;
+    return c.has(h) ? fc_view_row(&v, 2, c.b, p.batch[c.b].q_tok, c.q_head(p, h), c.i) : nullptr;
 }
 
 template <typename T, int DK, int DV, int BN, int WARPS>
@@ -336,7 +340,7 @@ __global__ void __launch_bounds__(32 * WARPS) sparse_fwd_kernel(const __grid_con
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
         if (r >= c.heads)
             continue;
-        const int64_t n1 = c.n2 * p.G + c.g0 + r;
+        const int64_t n1 = c.q_head(p, r);
         const bool empty = sum == 0.0f; /* a NaN sum (NaN or +inf logit) leaves the row NaN (§0.3) */
         const float f = empty ? 0.0f : 1.0f / sum;
         char *row = fc_view_row(&p.out, 2, c.b, bt.q_tok, n1, c.i);
